@@ -1,0 +1,5 @@
+import sys
+
+from respeval.cli import main
+
+sys.exit(main())

@@ -1,0 +1,259 @@
+"""ROUGE-N, ROUGE-L and ROUGE-Lsum with rouge-score 0.1.2's numbers.
+
+Pipeline: texts -> shared vocabulary ids (each distinct reference tokenized
+once) -> integer statistics per (prediction, reference) pair in the kernels ->
+precision/recall/F per pair -> per row, per type, the reference with the
+highest F (the first on ties, as rouge-score's ``score_multi``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from respeval import __version__, _backend
+from respeval._inputs import reference_lists, same_length, text_list
+from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
+from respeval.tokenizers.rouge import TokenBatch, tokenize
+
+DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL")
+_ROUGE_N = re.compile(r"^rouge([0-9])$")
+
+
+class Score(NamedTuple):
+    """Precision, recall and F-measure (rouge-score's ``scoring.Score``)."""
+
+    precision: float
+    recall: float
+    fmeasure: float
+
+
+class AggregateScore(NamedTuple):
+    """Bootstrap low / mid (median of resample means) / high (rouge-score's shape)."""
+
+    low: Score
+    mid: Score
+    high: Score
+
+
+def validate_types(types: Iterable[str]) -> tuple[str, ...]:
+    """Check ROUGE type names the way rouge-score does, and return them as a tuple."""
+    if isinstance(types, str):
+        types = (types,)
+    out = tuple(types)
+    if not out:
+        raise ValueError("at least one ROUGE type is needed")
+    for t in out:
+        if t in ("rougeL", "rougeLsum"):
+            continue
+        m = _ROUGE_N.match(t)
+        if not m:
+            raise ValueError(f"Invalid rouge type: {t!r} (use rouge1..rouge9, rougeL or rougeLsum)")
+        if int(m.group(1)) == 0:
+            raise ValueError("rougen requires positive n")
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate ROUGE types in {out}")
+    return out
+
+
+def fmeasure(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """``2PR/(P+R)``, 0 where P+R is 0, with rouge-score's operation order (bit-exact)."""
+    total = precision + recall
+    safe = np.where(total > 0, total, 1.0)
+    return np.where(total > 0, 2 * precision * recall / safe, 0.0)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return num / np.maximum(den, 1)
+
+
+@dataclass
+class RougeResult:
+    """Per-row ROUGE scores as columns (``rouge1_p``, ``rouge1_r``, ``rouge1_f``, ...).
+
+    ``{type}_ref`` holds, per row, the index of the reference that was chosen for
+    that type (always 0 with one reference per row).
+    """
+
+    types: tuple[str, ...]
+    columns: dict[str, np.ndarray]
+    signature: str
+    implementation: str
+    pred_lengths: np.ndarray = field(repr=False)
+    ref_lengths: dict[str, np.ndarray] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.pred_lengths)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        columns = self.__dict__.get("columns", {})
+        if name in columns:
+            return columns[name]
+        raise AttributeError(name)
+
+    def keys(self) -> Iterator[str]:
+        return iter(self.columns)
+
+    def score(self, rouge_type: str, row: int) -> Score:
+        """The ``Score`` of one row for one type."""
+        c = self.columns
+        return Score(float(c[f"{rouge_type}_p"][row]), float(c[f"{rouge_type}_r"][row]),
+                     float(c[f"{rouge_type}_f"][row]))
+
+    def mean(self) -> dict[str, Score]:
+        """Mean precision/recall/F over rows, per type (0 for an empty result)."""
+        out = {}
+        for t in self.types:
+            vals = [self.columns[f"{t}_{x}"] for x in "prf"]
+            out[t] = Score(*(float(v.mean()) if len(v) else 0.0 for v in vals))
+        return out
+
+    def bootstrap(self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED) -> dict[str, AggregateScore]:
+        """Seeded bootstrap interval per type: low/mid/high as rouge-score's aggregator.
+
+        ``mid`` is the median of the resample means (rouge-score's convention);
+        ``mean()`` gives the plain mean.  The same ``seed`` always gives the same
+        interval.
+        """
+        if len(self) == 0:
+            raise ValueError("cannot bootstrap an empty result")
+        names = [f"{t}_{x}" for t in self.types for x in "prf"]
+        matrix = np.column_stack([self.columns[c] for c in names])
+        q = percentile_interval(bootstrap_means(matrix, n, seed), ci)
+        out = {}
+        for i, t in enumerate(self.types):
+            low, mid, high = (Score(*map(float, q[j, 3 * i : 3 * i + 3])) for j in range(3))
+            out[t] = AggregateScore(low, mid, high)
+        return out
+
+    def to_dict(self) -> dict[str, list]:
+        return {k: v.tolist() for k, v in self.columns.items()}
+
+    def to_arrow(self) -> Any:
+        import pyarrow as pa
+
+        return pa.table(self.columns)
+
+
+def signature(types: Sequence[str], tokenizer: Any, stemmer: bool) -> str:
+    tok = tokenizer if isinstance(tokenizer, str) else "custom"
+    return (f"{'+'.join(types)}|tok:{tok}|stem:{'porter' if stemmer else 'no'}"
+            f"|multiref:max-f|version:{__version__}")
+
+
+def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Distinct reference texts, and (row, distinct reference) pairs in row order."""
+    index: dict[str, int] = {}
+    pair_pred: list[int] = []
+    pair_ref: list[int] = []
+    for row, refs in enumerate(refs_per_row):
+        for ref in refs:
+            pair_pred.append(row)
+            pair_ref.append(index.setdefault(ref, len(index)))
+    return list(index), np.array(pair_pred, np.int64), np.array(pair_ref, np.int64)
+
+
+def _pick_best(f: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) -> np.ndarray:
+    """Per row, the index (into pairs) of its first pair with the highest F."""
+    if single:
+        return np.arange(n_rows, dtype=np.int64)
+    starts = np.searchsorted(pair_pred, np.arange(n_rows))
+    best = np.maximum.reduceat(f, starts)
+    is_best = f == best[pair_pred]
+    candidate = np.where(is_best, np.arange(len(f)), len(f))
+    return np.minimum.reduceat(candidate, starts)
+
+
+def score_tokens(kernels: Any, vocab_size: int, preds: TokenBatch, refs: TokenBatch,
+                 pair_pred: np.ndarray, pair_ref: np.ndarray, types: Sequence[str],
+                 threads: int | None) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Precision, recall and F per pair, per type, from token batches."""
+    orders = [int(t[5:]) for t in types if _ROUGE_N.match(t)]
+    max_order = max(orders, default=0)
+    want_lcs = "rougeL" in types
+    npairs = len(pair_pred)
+    overlaps = np.zeros((npairs, max_order), np.int64)
+    lcs = np.zeros(npairs if want_lcs else 0, np.int64)
+    if max_order or want_lcs:
+        kernels.rouge_pair_stats(preds.ids, preds.offsets, refs.ids, refs.offsets, pair_pred,
+                                 pair_ref, max_order, want_lcs, vocab_size, overlaps, lcs, threads)
+    plen = preds.lengths()[pair_pred]
+    rlen = refs.lengths()[pair_ref]
+    out = {}
+    for t in types:
+        if t == "rougeL" or t == "rougeLsum":
+            if t == "rougeL":
+                hits = lcs
+            else:
+                hits = np.zeros(npairs, np.int64)
+                kernels.lsum_pair_stats(preds.ids, preds.sent_offsets, preds.row_sents, refs.ids,
+                                        refs.sent_offsets, refs.row_sents, pair_pred, pair_ref,
+                                        vocab_size, hits, threads)
+            # rouge-score divides by the raw lengths and returns zeros when either is empty
+            p = _ratio(hits, plen)
+            r = _ratio(hits, rlen)
+        else:
+            n = int(t[5:])
+            ov = overlaps[:, n - 1]
+            p = _ratio(ov, np.maximum(plen - n + 1, 0))
+            r = _ratio(ov, np.maximum(rlen - n + 1, 0))
+        out[t] = (p, r, fmeasure(p, r))
+    return out
+
+
+def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPES, *,
+          tokenizer: Any = "rouge", stemmer: bool = False, threads: int | None = None,
+          implementation: str | None = None) -> RougeResult:
+    """ROUGE scores of each prediction against its reference(s).
+
+    Parameters
+    ----------
+    predictions : sequence of str (list, numpy or Arrow string array, pandas Series)
+    references : sequence of str, or of non-empty lists of str (several references
+        per row: per type, the one with the highest F wins, the first on ties).
+    types : ROUGE types: ``rouge1`` .. ``rouge9``, ``rougeL``, ``rougeLsum``
+        (sentences are newline-separated, as in rouge-score).
+    tokenizer : ``"rouge"`` (rouge-score's, exact), ``"rouge-unicode"`` (keeps
+        non-Latin scripts; respeval's own), or an object with ``tokenize(text)``.
+    stemmer : Porter-stem tokens longer than 3 characters (as rouge-score).
+    threads : threads for the native kernels (None = all cores).
+    implementation : ``"native"`` or ``"python"`` (default: ``RESPEVAL_IMPLEMENTATION``).
+
+    Returns
+    -------
+    RougeResult
+        numpy columns ``{type}_p``, ``{type}_r``, ``{type}_f``, ``{type}_ref``,
+        with ``.mean()`` and ``.bootstrap()``.
+    """
+    types = validate_types(types)
+    preds = text_list(predictions, "predictions")
+    refs_per_row, single = reference_lists(references, "references")
+    same_length(preds, refs_per_row, "predictions", "references")
+    kernels = _backend.get(implementation)
+    vocab = kernels.Vocab()
+    distinct_refs, pair_pred, pair_ref = _row_pairs(refs_per_row)
+    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer)
+    ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer)
+    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref,
+                            types, threads)
+    n_rows = len(preds)
+    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
+    columns: dict[str, np.ndarray] = {}
+    ref_lengths: dict[str, np.ndarray] = {}
+    rlen = ref_batch.lengths()[pair_ref]
+    for t in types:
+        p, r, f = per_pair[t]
+        best = _pick_best(f, pair_pred, n_rows, single)
+        columns[f"{t}_p"] = p[best]
+        columns[f"{t}_r"] = r[best]
+        columns[f"{t}_f"] = f[best]
+        columns[f"{t}_ref"] = best - first_pair
+        ref_lengths[t] = rlen[best]
+    return RougeResult(types, columns, signature(types, tokenizer, stemmer),
+                       _backend.name(implementation), pred_batch.lengths(), ref_lengths)

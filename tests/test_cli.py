@@ -1,0 +1,122 @@
+"""The ``respeval score`` command, run as a user would (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from respeval.metrics.rouge import rouge
+from respeval.pipeline import EXAMPLE
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "respeval", *args], capture_output=True, text=True,
+                          timeout=120)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def _example_rows() -> list[dict]:
+    return [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
+
+
+def test_example_json_equals_library_call():
+    summary = json.loads(run("score", "--example", "--json").stdout)
+    rows = _example_rows()
+    types = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    lib = rouge([r["response"] for r in rows], [r["reference"] for r in rows], types)
+    assert summary["rows"] == len(rows) == 24
+    for t in types:
+        assert summary["metrics"][t]["mean"]["fmeasure"] == lib.mean()[t].fmeasure
+        boot = summary["metrics"][t]["bootstrap"]
+        assert boot["low"]["fmeasure"] <= summary["metrics"][t]["mean"]["fmeasure"] <= boot["high"]["fmeasure"]
+    assert summary["signature"].startswith("rouge1+rouge2+rougeL+rougeLsum|tok:rouge|stem:no")
+
+
+def test_example_table_on_stdout():
+    out = run("score", "--example").stdout
+    assert "24 rows scored" in out
+    for t in ("rouge1", "rouge2", "rougeL", "rougeLsum"):
+        assert t in out
+    assert "signature:" in out
+
+
+@pytest.mark.parametrize("ext", ["jsonl", "csv", "parquet"])
+def test_text_files_and_per_row_output(tmp_path: Path, ext: str):
+    preds = ["the cat sat on the mat", "a dog barked", "", "Running quickly home"]
+    refs = ["the cat is on the mat", "the dog barked loudly", "nothing here", "he runs home quickly"]
+    (tmp_path / "p.txt").write_text("\n".join(preds) + "\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    out = tmp_path / f"rows.{ext}"
+    summary = json.loads(run("score", "--pred", str(tmp_path / "p.txt"), "--ref", str(tmp_path / "r.txt"),
+                             "--metrics", "rouge1,rougeL", "--stem", "--out", str(out), "--json",
+                             "--quiet").stdout)
+    lib = rouge(preds, refs, ["rouge1", "rougeL"], stemmer=True)
+    if ext == "parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(out).to_pydict()
+    elif ext == "jsonl":
+        lines = [json.loads(x) for x in out.read_text().splitlines()]
+        table = {k: [row[k] for row in lines] for k in lines[0]}
+    else:
+        import csv
+
+        with out.open() as fh:
+            rows = list(csv.DictReader(fh))
+        table = {k: [float(r[k]) if k != "row" else int(r[k]) for r in rows] for k in rows[0]}
+    assert table["row"] == [0, 1, 2, 3]
+    for col in ("rouge1_p", "rouge1_r", "rouge1_f", "rougeL_f"):
+        assert np.array_equal(np.array(table[col], dtype=float), lib[col]), col
+    assert summary["metrics"]["rougeL"]["mean"]["fmeasure"] == lib.mean()["rougeL"].fmeasure
+    assert summary["signature"].split("|")[2] == "stem:porter"
+
+
+def test_one_jsonl_with_both_fields_and_ids(tmp_path: Path):
+    src = tmp_path / "run.jsonl"
+    src.write_text("\n".join(json.dumps({"uid": f"u{i}", "response": p, "reference": r})
+                             for i, (p, r) in enumerate([("a b c", "a b"), ("x y", ["q", "x y"])])) + "\n")
+    out = tmp_path / "rows.jsonl"
+    run("score", "--pred", str(src), "--id-field", "uid", "--metrics", "rouge1", "--out", str(out), "--quiet")
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["uid"] for r in rows] == ["u0", "u1"]
+    assert rows[1]["rouge1_f"] == 1.0  # the second reference of row 1 wins
+
+
+@pytest.mark.parametrize("setup, expected", [
+    ("missing", "cannot read"),
+    ("lengths", "has more rows than"),
+    ("field", "r.jsonl:2: field 'reference'"),
+    ("none", "r.jsonl:1: field 'reference'"),
+])
+def test_bad_input_is_named(tmp_path: Path, setup: str, expected: str):
+    pred = tmp_path / "p.txt"
+    pred.write_text("a\nb\n")
+    ref = tmp_path / "r.txt"
+    if setup == "lengths":
+        ref.write_text("a\nb\nc\n")
+    elif setup == "field":
+        ref = tmp_path / "r.jsonl"
+        ref.write_text('{"reference": "a"}\n{"other": "b"}\n')
+    elif setup == "none":
+        ref = tmp_path / "r.jsonl"
+        ref.write_text('{"reference": null}\n{"reference": "b"}\n')
+    proc = run("score", "--pred", str(pred), "--ref", str(ref), "--quiet", check=False)
+    assert proc.returncode == 1
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_explains_and_unknown_metric_is_rejected():
+    help_text = run("score", "--help").stdout
+    for word in ("--pred", "--ref", "--metrics", "--stem", "--out", "--json", "--example", "examples:"):
+        assert word in help_text
+    proc = run("score", "--example", "--metrics", "rouge1,bleu", check=False)
+    assert proc.returncode == 2
+    assert "unknown metric(s) bleu" in proc.stderr
