@@ -9,11 +9,15 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_Check
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
 cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    # PEP 393 storage, read in place: 1, 2 or 4 bytes per code point
+    int PyUnicode_KIND(object o)
+    void* PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    char* PyBytes_AS_STRING(object o)
 
 cdef extern from *:
     """
@@ -30,11 +34,25 @@ cdef extern from "vocab.h":
     ctypedef struct rv_vocab:
         char* arena
         int64_t* start
+        uint64_t* hash
         int32_t n
     int rv_vocab_init(rv_vocab* v) noexcept nogil
     void rv_vocab_free(rv_vocab* v) noexcept nogil
     int32_t rv_vocab_add(rv_vocab* v, const char* s, int64_t length) noexcept nogil
+    int32_t rv_vocab_add_h(rv_vocab* v, const char* s, int64_t length, uint64_t h) noexcept nogil
     int32_t rv_vocab_find(const rv_vocab* v, const char* s, int64_t length) noexcept nogil
+
+cdef extern from "tokenize.h":
+    ctypedef struct rv_i32buf:
+        int32_t* data
+        int64_t n
+        int64_t cap
+    ctypedef struct rv_i64buf:
+        int64_t* data
+        int64_t n
+        int64_t cap
+    int rv_tokenize_rouge(rv_vocab* v, int stem, int kind, const void* data, int64_t length,
+                          char* tok, rv_i32buf* ids, rv_i64buf* sents) noexcept nogil
 
 cdef extern from "porter.h":
     int respeval_porter_stem(const char* word, int length, char* out, int out_cap) noexcept nogil
@@ -91,18 +109,13 @@ cdef class Vocab:
     of "running" are the same id (as rouge-score compares them).
     """
     cdef rv_vocab v
-    cdef int32_t* stem_of
-    cdef int64_t stem_cap
 
     def __cinit__(self):
         if rv_vocab_init(&self.v) != 0:
             raise MemoryError("cannot allocate the vocabulary")
-        self.stem_of = NULL
-        self.stem_cap = 0
 
     def __dealloc__(self):
         rv_vocab_free(&self.v)
-        free(self.stem_of)
 
     def __len__(self):
         return self.v.n
@@ -152,49 +165,6 @@ cdef class Vocab:
         finally:
             free(out)
 
-    cdef int _ensure_stem_cap(self, int64_t need) noexcept nogil:
-        cdef int64_t cap, i
-        cdef int32_t* p
-        if need <= self.stem_cap:
-            return 0
-        cap = self.stem_cap * 2 if self.stem_cap else 4096
-        while cap < need:
-            cap *= 2
-        p = <int32_t*>realloc(self.stem_of, cap * sizeof(int32_t))
-        if p == NULL:
-            return -1
-        for i in range(self.stem_cap, cap):
-            p[i] = _STEM_NOT_SET
-        self.stem_of = p
-        self.stem_cap = cap
-        return 0
-
-    cdef int32_t _stem_id(self, int32_t tid, char* buf, int buf_cap) noexcept nogil:
-        """Id of the Porter stem of ASCII token ``tid`` (tokens of length > 3 only;
-        rouge-score leaves shorter ones alone).  -1 on failure."""
-        cdef int64_t length
-        cdef int slen
-        cdef int32_t sid
-        if self._ensure_stem_cap(<int64_t>tid + 1) != 0:
-            return -1
-        if self.stem_of[tid] != _STEM_NOT_SET:
-            return self.stem_of[tid]
-        length = self.v.start[tid + 1] - self.v.start[tid]
-        if length <= 3:
-            self.stem_of[tid] = tid
-            return tid
-        if length + 8 > buf_cap:
-            return -2
-        # the stem goes to a separate buffer: adding it may move the arena
-        slen = respeval_porter_stem(self.v.arena + self.v.start[tid], <int>length, buf, buf_cap)
-        if slen < 0:
-            return -1
-        sid = rv_vocab_add(&self.v, buf, slen)
-        if sid < 0:
-            return -1
-        self.stem_of[tid] = sid
-        return sid
-
 
 def porter_stem(str word):
     """Porter stem (NLTK_EXTENSIONS mode) of a lowercase ASCII word."""
@@ -220,188 +190,157 @@ def porter_stem(str word):
 # Tokenization (rouge-score's default tokenizer) straight to ids
 # ---------------------------------------------------------------------------
 
-cdef struct _IntBuf:
-    char* data
-    int64_t n
-    int64_t cap
-    int64_t item
+cdef struct _TokChunk:
+    rv_vocab vocab
+    rv_i32buf ids
+    rv_i64buf sents
+    int64_t* row_off
+    int64_t* row_sent
+    int32_t* gmap
+    Py_ssize_t first
+    Py_ssize_t last
+    int64_t maxlen
+    int64_t ids_base
+    int64_t sent_base
+    int failed
 
 
-cdef int _buf_push32(_IntBuf* b, int32_t x) noexcept nogil:
-    cdef char* p
-    if b.n == b.cap:
-        b.cap = b.cap * 2 if b.cap else 1024
-        p = <char*>realloc(b.data, b.cap * 4)
-        if p == NULL:
-            return -1
-        b.data = p
-    (<int32_t*>b.data)[b.n] = x
-    b.n += 1
-    return 0
+cdef void _tok_chunk_free(_TokChunk* ch) noexcept nogil:
+    rv_vocab_free(&ch.vocab)
+    free(ch.ids.data)
+    free(ch.sents.data)
+    free(ch.row_off)
+    free(ch.row_sent)
+    free(ch.gmap)
 
 
-cdef int _buf_push64(_IntBuf* b, int64_t x) noexcept nogil:
-    cdef char* p
-    if b.n == b.cap:
-        b.cap = b.cap * 2 if b.cap else 1024
-        p = <char*>realloc(b.data, b.cap * 8)
-        if p == NULL:
-            return -1
-        b.data = p
-    (<int64_t*>b.data)[b.n] = x
-    b.n += 1
-    return 0
-
-
-cdef int _emit(Vocab vocab, char* tok, int64_t tlen, bint stem, char* stembuf,
-               int stembuf_cap, _IntBuf* ids) noexcept nogil:
-    cdef int32_t tid = rv_vocab_add(&vocab.v, tok, tlen)
-    if tid < 0:
+cdef int _tokenize_chunk(_TokChunk* ch, const int* kinds, const void** datas,
+                         const Py_ssize_t* lens, bint stem) noexcept nogil:
+    """Tokenize rows [first, last) into the chunk's own vocabulary (local ids)."""
+    cdef Py_ssize_t r, nrows = ch.last - ch.first
+    cdef char* tok
+    ch.row_off = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
+    ch.row_sent = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
+    tok = <char*>malloc(ch.maxlen + 1)
+    if ch.row_off == NULL or ch.row_sent == NULL or tok == NULL or rv_vocab_init(&ch.vocab) != 0:
+        free(tok)
         return -1
-    if stem and tlen > 3:
-        tid = vocab._stem_id(tid, stembuf, stembuf_cap)
-        if tid < 0:
+    for r in range(nrows):
+        ch.row_off[r] = ch.ids.n
+        ch.row_sent[r] = ch.sents.n
+        if rv_tokenize_rouge(&ch.vocab, stem, kinds[ch.first + r], datas[ch.first + r],
+                             lens[ch.first + r], tok, &ch.ids, &ch.sents) != 0:
+            free(tok)
             return -1
-    return _buf_push32(ids, tid)
-
-
-cdef int _tokenize_one(Vocab vocab, const unsigned char* s, Py_ssize_t n, bint stem,
-                       char* tok, char* stembuf, int buf_cap,
-                       _IntBuf* ids, _IntBuf* sent_off) noexcept nogil:
-    """Tokenize one text like rouge-score (lower(), [^a-z0-9]+ separates), and cut
-    sentences at '\\n' (rouge-score's rougeLsum).  Token-less sentences are not
-    recorded: they cannot change any ROUGE statistic.  ``tok`` holds at least
-    ``n + 1`` bytes.  Returns 0, or -1 on allocation failure."""
-    cdef Py_ssize_t p = 0
-    cdef int64_t tlen = 0
-    cdef int64_t sent_start = ids.n
-    cdef unsigned char c
-    cdef uint64_t cp
-    cdef int extra, k
-    while p < n:
-        c = s[p]
-        if c < 0x80:
-            if (c >= 97 and c <= 122) or (c >= 48 and c <= 57):
-                tok[tlen] = <char>c
-                tlen += 1
-            elif c >= 65 and c <= 90:
-                tok[tlen] = <char>(c + 32)
-                tlen += 1
-            else:
-                if tlen:
-                    if _emit(vocab, tok, tlen, stem, stembuf, buf_cap, ids) != 0:
-                        return -1
-                    tlen = 0
-                if c == 10 and ids.n > sent_start:
-                    if _buf_push64(sent_off, ids.n) != 0:
-                        return -1
-                    sent_start = ids.n
-            p += 1
-            continue
-        # Non-ASCII: str.lower() maps only U+0130 (to "i" + U+0307) and the Kelvin
-        # sign U+212A (to "k") into [a-z0-9]; every other code point separates.
-        if c >= 0xF0:
-            extra = 3
-            cp = c & 0x07
-        elif c >= 0xE0:
-            extra = 2
-            cp = c & 0x0F
-        elif c >= 0xC0:
-            extra = 1
-            cp = c & 0x1F
-        else:
-            extra = 0
-            cp = 0
-        if p + extra >= n:
-            extra = <int>(n - p - 1)
-        for k in range(extra):
-            cp = (cp << 6) | (s[p + 1 + k] & 0x3F)
-        p += 1 + extra
-        if cp == 0x212A:
-            tok[tlen] = 107  # 'k'
-            tlen += 1
-            continue
-        if cp == 0x130:
-            tok[tlen] = 105  # 'i'
-            tlen += 1
-        if tlen:
-            if _emit(vocab, tok, tlen, stem, stembuf, buf_cap, ids) != 0:
-                return -1
-            tlen = 0
-    if tlen:
-        if _emit(vocab, tok, tlen, stem, stembuf, buf_cap, ids) != 0:
-            return -1
-    if ids.n > sent_start:
-        if _buf_push64(sent_off, ids.n) != 0:
-            return -1
+    ch.row_off[nrows] = ch.ids.n
+    ch.row_sent[nrows] = ch.sents.n
+    free(tok)
     return 0
 
 
-def tokenize_rouge(Vocab vocab, list texts, bint stem=False):
+cdef int _merge_chunk(rv_vocab* glob, _TokChunk* ch) noexcept nogil:
+    """Map the chunk's local ids to ids of the shared vocabulary, in local id order
+    (which is first-seen order, so ids come out as a serial run would give them)."""
+    cdef int32_t j, n = ch.vocab.n
+    cdef int32_t g
+    ch.gmap = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+    if ch.gmap == NULL:
+        return -1
+    for j in range(n):
+        g = rv_vocab_add_h(glob, ch.vocab.arena + ch.vocab.start[j],
+                           ch.vocab.start[j + 1] - ch.vocab.start[j], ch.vocab.hash[j])
+        if g < 0:
+            return -1
+        ch.gmap[j] = g
+    return 0
+
+
+def tokenize_rouge(Vocab vocab, list texts, bint stem=False, threads=None):
     """Tokenize ``texts`` with rouge-score's default tokenizer into ``vocab`` ids.
 
     Returns ``(ids, offsets, sent_offsets, row_sents)`` as bytes buffers of
     int32, int64, int64, int64: row ``k`` is ``ids[offsets[k]:offsets[k+1]]``;
-    its non-empty newline-separated sentences are
-    ``sent_offsets[row_sents[k]] .. sent_offsets[row_sents[k+1]]`` (token
-    positions; consecutive values bound one sentence).
+    its non-empty newline-separated sentences are bounded by
+    ``sent_offsets[row_sents[k] : row_sents[k+1] + 1]`` (token positions).
+    Rows are tokenized in parallel chunks, each with its own vocabulary, merged
+    in order afterwards, so ids do not depend on the thread count.
     """
-    cdef Py_ssize_t n = len(texts), i, L, maxlen = 0
-    cdef const char** ptrs = <const char**>malloc(max(n, 1) * sizeof(char*))
+    cdef Py_ssize_t n = len(texts), i, c, r, k, nrows
+    cdef int nt = _resolve_threads(threads, n // 32)
+    cdef Py_ssize_t nchunks = 1 if nt == 1 else min(nt * 4, max(n // 1024, 1))
+    cdef int* kinds = <int*>malloc(max(n, 1) * sizeof(int))
+    cdef const void** datas = <const void**>malloc(max(n, 1) * sizeof(void*))
     cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(max(n, 1) * sizeof(Py_ssize_t))
-    cdef int64_t* offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    cdef int64_t* row_sents = <int64_t*>malloc((n + 1) * sizeof(int64_t))
-    cdef _IntBuf ids
-    cdef _IntBuf sent_off
-    cdef char* tok = NULL
-    cdef char* stembuf = NULL
-    cdef int buf_cap
-    cdef int rc = 0
-    cdef list keep = []
-    ids.data = NULL; ids.n = 0; ids.cap = 0; ids.item = 4
-    sent_off.data = NULL; sent_off.n = 0; sent_off.cap = 0; sent_off.item = 8
+    cdef _TokChunk* chunks = <_TokChunk*>calloc(nchunks, sizeof(_TokChunk))
+    cdef int64_t total_ids = 0, total_sents = 0
+    cdef int failures = 0
+    cdef _TokChunk* ch
+    cdef int32_t* out_ids
+    cdef int64_t* out_off
+    cdef int64_t* out_sent
+    cdef int64_t* out_rows
     try:
-        if ptrs == NULL or lens == NULL or offsets == NULL or row_sents == NULL:
+        if kinds == NULL or datas == NULL or lens == NULL or chunks == NULL:
             raise MemoryError()
         for i in range(n):
             t = texts[i]
             if not PyUnicode_Check(t):
-                raise TypeError(f"text at row {i} is {type(t).__name__}, not str")
-            try:
-                ptrs[i] = PyUnicode_AsUTF8AndSize(t, &L)
-            except UnicodeEncodeError:
-                # lone surrogates: encode them anyway; as non-letters they only separate
-                b = (<str>t).encode("utf-8", "surrogatepass")
-                keep.append(b)
-                ptrs[i] = b
-                L = len(b)
-            lens[i] = L
-            if L > maxlen:
-                maxlen = L
-        buf_cap = <int>min(maxlen + 16, 2147483000)
-        tok = <char*>malloc(maxlen + 16)
-        stembuf = <char*>malloc(maxlen + 16)
-        if tok == NULL or stembuf == NULL or _buf_push64(&sent_off, 0) != 0:
-            raise MemoryError()
+                what = "None" if t is None else type(t).__name__
+                raise TypeError(f"text at row {i} is {what}, not str")
+            kinds[i] = PyUnicode_KIND(t)
+            datas[i] = PyUnicode_DATA(t)
+            lens[i] = PyUnicode_GET_LENGTH(t)
+        for c in range(nchunks):
+            chunks[c].first = n * c // nchunks
+            chunks[c].last = n * (c + 1) // nchunks
+            for i in range(chunks[c].first, chunks[c].last):
+                if lens[i] > chunks[c].maxlen:
+                    chunks[c].maxlen = lens[i]
         with nogil:
-            for i in range(n):
-                offsets[i] = ids.n
-                row_sents[i] = sent_off.n - 1
-                rc = _tokenize_one(vocab, <const unsigned char*>ptrs[i], lens[i], stem,
-                                   tok, stembuf, buf_cap, &ids, &sent_off)
-                if rc != 0:
-                    break
-            offsets[n] = ids.n
-            row_sents[n] = sent_off.n - 1
-        if rc != 0:
+            if nchunks == 1:
+                failures += _tokenize_chunk(&chunks[0], kinds, datas, lens, stem) != 0
+            else:
+                for c in prange(nchunks, schedule="dynamic", num_threads=nt):
+                    failures += _tokenize_chunk(&chunks[c], kinds, datas, lens, stem) != 0
+            if failures == 0:
+                for c in range(nchunks):
+                    if _merge_chunk(&vocab.v, &chunks[c]) != 0:
+                        failures += 1
+                        break
+                    chunks[c].ids_base = total_ids
+                    chunks[c].sent_base = total_sents
+                    total_ids += chunks[c].ids.n
+                    total_sents += chunks[c].sents.n
+        if failures:
             raise MemoryError("out of memory while tokenizing")
-        return (PyBytes_FromStringAndSize(ids.data, ids.n * 4),
-                PyBytes_FromStringAndSize(<char*>offsets, (n + 1) * 8),
-                PyBytes_FromStringAndSize(sent_off.data, sent_off.n * 8),
-                PyBytes_FromStringAndSize(<char*>row_sents, (n + 1) * 8))
+        ids_b = PyBytes_FromStringAndSize(NULL, total_ids * 4)
+        off_b = PyBytes_FromStringAndSize(NULL, (n + 1) * 8)
+        sent_b = PyBytes_FromStringAndSize(NULL, (total_sents + 1) * 8)
+        rows_b = PyBytes_FromStringAndSize(NULL, (n + 1) * 8)
+        out_ids = <int32_t*>PyBytes_AS_STRING(ids_b)
+        out_off = <int64_t*>PyBytes_AS_STRING(off_b)
+        out_sent = <int64_t*>PyBytes_AS_STRING(sent_b)
+        out_rows = <int64_t*>PyBytes_AS_STRING(rows_b)
+        with nogil:
+            out_sent[0] = 0
+            out_off[n] = total_ids
+            out_rows[n] = total_sents
+            for c in prange(nchunks, schedule="static", num_threads=nt if nchunks > 1 else 1):
+                ch = &chunks[c]
+                for k in range(ch.ids.n):
+                    out_ids[ch.ids_base + k] = ch.gmap[ch.ids.data[k]]
+                for k in range(ch.sents.n):
+                    out_sent[1 + ch.sent_base + k] = ch.ids_base + ch.sents.data[k]
+                nrows = ch.last - ch.first
+                for r in range(nrows):
+                    out_off[ch.first + r] = ch.ids_base + ch.row_off[r]
+                    out_rows[ch.first + r] = ch.sent_base + ch.row_sent[r]
+        return ids_b, off_b, sent_b, rows_b
     finally:
-        free(ptrs); free(lens); free(offsets); free(row_sents)
-        free(ids.data); free(sent_off.data); free(tok); free(stembuf)
+        if chunks != NULL:
+            for c in range(nchunks):
+                _tok_chunk_free(&chunks[c])
+        free(chunks); free(kinds); free(datas); free(lens)
 
 
 # ---------------------------------------------------------------------------

@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "porter.h"
+
+#define RV_STEM_UNSET (-1)
+
 typedef struct {
     char *arena;          /* all token bytes, back to back */
     int64_t arena_len, arena_cap;
@@ -20,6 +24,8 @@ typedef struct {
     int32_t n, cap_ids;
     int32_t *slots;       /* -1 = empty; power-of-two size */
     int64_t nslots;
+    int32_t *stem_of;     /* id -> id of its Porter stem (RV_STEM_UNSET until asked) */
+    int64_t stem_cap;
 } rv_vocab;
 
 static inline uint64_t rv_hash_bytes(const char *s, int64_t len) {
@@ -50,7 +56,7 @@ static inline int rv_vocab_init(rv_vocab *v) {
 }
 
 static inline void rv_vocab_free(rv_vocab *v) {
-    free(v->arena); free(v->start); free(v->hash); free(v->slots);
+    free(v->arena); free(v->start); free(v->hash); free(v->slots); free(v->stem_of);
     memset(v, 0, sizeof(*v));
 }
 
@@ -88,10 +94,9 @@ static inline int32_t rv_vocab_find(const rv_vocab *v, const char *s, int64_t le
     return rv_vocab_find_h(v, s, len, rv_hash_bytes(s, len));
 }
 
-/* Returns the id of the token, adding it if new; -1 on allocation failure,
- * -2 when the vocabulary would exceed int32 ids. */
-static inline int32_t rv_vocab_add(rv_vocab *v, const char *s, int64_t len) {
-    uint64_t h = rv_hash_bytes(s, len);
+/* Returns the id of the token (whose rv_hash_bytes is h), adding it if new;
+ * -1 on allocation failure, -2 when the vocabulary would exceed int32 ids. */
+static inline int32_t rv_vocab_add_h(rv_vocab *v, const char *s, int64_t len, uint64_t h) {
     int32_t found = rv_vocab_find_h(v, s, len, h);
     if (found >= 0) return found;
     if (v->n >= INT32_MAX - 1) return -2;
@@ -130,6 +135,41 @@ static inline int32_t rv_vocab_add(rv_vocab *v, const char *s, int64_t len) {
         v->slots[p] = id;
     }
     return id;
+}
+
+static inline int32_t rv_vocab_add(rv_vocab *v, const char *s, int64_t len) {
+    return rv_vocab_add_h(v, s, len, rv_hash_bytes(s, len));
+}
+
+/* Id of the Porter stem of token `id` (an ASCII word), interning the stem.
+ * rouge-score stems only tokens longer than 3 characters; shorter ones map to
+ * themselves.  Computed once per word type.  Negative on failure. */
+static inline int32_t rv_vocab_stem(rv_vocab *v, int32_t id) {
+    if ((int64_t)id >= v->stem_cap) {
+        int64_t cap = v->stem_cap ? v->stem_cap : 1024;
+        while (cap <= (int64_t)id) cap *= 2;
+        int32_t *p = (int32_t *)realloc(v->stem_of, sizeof(int32_t) * (size_t)cap);
+        if (!p) return -1;
+        for (int64_t i = v->stem_cap; i < cap; i++) p[i] = RV_STEM_UNSET;
+        v->stem_of = p;
+        v->stem_cap = cap;
+    }
+    if (v->stem_of[id] != RV_STEM_UNSET) return v->stem_of[id];
+    int64_t len = v->start[id + 1] - v->start[id];
+    int32_t sid = id;
+    if (len > 3) {
+        char small[64];
+        char *buf = len <= (int64_t)sizeof(small) ? small : (char *)malloc((size_t)len);
+        if (!buf) return -1;
+        /* stem into a separate buffer: adding the stem may move the arena */
+        int slen = respeval_porter_stem(v->arena + v->start[id], (int)len, buf, (int)len);
+        sid = slen < 0 ? -1 : rv_vocab_add(v, buf, slen);
+        if (buf != small) free(buf);
+        if (sid < 0) return -1;
+        /* the arena may have moved, but stem_of did not */
+    }
+    v->stem_of[id] = sid;
+    return sid;
 }
 
 #endif

@@ -272,13 +272,13 @@ def _assert_same(
 # pure Python
 
 
-def test_python_matches_nltk_on_data(data_words, nltk_stem) -> None:
+def test_python_matches_nltk_on_data(nltk_stem, data_words) -> None:
     alnum, other = data_words
     _assert_same(alnum, stem, nltk_stem, "rouge-score tokens of the shared data")
     _assert_same(other, stem, nltk_stem, "whitespace tokens of the shared data")
 
 
-def test_python_matches_nltk_on_generated(generated_words, nltk_stem) -> None:
+def test_python_matches_nltk_on_generated(nltk_stem, generated_words) -> None:
     ascii_words, unicode_words = generated_words
     _assert_same(ascii_words, stem, nltk_stem, "generated ASCII words")
     _assert_same(unicode_words, stem, nltk_stem, "generated non-ASCII words")
@@ -309,7 +309,7 @@ def test_c_examples(c_stem, word: str, expected: str) -> None:
     assert c_stem(word) == expected
 
 
-def test_c_matches_nltk_on_data(c_stem, data_words, nltk_stem) -> None:
+def test_c_matches_nltk_on_data(c_stem, nltk_stem, data_words) -> None:
     alnum, other = data_words
     _assert_same(alnum, c_stem, nltk_stem, "rouge-score tokens of the shared data (C)")
     # rouge-score never passes these, but the header claims all of ASCII.
@@ -317,7 +317,7 @@ def test_c_matches_nltk_on_data(c_stem, data_words, nltk_stem) -> None:
     _assert_same(ascii_other, c_stem, nltk_stem, "ASCII whitespace tokens (C)")
 
 
-def test_c_matches_nltk_on_generated(c_stem, generated_words, nltk_stem) -> None:
+def test_c_matches_nltk_on_generated(c_stem, nltk_stem, generated_words) -> None:
     ascii_words, _ = generated_words
     _assert_same(ascii_words, c_stem, nltk_stem, "generated ASCII words (C)")
 

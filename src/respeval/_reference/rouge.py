@@ -78,7 +78,7 @@ def rouge_tokens(text: str) -> list[str]:
     return [t for t in _SPACES.split(text) if _VALID_TOKEN.match(t)]
 
 
-def tokenize_rouge(vocab: Vocab, texts: list, stem: bool = False) -> tuple[bytes, bytes, bytes, bytes]:
+def tokenize_rouge(vocab: Vocab, texts: list, stem: bool = False, threads: int | None = None) -> tuple[bytes, bytes, bytes, bytes]:
     """Same contract as ``_core.tokenize_rouge``: ids, offsets, sentence offsets, row->sentences."""
     ids: list[int] = []
     offsets = [0]

@@ -238,8 +238,8 @@ def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPE
     kernels = _backend.get(implementation)
     vocab = kernels.Vocab()
     distinct_refs, pair_pred, pair_ref = _row_pairs(refs_per_row)
-    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer)
-    ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer)
+    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer, threads)
+    ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
     per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref,
                             types, threads)
     n_rows = len(preds)

@@ -157,7 +157,17 @@ def _ends_cvc(word: str) -> bool:
     return len(word) == 2 and not _is_consonant(word, 0) and _is_consonant(word, 1)
 
 
-def _replace_first(word: str, rules: tuple[tuple[str, str], ...], min_m: int) -> str:
+# Most words match no rule; a single endswith() over all suffixes settles
+# that before the ordered scan.
+_STEP2_SUFFIXES = tuple(suffix for suffix, _ in _STEP2)
+_STEP3_SUFFIXES = tuple(suffix for suffix, _ in _STEP3)
+
+
+def _replace_first(
+    word: str, rules: tuple[tuple[str, str], ...], suffixes: tuple[str, ...], min_m: int
+) -> str:
+    if not word.endswith(suffixes):
+        return word
     for suffix, replacement in rules:
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
@@ -225,14 +235,16 @@ def _step2(word: str) -> str:
         # the 'l' still attached. No rule in _STEP2 ends in -logi, so
         # checking it first does not change which rule wins.
         return word[:-1]
-    return _replace_first(word, _STEP2, 0)
+    return _replace_first(word, _STEP2, _STEP2_SUFFIXES, 0)
 
 
 def _step3(word: str) -> str:
-    return _replace_first(word, _STEP3, 0)
+    return _replace_first(word, _STEP3, _STEP3_SUFFIXES, 0)
 
 
 def _step4(word: str) -> str:
+    if not word.endswith(_STEP4):
+        return word
     for suffix in _STEP4:
         if word.endswith(suffix):
             stem = word[: -len(suffix)]

@@ -85,10 +85,10 @@ def _from_token_lists(vocab: Any, texts: list[str], split: Callable[[str], list[
 
 
 def tokenize(kernels: ModuleType, vocab: Any, texts: list[str], tokenizer: Any = "rouge",
-             stem: bool = False) -> TokenBatch:
+             stem: bool = False, threads: int | None = None) -> TokenBatch:
     """Tokenize ``texts`` into ``vocab`` with the named (or custom) tokenizer."""
     if tokenizer == "rouge":
-        ids, off, sent, rows = kernels.tokenize_rouge(vocab, texts, stem)
+        ids, off, sent, rows = kernels.tokenize_rouge(vocab, texts, stem, threads)
         return TokenBatch(np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64),
                           np.frombuffer(sent, np.int64), np.frombuffer(rows, np.int64))
     if tokenizer == "rouge-unicode":

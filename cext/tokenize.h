@@ -1,0 +1,112 @@
+/* rouge-score's default tokenizer, run over CPython's own string storage.
+ *
+ * A str is 1, 2 or 4 bytes per code point (PEP 393); reading it in place
+ * avoids building a UTF-8 copy of every text.  rouge-score computes
+ * re.sub("[^a-z0-9]+", " ", text.lower()): the only code points whose
+ * lowercase contains [a-z0-9] are ASCII letters and digits, U+0130 (lowercases
+ * to "i" + U+0307, so it ends a token after an "i") and the Kelvin sign U+212A
+ * (lowercases to "k").  Every other code point separates tokens.
+ */
+#ifndef RESPEVAL_TOKENIZE_H
+#define RESPEVAL_TOKENIZE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "vocab.h"
+
+typedef struct { int32_t *data; int64_t n, cap; } rv_i32buf;
+typedef struct { int64_t *data; int64_t n, cap; } rv_i64buf;
+
+static inline int rv_push32(rv_i32buf *b, int32_t x) {
+    if (b->n == b->cap) {
+        int64_t cap = b->cap ? b->cap * 2 : 1024;
+        int32_t *p = (int32_t *)realloc(b->data, (size_t)cap * sizeof(int32_t));
+        if (!p) return -1;
+        b->data = p;
+        b->cap = cap;
+    }
+    b->data[b->n++] = x;
+    return 0;
+}
+
+static inline int rv_push64(rv_i64buf *b, int64_t x) {
+    if (b->n == b->cap) {
+        int64_t cap = b->cap ? b->cap * 2 : 1024;
+        int64_t *p = (int64_t *)realloc(b->data, (size_t)cap * sizeof(int64_t));
+        if (!p) return -1;
+        b->data = p;
+        b->cap = cap;
+    }
+    b->data[b->n++] = x;
+    return 0;
+}
+
+static inline uint32_t rv_code_unit(int kind, const void *data, int64_t i) {
+    if (kind == 1) return ((const uint8_t *)data)[i];
+    if (kind == 2) return ((const uint16_t *)data)[i];
+    return ((const uint32_t *)data)[i];
+}
+
+#define RV_FNV_OFFSET 1469598103934665603ULL
+#define RV_FNV_PRIME 1099511628211ULL
+
+static inline uint64_t rv_hash_finish(uint64_t h) {
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33;
+    return h;
+}
+
+static inline int rv_emit(rv_vocab *v, int stem, const char *tok, int64_t len, uint64_t h,
+                          rv_i32buf *ids) {
+    int32_t id = rv_vocab_add_h(v, tok, len, rv_hash_finish(h));
+    if (id < 0) return -1;
+    if (stem && len > 3) {
+        id = rv_vocab_stem(v, id);
+        if (id < 0) return -1;
+    }
+    return rv_push32(ids, id);
+}
+
+/* Tokenize one text into ids (appended to `ids`), and record the end of every
+ * non-empty newline-separated sentence in `sents` (rougeLsum's sentences;
+ * token-less ones cannot change any statistic).  `tok` holds >= len bytes.
+ * Returns 0, or -1 when out of memory. */
+static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void *data, int64_t len,
+                                    char *tok, rv_i32buf *ids, rv_i64buf *sents) {
+    int64_t tlen = 0;
+    int64_t sent_start = ids->n;
+    uint64_t h = RV_FNV_OFFSET;
+    for (int64_t i = 0; i < len; i++) {
+        uint32_t c = rv_code_unit(kind, data, i);
+        uint32_t lower;
+        if ((c - 'a') < 26u || (c - '0') < 10u) {
+            lower = c;
+        } else if ((c - 'A') < 26u) {
+            lower = c + 32;
+        } else if (c == 0x212A) {
+            lower = 'k';
+        } else {
+            if (c == 0x130) {  /* "i" then a combining dot, which separates */
+                tok[tlen++] = 'i';
+                h = (h ^ 'i') * RV_FNV_PRIME;
+            }
+            if (tlen) {
+                if (rv_emit(v, stem, tok, tlen, h, ids)) return -1;
+                tlen = 0;
+                h = RV_FNV_OFFSET;
+            }
+            if (c == '\n' && ids->n > sent_start) {
+                if (rv_push64(sents, ids->n)) return -1;
+                sent_start = ids->n;
+            }
+            continue;
+        }
+        tok[tlen++] = (char)lower;
+        h = (h ^ lower) * RV_FNV_PRIME;
+    }
+    if (tlen && rv_emit(v, stem, tok, tlen, h, ids)) return -1;
+    if (ids->n > sent_start && rv_push64(sents, ids->n)) return -1;
+    return 0;
+}
+
+#endif
