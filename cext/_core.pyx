@@ -221,7 +221,7 @@ cdef int _tokenize_chunk(_TokChunk* ch, const int* kinds, const void** datas,
     cdef char* tok
     ch.row_off = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
     ch.row_sent = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
-    tok = <char*>malloc(ch.maxlen + 1)
+    tok = <char*>malloc(ch.maxlen + 8)  # rv_emit reads 8 bytes at a token's start
     if ch.row_off == NULL or ch.row_sent == NULL or tok == NULL or rv_vocab_init(&ch.vocab) != 0:
         free(tok)
         return -1
@@ -513,3 +513,39 @@ def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_of
             free(sc)
     if failures:
         raise MemoryError("out of memory in lsum_pair_stats")
+
+
+# ---------------------------------------------------------------------------
+# Row pairing
+# ---------------------------------------------------------------------------
+
+def pair_single_references(list predictions, list references):
+    """Fast path of the row pairing for one str reference per row.
+
+    Returns ``(distinct_references, pair_ref)`` with ``pair_ref`` an int64 bytes
+    buffer (pair ``k`` is row ``k``), or None when a row is not a plain str (the
+    caller's general path then names the offending row).  Distinct texts are
+    found with a dict, so a reference shared by many rows is tokenized once.
+    """
+    cdef Py_ssize_t n = len(references), i
+    cdef dict index = {}
+    cdef list distinct = []
+    cdef object found
+    if len(predictions) != n:
+        return None
+    for i in range(n):
+        if not PyUnicode_Check(predictions[i]):
+            return None
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef int64_t* pair_ref = <int64_t*>PyBytes_AS_STRING(out)
+    for i in range(n):
+        r = references[i]
+        if not PyUnicode_Check(r):
+            return None
+        found = index.get(r)
+        if found is None:
+            found = len(distinct)
+            index[r] = found
+            distinct.append(r)
+        pair_ref[i] = <int64_t>found
+    return distinct, out

@@ -16,16 +16,36 @@
 
 #define RV_STEM_UNSET (-1)
 
+/* A table slot carries the hash and length, so a probe touches one cache line
+ * and reads the token bytes only on a likely match. */
+typedef struct {
+    uint64_t hash;
+    int32_t id;
+    int32_t len;
+} rv_slot;
+
+/* A small direct-mapped cache of short tokens (<= 8 bytes, packed into one
+ * word) in front of the table: word frequencies are Zipfian, so most lookups
+ * hit a few thousand entries that stay in L1/L2, where the table itself
+ * (tens of thousands of types) would miss cache on nearly every probe. */
+#define RV_CACHE_SIZE 4096
+typedef struct {
+    uint64_t key;
+    int32_t id;
+    int32_t len;
+} rv_cache_entry;
+
 typedef struct {
     char *arena;          /* all token bytes, back to back */
     int64_t arena_len, arena_cap;
     int64_t *start;       /* start[id] .. start[id+1] in arena; length n+1 */
     uint64_t *hash;       /* hash of each id's bytes, to avoid rehashing on growth */
     int32_t n, cap_ids;
-    int32_t *slots;       /* -1 = empty; power-of-two size */
+    rv_slot *slots;       /* id -1 = empty; power-of-two size */
     int64_t nslots;
     int32_t *stem_of;     /* id -> id of its Porter stem (RV_STEM_UNSET until asked) */
     int64_t stem_cap;
+    rv_cache_entry *cache;
 } rv_vocab;
 
 static inline uint64_t rv_hash_bytes(const char *s, int64_t len) {
@@ -48,27 +68,31 @@ static inline int rv_vocab_init(rv_vocab *v) {
     v->arena = (char *)malloc((size_t)v->arena_cap);
     v->start = (int64_t *)malloc(sizeof(int64_t) * (size_t)(v->cap_ids + 1));
     v->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)v->cap_ids);
-    v->slots = (int32_t *)malloc(sizeof(int32_t) * (size_t)v->nslots);
-    if (!v->arena || !v->start || !v->hash || !v->slots) return -1;
-    memset(v->slots, 0xff, sizeof(int32_t) * (size_t)v->nslots);
+    v->slots = (rv_slot *)malloc(sizeof(rv_slot) * (size_t)v->nslots);
+    v->cache = (rv_cache_entry *)malloc(sizeof(rv_cache_entry) * RV_CACHE_SIZE);
+    if (!v->arena || !v->start || !v->hash || !v->slots || !v->cache) return -1;
+    memset(v->slots, 0xff, sizeof(rv_slot) * (size_t)v->nslots);
+    memset(v->cache, 0xff, sizeof(rv_cache_entry) * RV_CACHE_SIZE);  /* len -1: empty */
     v->start[0] = 0;
     return 0;
 }
 
 static inline void rv_vocab_free(rv_vocab *v) {
-    free(v->arena); free(v->start); free(v->hash); free(v->slots); free(v->stem_of);
+    free(v->arena); free(v->start); free(v->hash); free(v->slots); free(v->stem_of); free(v->cache);
     memset(v, 0, sizeof(*v));
 }
 
 static inline int rv_vocab_rehash(rv_vocab *v, int64_t nslots) {
-    int32_t *slots = (int32_t *)malloc(sizeof(int32_t) * (size_t)nslots);
+    rv_slot *slots = (rv_slot *)malloc(sizeof(rv_slot) * (size_t)nslots);
     if (!slots) return -1;
-    memset(slots, 0xff, sizeof(int32_t) * (size_t)nslots);
+    memset(slots, 0xff, sizeof(rv_slot) * (size_t)nslots);
     uint64_t mask = (uint64_t)nslots - 1;
     for (int32_t id = 0; id < v->n; id++) {
         uint64_t p = v->hash[id] & mask;
-        while (slots[p] >= 0) p = (p + 1) & mask;
-        slots[p] = id;
+        while (slots[p].id >= 0) p = (p + 1) & mask;
+        slots[p].hash = v->hash[id];
+        slots[p].id = id;
+        slots[p].len = (int32_t)(v->start[id + 1] - v->start[id]);
     }
     free(v->slots);
     v->slots = slots;
@@ -81,11 +105,14 @@ static inline int32_t rv_vocab_find_h(const rv_vocab *v, const char *s, int64_t 
     uint64_t mask = (uint64_t)v->nslots - 1;
     uint64_t p = h & mask;
     for (;;) {
-        int32_t id = v->slots[p];
-        if (id < 0) return -1;
-        if (v->hash[id] == h && v->start[id + 1] - v->start[id] == len &&
-            memcmp(v->arena + v->start[id], s, (size_t)len) == 0)
-            return id;
+        const rv_slot *sl = &v->slots[p];
+        if (sl->id < 0) return -1;
+        if (sl->hash == h && sl->len == len) {
+            const char *t = v->arena + v->start[sl->id];
+            int64_t k = 0;
+            while (k < len && t[k] == s[k]) k++;
+            if (k == len) return sl->id;
+        }
         p = (p + 1) & mask;
     }
 }
@@ -99,7 +126,7 @@ static inline int32_t rv_vocab_find(const rv_vocab *v, const char *s, int64_t le
 static inline int32_t rv_vocab_add_h(rv_vocab *v, const char *s, int64_t len, uint64_t h) {
     int32_t found = rv_vocab_find_h(v, s, len, h);
     if (found >= 0) return found;
-    if (v->n >= INT32_MAX - 1) return -2;
+    if (v->n >= INT32_MAX - 1 || len > INT32_MAX) return -2;
     if (v->n >= v->cap_ids) {
         int64_t cap = (int64_t)v->cap_ids * 2;
         if (cap > INT32_MAX - 1) cap = INT32_MAX - 1;
@@ -131,8 +158,10 @@ static inline int32_t rv_vocab_add_h(rv_vocab *v, const char *s, int64_t len, ui
     } else {
         uint64_t mask = (uint64_t)v->nslots - 1;
         uint64_t p = h & mask;
-        while (v->slots[p] >= 0) p = (p + 1) & mask;
-        v->slots[p] = id;
+        while (v->slots[p].id >= 0) p = (p + 1) & mask;
+        v->slots[p].hash = h;
+        v->slots[p].id = id;
+        v->slots[p].len = (int32_t)len;
     }
     return id;
 }

@@ -159,6 +159,23 @@ def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np
     return list(index), np.array(pair_pred, np.int64), np.array(pair_ref, np.int64)
 
 
+def _pairs(kernels: Any, predictions: Any, references: Any
+           ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, bool]:
+    """Validated predictions, distinct reference texts, and (row, reference) pairs."""
+    fast = getattr(kernels, "pair_single_references", None)
+    if fast is not None and isinstance(predictions, list) and isinstance(references, list):
+        got = fast(predictions, references)
+        if got is not None:
+            distinct, pair_ref = got
+            return (predictions, distinct, np.arange(len(predictions), dtype=np.int64),
+                    np.frombuffer(pair_ref, np.int64), True)
+    preds = text_list(predictions, "predictions")
+    refs_per_row, single = reference_lists(references, "references")
+    same_length(preds, refs_per_row, "predictions", "references")
+    distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
+    return preds, distinct, pair_pred, pair_ref, single
+
+
 def _pick_best(f: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) -> np.ndarray:
     """Per row, the index (into pairs) of its first pair with the highest F."""
     if single:
@@ -232,12 +249,9 @@ def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPE
         with ``.mean()`` and ``.bootstrap()``.
     """
     types = validate_types(types)
-    preds = text_list(predictions, "predictions")
-    refs_per_row, single = reference_lists(references, "references")
-    same_length(preds, refs_per_row, "predictions", "references")
     kernels = _backend.get(implementation)
+    preds, distinct_refs, pair_pred, pair_ref, single = _pairs(kernels, predictions, references)
     vocab = kernels.Vocab()
-    distinct_refs, pair_pred, pair_ref = _row_pairs(refs_per_row)
     pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer, threads)
     ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
     per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref,

@@ -264,8 +264,8 @@ def _step5a(word: str) -> str:
 
 
 def _step5b(word: str) -> str:
-    # The measure includes the first 'l' (it is a consonant, so the same as
-    # measuring word[:-2]+'l').
+    # (m > 1 and *d and *L) -> single letter, with m taken on the word minus
+    # only its last 'l': the first 'l' can add a vowel-consonant boundary.
     if word.endswith("ll") and _measure(word[:-1]) > 1:
         return word[:-1]
     return word
@@ -276,8 +276,9 @@ def stem(word: str) -> str:
     in its default ``NLTK_EXTENSIONS`` mode.
 
     The result is lowercased. Words of at most two characters (counted before
-    lowercasing, as NLTK does) are only lowercased. Any ``str`` is accepted;
-    characters other than ASCII letters are treated as consonants.
+    lowercasing, as NLTK does) are only lowercased. Any ``str`` is accepted:
+    every character other than a, e, i, o, u and a 'y' that follows a
+    consonant counts as a consonant.
     """
     lowered = word.lower()
     irregular = _IRREGULAR.get(lowered)
