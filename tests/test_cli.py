@@ -31,12 +31,15 @@ def test_example_json_equals_library_call():
     rows = _example_rows()
     types = ("rouge1", "rouge2", "rougeL", "rougeLsum")
     lib = rouge([r["response"] for r in rows], [r["reference"] for r in rows], types)
-    assert summary["rows"] == len(rows) == 24
+    assert summary["rows_scored"] == summary["rows_total"] == len(rows) == 24
+    assert summary["rows_failed"] == 0
+    (system,) = summary["systems"]
     for t in types:
-        assert summary["metrics"][t]["mean"]["fmeasure"] == lib.mean()[t].fmeasure
-        boot = summary["metrics"][t]["bootstrap"]
-        assert boot["low"]["fmeasure"] <= summary["metrics"][t]["mean"]["fmeasure"] <= boot["high"]["fmeasure"]
-    assert summary["signature"].startswith("rouge1+rouge2+rougeL+rougeLsum|tok:rouge|stem:no")
+        for x in "prf":
+            assert system["values"][f"{t}_{x}"] == lib.mean()[t]["prf".index(x)]
+        low, high = system["intervals"][f"{t}_f"]
+        assert low <= system["values"][f"{t}_f"] <= high
+    assert summary["signatures"]["rouge"].startswith("rouge1+rouge2+rougeL+rougeLsum|tok:rouge|stem:no")
 
 
 def test_example_table_on_stdout():
@@ -74,8 +77,8 @@ def test_text_files_and_per_row_output(tmp_path: Path, ext: str):
     assert table["row"] == [0, 1, 2, 3]
     for col in ("rouge1_p", "rouge1_r", "rouge1_f", "rougeL_f"):
         assert np.array_equal(np.array(table[col], dtype=float), lib[col]), col
-    assert summary["metrics"]["rougeL"]["mean"]["fmeasure"] == lib.mean()["rougeL"].fmeasure
-    assert summary["signature"].split("|")[2] == "stem:porter"
+    assert summary["systems"][0]["values"]["rougeL_f"] == lib.mean()["rougeL"].fmeasure
+    assert summary["signatures"]["rouge"].split("|")[2] == "stem:porter"
 
 
 def test_one_jsonl_with_both_fields_and_ids(tmp_path: Path):
@@ -92,6 +95,7 @@ def test_one_jsonl_with_both_fields_and_ids(tmp_path: Path):
 @pytest.mark.parametrize("setup, expected", [
     ("missing", "cannot read"),
     ("lengths", "has more rows than"),
+    ("missing-ref", "cannot read"),
     ("field", "r.jsonl:2: field 'reference'"),
     ("none", "r.jsonl:1: field 'reference'"),
 ])
@@ -99,7 +103,12 @@ def test_bad_input_is_named(tmp_path: Path, setup: str, expected: str):
     pred = tmp_path / "p.txt"
     pred.write_text("a\nb\n")
     ref = tmp_path / "r.txt"
-    if setup == "lengths":
+    if setup == "missing":
+        pred = tmp_path / "nope.txt"
+        ref.write_text("a\n")
+    elif setup == "missing-ref":
+        pass
+    elif setup == "lengths":
         ref.write_text("a\nb\nc\n")
     elif setup == "field":
         ref = tmp_path / "r.jsonl"

@@ -19,11 +19,20 @@ inputs:
   (default: response) and --ref-field (default: reference); a reference field may
   hold a list of references per row (the best-scoring one counts, per metric).
   --pred alone (no --ref) reads both fields from the same file.
+  Several systems: repeat --pred (one file per system, named by file stem; the
+  references are read and tokenized once per chunk), or one file with --system-field.
+
+output:
+  --out FILE writes one row per scored input row (row = 0-based input record, plus
+  system, the --id-field and --group-by values, and {metric}_p/_r/_f). Parts are
+  kept in FILE.parts/ until the run ends, so --resume continues a killed run.
 
 examples:
   respeval score --example
   respeval score --pred outputs.txt --ref refs.txt --metrics rouge1,rougeL --stem
   respeval score --pred run.jsonl --metrics rougeLsum --out rows.parquet --json
+  respeval score --pred a.txt --pred b.txt --ref refs.txt --compare a --out rows.jsonl
+  respeval score --pred big.parquet --out rows.parquet --on-error record --resume
 """
 
 
@@ -58,11 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     src = score.add_argument_group("input")
     src.add_argument("--example", action="store_true",
                      help="score the small sample corpus shipped with respeval")
-    src.add_argument("--pred", metavar="FILE", help="predictions (.txt, .jsonl, .csv, .parquet)")
+    src.add_argument("--pred", metavar="FILE", action="append",
+                     help="predictions (.txt, .jsonl, .csv, .parquet); repeat for several systems")
     src.add_argument("--ref", metavar="FILE", help="references (default: the --pred file)")
     src.add_argument("--pred-field", metavar="NAME", help="prediction field (default: response)")
     src.add_argument("--ref-field", metavar="NAME", help="reference field (default: reference)")
     src.add_argument("--id-field", metavar="NAME", help="id field of the predictions, copied to the output")
+    src.add_argument("--system-field", metavar="NAME", help="field naming each row's system (one --pred file)")
+    src.add_argument("--group-by", metavar="FIELD", help="also report the table per value of FIELD")
+    src.add_argument("--on-error", choices=["fail", "skip", "record"], default="fail",
+                     help="bad rows: fail (stop, naming file, line and field; default), skip (leave "
+                          "out, counted), record (leave out and write each with its reason to --errors)")
+    src.add_argument("--errors", metavar="FILE", help="errors file for --on-error record (default OUT.errors.jsonl)")
     met = score.add_argument_group("metrics")
     met.add_argument("--metrics", type=_metrics, default=["rouge1", "rouge2", "rougeL"],
                      help="comma-separated: rouge1..rouge9, rougeL, rougeLsum (default: rouge1,rouge2,rougeL)")
@@ -77,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="bootstrap resamples for confidence intervals (0 = none; default 1000)")
     out.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    out.add_argument("--compare", metavar="SYSTEM",
+                     help="paired significance (approximate randomization) of every system against SYSTEM")
+    out.add_argument("--resume", action="store_true", help="continue an interrupted run into the same --out")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     run = score.add_argument_group("execution")
     run.add_argument("--threads", type=_positive_int, default=None,
@@ -85,17 +104,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _table(summary) -> str:
+def _prf_table(summary) -> list[str]:
+    """The single-system table: P, R, F and the F interval per ROUGE type."""
+    row = summary.table[0]
     pct = int(round(summary.confidence * 100))
-    lines = [f"{summary.rows} rows scored in {summary.seconds:.2f}s", "",
-             f"{'metric':<10} {'P':>8} {'R':>8} {'F':>8}   F {pct}% CI (bootstrap)"]
-    for name, m in summary.metrics.items():
-        ci = (f"[{m.interval.low.fmeasure:.4f}, {m.interval.high.fmeasure:.4f}]"
-              if m.interval is not None else "-")
-        lines.append(f"{name:<10} {m.mean.precision:8.4f} {m.mean.recall:8.4f} {m.mean.fmeasure:8.4f}   {ci}")
-    lines += ["", f"signature: {summary.signature}"]
+    lines = [f"{'metric':<10} {'P':>8} {'R':>8} {'F':>8}   F {pct}% CI (bootstrap)"]
+    for f in summary.fields:
+        name = f[:-2]
+        ci = row.intervals.get(f)
+        ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
+        lines.append(f"{name:<10} {row.values[name + '_p']:8.4f} {row.values[name + '_r']:8.4f} "
+                     f"{row.values[f]:8.4f}   {ci_text}")
+    return lines
+
+
+def _table(summary) -> str:
+    from respeval.summary import format_comparisons, format_table
+
+    lines = [f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
+             + (f", {summary.rows_failed} rows failed" if summary.rows_failed else "")
+             + (f" (resumed after {summary.resumed_chunks} chunks)" if summary.resumed_chunks else ""), ""]
+    if len(summary.table) == 1 and all(f.endswith("_f") for f in summary.fields):
+        lines += _prf_table(summary)
+    elif summary.table:
+        lines.append(format_table(summary.table, summary.fields, summary.confidence))
+    if summary.comparisons:
+        lines += ["", format_comparisons(summary.comparisons, summary.fields)]
+    lines.append("")
+    lines += [f"signature: {sig}" for sig in summary.signatures.values()]
     if summary.output:
         lines.append(f"per-row results: {summary.output}")
+    if summary.errors_output:
+        lines.append(f"bad rows and reasons: {summary.errors_output}")
+    if summary.error_examples:
+        lines.append("first bad rows:")
+        lines += [f"  {e}" for e in summary.error_examples]
     return "\n".join(lines)
 
 
@@ -105,7 +148,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.example:
         if args.pred or args.ref:
             raise SystemExit("respeval score: --example and --pred/--ref are exclusive")
-        args.pred = str(EXAMPLE)
+        args.pred = [str(EXAMPLE)]
         args.id_field = args.id_field or "id"
         if args.metrics == ["rouge1", "rouge2", "rougeL"]:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
@@ -116,14 +159,17 @@ def _score(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         # appears only for runs longer than a couple of seconds
-        bar = tqdm(total=total_rows(args.pred), unit="rows", file=sys.stderr, delay=2.0,
+        bar = tqdm(total=total_rows(args.pred[0]), unit="rows", file=sys.stderr, delay=2.0,
                    dynamic_ncols=True, desc="scoring")
     try:
         summary = score_files(args.pred, args.ref, metrics=args.metrics, pred_field=args.pred_field,
-                              ref_field=args.ref_field, id_field=args.id_field, stemmer=args.stem,
-                              tokenizer=args.tokenizer, out=args.out, threads=args.threads,
-                              chunk_size=max(args.chunk_size, 1), bootstrap=args.bootstrap,
-                              confidence=args.confidence, seed=args.seed,
+                              ref_field=args.ref_field, id_field=args.id_field,
+                              system_field=args.system_field, group_by=args.group_by,
+                              stemmer=args.stem, tokenizer=args.tokenizer, out=args.out,
+                              errors_out=args.errors, on_error=args.on_error, resume=args.resume,
+                              threads=args.threads, chunk_size=max(args.chunk_size, 1),
+                              bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
+                              compare_to=args.compare,
                               progress=bar.update if bar is not None else None)
     finally:
         if bar is not None:

@@ -28,7 +28,7 @@ import csv
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union
 
@@ -108,6 +108,8 @@ class Chunk:
         errors: the bad records of this chunk (empty when ``on_error="fail"``).
         end_row: 0-based index one past the last source record consumed, good or bad;
             resume a stopped job with ``start_row=chunk.end_row``.
+        records: 0-based source record index of each good record (parallel to
+            ``row_numbers``): what lines up rows of two files read in lockstep.
     """
 
     start_row: int
@@ -115,6 +117,7 @@ class Chunk:
     columns: dict[str, list[Any]]
     errors: list[RowError]
     end_row: int
+    records: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.row_numbers)
@@ -204,17 +207,19 @@ def _chunked(records: Iterator[_Record], fields: Sequence[str], start_row: int, 
             return
         cols: list[list[Any]] = [[] for _ in fields]
         numbers: list[int] = []
+        good: list[int] = []
         errors: list[RowError] = []
-        for number, values in batch:
+        for i, (number, values) in enumerate(batch):
             if isinstance(values, RowError):
                 if on_error == "fail":
                     raise InputError(str(values), values)
                 errors.append(values)
                 continue
             numbers.append(number)
+            good.append(row + i)
             for col, value in zip(cols, values):
                 col.append(value)
-        yield Chunk(row, numbers, dict(zip(fields, cols)), errors, row + len(batch))
+        yield Chunk(row, numbers, dict(zip(fields, cols)), errors, row + len(batch), good)
         row += len(batch)
 
 
@@ -455,7 +460,7 @@ def _parquet_chunk(
     numbers = [row + i for i in range(table.num_rows) if i not in bad]
     if bad:
         columns = {name: [v for i, v in enumerate(values) if i not in bad] for name, values in columns.items()}
-    return Chunk(row, numbers, columns, errors, row + table.num_rows)
+    return Chunk(row, numbers, columns, errors, row + table.num_rows, list(numbers))
 
 
 def _parquet_chunks(

@@ -1,8 +1,21 @@
-"""File-to-results scoring: read predictions and references in chunks, score each
-chunk, write per-row results as they are produced, aggregate at the end."""
+"""Bulk scoring of files: chunked, resumable, nothing lost.
+
+The input is read in chunks of ``chunk_size`` source records (every file of a
+run in lockstep, so chunk ``k`` of every file covers the same rows).  Each
+chunk's references are prepared (tokenized) once and scored against every
+system.  Results go to part files under ``OUT.parts/``, each written to a
+temporary name and renamed when complete, with the chunk's statistics beside
+it; at the end the parts are joined into ``OUT`` and removed.  ``resume=True``
+reuses the completed parts of an interrupted run (same inputs, same options),
+so the final output equals an uninterrupted run's, row for row.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,142 +23,508 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from respeval.io import Chunk, InputError, ResultWriter, count_rows, read_columns
-from respeval.metrics.rouge import AggregateScore, Score, rouge, validate_types
+from respeval import __version__
+from respeval.io import Chunk, InputError, ResultWriter, RowError, count_rows, read_columns
+from respeval.metrics.base import MetricFamily
+from respeval.metrics.rouge import RougeFamily, validate_types
 from respeval.stats import DEFAULT_SEED
+from respeval.summary import Comparison, CorpusRow, StatsCollector, compare, corpus_row
 
 EXAMPLE = Path(__file__).with_name("data") / "example.jsonl"
 DEFAULT_PRED_FIELD = "response"
 DEFAULT_REF_FIELD = "reference"
+ON_ERROR = ("fail", "skip", "record")
+ROUGE_METRICS = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
+
+
+def build_families(metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False,
+                   threads: int | None = None) -> list[MetricFamily]:
+    """Metric names -> families (ROUGE types are scored together)."""
+    names = list(metrics)
+    unknown = [m for m in names if m not in ROUGE_METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(ROUGE_METRICS)}")
+    rouge_types = [m for m in names if m in ROUGE_METRICS]
+    families: list[MetricFamily] = []
+    if rouge_types:
+        families.append(RougeFamily(validate_types(rouge_types), tokenizer=tokenizer, stemmer=stemmer,
+                                    threads=threads))
+    return families
 
 
 @dataclass
-class MetricSummary:
-    """Corpus figures of one metric: the row mean and a seeded bootstrap interval."""
+class RunSummary:
+    """What a scoring run produced: counts, the corpus table, comparisons."""
 
-    mean: Score
-    interval: AggregateScore | None
-
-
-@dataclass
-class Summary:
-    """What a scoring run produced."""
-
-    rows: int
-    metrics: dict[str, MetricSummary]
-    signature: str
+    rows_total: int
+    rows_scored: int
+    rows_failed: int
+    table: list[CorpusRow]
+    comparisons: list[Comparison]
+    fields: list[str]
+    signatures: dict[str, str]
     seconds: float
-    output: str | None = None
-    confidence: float = 0.95
-    bootstrap_samples: int = 0
-    seed: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    output: str | None
+    errors_output: str | None
+    confidence: float
+    bootstrap: int
+    seed: int | None
+    error_examples: list[str] = field(default_factory=list)
+    resumed_chunks: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        def score(s: Score) -> dict[str, float]:
-            return {"precision": s.precision, "recall": s.recall, "fmeasure": s.fmeasure}
+        from respeval.summary import to_json
 
-        metrics = {}
-        for name, m in self.metrics.items():
-            entry: dict[str, Any] = {"mean": score(m.mean)}
-            if m.interval is not None:
-                entry["bootstrap"] = {k: score(getattr(m.interval, k)) for k in ("low", "mid", "high")}
-            metrics[name] = entry
-        return {"rows": self.rows, "metrics": metrics, "signature": self.signature,
-                "confidence": self.confidence, "bootstrap_samples": self.bootstrap_samples,
-                "seed": self.seed, "seconds": round(self.seconds, 3), "output": self.output}
+        out = {"rows_total": self.rows_total, "rows_scored": self.rows_scored,
+               "rows_failed": self.rows_failed, "fields": self.fields, "signatures": self.signatures,
+               "confidence": self.confidence, "bootstrap_samples": self.bootstrap, "seed": self.seed,
+               "seconds": round(self.seconds, 3), "output": self.output,
+               "errors_output": self.errors_output, "resumed_chunks": self.resumed_chunks}
+        out.update(to_json(self.table, self.comparisons))
+        return out
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+_STRUCTURED = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def input_format(path: str) -> str:
+    """jsonl, csv or parquet by extension; anything else (.txt, .de, .hyp, ...) is plain text."""
+    return _STRUCTURED.get(Path(path).suffix.lower(), "text")
 
 
 def _is_text(path: str) -> bool:
-    return Path(path).suffix.lower() in (".txt", ".text")
+    return input_format(path) == "text"
 
 
-def _field_for(path: str, given: str | None, default: str) -> str:
-    return "text" if _is_text(path) else (given or default)
+@dataclass
+class _Inputs:
+    preds: list[str]                 # prediction files (one per system, or one with system_field)
+    ref: str | None                  # separate reference file, or None (same file as each pred)
+    pred_field: str
+    ref_field: str
+    id_field: str | None
+    system_field: str | None
+    group_field: str | None
+
+    def system_names(self) -> list[str]:
+        names = [Path(p).stem for p in self.preds]
+        if len(set(names)) != len(names):
+            names = [str(Path(p)) for p in self.preds]
+        return names
+
+    def pred_fields(self) -> list[str]:
+        fields = [self.pred_field]
+        if self.ref is None:
+            fields.append(self.ref_field)
+        for extra in (self.id_field, self.system_field, self.group_field):
+            if extra and extra not in fields:
+                fields.append(extra)
+        return fields
 
 
-def _paired_chunks(pred: str, ref: str | None, pred_field: str, ref_field: str,
-                   chunk_size: int) -> Iterator[tuple[Chunk, list[str], list[Any], list[Any] | None]]:
-    """(chunk, predictions, references, ids) per chunk, reading one file or two in lockstep."""
-    if ref is None or Path(ref) == Path(pred):
-        if pred_field == ref_field:
-            raise ValueError(f"--pred-field and --ref-field are both {pred_field!r} in {pred}")
-        for chunk in read_columns(pred, [pred_field, ref_field], chunk_size=chunk_size,
-                                  allow_list_fields=(ref_field,)):
-            yield chunk, chunk.columns[pred_field], chunk.columns[ref_field], None
-        return
-    preds = read_columns(pred, [pred_field], chunk_size=chunk_size)
-    refs = read_columns(ref, [ref_field], chunk_size=chunk_size, allow_list_fields=(ref_field,))
-    seen = 0
-    for p_chunk in preds:
-        r_chunk = next(refs, None)
-        if r_chunk is None or len(r_chunk) != len(p_chunk):
-            got = seen + (0 if r_chunk is None else len(r_chunk))
-            raise InputError(f"{pred} has more rows than {ref} ({ref} ends after {got} rows)")
-        seen += len(p_chunk)
-        yield p_chunk, p_chunk.columns[pred_field], r_chunk.columns[ref_field], None
-    if next(refs, None) is not None:
-        raise InputError(f"{ref} has more rows than {pred} ({pred} ends after {seen} rows)")
+def _fingerprint(inputs: _Inputs, families: Sequence[MetricFamily], chunk_size: int, on_error: str) -> str:
+    files = [*inputs.preds, *([inputs.ref] if inputs.ref else [])]
+    meta = []
+    for path in files:
+        st = os.stat(path)
+        meta.append([os.path.abspath(path), st.st_size, st.st_mtime_ns])
+    blob = json.dumps({"files": meta, "families": [f.signature() for f in families],
+                       "chunk_size": chunk_size, "on_error": on_error, "fields": inputs.__dict__,
+                       "version": __version__}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def score_files(pred: str, ref: str | None = None, *, metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+def _reader(path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int,
+            list_fields: tuple[str, ...] = ()) -> Iterator[Chunk]:
+    mode = "fail" if on_error == "fail" else "record"
+    return read_columns(path, fields, fmt=input_format(path), chunk_size=chunk_size, on_error=mode,
+                        start_row=start_row, allow_list_fields=list_fields)
+
+
+# --------------------------------------------------------------------------- parts (resume)
+
+
+class _Parts:
+    """Completed chunks on disk: results, errors and statistics per chunk."""
+
+    def __init__(self, out: str, fingerprint: str, resume: bool) -> None:
+        self.out = out
+        self.dir = Path(out + ".parts")
+        self.ext = Path(out).suffix.lower()
+        manifest = self.dir / "manifest.json"
+        if self.dir.exists() and resume:
+            try:
+                stored = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                stored = {}
+            if stored.get("fingerprint") != fingerprint:
+                raise ValueError(f"cannot resume into {out}: its inputs or options changed since the "
+                                 f"interrupted run (or {manifest} is missing); run without --resume")
+        elif self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        manifest.write_text(json.dumps({"fingerprint": fingerprint}))
+
+    def _name(self, k: int, what: str) -> Path:
+        return self.dir / f"part-{k:06d}.{what}"
+
+    def done(self) -> list[int]:
+        """Chunk indices whose three files are complete (the stats file is renamed last)."""
+        ks = sorted(int(p.name[5:11]) for p in self.dir.glob("part-*.stats.npz"))
+        # chunks run in order, so only a gap-free prefix counts
+        prefix = []
+        for i, k in enumerate(ks):
+            if k != i:
+                break
+            prefix.append(k)
+        return prefix
+
+    def write(self, k: int, table: dict[str, Any] | None, errors: list[dict[str, Any]],
+              stats: "_ChunkStats") -> None:
+        results = self._name(k, "results" + self.ext)
+        tmp = results.with_name(results.name + ".tmp")
+        if table is not None:
+            with ResultWriter(tmp, fmt=self.ext.lstrip(".").replace("ndjson", "jsonl").replace("pq", "parquet")) as w:
+                w.write(table)
+            os.replace(tmp, results)
+        err = self._name(k, "errors.jsonl")
+        with open(err.with_name(err.name + ".tmp"), "w", encoding="utf-8") as fh:
+            for e in errors:
+                fh.write(json.dumps(e, ensure_ascii=False) + "\n")
+        os.replace(err.with_name(err.name + ".tmp"), err)
+        st = self._name(k, "stats.npz")
+        with open(st.with_name(st.name + ".tmp"), "wb") as fh:
+            np.savez(fh, **stats.to_arrays())
+        os.replace(st.with_name(st.name + ".tmp"), st)
+
+    def load_stats(self, k: int) -> "_ChunkStats":
+        with np.load(self._name(k, "stats.npz"), allow_pickle=False) as z:
+            return _ChunkStats.from_arrays({name: z[name] for name in z.files})
+
+    def errors(self, k: int) -> list[dict[str, Any]]:
+        path = self._name(k, "errors.jsonl")
+        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+    def finish(self, n_chunks: int, errors_out: str | None) -> None:
+        """Join the parts into the final files, then remove them."""
+        fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}[self.ext]
+        results = [self._name(k, "results" + self.ext) for k in range(n_chunks)]
+        results = [p for p in results if p.exists()]
+        tmp_out = self.out + ".tmp"
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            writer = None
+            try:
+                for p in results:
+                    t = pq.read_table(p)
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp_out, t.schema)
+                    writer.write_table(t)
+            finally:
+                if writer is not None:
+                    writer.close()
+            if writer is None:
+                open(tmp_out, "wb").close()
+        else:
+            with open(tmp_out, "wb") as dst:
+                for i, p in enumerate(results):
+                    with open(p, "rb") as src:
+                        if fmt == "csv" and i > 0:
+                            src.readline()  # each part carries the header; keep the first only
+                        shutil.copyfileobj(src, dst)
+        os.replace(tmp_out, self.out)
+        if errors_out:
+            with open(errors_out + ".tmp", "w", encoding="utf-8") as dst:
+                for k in range(n_chunks):
+                    p = self._name(k, "errors.jsonl")
+                    if p.exists():
+                        dst.write(p.read_text(encoding="utf-8"))
+            os.replace(errors_out + ".tmp", errors_out)
+        shutil.rmtree(self.dir)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class _ChunkStats:
+    """Per (system, group): the scored rows' record indices and each family's statistics."""
+
+    entries: list[tuple[str, str | None, np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        arrays: dict[str, np.ndarray] = {}
+        index = []
+        for i, (system, group, keys, fams) in enumerate(self.entries):
+            arrays[f"keys{i}"] = keys
+            for j, (name, mat) in enumerate(fams.items()):
+                arrays[f"stats{i}_{j}"] = mat
+            index.append([system, group, list(fams)])
+        arrays["index"] = np.array(json.dumps(index))
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "_ChunkStats":
+        out = cls()
+        for i, (system, group, names) in enumerate(json.loads(str(arrays["index"]))):
+            fams = {name: arrays[f"stats{i}_{j}"] for j, name in enumerate(names)}
+            out.entries.append((system, group, arrays[f"keys{i}"], fams))
+        return out
+
+
+def _bad_records(chunk: Chunk) -> dict[int, RowError]:
+    """Source record index -> its error (one error per bad record, in order)."""
+    good = set(chunk.records)
+    bad = [r for r in range(chunk.start_row, chunk.end_row) if r not in good]
+    return dict(zip(bad, chunk.errors))
+
+
+def _error_row(system: str, record: int, errs: list[RowError]) -> dict[str, Any]:
+    first = errs[0]
+    return {"system": system, "record": record, "file": first.path, "line": first.line, "unit": first.unit,
+            "field": first.field, "reason": "; ".join(str(e) for e in errs)}
+
+
+def score_files(preds: str | Sequence[str], ref: str | None = None, *,
+                metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
                 pred_field: str | None = None, ref_field: str | None = None, id_field: str | None = None,
+                system_field: str | None = None, group_by: str | None = None,
                 stemmer: bool = False, tokenizer: str = "rouge", out: str | None = None,
+                errors_out: str | None = None, on_error: str = "fail", resume: bool = False,
                 threads: int | None = None, chunk_size: int = 50_000, bootstrap: int = 1000,
-                confidence: float = 0.95, seed: int | None = DEFAULT_SEED,
-                progress: Callable[[int], None] | None = None) -> Summary:
-    """Score a predictions file against a references file (or two fields of one file).
+                confidence: float = 0.95, seed: int | None = DEFAULT_SEED, compare_to: str | None = None,
+                comparison_trials: int = 1000,
+                progress: Callable[[int], None] | None = None) -> RunSummary:
+    """Score prediction file(s) against references, chunk by chunk.
 
-    Per-row results go to ``out`` (.parquet, .jsonl or .csv) chunk by chunk, each
-    row keyed by ``row`` (0-based input row) and, with ``id_field``, the input id.
+    Parameters
+    ----------
+    preds : one file, or one file per system (named by file stem)
+    ref : the references file; None reads ``ref_field`` from each predictions file
+    system_field : with one predictions file, the field naming each row's system
+    group_by : a field of the predictions file; the table is repeated per value
+    out : per-row results (.parquet, .jsonl or .csv); parts are kept until the end
+    errors_out : where bad rows go with ``on_error="record"`` (default ``OUT.errors.jsonl``)
+    on_error : ``fail`` (stop at the first bad row, naming file, line and field),
+        ``skip`` (leave bad rows out, counted in the summary) or ``record``
+        (leave them out and write each with its reason to ``errors_out``)
+    resume : continue an interrupted run that wrote to the same ``out``
+    compare_to : a system name: paired significance of every other system against it
     """
     started = time.perf_counter()
-    types = validate_types(metrics)
-    pred_f = _field_for(pred, pred_field, DEFAULT_PRED_FIELD)
-    ref_f = _field_for(ref or pred, ref_field, DEFAULT_REF_FIELD)
-    columns: dict[str, list[np.ndarray]] = {f"{t}_{x}": [] for t in types for x in "prf"}
-    writer = ResultWriter(out) if out else None
-    rows = 0
-    signature = ""
-    # ids always come from the predictions file
-    ids_reader = read_columns(pred, [id_field], chunk_size=chunk_size) if id_field else None
-    try:
-        for chunk, preds, refs, _ in _paired_chunks(pred, ref, pred_f, ref_f, chunk_size):
-            result = rouge(preds, refs, types, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
-            signature = result.signature
-            for name in columns:
-                columns[name].append(result[name])
-            if writer is not None:
-                table: dict[str, Any] = {"row": np.arange(rows, rows + len(preds), dtype=np.int64)}
-                if ids_reader is not None:
-                    table[id_field] = next(ids_reader).columns[id_field]
-                table.update({k: v for k, v in result.columns.items() if not k.endswith("_ref")})
-                writer.write(table)
-            rows += len(preds)
-            if progress is not None:
-                progress(len(preds))
-    finally:
-        if writer is not None:
-            writer.close()
-    merged = {k: np.concatenate(v) if v else np.zeros(0) for k, v in columns.items()}
-    summary_metrics = {}
-    if rows:
-        from respeval.metrics.rouge import RougeResult
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    pred_paths = [preds] if isinstance(preds, (str, os.PathLike)) else [str(p) for p in preds]
+    if not pred_paths:
+        raise ValueError("no predictions file given")
+    if system_field and len(pred_paths) > 1:
+        raise ValueError("use either several prediction files or --system-field, not both")
+    if resume and not out:
+        raise ValueError("resume needs an output file (--out) to resume into")
+    for path in [*pred_paths, *([ref] if ref else [])]:
+        if not os.path.exists(path):
+            raise InputError(f"cannot read {path}: No such file or directory")
+    same_file = ref is None or (len(pred_paths) == 1 and Path(ref) == Path(pred_paths[0]))
+    inputs = _Inputs(
+        preds=[str(p) for p in pred_paths], ref=None if same_file else str(ref),
+        pred_field="text" if _is_text(pred_paths[0]) else (pred_field or DEFAULT_PRED_FIELD),
+        ref_field="text" if (ref and _is_text(ref)) else (ref_field or DEFAULT_REF_FIELD),
+        id_field=id_field, system_field=system_field, group_field=group_by)
+    if same_file and inputs.pred_field == inputs.ref_field:
+        raise ValueError(f"the prediction and reference fields are both {inputs.pred_field!r}: "
+                         "give --ref FILE or distinct --pred-field/--ref-field")
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    if errors_out is None and out and on_error == "record":
+        errors_out = out + ".errors.jsonl"
+    if on_error == "record" and not errors_out:
+        raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
+    parts = _Parts(out, _fingerprint(inputs, families, chunk_size, on_error), resume) if out else None
+    collector = StatsCollector(families)
+    done = parts.done() if (parts and resume) else []
+    system_names = inputs.system_names()
+    rows_failed = 0
+    error_examples: list[str] = []
+    memory_errors: list[dict[str, Any]] = []
 
-        res = RougeResult(types, merged, signature, "", np.zeros(rows, np.int64), {})
-        intervals = res.bootstrap(n=bootstrap, ci=confidence, seed=seed) if bootstrap > 0 else {}
-        for t, mean in res.mean().items():
-            summary_metrics[t] = MetricSummary(mean, intervals.get(t))
-    else:
-        for t in types:
-            summary_metrics[t] = MetricSummary(Score(0.0, 0.0, 0.0), None)
-    return Summary(rows, summary_metrics, signature, time.perf_counter() - started, out,
-                   confidence, bootstrap if rows else 0, seed)
+    def remember(stats: _ChunkStats) -> None:
+        for system, group, keys, fams in stats.entries:
+            collector.add(system, group, keys, fams)
+
+    for k in done:
+        remember(parts.load_stats(k))
+        errs = parts.errors(k)
+        rows_failed += len(errs)
+        error_examples.extend(_describe(e) for e in errs[: max(0, 5 - len(error_examples))])
+    start_row = len(done) * chunk_size
+    if progress is not None and start_row:
+        progress(min(start_row, 10**18))
+
+    pred_readers = [_reader(p, inputs.pred_fields(), chunk_size, on_error, start_row,
+                            (inputs.ref_field,) if inputs.ref is None else ()) for p in inputs.preds]
+    ref_reader = (_reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row,
+                          (inputs.ref_field,)) if inputs.ref else None)
+    k = len(done)
+    rows_seen_total = start_row * len(inputs.preds)
+    while True:
+        p_chunks = [next(r, None) for r in pred_readers]
+        r_chunk = next(ref_reader, None) if ref_reader is not None else None
+        if all(c is None for c in p_chunks) and r_chunk is None:
+            break
+        _check_lockstep(inputs, p_chunks, r_chunk)
+        table, errors, stats = _score_chunk(inputs, system_names, families, p_chunks, r_chunk)
+        rows_failed += len(errors)
+        error_examples.extend(_describe(e) for e in errors[: max(0, 5 - len(error_examples))])
+        if parts is not None:
+            parts.write(k, table, errors if on_error == "record" else [], stats)
+        elif on_error == "record":
+            memory_errors.extend(errors)
+        remember(stats)
+        n_rows = max((c.end_row - c.start_row) for c in p_chunks if c is not None)
+        rows_seen_total += n_rows * len(inputs.preds)
+        if progress is not None:
+            progress(n_rows)
+        k += 1
+    if parts is not None:
+        parts.finish(k, errors_out if on_error == "record" else None)
+    elif on_error == "record" and errors_out:
+        with open(errors_out, "w", encoding="utf-8") as fh:
+            for e in memory_errors:
+                fh.write(json.dumps(e, ensure_ascii=False) + "\n")
+
+    table_rows: list[CorpusRow] = []
+    for system, group in sorted(collector.keys(), key=lambda sg: (_order(system_names, sg[0]), sg[1] or "")):
+        table_rows.append(corpus_row(system, group, collector, bootstrap=bootstrap, confidence=confidence,
+                                     seed=seed))
+    fields_shown = [f for fam in families for f in fam.headline]
+    comparisons: list[Comparison] = []
+    if compare_to is not None:
+        systems = {s for s, _ in collector.keys()}
+        if compare_to not in systems:
+            raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: {', '.join(sorted(systems))}")
+        for system, group in collector.keys():
+            if system != compare_to and (compare_to, group) in collector.keys():
+                comparisons.append(compare(system, compare_to, group, collector, fields=fields_shown,
+                                           trials=comparison_trials, seed=seed))
+    rows_scored = sum(r.rows for r in table_rows if r.group is None)
+    return RunSummary(
+        rows_total=rows_scored + rows_failed, rows_scored=rows_scored, rows_failed=rows_failed,
+        table=table_rows, comparisons=comparisons, fields=fields_shown,
+        signatures={f.name: f.signature() for f in families}, seconds=time.perf_counter() - started,
+        output=out, errors_output=errors_out if on_error == "record" else None, confidence=confidence,
+        bootstrap=bootstrap, seed=seed, error_examples=error_examples, resumed_chunks=len(done))
+
+
+def _order(names: list[str], system: str) -> int:
+    return names.index(system) if system in names else len(names)
+
+
+def _describe(e: dict[str, Any]) -> str:
+    return f"[{e['system']}] {e['reason']}" if e.get("system") else e["reason"]
+
+
+def _check_lockstep(inputs: _Inputs, p_chunks: list[Chunk | None], r_chunk: Chunk | None) -> None:
+    """Every file must have the same number of records: name the short one."""
+    ends = {p: (c.end_row if c is not None else None) for p, c in zip(inputs.preds, p_chunks)}
+    if inputs.ref is not None:
+        ends[inputs.ref] = r_chunk.end_row if r_chunk is not None else None
+    known = {p: e for p, e in ends.items() if e is not None}
+    if len(set(known.values())) > 1 or len(known) != len(ends):
+        longest = max(known, key=lambda p: known[p])
+        for p, e in ends.items():
+            if e is None or e < known[longest]:
+                raise InputError(f"{longest} has more rows than {p} ({p} ends before row {known[longest]}): "
+                                 "predictions and references must pair up row by row")
+
+
+def _score_chunk(inputs: _Inputs, system_names: list[str], families: Sequence[MetricFamily],
+                 p_chunks: list[Chunk], r_chunk: Chunk | None
+                 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], _ChunkStats]:
+    """Score one chunk for every system: result table, error rows, statistics.
+
+    A row fails for a system when its prediction record or its reference record
+    is bad; it is reported once per system, with every reason.
+    """
+    errors: list[dict[str, Any]] = []
+    refs: dict[int, Any] = {}
+    ref_bad: dict[int, RowError] = {}
+    if r_chunk is not None:
+        refs = dict(zip(r_chunk.records, r_chunk.columns[inputs.ref_field]))
+        ref_bad = _bad_records(r_chunk)
+    rows: dict[str, list[tuple[int, str, Any, Any, Any]]] = {}
+    for file_name, chunk in zip(system_names, p_chunks):
+        cols = chunk.columns
+        pred_bad = _bad_records(chunk)
+        # with --system-field, a bad record's system cannot be trusted: "" names it
+        owner = "" if inputs.system_field else file_name
+        for record in sorted(set(pred_bad) | set(ref_bad)):
+            errs = [e for e in (pred_bad.get(record), ref_bad.get(record)) if e is not None]
+            errors.append(_error_row(owner, record, errs))
+        ids = cols.get(inputs.id_field) if inputs.id_field else None
+        groups = cols.get(inputs.group_field) if inputs.group_field else None
+        systems = cols.get(inputs.system_field) if inputs.system_field else None
+        for i, record in enumerate(chunk.records):
+            if inputs.ref is None:
+                ref = cols[inputs.ref_field][i]
+            elif record in refs:
+                ref = refs[record]
+            else:
+                continue  # its reference record is bad: reported above
+            system = systems[i] if systems is not None else file_name
+            rows.setdefault(system, []).append(
+                (record, cols[inputs.pred_field][i], ref, ids[i] if ids is not None else None,
+                 groups[i] if groups is not None else None))
+    stats = _ChunkStats()
+    table_parts: list[dict[str, Any]] = []
+    multi = len(p_chunks) > 1 or bool(inputs.system_field)
+    for system, items in rows.items():
+        records = np.array([it[0] for it in items], np.int64)
+        preds = [it[1] for it in items]
+        refs_rows = [it[2] for it in items]
+        groups = [it[4] for it in items]
+        part: dict[str, Any] = {}
+        if multi:
+            part["system"] = [system] * len(items)
+        part["row"] = records
+        if inputs.id_field:
+            part[inputs.id_field] = [it[3] for it in items]
+        if inputs.group_field:
+            part[inputs.group_field] = groups
+        fam_stats: dict[str, np.ndarray] = {}
+        for fam in families:
+            scored = fam.score(fam.prepare(refs_rows), preds)
+            part.update(scored.columns)
+            fam_stats[fam.name] = scored.stats
+        table_parts.append(part)
+        stats.entries.append((system, None, records, fam_stats))
+        if inputs.group_field:
+            for g in sorted(set(groups), key=str):
+                mask = np.array([x == g for x in groups])
+                stats.entries.append((system, str(g), records[mask],
+                                      {n: m[mask] for n, m in fam_stats.items()}))
+    table = _concat_parts(table_parts) if table_parts else None
+    return table, errors, stats
+
+
+def _concat_parts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in parts[0]:
+        values = [p[name] for p in parts]
+        if isinstance(values[0], np.ndarray):
+            out[name] = np.concatenate(values)
+        else:
+            out[name] = [v for vs in values for v in vs]
+    return out
 
 
 def total_rows(path: str) -> int | None:
     """Rows in ``path`` for a progress bar, or None when counting is not possible."""
     try:
-        return count_rows(path)
+        return count_rows(path, fmt=input_format(path))
     except (OSError, ValueError):
         return None

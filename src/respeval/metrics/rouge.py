@@ -16,6 +16,7 @@ import numpy as np
 
 from respeval import __version__, _backend
 from respeval._inputs import reference_lists, same_length, text_list
+from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 from respeval.tokenizers.rouge import TokenBatch, tokenize
 
@@ -224,6 +225,71 @@ def score_tokens(kernels: Any, vocab_size: int, preds: TokenBatch, refs: TokenBa
     return out
 
 
+@dataclass
+class PreparedReferences:
+    """References tokenized once, to be scored against any number of prediction sets."""
+
+    kernels: Any
+    vocab: Any
+    batch: TokenBatch
+    pair_pred: np.ndarray      # pair -> row
+    pair_ref: np.ndarray       # pair -> distinct reference
+    single: bool               # one reference per row
+    n_rows: int
+    tokenizer: Any
+    stemmer: bool
+    threads: int | None
+
+
+def prepare_references(references: Any, *, tokenizer: Any = "rouge", stemmer: bool = False,
+                       threads: int | None = None, implementation: str | None = None) -> PreparedReferences:
+    """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
+    kernels = _backend.get(implementation)
+    refs_per_row, single = reference_lists(references, "references")
+    distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
+    vocab = kernels.Vocab()
+    batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
+    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, len(refs_per_row),
+                              tokenizer, stemmer, threads)
+
+
+def _select(types: Sequence[str], per_pair: dict, pair_pred: np.ndarray, pair_ref: np.ndarray,
+            n_rows: int, single: bool, ref_lengths_all: np.ndarray
+            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
+    columns: dict[str, np.ndarray] = {}
+    ref_lengths: dict[str, np.ndarray] = {}
+    rlen = ref_lengths_all[pair_ref]
+    for t in types:
+        p, r, f = per_pair[t]
+        best = _pick_best(f, pair_pred, n_rows, single)
+        columns[f"{t}_p"] = p[best]
+        columns[f"{t}_r"] = r[best]
+        columns[f"{t}_f"] = f[best]
+        columns[f"{t}_ref"] = best - first_pair
+        ref_lengths[t] = rlen[best]
+    return columns, ref_lengths
+
+
+def score_prepared(prepared: PreparedReferences, predictions: Any,
+                   types: Iterable[str] = DEFAULT_TYPES) -> RougeResult:
+    """ROUGE of ``predictions`` (one per row) against already prepared references."""
+    types = validate_types(types)
+    preds = text_list(predictions, "predictions")
+    if len(preds) != prepared.n_rows:
+        raise ValueError(f"predictions has {len(preds)} rows but references has {prepared.n_rows}: "
+                         "they must pair up row by row")
+    k = prepared.kernels
+    pred_batch = tokenize(k, prepared.vocab, preds, prepared.tokenizer, prepared.stemmer, prepared.threads)
+    per_pair = score_tokens(k, len(prepared.vocab), pred_batch, prepared.batch, prepared.pair_pred,
+                            prepared.pair_ref, types, prepared.threads)
+    columns, ref_lengths = _select(types, per_pair, prepared.pair_pred, prepared.pair_ref,
+                                   len(preds), prepared.single, prepared.batch.lengths())
+    return RougeResult(types, columns, signature(types, prepared.tokenizer, prepared.stemmer),
+                       _backend.name("native" if k.__name__ == "respeval._core" else "python"),
+                       pred_batch.lengths(), ref_lengths)
+
+
 def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPES, *,
           tokenizer: Any = "rouge", stemmer: bool = False, threads: int | None = None,
           implementation: str | None = None) -> RougeResult:
@@ -256,18 +322,40 @@ def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPE
     ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
     per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref,
                             types, threads)
-    n_rows = len(preds)
-    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
-    columns: dict[str, np.ndarray] = {}
-    ref_lengths: dict[str, np.ndarray] = {}
-    rlen = ref_batch.lengths()[pair_ref]
-    for t in types:
-        p, r, f = per_pair[t]
-        best = _pick_best(f, pair_pred, n_rows, single)
-        columns[f"{t}_p"] = p[best]
-        columns[f"{t}_r"] = r[best]
-        columns[f"{t}_f"] = f[best]
-        columns[f"{t}_ref"] = best - first_pair
-        ref_lengths[t] = rlen[best]
+    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single,
+                                   ref_batch.lengths())
     return RougeResult(types, columns, signature(types, tokenizer, stemmer),
                        _backend.name(implementation), pred_batch.lengths(), ref_lengths)
+
+
+class RougeFamily:
+    """ROUGE types as one metric family for the bulk pipeline (corpus value = row mean)."""
+
+    def __init__(self, types: Iterable[str], *, tokenizer: Any = "rouge", stemmer: bool = False,
+                 threads: int | None = None, implementation: str | None = None) -> None:
+        self.types = validate_types(types)
+        self.name = "rouge"
+        self.tokenizer = tokenizer
+        self.stemmer = stemmer
+        self.threads = threads
+        self.implementation = implementation
+        self.stat_names = tuple(f"{t}_{x}" for t in self.types for x in "prf")
+        self.headline = tuple(f"{t}_f" for t in self.types)
+
+    def prepare(self, references: list) -> PreparedReferences:
+        return prepare_references(references, tokenizer=self.tokenizer, stemmer=self.stemmer,
+                                  threads=self.threads, implementation=self.implementation)
+
+    def score(self, prepared: PreparedReferences, predictions: list[str]) -> ChunkScores:
+        res = score_prepared(prepared, predictions, self.types)
+        columns = {k: v for k, v in res.columns.items() if not k.endswith("_ref")}
+        stats = np.column_stack([columns[c] for c in self.stat_names]) if len(predictions) else \
+            np.zeros((0, len(self.stat_names)))
+        return ChunkScores(columns, stats)
+
+    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, np.ndarray | float]:
+        means = np.asarray(sums, dtype=np.float64) / max(rows, 1)
+        return {name: means[..., i] for i, name in enumerate(self.stat_names)}
+
+    def signature(self) -> str:
+        return signature(self.types, self.tokenizer, self.stemmer)
