@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", type=_positive_int, default=None,
                      help="threads for the native core (default: all cores)")
     run.add_argument("--chunk-size", type=_positive_int, default=50_000, help="rows per chunk (default 50000)")
+    run.add_argument("--engine", choices=["local", "dask"], default="local",
+                     help="local (default) or dask: one task per Parquet file of --pred (a glob), "
+                          "each file holding both fields; needs respeval[dask]")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --engine dask: a running scheduler (tcp://host:8786); default: a "
+                          "2-worker LocalCluster on 127.0.0.1")
     return parser
 
 
@@ -154,6 +160,8 @@ def _score(args: argparse.Namespace) -> int:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     if not args.pred:
         raise SystemExit("respeval score: give --pred FILE (and usually --ref FILE), or --example")
+    if args.engine == "dask":
+        return _score_dask(args)
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -178,6 +186,39 @@ def _score(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_json(), indent=2))
     else:
         print(_table(summary))
+    return 0
+
+
+def _score_dask(args: argparse.Namespace) -> int:
+    if args.ref or args.resume or args.on_error != "fail" or args.compare:
+        raise ValueError("--engine dask reads both fields from each Parquet file and supports neither "
+                         "--ref, --resume, --on-error skip/record nor --compare yet")
+    if not args.out:
+        raise ValueError("--engine dask needs --out FILE.parquet")
+    try:
+        from respeval.distributed.dask import expand_inputs, score_parquet
+    except ImportError as exc:
+        raise ValueError(f"--engine dask needs respeval[dask] (pip install 'respeval[dask]'): {exc}") from exc
+    bar = None
+    files = expand_inputs(args.pred)
+    if not args.quiet:
+        from tqdm import tqdm
+
+        from respeval.io import count_rows
+
+        bar = tqdm(total=sum(count_rows(f) for f in files), unit="rows", file=sys.stderr, delay=2.0,
+                   dynamic_ncols=True, desc="scoring (dask)")
+    try:
+        summary = score_parquet(files, args.out, metrics=args.metrics,
+                                pred_field=args.pred_field or "response", ref_field=args.ref_field or "reference",
+                                id_field=args.id_field, system_field=args.system_field, group_by=args.group_by,
+                                stemmer=args.stem, tokenizer=args.tokenizer, scheduler=args.scheduler,
+                                bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
+                                progress=bar.update if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(json.dumps(summary.to_json(), indent=2) if args.json else _table(summary))
     return 0
 
 

@@ -397,20 +397,9 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
             for e in memory_errors:
                 fh.write(json.dumps(e, ensure_ascii=False) + "\n")
 
-    table_rows: list[CorpusRow] = []
-    for system, group in sorted(collector.keys(), key=lambda sg: (_order(system_names, sg[0]), sg[1] or "")):
-        table_rows.append(corpus_row(system, group, collector, bootstrap=bootstrap, confidence=confidence,
-                                     seed=seed))
-    fields_shown = [f for fam in families for f in fam.headline]
-    comparisons: list[Comparison] = []
-    if compare_to is not None:
-        systems = {s for s, _ in collector.keys()}
-        if compare_to not in systems:
-            raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: {', '.join(sorted(systems))}")
-        for system, group in collector.keys():
-            if system != compare_to and (compare_to, group) in collector.keys():
-                comparisons.append(compare(system, compare_to, group, collector, fields=fields_shown,
-                                           trials=comparison_trials, seed=seed))
+    table_rows, comparisons, fields_shown = summarize(
+        collector, families, system_names, bootstrap=bootstrap, confidence=confidence, seed=seed,
+        compare_to=compare_to, trials=comparison_trials)
     rows_scored = sum(r.rows for r in table_rows if r.group is None)
     return RunSummary(
         rows_total=rows_scored + rows_failed, rows_scored=rows_scored, rows_failed=rows_failed,
@@ -418,6 +407,98 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
         signatures={f.name: f.signature() for f in families}, seconds=time.perf_counter() - started,
         output=out, errors_output=errors_out if on_error == "record" else None, confidence=confidence,
         bootstrap=bootstrap, seed=seed, error_examples=error_examples, resumed_chunks=len(done))
+
+
+def summarize(collector: StatsCollector, families: Sequence[MetricFamily], system_names: Sequence[str], *,
+              bootstrap: int, confidence: float, seed: int | None, compare_to: str | None = None,
+              trials: int = 1000) -> tuple[list[CorpusRow], list[Comparison], list[str]]:
+    """The corpus table (per system and slice) and the comparisons against ``compare_to``."""
+    names = list(system_names)
+    table_rows = [corpus_row(system, group, collector, bootstrap=bootstrap, confidence=confidence, seed=seed)
+                  for system, group in sorted(collector.keys(), key=lambda sg: (_order(names, sg[0]), sg[0], sg[1] or ""))]
+    fields_shown = [f for fam in families for f in fam.headline]
+    comparisons: list[Comparison] = []
+    if compare_to is not None:
+        systems = {s for s, _ in collector.keys()}
+        if compare_to not in systems:
+            raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: "
+                             f"{', '.join(sorted(systems))}")
+        for system, group in collector.keys():
+            if system != compare_to and (compare_to, group) in collector.keys():
+                comparisons.append(compare(system, compare_to, group, collector, fields=fields_shown,
+                                           trials=trials, seed=seed))
+    return table_rows, comparisons, fields_shown
+
+
+def _table_chunk(table: Any, fields: list[str], list_fields: tuple[str, ...], source: str,
+                 record_offset: int = 0) -> Chunk:
+    """An Arrow table as one Chunk, every value checked (a null or a non-str names its row)."""
+    columns: dict[str, list[Any]] = {}
+    missing = [f for f in fields if f not in table.column_names]
+    if missing:
+        raise InputError(f"{source}: missing column {missing[0]!r}; available columns: "
+                         f"{', '.join(map(repr, table.column_names))}")
+    for name in fields:
+        values = table.column(name).to_pylist()
+        for i, v in enumerate(values):
+            ok = isinstance(v, str) or (name in list_fields and isinstance(v, list) and v
+                                        and all(isinstance(x, str) for x in v))
+            if not ok:
+                what = "null" if v is None else type(v).__name__
+                raise InputError(f"{source}:row {record_offset + i}: field {name!r}: expected a string, got {what}")
+        columns[name] = values
+    n = table.num_rows
+    return Chunk(record_offset, list(range(record_offset, record_offset + n)), columns, [],
+                 record_offset + n, list(range(record_offset, record_offset + n)))
+
+
+def score_arrow(table: Any, families: Sequence[MetricFamily], *, pred_field: str = DEFAULT_PRED_FIELD,
+                ref_field: str = DEFAULT_REF_FIELD, id_field: str | None = None,
+                system_field: str | None = None, group_by: str | None = None,
+                source: str = "table", record_offset: int = 0) -> tuple[Any, "_ChunkStats"]:
+    """The engine-neutral core: an Arrow table in, per-row results and statistics out.
+
+    Rows are keyed by ``record_offset + position``.  Dask, Ray Data
+    (``map_batches(batch_format="pyarrow")``) and Spark (``mapInArrow``) run this
+    per partition; corpus values are then ``family.corpus`` of the summed statistics.
+    """
+    import pyarrow as pa
+
+    inputs = _Inputs(preds=[source], ref=None, pred_field=pred_field, ref_field=ref_field,
+                     id_field=id_field, system_field=system_field, group_field=group_by)
+    chunk = _table_chunk(table, inputs.pred_fields(), (ref_field,), source, record_offset)
+    name = "" if system_field else "default"
+    columns, _errors, stats = _score_chunk(inputs, [name], families, [chunk], None)
+    return (pa.table(columns) if columns is not None else pa.table({})), stats
+
+
+def score_table(table: Any, *, metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+                pred_field: str = DEFAULT_PRED_FIELD, ref_field: str = DEFAULT_REF_FIELD,
+                id_field: str | None = None, system_field: str | None = None, group_by: str | None = None,
+                stemmer: bool = False, tokenizer: str = "rouge", threads: int | None = None,
+                bootstrap: int = 1000, confidence: float = 0.95, seed: int | None = DEFAULT_SEED,
+                compare_to: str | None = None) -> tuple[Any, RunSummary]:
+    """Score an Arrow table or pandas DataFrame in memory: (results table, summary).
+
+    The same rows, metrics and summary as ``score_files`` on the same data.
+    """
+    import pyarrow as pa
+
+    started = time.perf_counter()
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    results, stats = score_arrow(table, families, pred_field=pred_field, ref_field=ref_field,
+                                 id_field=id_field, system_field=system_field, group_by=group_by)
+    collector = StatsCollector(families)
+    for system, group, keys, fams in stats.entries:
+        collector.add(system, group, keys, fams)
+    rows, comps, fields = summarize(collector, families, ["default"], bootstrap=bootstrap,
+                                    confidence=confidence, seed=seed, compare_to=compare_to)
+    scored = sum(r.rows for r in rows if r.group is None)
+    summary = RunSummary(scored, scored, 0, rows, comps, fields, {f.name: f.signature() for f in families},
+                         time.perf_counter() - started, None, None, confidence, bootstrap, seed)
+    return results, summary
 
 
 def _order(names: list[str], system: str) -> int:

@@ -1,0 +1,193 @@
+"""Bulk scoring on a Dask cluster: one task per input Parquet file.
+
+Each task reads its file, scores it with :func:`respeval.pipeline.score_arrow`,
+writes its own result part (to a temporary name, renamed when complete, so a
+task that Dask re-runs after losing a worker overwrites instead of
+duplicating) and returns its statistics.  The driver concatenates the
+statistics in file order and builds the same summary a single process would:
+corpus values are functions of column sums taken over the whole corpus, so they
+do not depend on how the work was split.
+
+Needs ``pip install 'respeval[dask]'`` on the driver and on every worker (with
+the compiled core: a worker without it fails with an error naming the worker).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from respeval.pipeline import (DEFAULT_PRED_FIELD, DEFAULT_REF_FIELD, RunSummary, _ChunkStats, build_families,
+                               score_arrow, summarize)
+from respeval.stats import DEFAULT_SEED
+from respeval.summary import StatsCollector
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Everything a worker needs to score one file (plain data: it travels by pickle)."""
+
+    metrics: tuple[str, ...]
+    pred_field: str
+    ref_field: str
+    id_field: str | None
+    system_field: str | None
+    group_by: str | None
+    stemmer: bool
+    tokenizer: str
+
+
+def _check_worker_core() -> None:
+    from respeval import _backend
+
+    wanted = os.environ.get("RESPEVAL_IMPLEMENTATION", "auto").lower()
+    if wanted != "python" and not _backend.native_available():
+        try:
+            from distributed import get_worker
+
+            where = get_worker().address
+        except (ImportError, ValueError):
+            where = "this worker"
+        raise RuntimeError(f"respeval's compiled core is not importable on {where}: install respeval "
+                           "(with its native extension) on every worker, or set "
+                           "RESPEVAL_IMPLEMENTATION=python there to use the slow reference")
+
+
+def score_file_task(index: int, path: str, part_path: str, config: TaskConfig
+                    ) -> tuple[int, int, dict[str, np.ndarray]]:
+    """Score one Parquet file into ``part_path``; returns (index, rows, statistics)."""
+    import pyarrow.parquet as pq
+
+    _check_worker_core()
+    table = pq.read_table(path)
+    families = build_families(config.metrics, tokenizer=config.tokenizer, stemmer=config.stemmer, threads=1)
+    results, stats = score_arrow(table, families, pred_field=config.pred_field, ref_field=config.ref_field,
+                                 id_field=config.id_field, system_field=config.system_field,
+                                 group_by=config.group_by, source=path)
+    tmp = part_path + f".tmp-{os.getpid()}"
+    pq.write_table(results, tmp)
+    os.replace(tmp, part_path)
+    return index, table.num_rows, stats.to_arrays()
+
+
+def local_cluster(n_workers: int = 2, threads_per_worker: int = 1) -> Any:
+    """A LocalCluster bound to loopback only, without a dashboard."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
+                        host="127.0.0.1", dashboard_address=None)
+
+
+def expand_inputs(inputs: str | Sequence[str]) -> list[str]:
+    """Files from a glob pattern, a directory, or a list (sorted, so the run is deterministic)."""
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    files: list[str] = []
+    for item in items:
+        item = str(item)
+        if os.path.isdir(item):
+            files.extend(sorted(str(p) for p in Path(item).glob("*.parquet")))
+        elif any(ch in item for ch in "*?["):
+            files.extend(sorted(glob.glob(item)))
+        else:
+            files.append(item)
+    if not files:
+        raise ValueError(f"no Parquet files match {inputs!r}")
+    for f in files:
+        if not os.path.exists(f):
+            raise FileNotFoundError(f"cannot read {f}: No such file or directory")
+    return files
+
+
+def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+                  pred_field: str = DEFAULT_PRED_FIELD, ref_field: str = DEFAULT_REF_FIELD,
+                  id_field: str | None = None, system_field: str | None = None, group_by: str | None = None,
+                  stemmer: bool = False, tokenizer: str = "rouge", client: Any = None,
+                  scheduler: str | None = None, bootstrap: int = 1000, confidence: float = 0.95,
+                  seed: int | None = DEFAULT_SEED, compare_to: str | None = None,
+                  progress: Callable[[int], None] | None = None) -> RunSummary:
+    """Score Parquet files on Dask; write ``output`` (a Parquet file) and return the summary.
+
+    ``client``: a ``distributed.Client``; else ``scheduler`` (an address such as
+    ``tcp://host:8786``); else a 2-worker LocalCluster on 127.0.0.1 is started
+    and closed afterwards.  Rows are keyed across files by their position in the
+    concatenation of the files in sorted order.
+    """
+    import pyarrow.parquet as pq
+    from distributed import Client, as_completed
+
+    started = time.perf_counter()
+    files = expand_inputs(inputs)
+    config = TaskConfig(tuple(metrics), pred_field, ref_field, id_field, system_field, group_by, stemmer, tokenizer)
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer)  # validates names early
+    parts_dir = Path(output + ".parts")
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    own_cluster = None
+    if client is None:
+        if scheduler:
+            client = Client(scheduler)
+        else:
+            own_cluster = local_cluster()
+            client = Client(own_cluster)
+    try:
+        futures = [client.submit(score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config,
+                                 pure=False, retries=2)
+                   for i, f in enumerate(files)]
+        by_index: dict[int, tuple[int, dict[str, np.ndarray]]] = {}
+        for fut in as_completed(futures):
+            index, rows, arrays = fut.result()
+            by_index[index] = (rows, arrays)
+            if progress is not None:
+                progress(rows)
+    finally:
+        client_to_close = client if (own_cluster is not None or scheduler) else None
+        if client_to_close is not None:
+            client_to_close.close()
+        if own_cluster is not None:
+            own_cluster.close()
+    collector = StatsCollector(families)
+    offset = 0
+    for i in range(len(files)):
+        rows, arrays = by_index[i]
+        for system, group, keys, fams in _ChunkStats.from_arrays(arrays).entries:
+            collector.add(system, group, keys + offset, fams)
+        offset += rows
+    writer = None
+    tmp_out = output + ".tmp"
+    try:
+        for i in range(len(files)):
+            t = pq.read_table(parts_dir / f"part-{i:06d}.parquet")
+            if "row" in t.column_names:
+                t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
+            if writer is None:
+                writer = pq.ParquetWriter(tmp_out, t.schema)
+            writer.write_table(t)
+    finally:
+        if writer is not None:
+            writer.close()
+    os.replace(tmp_out, output)
+    for p in parts_dir.glob("part-*"):
+        p.unlink()
+    parts_dir.rmdir()
+    names = ["" if system_field else "default"]
+    table, comps, fields = summarize(collector, families, names, bootstrap=bootstrap, confidence=confidence,
+                                     seed=seed, compare_to=compare_to)
+    scored = sum(r.rows for r in table if r.group is None)
+    return RunSummary(scored, scored, 0, table, comps, fields, {f.name: f.signature() for f in families},
+                      time.perf_counter() - started, output, None, confidence, bootstrap, seed)
+
+
+def _offset(by_index: dict[int, tuple[int, Any]], i: int) -> int:
+    return sum(by_index[j][0] for j in range(i))
+
+
+def _shift(column: Any, offset: int) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.add(column, pa.scalar(offset, pa.int64()))
