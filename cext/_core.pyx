@@ -67,6 +67,9 @@ cdef extern from "rouge_kernels.h":
                           int64_t* overlap) noexcept nogil
     int64_t rv_lcs_length(rv_scratch* s, const int32_t* a, int64_t la,
                           const int32_t* b, int64_t lb) noexcept nogil
+    int rv_ngram_clip_maxref(rv_scratch* s, const int32_t* a, int64_t la, const int32_t* refs,
+                             const int64_t* ref_off, int64_t nrefs, int max_order,
+                             int64_t* correct) noexcept nogil
     int64_t rv_lsum_hits(rv_scratch* s, const int32_t* ref, const int64_t* ref_sent,
                          int64_t nrs, const int32_t* cand, const int64_t* cand_sent,
                          int64_t ncs) noexcept nogil
@@ -516,6 +519,57 @@ def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_of
 
 
 # ---------------------------------------------------------------------------
+# BLEU statistics
+# ---------------------------------------------------------------------------
+
+def bleu_clipped_counts(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
+                        const int32_t[::1] ref_ids, const int64_t[::1] ref_off,
+                        const int64_t[::1] row_refs, int max_order, int64_t vocab_size,
+                        int64_t[:, ::1] correct, threads=None):
+    """sacrebleu's clipped n-gram matches per row, clipping by the maximum count
+    over the row's references: row ``k``'s references are reference rows
+    ``row_refs[k] .. row_refs[k+1]``.  ``correct`` is ``int64[rows, max_order]``."""
+    cdef Py_ssize_t n = hyp_off.shape[0] - 1, k
+    cdef int nt
+    cdef int64_t failures = 0
+    cdef rv_scratch* sc
+    cdef bint ok
+    if max_order < 1 or max_order > 64:
+        raise ValueError(f"max_order must be in 1..64, got {max_order}")
+    if vocab_size < 0:
+        raise ValueError("vocab_size must be >= 0")
+    _check_ids(hyp_ids, vocab_size, "hyp_ids")
+    _check_ids(ref_ids, vocab_size, "ref_ids")
+    _check_offsets(hyp_off, hyp_ids.shape[0], "hyp_off", "len(hyp_ids)")
+    _check_offsets(ref_off, ref_ids.shape[0], "ref_off", "len(ref_ids)")
+    _check_offsets(row_refs, ref_off.shape[0] - 1, "row_refs", "len(ref_off) - 1")
+    if row_refs.shape[0] != n + 1:
+        raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")
+    if correct.shape[0] != n or (n > 0 and correct.shape[1] != max_order):
+        raise ValueError(f"correct must have shape ({n}, {max_order})")
+    if n == 0:
+        return
+    cdef const int32_t* H = &hyp_ids[0] if hyp_ids.shape[0] else NULL
+    cdef const int32_t* R = &ref_ids[0] if ref_ids.shape[0] else NULL
+    nt = _resolve_threads(threads, n)
+    with nogil, parallel(num_threads=nt):
+        sc = <rv_scratch*>malloc(sizeof(rv_scratch))
+        ok = sc != NULL and rv_scratch_init(sc, vocab_size) == 0
+        for k in prange(n, schedule="dynamic", chunksize=32):
+            if not ok:
+                failures += 1
+            elif rv_ngram_clip_maxref(sc, H + hyp_off[k], hyp_off[k + 1] - hyp_off[k], R,
+                                      &ref_off[row_refs[k]], row_refs[k + 1] - row_refs[k],
+                                      max_order, &correct[k, 0]) != 0:
+                failures += 1
+        if sc != NULL:
+            rv_scratch_free(sc)
+            free(sc)
+    if failures:
+        raise MemoryError("out of memory in bleu_clipped_counts")
+
+
+# ---------------------------------------------------------------------------
 # Row pairing
 # ---------------------------------------------------------------------------
 
@@ -549,3 +603,121 @@ def pair_single_references(list predictions, list references):
             distinct.append(r)
         pair_ref[i] = <int64_t>found
     return distinct, out
+
+
+# ---------------------------------------------------------------------------
+# Bootstrap resampling
+# ---------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    /* Counter-based randomness: the draw for (replicate b, draw i) is a pure
+     * function of (seed, b, i), so results do not depend on the thread count
+     * and the pure-Python twin can reproduce them with numpy. */
+    #define RV_GOLDEN 0x9E3779B97F4A7C15ULL
+    static inline uint64_t rv_splitmix(uint64_t z) {
+        z ^= z >> 30; z *= 0xBF58476D1CE4E5B9ULL;
+        z ^= z >> 27; z *= 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    static inline uint64_t rv_replicate_seed(uint64_t seed, uint64_t b) {
+        return rv_splitmix(seed + (b + 1) * RV_GOLDEN);
+    }
+    static inline uint64_t rv_draw(uint64_t rseed, uint64_t i, uint64_t n) {
+        uint64_t r = rv_splitmix(rseed + (i + 1) * RV_GOLDEN) >> 32;
+        return (r * n) >> 32;  /* Lemire's multiply-shift: uniform on [0, n) for n < 2^32 */
+    }
+    """
+    uint64_t rv_replicate_seed(uint64_t seed, uint64_t b) noexcept nogil
+    uint64_t rv_draw(uint64_t rseed, uint64_t i, uint64_t n) noexcept nogil
+
+
+cdef int _replicate_sums(const double* m, Py_ssize_t rows, Py_ssize_t cols, uint64_t rs,
+                         uint8_t* counts, double* acc) noexcept nogil:
+    """One replicate's column sums into ``acc``; -1 if a row was drawn 255+ times
+    (then the caller redoes it with wide counters: never seen in practice, but exact)."""
+    cdef Py_ssize_t i, c
+    cdef uint64_t j
+    cdef int overflow = 0
+    cdef const double* row
+    cdef double w
+    for i in range(rows):
+        j = rv_draw(rs, <uint64_t>i, <uint64_t>rows)
+        if counts[j] == 255:
+            overflow = 1
+        else:
+            counts[j] += 1
+    for c in range(cols):
+        acc[c] = 0
+    for i in range(rows):
+        if counts[i]:
+            w = counts[i]
+            row = m + i * cols
+            for c in range(cols):
+                acc[c] += w * row[c]
+            counts[i] = 0
+    return -1 if overflow else 0
+
+
+cdef void _replicate_sums_wide(const double* m, Py_ssize_t rows, Py_ssize_t cols, uint64_t rs,
+                               int32_t* counts, double* acc) noexcept nogil:
+    cdef Py_ssize_t i, c
+    cdef const double* row
+    for i in range(rows):
+        counts[rv_draw(rs, <uint64_t>i, <uint64_t>rows)] += 1
+    for c in range(cols):
+        acc[c] = 0
+    for i in range(rows):
+        if counts[i]:
+            row = m + i * cols
+            for c in range(cols):
+                acc[c] += counts[i] * row[c]
+            counts[i] = 0
+
+
+def bootstrap_sums(const double[:, ::1] matrix, Py_ssize_t n_samples, uint64_t seed,
+                   double[:, ::1] out, threads=None):
+    """Column sums of ``n_samples`` bootstrap resamples (rows drawn with replacement).
+
+    Replicate ``b`` draws row ``rv_draw(rv_replicate_seed(seed, b), i, rows)`` for
+    ``i < rows``; its sums are accumulated from per-row draw counts in row order,
+    so the result does not depend on the thread count.
+    """
+    cdef Py_ssize_t rows = matrix.shape[0], cols = matrix.shape[1], b
+    cdef int nt
+    cdef int64_t failures = 0
+    cdef uint8_t* counts
+    cdef int32_t* wide
+    cdef bint ok
+    cdef const double* m
+    cdef double* o
+    if n_samples < 0:
+        raise ValueError("n_samples must be >= 0")
+    if rows >= 2**32 - 1:
+        raise ValueError("bootstrap_sums supports fewer than 2**32 rows")
+    if out.shape[0] != n_samples or out.shape[1] != cols:
+        raise ValueError(f"out must have shape ({n_samples}, {cols})")
+    if n_samples == 0:
+        return
+    if rows == 0 or cols == 0:
+        out[:, :] = 0
+        return
+    m = &matrix[0, 0]
+    o = &out[0, 0]
+    nt = _resolve_threads(threads, n_samples * max(rows // 1000, 1))
+    with nogil, parallel(num_threads=nt):
+        counts = <uint8_t*>calloc(rows, sizeof(uint8_t))
+        ok = counts != NULL
+        for b in prange(n_samples, schedule="dynamic", chunksize=1):
+            if not ok:
+                failures += 1
+            elif _replicate_sums(m, rows, cols, rv_replicate_seed(seed, <uint64_t>b), counts, o + b * cols) != 0:
+                wide = <int32_t*>calloc(rows, sizeof(int32_t))
+                if wide == NULL:
+                    failures += 1
+                else:
+                    _replicate_sums_wide(m, rows, cols, rv_replicate_seed(seed, <uint64_t>b), wide, o + b * cols)
+                    free(wide)
+        free(counts)
+    if failures:
+        raise MemoryError("out of memory in bootstrap_sums")

@@ -2,36 +2,45 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+from respeval import _backend
 
 DEFAULT_SEED = 12345
 
-# Keep one resampling block at about this many gathered rows, so memory stays
-# bounded (tens of MB) however large the corpus is.
-_BLOCK_ROWS = 1_000_000
+
+def resolve_seed(seed: int | None) -> int:
+    """A 64-bit seed; None draws one from the OS (an unseeded, unrepeatable run)."""
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    return int(seed) & 0xFFFFFFFFFFFFFFFF
 
 
-def bootstrap_means(matrix: np.ndarray, n_samples: int, seed: int | None) -> np.ndarray:
-    """Means of ``n_samples`` bootstrap resamples of the rows of ``matrix``.
+def bootstrap_sums(matrix: np.ndarray, n_samples: int, seed: int | None, threads: int | None = None,
+                   implementation: str | None = None) -> np.ndarray:
+    """Column sums of ``n_samples`` bootstrap resamples of the rows of ``matrix``.
 
-    Returns an array of shape ``(n_samples, matrix.shape[1])``.  Resampling is
-    row-wise (all columns of a row travel together), from
-    ``numpy.random.default_rng(seed)``.
+    Resampling is row-wise (all columns of a row travel together) with a
+    counter-based generator: replicate ``b`` is a pure function of (seed, b), so
+    the result does not depend on the thread count.  Shape ``(n_samples, columns)``.
     """
     if n_samples <= 0:
         raise ValueError(f"n_samples must be positive, got {n_samples}")
-    matrix = np.asarray(matrix, dtype=np.float64)
+    matrix = np.ascontiguousarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise ValueError("bootstrap needs at least one row")
-    rows = matrix.shape[0]
-    rng = np.random.default_rng(seed)
     out = np.empty((n_samples, matrix.shape[1]))
-    block = max(1, _BLOCK_ROWS // rows)
-    for start in range(0, n_samples, block):
-        stop = min(n_samples, start + block)
-        idx = rng.integers(0, rows, size=(stop - start, rows))
-        out[start:stop] = matrix[idx].mean(axis=1)
+    _backend.get(implementation).bootstrap_sums(matrix, n_samples, resolve_seed(seed), out, threads)
     return out
+
+
+def bootstrap_means(matrix: np.ndarray, n_samples: int, seed: int | None, threads: int | None = None,
+                    implementation: str | None = None) -> np.ndarray:
+    """Means of ``n_samples`` bootstrap resamples of the rows of ``matrix``."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    return bootstrap_sums(matrix, n_samples, seed, threads, implementation) / matrix.shape[0]
 
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from respeval.metrics.base import MetricFamily
+from respeval.stats import bootstrap_sums
 
 _BLOCK_ROWS = 1_000_000
 
@@ -81,16 +82,7 @@ def _sums(columns: list[np.ndarray]) -> np.ndarray:
 
 def _resample_sums(columns: list[np.ndarray], n: int, seed: int | None) -> np.ndarray:
     """Sums of ``n`` bootstrap resamples of the rows: shape (n, stats)."""
-    rows = len(columns[0])
-    mat = np.column_stack(columns)
-    rng = np.random.default_rng(seed)
-    out = np.empty((n, mat.shape[1]))
-    block = max(1, _BLOCK_ROWS // max(rows, 1))
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        idx = rng.integers(0, rows, size=(stop - start, rows))
-        out[start:stop] = mat[idx].sum(axis=1)
-    return out
+    return bootstrap_sums(np.column_stack(columns), n, seed)
 
 
 def corpus_row(system: str, group: str | None, collector: StatsCollector, *, bootstrap: int,

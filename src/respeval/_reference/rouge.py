@@ -247,3 +247,64 @@ def lsum_pair_stats(pred_ids, pred_sent_off, pred_row_sents, ref_ids, ref_sent_o
             _sentences(ref_ids, ref_sent_off, ref_row_sents, pr),
             _sentences(pred_ids, pred_sent_off, pred_row_sents, pa),
         )
+
+
+def bleu_clipped_counts(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, max_order: int, vocab_size: int,
+                        correct, threads=None) -> None:
+    """Same contract as ``_core.bleu_clipped_counts``: sacrebleu's clipping by the
+    maximum count of each n-gram over the row's references."""
+    hyp_ids, hyp_off = _rows(hyp_ids, hyp_off)
+    ref_ids, ref_off = _rows(ref_ids, ref_off)
+    row_refs = np.asarray(row_refs, np.int64)
+    if not 1 <= max_order <= 64:
+        raise ValueError(f"max_order must be in 1..64, got {max_order}")
+    _check_ids(hyp_ids, vocab_size, "hyp_ids")
+    _check_ids(ref_ids, vocab_size, "ref_ids")
+    _check_offsets(hyp_off, len(hyp_ids), "hyp_off", "len(hyp_ids)")
+    _check_offsets(ref_off, len(ref_ids), "ref_off", "len(ref_ids)")
+    _check_offsets(row_refs, len(ref_off) - 1, "row_refs", "len(ref_off) - 1")
+    if len(row_refs) != len(hyp_off):
+        raise ValueError(f"row_refs must have length rows + 1 = {len(hyp_off)}")
+    for k in range(len(hyp_off) - 1):
+        hyp = hyp_ids[hyp_off[k] : hyp_off[k + 1]].tolist()
+        refs = [ref_ids[ref_off[j] : ref_off[j + 1]].tolist() for j in range(row_refs[k], row_refs[k + 1])]
+        for n in range(1, max_order + 1):
+            max_ref: Counter = Counter()
+            for ref in refs:
+                for gram, count in _ngrams(ref, n).items():
+                    max_ref[gram] = max(max_ref[gram], count)
+            correct[k, n - 1] = sum(min(count, max_ref[g]) for g, count in _ngrams(hyp, n).items())
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    z = z ^ (z >> np.uint64(30))
+    z = z * np.uint64(0xBF58476D1CE4E5B9)
+    z = z ^ (z >> np.uint64(27))
+    z = z * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def bootstrap_draws(seed: int, replicate: int, rows: int) -> np.ndarray:
+    """Row indices drawn by bootstrap replicate ``replicate`` (the native core's draws)."""
+    with np.errstate(over="ignore"):
+        rseed = _splitmix(np.uint64(seed) + np.uint64(replicate + 1) * _GOLDEN)
+        i = np.arange(1, rows + 1, dtype=np.uint64)
+        r = _splitmix(rseed + i * _GOLDEN) >> np.uint64(32)
+        return ((r * np.uint64(rows)) >> np.uint64(32)).astype(np.int64)
+
+
+def bootstrap_sums(matrix, n_samples: int, seed: int, out, threads=None) -> None:
+    """Same contract as ``_core.bootstrap_sums`` (sums in numpy's order, equal to ~1e-12)."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if n_samples < 0:
+        raise ValueError("n_samples must be >= 0")
+    rows = matrix.shape[0]
+    for b in range(n_samples):
+        if rows == 0:
+            out[b, :] = 0
+            continue
+        counts = np.bincount(bootstrap_draws(seed, b, rows), minlength=rows)
+        out[b, :] = counts @ matrix

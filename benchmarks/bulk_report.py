@@ -1,0 +1,137 @@
+"""Bulk scoring benchmarks: the CLI end to end on Parquet corpora, the in-memory
+library call on the same rows, 1 vs 2 threads, peak memory, and Dask.
+
+    python benchmarks/bulk_report.py                # 100k and 1M rows (a few minutes)
+    python benchmarks/bulk_report.py --sizes 100000 # quicker
+
+Every measurement runs in a fresh subprocess, so its peak RSS (ru_maxrss of the
+child) is its own.  Corpora are built from ../shared/data (the 100,000 real
+pairs of benchmarks/corpus.py, repeated with distinct ids) under --workdir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def build(workdir: Path, rows: int, files: int = 1) -> list[Path]:
+    """Parquet corpus of ``rows`` rows (id, response, reference), split into ``files`` files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from corpus import short_pairs
+
+    name = f"corpus_{rows}_{files}"
+    out_dir = workdir / name
+    paths = [out_dir / f"part-{i:04d}.parquet" for i in range(files)]
+    if all(p.exists() for p in paths):
+        return paths
+    out_dir.mkdir(parents=True, exist_ok=True)
+    preds, refs = short_pairs()
+    per_file = rows // files
+    for i, path in enumerate(paths):
+        lo, hi = i * per_file, (rows if i == files - 1 else (i + 1) * per_file)
+        idx = [j % len(preds) for j in range(lo, hi)]
+        pq.write_table(pa.table({"id": [f"r{j}" for j in range(lo, hi)],
+                                 "response": [preds[j] for j in idx],
+                                 "reference": [refs[j] for j in idx]}), path, row_group_size=50_000)
+    return paths
+
+
+def run_child(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; it prints one JSON line. Adds the child's peak RSS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result["peak_rss_mb"] = round(max(peak, before) / 1024, 1) if peak > before else None
+    return result
+
+
+def cli(path: Path, threads: int, out: Path) -> dict:
+    return run_child(f"""
+        import json, time, sys
+        from respeval.cli import main
+        t = time.perf_counter()
+        sys.stdout = open("/dev/null", "w")
+        main(["score", "--pred", "{path}", "--out", "{out}", "--threads", "{threads}", "--quiet",
+              "--bootstrap", "1000", "--id-field", "id"])
+        sys.stdout = sys.__stdout__
+        print(json.dumps({{"seconds": time.perf_counter() - t}}))
+    """)
+
+
+def library(path: Path, threads: int) -> dict:
+    return run_child(f"""
+        import json, time
+        import pyarrow.parquet as pq
+        import respeval
+        t = pq.read_table("{path}")
+        preds, refs = t.column("response").to_pylist(), t.column("reference").to_pylist()
+        respeval.rouge(preds[:100], refs[:100])
+        start = time.perf_counter()
+        res = respeval.rouge(preds, refs, ("rouge1", "rouge2", "rougeL"), threads={threads})
+        res.bootstrap(n=1000)
+        print(json.dumps({{"seconds": time.perf_counter() - start}}))
+    """)
+
+
+def dask_run(paths: list[Path], out: Path) -> dict:
+    files = json.dumps([str(p) for p in paths])
+    return run_child(f"""
+        import json, time
+        from distributed import Client
+        from respeval.distributed.dask import local_cluster, score_parquet
+        t0 = time.perf_counter()
+        cluster = local_cluster(n_workers=2)
+        client = Client(cluster)
+        t1 = time.perf_counter()
+        s = score_parquet({files}, "{out}", client=client, bootstrap=1000, id_field="id")
+        t2 = time.perf_counter()
+        client.close(); cluster.close()
+        print(json.dumps({{"startup": t1 - t0, "seconds": t2 - t1, "rows": s.rows_scored}}))
+    """)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/respeval-bulk-bench"))
+    ap.add_argument("--no-dask", action="store_true")
+    args = ap.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print("| rows | run | threads | seconds | rows/s | peak RSS (MB) |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for rows in args.sizes:
+        (path,) = build(args.workdir, rows)
+        for threads in (1, 2):
+            r = cli(path, threads, args.workdir / f"out_{rows}.parquet")
+            print(f"| {rows:,} | CLI `respeval score` (Parquet in, Parquet out, bootstrap) | {threads} | "
+                  f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | {r['peak_rss_mb']} |", flush=True)
+            lib = library(path, threads)
+            print(f"| {rows:,} | library `respeval.rouge` in memory (+ bootstrap) | {threads} | "
+                  f"{lib['seconds']:.2f} | {rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']} |", flush=True)
+    if not args.no_dask:
+        rows = max(args.sizes)
+        paths = build(args.workdir, rows, files=20)
+        r = dask_run(paths, args.workdir / "out_dask.parquet")
+        print(f"| {rows:,} | Dask, 2 workers x 1 thread, 20 files (cluster start {r['startup']:.1f}s not included) | 2 | "
+              f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | driver {r['peak_rss_mb']} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
