@@ -107,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --engine dask: a running scheduler (tcp://host:8786); default: a "
                           "2-worker LocalCluster on 127.0.0.1")
+    from respeval.validate_cli import add_report_parser, add_validate_parser
+
+    add_validate_parser(sub)
+    add_report_parser(sub)
     return parser
 
 
@@ -229,7 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return _score(args)
+        if args.command == "score":
+            return _score(args)
+        return args.func(args)
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback
         print(f"respeval {args.command}: error: {exc}", file=sys.stderr)

@@ -1,0 +1,362 @@
+"""``respeval validate`` and ``respeval report``.
+
+``add_validate_parser(subparsers)`` / ``run_validate(args)`` and ``add_report_parser(subparsers)``
+/ ``run_report(args)`` plug into the main CLI; until then run them as
+``python -m respeval.validate_cli validate ...`` (or ``... report ...``).  Tables go to stdout,
+errors to stderr as one line (exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from respeval import report as rep
+from respeval import validate as val
+
+_VALIDATE_EPILOG = """\
+columns (Vertex's convention; several metrics per file are fine):
+  {metric}/score            with {metric}/human_rating           (pointwise)
+  {metric}/pairwise_choice  with {metric}/human_pairwise_choice  (pairwise)
+  {metric}/pairwise_choice_swapped: the judge's verdict with the responses shown the other
+  way round, in the original orientation (adds position consistency and flip rate).
+  Text columns used when present: prompt, reference, response, baseline_model_response,
+  response_a/_b, response1/2, output_1/2, {metric}/explanation.
+  Rows where the judge or the human value is missing are dropped together and counted.
+
+examples:
+  respeval validate --results judged.jsonl
+  respeval validate --results judged.parquet --labels humans.csv --id-field id
+  respeval validate --results scored.jsonl --judge-field scores.rouge_2_f_score \\
+      --human-field scores.litepyramid_recall --system-field system --level system
+  respeval validate --results judged.jsonl --summary-out run/validation.json && \\
+      respeval report run/ --out report.html
+"""
+
+
+def _nonneg_int(value: str) -> int:
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return n
+
+
+def _confidence(value: str) -> float:
+    c = float(value)
+    if not 0 < c < 1:
+        raise argparse.ArgumentTypeError(f"confidence must be between 0 and 1, got {value}")
+    return c
+
+
+def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``validate`` sub-command to an ``argparse`` sub-parsers object."""
+    p = subparsers.add_parser(
+        "validate", help="check a judge (or a metric) against human labels",
+        description="Agreement of judge verdicts with human labels (accuracy, balanced accuracy, "
+                    "macro and support-weighted F1, Cohen's kappa, confusion matrix), correlations "
+                    "for numeric scores, position consistency for pairwise judges, a verbosity "
+                    "probe; seeded bootstrap intervals throughout.",
+        epilog=_VALIDATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_argument_group("input")
+    src.add_argument("--results", required=True, metavar="FILE",
+                     help="judge results (.jsonl, .json, .csv, .parquet); may hold the human labels too")
+    src.add_argument("--labels", metavar="FILE", help="human labels, if not in --results")
+    src.add_argument("--id-field", metavar="NAME", help="match --labels rows to --results rows on this field "
+                     "(default: row order)")
+    src.add_argument("--metric", action="append", metavar="NAME",
+                     help="validate only this metric (repeatable; default: every metric found)")
+    cols = p.add_argument_group("explicit columns (instead of Vertex's names)")
+    cols.add_argument("--judge-field", metavar="COL", help="judge (or metric) values; dotted paths reach into objects")
+    cols.add_argument("--human-field", metavar="COL", help="human values")
+    cols.add_argument("--swapped-field", metavar="COL", help="pairwise verdicts in the swapped order")
+    cols.add_argument("--kind", choices=["pointwise", "pairwise"], help="default: pairwise with --swapped-field")
+    cols.add_argument("--name", default="judge", help="name of the metric in the output (default: judge)")
+    corr = p.add_argument_group("correlation")
+    corr.add_argument("--system-field", metavar="COL", help="system of each row (for --level system)")
+    corr.add_argument("--level", choices=["segment", "system"], default="segment",
+                      help="correlate rows (segment) or per-system means (system); default segment")
+    opt = p.add_argument_group("options")
+    opt.add_argument("--first-shown", metavar="LABEL",
+                     help="pairwise label of the response shown first (default: A, or 1)")
+    opt.add_argument("--bootstrap", type=_nonneg_int, default=1000, metavar="N",
+                     help="bootstrap resamples for intervals (0 = none; default 1000)")
+    opt.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    opt.add_argument("--confidence", type=_confidence, default=0.95, help="interval level (default 0.95)")
+    opt.add_argument("--disagreements", type=_nonneg_int, default=10, metavar="K",
+                     help="worst disagreements kept per metric (default 10)")
+    out = p.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="also write the HTML report")
+    p.set_defaults(func=run_validate)
+    return p
+
+
+def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``report`` sub-command to an ``argparse`` sub-parsers object."""
+    p = subparsers.add_parser(
+        "report", help="one self-contained HTML report of a run",
+        description="Render run summaries (JSON files, or directories of them) into one HTML file "
+                    "that opens without network: summary tables, confusion heatmaps, score "
+                    "distributions, the gate funnel, systems with intervals, worst disagreements. "
+                    "A results table with Vertex's judge and human columns is validated first.")
+    p.add_argument("inputs", nargs="+", metavar="RUN_DIR_OR_FILES",
+                   help="run summaries (*.json), directories holding them, or results tables")
+    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument("--title", help="page title")
+    p.add_argument("--bootstrap", type=_nonneg_int, default=1000, metavar="N",
+                   help="resamples when validating a results table (default 1000)")
+    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    p.set_defaults(func=run_report)
+    return p
+
+
+# --------------------------------------------------------------------------- validate
+
+
+def _load_joined(args: argparse.Namespace) -> dict[str, list[Any]]:
+    table = val.load_table(args.results)
+    if args.labels:
+        table = val.join_tables(table, val.load_table(args.labels), id_field=args.id_field)
+    return table
+
+
+def _selected_metrics(args: argparse.Namespace, table: dict[str, list[Any]]) -> list[val.MetricColumns]:
+    if args.judge_field or args.human_field:
+        if not (args.judge_field and args.human_field):
+            raise ValueError("--judge-field and --human-field go together")
+        kind: Literal["pointwise", "pairwise"] = args.kind or ("pairwise" if args.swapped_field else "pointwise")
+        return [val.MetricColumns(args.name, kind, args.judge_field, args.human_field, args.swapped_field)]
+    found = val.find_metrics(table)
+    if args.metric:
+        names = {m.name for m in found}
+        missing = [m for m in args.metric if m not in names]
+        if missing:
+            raise ValueError(f"no judge and human columns for metric(s) {', '.join(missing)}; "
+                             f"found: {', '.join(sorted(names)) or 'none'}")
+        found = [m for m in found if m.name in args.metric]
+    return found
+
+
+def _first_shown(value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _system_correlations(args: argparse.Namespace, table: dict[str, list[Any]],
+                         results: Sequence[val.MetricValidation]) -> list[dict[str, Any]]:
+    """System-level correlations (``--level system``) of every numeric judge/human pair."""
+    if args.level != "system":
+        return []
+    if not args.system_field:
+        raise ValueError("--level system needs --system-field")
+    systems = val.table_column(table, args.system_field)
+    out = []
+    for r in results:
+        judge, human = val.table_column(table, r.judge_column), val.table_column(table, r.human_column)
+        keep = [i for i, (a, b) in enumerate(zip(judge, human))
+                if val.is_number(a) and val.is_number(b) and systems[i] is not None]
+        if not keep:
+            continue
+        corr = val.metric_human_correlation([judge[i] for i in keep], [human[i] for i in keep],
+                                            systems=[systems[i] for i in keep], level="system")
+        out.append(rep.correlation_entry(r.name, corr, metric=r.judge_column, human=r.human_column))
+    return out
+
+
+def build_validation_summary(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the validation the arguments ask for; returns the run summary."""
+    table = _load_joined(args)
+    metrics = _selected_metrics(args, table)
+    results = val.validate_table(table, metrics=metrics, n_boot=args.bootstrap, seed=args.seed,
+                                 confidence=args.confidence, first_shown=_first_shown(args.first_shown),
+                                 max_disagreements=args.disagreements)
+    meta = {"results": str(args.results), "labels": str(args.labels or args.results),
+            "bootstrap": f"{args.bootstrap} resamples, seed {args.seed}, "
+                         f"{round(100 * args.confidence)}% percentile intervals"}
+    summary = rep.validation_summary(results, title=f"Validation of {Path(args.results).name}", meta=meta)
+    correlations = _system_correlations(args, table, results)
+    if correlations:
+        summary["correlations"] = correlations
+    return summary
+
+
+def _ci_text(intervals: dict[str, Any], key: str) -> str:
+    iv = intervals.get(key)
+    if not iv or iv.get("low") is None:
+        return ""
+    return f"[{iv['low']:.4f}, {iv['high']:.4f}]"
+
+
+def _value(x: Any) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def format_validation(summary: dict[str, Any]) -> str:
+    """The human-readable tables of a validation run summary."""
+    lines: list[str] = []
+    for v in summary.get("validation", []):
+        d = v["dropped"]
+        lines += [f"{v['metric']} ({v['kind']}): {v['used']} of {v['rows']} rows used, {d['total']} dropped "
+                  f"(judge missing {d['judge_missing']}, human missing {d['human_missing']}, "
+                  f"both {d['both_missing']})", ""]
+        lines += _format_agreement(v)
+        lines += _format_block("correlation with human ratings", v.get("correlation"),
+                               [("pearson", "Pearson r"), ("spearman", "Spearman rho"),
+                                ("kendall_tau_b", "Kendall tau-b")])
+        lines += _format_block("position consistency (both orders)", v.get("pairwise"),
+                               [("consistency", "consistency"), ("flip_rate", "flip rate"),
+                                ("tie_rate", "tie rate"), ("consistency_kappa", "kappa between orders"),
+                                ("first_position_rate", "picks the first shown")])
+        if v.get("pairwise_note"):
+            lines += [f"  note: {v['pairwise_note']}", ""]
+        lines += _format_verbosity(v.get("verbosity"))
+    for c in summary.get("correlations", []):
+        lines.append(f"{c['name']}: {c['level']}-level correlation over {c['n']} units: Pearson "
+                     f"{_value(c['pearson'])}, Spearman {_value(c['spearman'])}, Kendall tau-b "
+                     f"{_value(c['kendall_tau_b'])}")
+    return "\n".join(lines).rstrip()
+
+
+def _format_agreement(v: dict[str, Any]) -> list[str]:
+    ag = v.get("agreement")
+    if not ag:
+        return [f"  agreement {v.get('agreement_note') or 'not computed'}", ""]
+    iv = ag.get("intervals", {})
+    lines = [f"  {'statistic':<42} {'value':>8}   interval"]
+    for key, name in val.AGREEMENT_FIELDS.items():
+        lines.append(f"  {name:<42} {_value(ag[key]):>8}   {_ci_text(iv, key)}")
+    labels = [str(x) for x in ag["labels"]]
+    width = max(6, *(len(x) for x in labels)) + 1
+    lines += ["", "  confusion (rows: human, columns: judge)",
+              "  " + " " * width + "".join(f"{x:>{width}}" for x in labels)]
+    for lab, row in zip(labels, ag["confusion"]["matrix"]):
+        lines.append(f"  {lab:>{width}}" + "".join(f"{c:>{width}}" for c in row))
+    lines += ["", f"  {'label':>{width}} {'precision':>10} {'recall':>8} {'F1':>8} {'support':>8}"]
+    for c in ag["per_class"]:
+        lines.append(f"  {str(c['label']):>{width}} {c['precision']:10.4f} {c['recall']:8.4f} "
+                     f"{c['f1']:8.4f} {c['support']:8d}")
+    return lines + [""]
+
+
+def _format_block(title: str, block: dict[str, Any] | None, keys: list[tuple[str, str]]) -> list[str]:
+    if not block:
+        return []
+    iv = block.get("intervals", {})
+    lines = [f"  {title}, n = {block['n']}"]
+    for key, name in keys:
+        lines.append(f"  {name:<42} {_value(block.get(key)):>8}   {_ci_text(iv, key)}")
+    return lines + [""]
+
+
+def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
+    if not vb:
+        return []
+    iv = vb.get("intervals", {})
+    if vb["kind"] == "pairwise":
+        text = (f"  verbosity: share of decisive verdicts picking the longer response: judge "
+                f"{_value(vb['judge'])} {_ci_text(iv, 'judge')}, human {_value(vb['human'])}")
+    else:
+        text = (f"  verbosity: Spearman(score, length) judge {_value(vb['judge'])} {_ci_text(iv, 'judge')}; "
+                f"human {_value(vb['human'])}")
+    if vb.get("excess") is not None:
+        text += f", judge - human {vb['excess']:+.4f} {_ci_text(iv, 'excess')}"
+    return [text, ""]
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Run ``respeval validate``; returns the exit status."""
+    summary = build_validation_summary(args)
+    if args.summary_out:
+        path = Path(args.summary_out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(summary, indent=2, allow_nan=False))
+    else:
+        print(format_validation(summary))
+        if args.summary_out:
+            print(f"\nrun summary: {Path(args.summary_out).resolve()}")
+    if args.report:
+        out = rep.write_report(summary, args.report)
+        print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+
+
+_TABLE_SUFFIXES = {".jsonl", ".ndjson", ".csv", ".parquet", ".pq"}
+
+
+def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run summaries from one input: a summary, a directory of them, or a results table."""
+    if path.is_dir() or (path.suffix.lower() == ".json" and _is_summary_file(path)):
+        return rep.load_summaries([path])
+    if path.suffix.lower() in _TABLE_SUFFIXES | {".json"}:
+        results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
+        return [rep.validation_summary(results, title=f"Validation of {path.name}",
+                                       meta={"results": str(path)})]
+    raise ValueError(f"{path}: not a run summary, a directory or a results table")
+
+
+def _is_summary_file(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return True  # let load_summaries report the problem with the file's name
+    return isinstance(data, dict) and "schema" in data
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Run ``respeval report``; prints where the report is and returns the exit status."""
+    summaries: list[dict[str, Any]] = []
+    for raw in args.inputs:
+        path = Path(raw)
+        if not path.exists():
+            raise ValueError(f"{path}: no such file or directory")
+        summaries.extend(_summaries_for(path, args))
+    summary = rep.merge_summaries(summaries)
+    if args.title:
+        summary["title"] = args.title
+    out = rep.write_report(summary, args.out)
+    print(f"report: {out}")
+    return 0
+
+
+# --------------------------------------------------------------------------- standalone entry point
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A parser with just ``validate`` and ``report`` (until they join ``respeval.cli``)."""
+    parser = argparse.ArgumentParser(prog="respeval", description="Validate judges; write reports.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_validate_parser(sub)
+    add_report_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m respeval.validate_cli validate|report ...``"""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"respeval {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
