@@ -53,6 +53,7 @@ cdef extern from "tokenize.h":
         int64_t cap
     int rv_tokenize_rouge(rv_vocab* v, int stem, int kind, const void* data, int64_t length,
                           char* tok, rv_i32buf* ids, rv_i64buf* sents) noexcept nogil
+    int rv_push32(rv_i32buf* b, int32_t x) noexcept nogil
 
 cdef extern from "porter.h":
     int respeval_porter_stem(const char* word, int length, char* out, int out_cap) noexcept nogil
@@ -721,3 +722,92 @@ def bootstrap_sums(const double[:, ::1] matrix, Py_ssize_t n_samples, uint64_t s
         free(counts)
     if failures:
         raise MemoryError("out of memory in bootstrap_sums")
+
+
+# ---------------------------------------------------------------------------
+# sacreBLEU 13a and SQuAD tokens straight to ids
+# ---------------------------------------------------------------------------
+
+include "_mt_wrappers.pxi"
+
+
+cdef object _mt_ids(Vocab vocab, object texts, int which):
+    """Tokens of every text (13a or SQuAD-normalized) as ids of ``vocab``:
+    ``(int32 ids, int64 offsets)`` bytes buffers."""
+    cdef tuple seq = tuple(texts)
+    cdef Py_ssize_t n = len(seq), i
+    cdef int* kinds = <int*>malloc(max(n, 1) * sizeof(int))
+    cdef const void** datas = <const void**>malloc(max(n, 1) * sizeof(void*))
+    cdef int64_t* lens = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    cdef int64_t* offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    cdef rv_u32buf w1, w2, cps
+    cdef rv_s64buf ends
+    cdef rv_i32buf ids
+    cdef char* utf8 = NULL
+    cdef int64_t utf8_cap = 0, r = 0, t, start, nbytes
+    cdef int32_t tid
+    cdef int failed = 0
+    w1.data = NULL; w1.n = 0; w1.cap = 0
+    w2.data = NULL; w2.n = 0; w2.cap = 0
+    cps.data = NULL; cps.n = 0; cps.cap = 0
+    ends.data = NULL; ends.n = 0; ends.cap = 0
+    ids.data = NULL; ids.n = 0; ids.cap = 0
+    try:
+        if kinds == NULL or datas == NULL or lens == NULL or offsets == NULL:
+            raise MemoryError()
+        for i in range(n):
+            s = seq[i]
+            if not PyUnicode_Check(s):
+                what = "None" if s is None else type(s).__name__
+                raise TypeError(f"text at row {i} is {what}, not str")
+            kinds[i] = PyUnicode_KIND(s)
+            datas[i] = PyUnicode_DATA(s)
+            lens[i] = PyUnicode_GET_LENGTH(s)
+        with nogil:
+            for i in range(n):
+                offsets[i] = ids.n
+                cps.n = 0
+                ends.n = 0
+                if which == _MT_13A:
+                    r = rv_sacrebleu_13a(kinds[i], datas[i], lens[i], &w1, &w2, &cps, &ends)
+                else:
+                    r = rv_squad_normalize(kinds[i], datas[i], lens[i], &w1, &cps, &ends)
+                if r < 0:
+                    failed = 1
+                    break
+                start = 0
+                for t in range(ends.n):
+                    nbytes = rv_utf8_len(cps.data + start, ends.data[t] - start)
+                    if nbytes > utf8_cap:
+                        free(utf8)
+                        utf8_cap = nbytes * 2 + 64
+                        utf8 = <char*>malloc(utf8_cap)
+                        if utf8 == NULL:
+                            failed = 1
+                            break
+                    rv_utf8_encode(cps.data + start, ends.data[t] - start, utf8)
+                    tid = rv_vocab_add(&vocab.v, utf8, nbytes)
+                    if tid < 0 or rv_push32(&ids, tid) != 0:
+                        failed = 1
+                        break
+                    start = ends.data[t]
+                if failed:
+                    break
+            offsets[n] = ids.n
+        if failed:
+            raise MemoryError("out of memory while tokenizing")
+        return (PyBytes_FromStringAndSize(<char*>ids.data, ids.n * 4),
+                PyBytes_FromStringAndSize(<char*>offsets, (n + 1) * 8))
+    finally:
+        rv_u32buf_free(&w1); rv_u32buf_free(&w2); rv_u32buf_free(&cps); rv_s64buf_free(&ends)
+        free(ids.data); free(utf8); free(kinds); free(datas); free(lens); free(offsets)
+
+
+def tokenize_13a_ids(Vocab vocab, texts):
+    """sacreBLEU's ``tokenize_13a(text.rstrip()).split()`` of every text, as ids."""
+    return _mt_ids(vocab, texts, _MT_13A)
+
+
+def squad_normalize_ids(Vocab vocab, texts):
+    """``normalize_answer(text).split()`` of every (already lowercased) text, as ids."""
+    return _mt_ids(vocab, texts, _MT_SQUAD)

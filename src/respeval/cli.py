@@ -11,6 +11,7 @@ from typing import Sequence
 from respeval import __version__
 
 ROUGE_METRICS = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
+MT_METRICS = ["bleu", "chrf", "chrf++", "ter", "em", "squad"]
 
 _SCORE_EPILOG = """\
 inputs:
@@ -38,10 +39,11 @@ examples:
 
 def _metrics(value: str) -> list[str]:
     names = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in names if m not in ROUGE_METRICS]
+    unknown = [m for m in names if m not in ROUGE_METRICS + MT_METRICS]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
-            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; available: {', '.join(ROUGE_METRICS)}")
+            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; "
+            f"available: {', '.join(ROUGE_METRICS + MT_METRICS)}")
     return names
 
 
@@ -81,7 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--errors", metavar="FILE", help="errors file for --on-error record (default OUT.errors.jsonl)")
     met = score.add_argument_group("metrics")
     met.add_argument("--metrics", type=_metrics, default=["rouge1", "rouge2", "rougeL"],
-                     help="comma-separated: rouge1..rouge9, rougeL, rougeLsum (default: rouge1,rouge2,rougeL)")
+                     help="comma-separated: rouge1..rouge9, rougeL, rougeLsum, bleu (sacreBLEU, 13a), "
+                          "chrf, chrf++, ter, em (exact match), squad (SQuAD v1.1 EM and F1; the "
+                          "reference field may hold the list of gold answers) (default: rouge1,rouge2,rougeL)")
     met.add_argument("--stem", action="store_true", help="Porter-stem tokens longer than 3 characters")
     met.add_argument("--tokenizer", choices=["rouge", "rouge-unicode"], default="rouge",
                      help="rouge: rouge-score's (exact); rouge-unicode: keeps non-Latin scripts "

@@ -1,0 +1,85 @@
+"""The LLM-as-judge layer: an async engine that asks a model only what lexical metrics
+cannot decide, and reports honestly what it could not score.
+
+Quick start::
+
+    from respeval import judge
+
+    result = judge.run(
+        [{"id": 1, "prompt": "Capital of France?", "reference": "Paris", "response": "It is Paris."}],
+        "openai:gpt-4o-mini",           # or a JudgeModel: judge.OpenAIChatModel(..., base_url=...)
+        cache="judge-cache.sqlite",    # reruns pay for nothing twice
+        concurrency=16, budget=judge.Budget(max_cost=2.0),
+        prices=judge.Price(input_per_million=0.15, output_per_million=0.60),
+    )
+    print(result.summary.format())
+    for row in result.rows:
+        print(row.id, row.status, row.verdict, row.unscored_reason)
+
+Inside a running event loop use ``await judge.arun(...)`` (``run`` works there too, on a
+helper thread).  See :mod:`respeval.judge.engine` for what the engine does, and
+:mod:`respeval.judge.parsing` for how verdicts are read.
+"""
+
+from respeval.judge.anthropic import AnthropicModel
+from respeval.judge.cache import JudgeCache, cache_key
+from respeval.judge.callables import CallableModel
+from respeval.judge.engine import EngineOptions, JudgeEngine, RunResult, arun, run
+from respeval.judge.errors import CacheMissError, FatalError, JudgeError, TransientError
+from respeval.judge.fake import FakeModel
+from respeval.judge.limits import Budget, Price, RateLimiter
+from respeval.judge.methods import JudgeMethod, get_method
+from respeval.judge.models import (
+    BaseJudgeModel,
+    Capabilities,
+    Completion,
+    JsonSchema,
+    JudgeModel,
+    JudgeRequest,
+    Message,
+)
+from respeval.judge.openai import OpenAIChatModel
+from respeval.judge.parsing import ParseFailure, Parsed
+from respeval.judge.pointwise import Pointwise, PointwiseVerdict
+from respeval.judge.replay import ReplayModel
+from respeval.judge.results import RowResult, RunSummary, wilson_interval
+from respeval.judge.specs import load_model
+
+__all__ = [
+    "AnthropicModel",
+    "BaseJudgeModel",
+    "Budget",
+    "CacheMissError",
+    "CallableModel",
+    "Capabilities",
+    "Completion",
+    "EngineOptions",
+    "FakeModel",
+    "FatalError",
+    "JsonSchema",
+    "JudgeCache",
+    "JudgeEngine",
+    "JudgeError",
+    "JudgeMethod",
+    "JudgeModel",
+    "JudgeRequest",
+    "Message",
+    "OpenAIChatModel",
+    "ParseFailure",
+    "Parsed",
+    "Pointwise",
+    "PointwiseVerdict",
+    "Price",
+    "RateLimiter",
+    "ReplayModel",
+    "RowResult",
+    "RunResult",
+    "RunSummary",
+    "TransientError",
+    "arun",
+    "cache_key",
+    "get_method",
+    "load_model",
+    "run",
+    "wilson_interval",
+]

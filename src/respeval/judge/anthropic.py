@@ -1,0 +1,107 @@
+"""Anthropic's Messages API over httpx.
+
+Current Claude models reject or deprecate sampling parameters, so by default this adapter
+declares ``temperature=False`` in its capabilities and never sends one (nor a seed, which
+the API has never had).  Nor does it send a JSON schema: the prompt describes the reply and
+the tolerant parser reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import httpx
+
+from respeval.judge._http import default_transport, post_json
+from respeval.judge.errors import TransientError
+from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+from respeval.judge.openai import _int, _redact_url
+
+__all__ = ["AnthropicModel"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+
+
+class AnthropicModel(BaseJudgeModel):
+    """A Claude model behind the Messages API.
+
+    Args:
+        model: the model name (``claude-sonnet-4-5``, ...).
+        base_url: the API root (with or without ``/v1``).
+        api_key_env: environment variable with the key, read at the first call.
+        max_tokens: the reply limit the API requires (requests may override it).
+        supports_temperature: send ``temperature`` when a request sets one (older models).
+        transport, timeout, headers: as for :class:`~respeval.judge.openai.OpenAIChatModel`.
+    """
+
+    provider = "anthropic"
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = "ANTHROPIC_API_KEY",
+                 max_tokens: int = 1024, supports_temperature: bool = False,
+                 transport: httpx.AsyncBaseTransport | None = None, timeout: float | None = 60.0,
+                 headers: dict[str, str] | None = None) -> None:
+        base = base_url.rstrip("/")
+        super().__init__(model, endpoint=_redact_url(base),
+                         capabilities=Capabilities(temperature=supports_temperature, seed=False, n=False,
+                                                   logprobs=False, json_schema=False))
+        self._url = httpx.URL(base + ("/messages" if base.endswith("/v1") else "/v1/messages"))
+        self._api_key_env = api_key_env
+        self._max_tokens = max_tokens
+        self._injected = transport
+        self._transport: httpx.AsyncBaseTransport | None = None
+        self._timeout = timeout
+        self._extra_headers = dict(headers or {})
+
+    def _identity_extra(self) -> dict[str, Any]:
+        return {"adapter": "anthropic-messages/1", "api_version": API_VERSION, "max_tokens": self._max_tokens,
+                "temperature": self.capabilities.temperature}
+
+    async def _open(self) -> None:
+        self._transport = self._injected or default_transport(str(self._url))
+
+    async def _close(self) -> None:
+        if self._transport is not None and self._transport is not self._injected:
+            await self._transport.aclose()
+        self._transport = None
+
+    def build_body(self, request: JudgeRequest) -> dict[str, Any]:
+        """System messages become the top-level ``system`` field, as the API wants."""
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        body: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": request.max_tokens if request.max_tokens is not None else self._max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"],
+        }
+        if system:
+            body["system"] = system
+        if request.temperature is not None and self.capabilities.temperature:
+            body["temperature"] = request.temperature
+        return body
+
+    async def generate(self, request: JudgeRequest) -> Completion:
+        await self._ensure_open()
+        assert self._transport is not None
+        headers = {"content-type": "application/json", "anthropic-version": API_VERSION, **self._extra_headers}
+        key = os.environ.get(self._api_key_env)
+        if key:
+            headers["x-api-key"] = key
+        hint = (f"check the key in ${self._api_key_env}" if key
+                else f"no API key was sent: ${self._api_key_env} is not set")
+        data = await post_json(self._transport, self._url, headers, json.dumps(self.build_body(request)).encode(),
+                               timeout=self._timeout, where=self.endpoint, auth_hint=hint)
+        try:
+            blocks = data["content"]
+            text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise TransientError(f"malformed response from {self.endpoint}: no content blocks",
+                                 kind="malformed_response") from exc
+        usage = data.get("usage") or {}
+        stop = data.get("stop_reason")
+        return Completion(text=text, tokens_in=_int(usage.get("input_tokens")),
+                          tokens_out=_int(usage.get("output_tokens")), finish_reason=_FINISH.get(stop, stop),
+                          model=data.get("model"),
+                          refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None)

@@ -1,0 +1,359 @@
+"""``respeval judge``: judge a JSONL file with an LLM, resumably and within a budget.
+
+``add_judge_parser(subparsers)`` registers the subcommand on the main ``respeval`` parser;
+``run_judge(args)`` runs it.  Until it is wired into ``respeval.cli``, run it as
+``python -m respeval.judge.cli judge ...`` (same arguments).
+
+Results go to ``--out`` as rows finish and the summary to stdout; progress and errors go to
+stderr.  The API key is read from the environment only and is never printed or stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from typing import Any, Iterator, Sequence
+
+from respeval.judge.cache import JudgeCache
+from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
+from respeval.judge.limits import Budget, Price
+from respeval.judge.methods import METHODS, JudgeMethod, get_method
+from respeval.judge.results import RowResult
+from respeval.judge.specs import load_model
+
+__all__ = ["EXIT_BUDGET", "EXIT_FATAL", "EXIT_INTERRUPTED", "add_judge_parser", "main", "run_judge"]
+
+EXIT_INPUT = 1
+EXIT_FATAL = 3
+EXIT_BUDGET = 4
+EXIT_INTERRUPTED = 130
+
+_EPILOG = """\
+input:
+  JSONL, one object per line, with Vertex AI's field names: prompt (the question,
+  optional), response (the candidate), reference, and id (copied to the output; the
+  0-based row number when absent). Rename with --field, e.g. --field response=answer.
+  The whole file is checked before the first call: a bad line stops the run at once.
+
+models:
+  openai:MODEL        OpenAI-compatible chat completions: OpenAI, or with --base-url
+                      vLLM, Ollama (http://localhost:11434/v1), llama.cpp's server,
+                      LiteLLM. Key: $OPENAI_API_KEY (none is sent if it is unset).
+  anthropic:MODEL     Anthropic Messages API. Key: $ANTHROPIC_API_KEY.
+  python:MOD:FUNC     a Python function request -> str | dict (async or not).
+  fake:[k=v,...]      a scripted judge for dry runs: fake:score=0.5,latency=0.01
+  --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
+
+output:
+  --out gets one JSON line per row as it finishes: id, row, score, pass, judge_pass,
+  reasoning, status (scored | unscored), unscored_reason, parsed_from, tokens_in,
+  tokens_out, cost, cache_hit, attempts, reasked. A row the judge's reply could not be
+  read for is "unscored" with its reason -- never a silent 0, 1 or pass.
+
+resuming:
+  Every answer is cached (SQLite) before the row is written. After a crash, Ctrl-C or a
+  budget stop, rerun the same command: answers already received are not paid for again.
+  --replay-only answers from the cache alone and fails on a miss (for CI).
+
+exit status:
+  0 all rows judged (some may be unscored: see coverage), 1 bad input or options,
+  3 stopped by a model error (401, 400, ...), 4 stopped by the budget, 130 interrupted.
+
+examples:
+  respeval judge --input items.jsonl --model openai:gpt-4o-mini --out results.jsonl \\
+      --budget-usd 2 --price-in 0.15 --price-out 0.60
+  respeval judge --input items.jsonl --model openai:Qwen/Qwen2.5-7B-Instruct \\
+      --base-url http://localhost:8000/v1 --concurrency 64 --out results.jsonl
+  respeval judge --input items.jsonl --model openai:gpt-4o-mini --out results.jsonl \\
+      --cache judge.sqlite --replay-only
+"""
+
+
+def _positive_int(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return n
+
+
+def _non_negative_int(value: str) -> int:
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return n
+
+
+def _non_negative_float(value: str) -> float:
+    x = float(value)
+    if not x >= 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
+    return x
+
+
+def _positive_float(value: str) -> float:
+    x = float(value)
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return x
+
+
+def _field(value: str) -> tuple[str, str]:
+    name, sep, column = value.partition("=")
+    if not sep or not name or not column:
+        raise argparse.ArgumentTypeError(f"expected NAME=COLUMN, got {value!r}")
+    return name, column
+
+
+def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``judge`` on an ``argparse`` subparsers object and return its parser."""
+    p = subparsers.add_parser(
+        "judge", help="judge responses against references with an LLM (async, cached, budgeted)",
+        description="Ask an LLM judge whether each response states the reference's key facts. "
+                    "Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts "
+                    "are reported as unscored with their reason, and the summary gives coverage.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = p.add_argument_group("input")
+    src.add_argument("--input", required=True, metavar="FILE", help="items to judge (.jsonl)")
+    src.add_argument("--method", default="pointwise", choices=sorted(METHODS),
+                     help="judging method (default: pointwise equivalence against the reference)")
+    src.add_argument("--field", action="append", type=_field, default=[], metavar="NAME=COLUMN",
+                     help="read field NAME (prompt, response, reference, id) from COLUMN; repeatable")
+    mod = p.add_argument_group("model")
+    mod.add_argument("--model", required=True, metavar="SPEC",
+                     help="openai:MODEL, anthropic:MODEL, python:module:function or fake:... (see below)")
+    mod.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models, e.g. "
+                     "http://localhost:8000/v1")
+    mod.add_argument("--api-key-env", metavar="NAME",
+                     help="environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
+    mod.add_argument("--no-json-schema", action="store_true",
+                     help="do not send response_format (servers without structured output)")
+    mod.add_argument("--max-tokens", type=_positive_int, default=512, help="reply limit per call (default 512)")
+    mod.add_argument("--seed", type=int, default=None, help="sampling seed, for models that support one")
+    mod.add_argument("--threshold", type=float, default=0.5,
+                     help="a row passes when the judge says pass and score >= THRESHOLD (default 0.5)")
+    mod.add_argument("--no-reask", action="store_true",
+                     help="do not re-ask once when a reply cannot be parsed")
+    eng = p.add_argument_group("engine")
+    eng.add_argument("--concurrency", type=_positive_int, default=8, help="calls in flight (default 8)")
+    eng.add_argument("--max-retries", type=_non_negative_int, default=5,
+                     help="retries per call on 429/5xx/timeouts/connection errors (default 5)")
+    eng.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per call (default 60)")
+    eng.add_argument("--rpm", type=_positive_float, default=None, help="max requests per minute")
+    eng.add_argument("--tpm", type=_positive_float, default=None, help="max tokens per minute")
+    eng.add_argument("--backoff-base", type=_non_negative_float, default=0.5,
+                     help="first retry delay in seconds, doubled per retry, with jitter (default 0.5)")
+    eng.add_argument("--backoff-max", type=_non_negative_float, default=30.0,
+                     help="longest retry delay in seconds (default 30); Retry-After is honoured")
+    eng.add_argument("--cache", metavar="FILE", help="answer cache, SQLite (default: OUT.cache.sqlite)")
+    eng.add_argument("--no-cache", action="store_true", help="do not cache answers (no resuming)")
+    eng.add_argument("--replay-only", action="store_true",
+                     help="answer from the cache only; stop with an error on a miss (for CI)")
+    bud = p.add_argument_group("budget and prices")
+    bud.add_argument("--budget-usd", type=_non_negative_float, default=None,
+                     help="stop once this much is spent (needs --price-in/--price-out)")
+    bud.add_argument("--budget-calls", type=_non_negative_int, default=None, help="stop after this many calls")
+    bud.add_argument("--budget-tokens", type=_non_negative_int, default=None,
+                     help="stop once this many tokens (in + out) are used")
+    bud.add_argument("--price-in", type=_non_negative_float, default=None, metavar="USD",
+                     help="USD per million input tokens")
+    bud.add_argument("--price-out", type=_non_negative_float, default=None, metavar="USD",
+                     help="USD per million output tokens")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
+    out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run_judge)
+    return p
+
+
+# --------------------------------------------------------------------------- input
+
+
+class _InputError(ValueError):
+    pass
+
+
+def _read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise _InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    with fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, json.loads(raw)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise _InputError(f"{path}:{lineno}: not a JSON object: {exc}") from exc
+
+
+def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
+    """Check every record before the first call (paying for 90,000 rows to then fail on a
+    typo in row 90,001 is the failure this prevents); returns the row count."""
+    if not path.endswith((".jsonl", ".ndjson")):
+        raise _InputError(f"{path}: expected a .jsonl file")
+    rows = 0
+    for lineno, record in _read_jsonl(path):
+        if not isinstance(record, dict):
+            raise _InputError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+        projected = {name: record[fields.get(name, name)] for name in (*method.fields, "id")
+                     if fields.get(name, name) in record}
+        try:
+            method.item(projected)
+        except ValueError as exc:
+            raise _InputError(f"{path}:{lineno}: {_renamed(str(exc), fields)}") from exc
+        row_id = projected.get("id")
+        if isinstance(row_id, (dict, list)):
+            raise _InputError(f"{path}:{lineno}: field 'id': expected a string or number")
+        rows += 1
+    return rows
+
+
+def _renamed(message: str, fields: dict[str, str]) -> str:
+    for name, column in fields.items():
+        message = message.replace(f"field {name!r}", f"field {column!r} (--field {name}={column})")
+    return message
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _options(args: argparse.Namespace) -> EngineOptions:
+    prices = None
+    if args.price_in is not None or args.price_out is not None:
+        if args.price_in is None or args.price_out is None:
+            raise _InputError("give both --price-in and --price-out (USD per million tokens)")
+        prices = Price(args.price_in, args.price_out)
+    if args.budget_usd is not None and prices is None:
+        raise _InputError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
+    budget = Budget(max_calls=args.budget_calls, max_tokens=args.budget_tokens, max_cost=args.budget_usd)
+    return EngineOptions(concurrency=args.concurrency, max_retries=args.max_retries, timeout=args.timeout,
+                         backoff_base=args.backoff_base, backoff_max=args.backoff_max,
+                         requests_per_minute=args.rpm, tokens_per_minute=args.tpm, budget=budget,
+                         prices=prices, reask=not args.no_reask, replay_only=args.replay_only,
+                         seed=args.seed or 0)
+
+
+def _cache_path(args: argparse.Namespace) -> str | None:
+    if args.no_cache:
+        if args.cache or args.replay_only:
+            raise _InputError("--no-cache contradicts --cache/--replay-only")
+        return None
+    path = args.cache or (f"{args.out}.cache.sqlite" if args.out else None)
+    if args.replay_only:
+        if path is None:
+            raise _InputError("--replay-only needs --cache FILE (or --out, whose default cache it reads)")
+        if not os.path.exists(path):
+            raise _InputError(f"--replay-only: no cache at {path}")
+    return path
+
+
+async def _judge(args: argparse.Namespace, method: JudgeMethod, fields: dict[str, str], total: int,
+                 options: EngineOptions, cache_path: str | None) -> RunResult:
+    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env,
+                       json_schema=not args.no_json_schema, timeout=args.timeout)
+    cache = JudgeCache(cache_path) if cache_path else None
+    out = open(args.out, "w", encoding="utf-8") if args.out else None
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="judging")
+    columns = list(method.verdict_fields)
+
+    def on_row(row: RowResult) -> None:
+        if out is not None:
+            # One write per complete line, flushed: a kill at any moment leaves whole lines.
+            out.write(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
+            out.flush()
+        if bar is not None:
+            bar.update(1)
+
+    loop = asyncio.get_running_loop()
+    try:
+        async with model:
+            engine = JudgeEngine(model, method, options, cache=cache, fields=fields)
+
+            def on_signal() -> None:
+                if engine.interrupt() == 1:
+                    print(f"\nstopping: letting {engine.in_flight} calls in flight finish "
+                          "(Ctrl-C again to abandon them)", file=sys.stderr)
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                try:
+                    loop.add_signal_handler(sig, on_signal)
+                except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+                    pass
+            try:
+                records = (record for _, record in _read_jsonl(args.input))
+                return await engine.run(records, on_row=on_row, keep_rows=False)
+            finally:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    try:
+                        loop.remove_signal_handler(sig)
+                    except (NotImplementedError, RuntimeError):  # pragma: no cover
+                        pass
+    finally:
+        if bar is not None:
+            bar.close()
+        if out is not None:
+            out.close()
+        if cache is not None:
+            cache.close()
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    """Run ``respeval judge`` with parsed arguments; returns the exit status."""
+    try:
+        method = get_method(args.method, threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        known = {*method.fields, "id"}
+        fields = dict(args.field)
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise _InputError(f"--field: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        options = _options(args)
+        cache_path = _cache_path(args)
+        total = _check_input(args.input, method, fields)
+        load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
+        result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+    except (_InputError, ValueError, OSError) as exc:
+        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    summary = result.summary
+    if args.json:
+        print(json.dumps({**summary.to_json(), "output": args.out, "cache": cache_path}, indent=2))
+    else:
+        print(summary.format())
+        if args.out:
+            print(f"per-row results: {args.out}")
+        if cache_path:
+            print(f"cache: {cache_path}")
+    if result.stop_kind is None:
+        return 0
+    print(f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left "
+          "(rerun the same command to resume)", file=sys.stderr)
+    if result.stop_kind == STOP_INTERRUPTED:
+        return EXIT_INTERRUPTED
+    return EXIT_BUDGET if result.stop_kind == STOP_BUDGET else EXIT_FATAL
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m respeval.judge.cli judge ...``: the subcommand on its own parser, with the
+    same arguments as ``respeval judge`` once it is wired into ``respeval.cli``."""
+    parser = argparse.ArgumentParser(prog="respeval")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_judge_parser(sub)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return run_judge(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,466 @@
+"""The judge engine: concurrency, rate limits, timeouts, retries, cache, budget, accounting.
+
+One asyncio event loop, ``concurrency`` worker coroutines pulling rows from a shared
+iterator (so memory stays flat however long the input), and per row:
+
+    record -> method.item -> method.build -> [cache | limits -> model.generate -> retry] -> method.parse
+           -> (one re-ask if unparseable) -> RowResult -> on_row callback
+
+Stopping is always clean.  A budget cap, a fatal error (401, 400, a cache miss in
+replay-only mode) or an interrupt stops new calls from starting; calls already in flight
+finish, their answers are cached and their rows reported, and every row that did not
+finish is counted as not run, so the summary says what is left.  Rows already reported are
+never lost, and a rerun with the same cache pays for none of their answers again.
+
+``run()`` is the synchronous entry point (it works inside a running event loop too, by
+running in a helper thread); ``arun()`` is the coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from respeval.judge.cache import JudgeCache, KeyMaker, PathLike
+from respeval.judge.errors import FatalError, JudgeError, TransientError
+from respeval.judge.limits import (
+    Budget,
+    BudgetTracker,
+    Prices,
+    RateLimiter,
+    backoff_delay,
+    jitter_unit,
+    price_for,
+)
+from respeval.judge.methods import JudgeMethod, get_method
+from respeval.judge.models import Completion, JudgeModel, JudgeRequest, estimate_tokens
+from respeval.judge.parsing import ParseFailure
+from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
+
+__all__ = ["EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
+
+STOP_BUDGET = "budget"
+STOP_ERROR = "error"
+STOP_INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """How the engine calls the model.
+
+    Attributes:
+        concurrency: calls in flight at once.
+        max_retries: retries per request after the first attempt (transient errors only).
+        timeout: seconds per attempt (None: no limit); a timeout is retried.
+        backoff_base, backoff_max: exponential backoff ``base * 2**n`` seconds, capped,
+            with seeded jitter (see :func:`~respeval.judge.limits.backoff_delay`).
+        max_retry_after: the longest ``Retry-After`` the engine honours, in seconds.
+        requests_per_minute, tokens_per_minute: client-side rate limits (None: none).
+        budget: caps on calls, tokens and cost for the run.
+        prices: USD per million tokens (one Price, or a mapping by model); needed for cost.
+        reask: re-ask once when the judge's reply cannot be parsed (counted in the cost).
+        replay_only: answer from the cache only; a miss stops the run (for CI).
+        seed: seeds the retry jitter.
+        confidence: confidence level of the pass-rate interval.
+    """
+
+    concurrency: int = 8
+    max_retries: int = 5
+    timeout: float | None = 60.0
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    max_retry_after: float = 300.0
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    budget: Budget | None = None
+    prices: Prices | None = None
+    reask: bool = True
+    replay_only: bool = False
+    seed: int = 0
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be non-negative, got {self.max_retries}")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {self.timeout}")
+        if self.backoff_base < 0 or self.backoff_max < 0:
+            raise ValueError("backoff times must be non-negative")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+
+
+@dataclass
+class RunResult:
+    """The rows judged (sorted by input row; empty with ``keep_rows=False``), the summary,
+    and the input rows left not run when the run stopped early."""
+
+    rows: list[RowResult]
+    summary: RunSummary
+    not_run: list[int] = field(default_factory=list)
+    stop_kind: str | None = None
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.summary.stop_reason
+
+    @property
+    def completed(self) -> bool:
+        """True when every input row was judged (scored or unscored)."""
+        return self.stop_reason is None and not self.not_run
+
+
+class _Stop(Exception):
+    """The run is stopping: this row's next call may not start (the row is left not run)."""
+
+
+class _GaveUp(Exception):
+    """A request failed transiently more than max_retries times."""
+
+
+@dataclass
+class _RowSpend:
+    attempts: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    live: bool = False  # at least one answer came from the model, not the cache
+
+
+if sys.version_info >= (3, 11):
+    async def _with_timeout(coro: Any, seconds: float) -> Any:
+        async with asyncio.timeout(seconds):  # no extra task, unlike wait_for on 3.11
+            return await coro
+else:  # pragma: no cover - Python 3.10
+    async def _with_timeout(coro: Any, seconds: float) -> Any:
+        return await asyncio.wait_for(coro, seconds)
+
+
+class JudgeEngine:
+    """Runs one method with one model over a stream of records (see the module docstring).
+
+    The caller owns ``model`` (enter it first) and ``cache``; :func:`arun` does that for you.
+    """
+
+    def __init__(self, model: JudgeModel, method: JudgeMethod, options: EngineOptions | None = None, *,
+                 cache: JudgeCache | None = None, fields: Mapping[str, str] | None = None) -> None:
+        self.model = model
+        self.method = method
+        self.options = options or EngineOptions()
+        self.cache = cache
+        if self.options.replay_only and cache is None:
+            raise ValueError("replay_only needs a cache")
+        self._fields = dict(fields or {})
+        self._identity = model.identity()
+        self._key = KeyMaker(self._identity)
+        self._price = price_for(self.options.prices, model.name, model.model_id)
+        budget = self.options.budget or Budget()
+        if budget.max_cost is not None and self._price is None:
+            raise ValueError(f"a cost budget needs prices for {model.model_id} (EngineOptions.prices)")
+        self._budget = BudgetTracker(budget)
+        o = self.options
+        self._rpm = RateLimiter(o.requests_per_minute) if o.requests_per_minute else None
+        self._tpm = RateLimiter(o.tokens_per_minute) if o.tokens_per_minute else None
+        self.summary = RunSummary(method=method.name, signature=f"{method.signature()}|model:{model.model_id}",
+                                  model=model.model_id, confidence=o.confidence)
+        self._stop_kind: str | None = None
+        self._stop_event = asyncio.Event()
+        self._resume_at = 0.0  # monotonic time before which no call starts (a 429's Retry-After)
+        self._active: set[int] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._interrupts = 0
+        self._successes = 0
+
+    # ------------------------------------------------------------------ stopping
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop_kind is not None
+
+    def halt(self, reason: str, kind: str = STOP_ERROR) -> None:
+        """Stop starting calls; the first reason given is the one reported."""
+        if self._stop_kind is None:
+            self._stop_kind = kind
+            self.summary.stop_reason = reason
+            self._stop_event.set()
+
+    def interrupt(self) -> int:
+        """Ctrl-C: the first stops new calls and lets calls in flight finish (they are paid
+        for, so their answers are kept); the second cancels them.  Returns how many
+        interrupts there have been."""
+        self._interrupts += 1
+        self.halt("interrupted", STOP_INTERRUPTED)
+        if self._interrupts > 1:
+            for task in self._tasks:
+                task.cancel()
+        return self._interrupts
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._active)
+
+    # ------------------------------------------------------------------ the run
+
+    async def run(self, records: Iterable[Mapping[str, Any]], *, on_row: Callable[[RowResult], None] | None = None,
+                  keep_rows: bool = True) -> RunResult:
+        """Judge every record; ``on_row`` sees each row as it finishes (in finishing order)."""
+        started = time.perf_counter()
+        rows: list[RowResult] = []
+        rows_iter: Iterator[tuple[int, Mapping[str, Any]]] = enumerate(records)
+
+        def emit(result: RowResult) -> None:
+            self.summary.add(result)
+            if keep_rows:
+                rows.append(result)
+            if on_row is not None:
+                on_row(result)
+
+        self._tasks = [asyncio.ensure_future(self._worker(rows_iter, emit)) for _ in range(self.options.concurrency)]
+        try:
+            done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Rows started but not finished (cancelled by a second Ctrl-C), then rows never started.
+        not_run = sorted(self._active)
+        not_run.extend(row for row, _ in rows_iter)
+        self.summary.total = self.summary.scored + self.summary.unscored + len(not_run)
+        self.summary.seconds = time.perf_counter() - started
+        rows.sort(key=lambda r: r.row)
+        return RunResult(rows=rows, summary=self.summary, not_run=not_run, stop_kind=self._stop_kind)
+
+    async def _worker(self, rows_iter: Iterator[tuple[int, Mapping[str, Any]]],
+                      emit: Callable[[RowResult], None]) -> None:
+        while not self.stopping:
+            try:
+                row, record = next(rows_iter)
+            except StopIteration:
+                return
+            self._active.add(row)
+            result = await self._judge_row(row, record)
+            if result is None:
+                continue  # left not run; the run is stopping
+            self._active.discard(row)
+            emit(result)
+
+    # ------------------------------------------------------------------ one row
+
+    def _project(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The record with the method's field names (``--field NAME=COLUMN`` renames)."""
+        out = {}
+        for name in (*self.method.fields, "id"):
+            column = self._fields.get(name, name)
+            if column in record:
+                out[name] = record[column]
+        return out
+
+    async def _judge_row(self, row: int, record: Mapping[str, Any]) -> RowResult | None:
+        projected = self._project(record)
+        row_id = projected.get("id", row)
+        try:
+            item = self.method.item(projected)
+        except (ValueError, TypeError) as exc:
+            return RowResult(row=row, id=row_id, status=UNSCORED, unscored_reason=f"invalid input: {exc}")
+        spend = _RowSpend()
+        request = self.method.build(item, self.model.capabilities)
+        reasked = False
+        try:
+            completion = await self._call(request, spend, row)
+            outcome = self.method.parse(item, completion)
+            if isinstance(outcome, ParseFailure) and self.options.reask:
+                reasked = True
+                self.summary.reasks += 1
+                second_request = self.method.reask(item, request, completion, outcome)
+                second = self.method.parse(item, await self._call(second_request, spend, row))
+                outcome = (ParseFailure(f"{outcome.reason}; after one re-ask: {second.reason}")
+                           if isinstance(second, ParseFailure) else second)
+        except _Stop:
+            return None
+        except _GaveUp as exc:
+            return self._row(row, row_id, spend, reasked, reason=str(exc))
+        if isinstance(outcome, ParseFailure):
+            return self._row(row, row_id, spend, reasked, reason=f"unparseable: {outcome.reason}")
+        return self._row(row, row_id, spend, reasked, verdict=self.method.row_fields(outcome.verdict),
+                         parsed_from=outcome.stage)
+
+    @staticmethod
+    def _row(row: int, row_id: Any, spend: _RowSpend, reasked: bool, *, reason: str | None = None,
+             verdict: dict[str, Any] | None = None, parsed_from: str | None = None) -> RowResult:
+        return RowResult(row=row, id=row_id, status=SCORED if verdict is not None else UNSCORED, verdict=verdict,
+                         unscored_reason=reason, tokens_in=spend.tokens_in, tokens_out=spend.tokens_out,
+                         cost=spend.cost, cache_hit=not spend.live, attempts=spend.attempts, reasked=reasked,
+                         parsed_from=parsed_from)
+
+    # ------------------------------------------------------------------ one request
+
+    async def _call(self, request: JudgeRequest, spend: _RowSpend, row: int) -> Completion:
+        """The answer to ``request``: from the cache, or from the model with retries."""
+        key = self._key(request) if self.cache is not None else None
+        if key is not None:
+            cached = self.cache.get(key)  # type: ignore[union-attr]
+            if cached is not None:
+                self.summary.cache_hits += 1
+                return cached
+            if self.options.replay_only:
+                self.halt(f"replay-only: cache miss for input row {row} ({self.model.model_id}, "
+                          f"template {request.template_version}) in {self.cache.path}")  # type: ignore[union-attr]
+                raise _Stop
+        estimate = estimate_tokens(request.prompt_chars()) + (request.max_tokens or 256)
+        jitter_key = f"{row}:{len(request.messages)}"
+        attempt = 0
+        while True:
+            await self._gate(estimate)
+            spend.attempts += 1
+            self.summary.calls += 1
+            if attempt:
+                self.summary.retries += 1
+            try:
+                completion = await self._generate(request)
+            except TransientError as exc:
+                self.summary.errors[exc.kind] += 1
+                if attempt >= self.options.max_retries:
+                    if self._successes == 0:
+                        # Not one call has worked: a dead endpoint or a wrong URL, not bad luck.
+                        # Stop instead of spending max_retries backoffs on every remaining row.
+                        self.halt(f"giving up: no call has succeeded yet ({attempt + 1} attempts for input "
+                                  f"row {row}); last error: {exc}", STOP_ERROR)
+                        raise _Stop from exc
+                    raise _GaveUp(f"retries exhausted: {attempt + 1} attempts, last: {exc}") from exc
+                o = self.options
+                delay = backoff_delay(attempt, base=o.backoff_base, cap=o.backoff_max,
+                                      unit=jitter_unit(o.seed, jitter_key, attempt), retry_after=exc.retry_after,
+                                      max_retry_after=o.max_retry_after)
+                if exc.retry_after is not None:
+                    # The server is rate-limiting all of us: hold every worker, not just this one.
+                    self._resume_at = max(self._resume_at,
+                                          time.monotonic() + min(exc.retry_after, o.max_retry_after))
+                attempt += 1
+                await self._sleep(delay)
+                continue
+            except FatalError as exc:
+                self.halt(f"{exc}", STOP_ERROR)
+                raise _Stop from exc
+            self._account(completion, spend, estimate)
+            if key is not None:
+                self.cache.put(key, completion, model=self.model.model_id,  # type: ignore[union-attr]
+                               endpoint=str(self._identity.get("endpoint", "")),
+                               template_version=request.template_version)
+            return completion
+
+    async def _generate(self, request: JudgeRequest) -> Completion:
+        timeout = self.options.timeout
+        try:
+            if timeout is None:
+                return await self.model.generate(request)
+            return await _with_timeout(self.model.generate(request), timeout)
+        except (asyncio.TimeoutError, TimeoutError) as exc:
+            raise TransientError(f"timeout: no answer within {timeout:g}s", kind="timeout") from exc
+        except JudgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an adapter bug must stop the run, not vanish
+            raise FatalError(f"{self.model.model_id} failed unexpectedly: {type(exc).__name__}: {exc}") from exc
+
+    def _account(self, completion: Completion, spend: _RowSpend, estimate: int) -> None:
+        cost = self._price.cost(completion.tokens_in, completion.tokens_out) if self._price is not None else 0.0
+        self._successes += 1
+        spend.live = True
+        spend.tokens_in += completion.tokens_in
+        spend.tokens_out += completion.tokens_out
+        spend.cost += cost
+        tokens = completion.tokens_in + completion.tokens_out
+        self._budget.spend(tokens, cost)
+        if self._tpm is not None and tokens:
+            self._tpm.adjust(tokens - estimate)
+
+    async def _gate(self, estimate: int) -> None:
+        """Everything a call waits for or may be refused by, in order: the stop flag, a
+        server-requested pause, the rate limits, the budget."""
+        if self.stopping:
+            raise _Stop
+        wait = self._resume_at - time.monotonic()
+        if wait > 0:
+            await self._sleep(wait)
+        if self._rpm is not None:
+            await self._rpm.acquire(1)
+        if self._tpm is not None:
+            await self._tpm.acquire(estimate)
+        if self.stopping:
+            raise _Stop
+        refused = self._budget.reserve_call()
+        if refused is not None:
+            self.halt(refused, STOP_BUDGET)
+            raise _Stop
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, but wake up (and stop) as soon as the run is halted."""
+        if seconds <= 0:
+            return
+        try:
+            await asyncio.wait_for(self._stop_event.wait(), seconds)
+        except asyncio.TimeoutError:
+            return
+        raise _Stop
+
+
+# ---------------------------------------------------------------------- entry points
+
+
+async def arun(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, *,
+               method: JudgeMethod | str = "pointwise", cache: JudgeCache | PathLike | None = None,
+               fields: Mapping[str, str] | None = None, on_row: Callable[[RowResult], None] | None = None,
+               keep_rows: bool = True, options: EngineOptions | None = None, **overrides: Any) -> RunResult:
+    """Judge ``records`` (mappings with ``prompt``, ``response``, ``reference``, ``id``).
+
+    Args:
+        model: a :class:`JudgeModel`, or a model string (``openai:gpt-4o-mini``,
+            ``anthropic:claude-...``, ``python:module:function``, ``fake:...``; see
+            :func:`respeval.judge.load_model`).
+        method: a method object, or its name (``"pointwise"``).
+        cache: a JudgeCache or the path of its SQLite file (None: no cache).
+        fields: renames, method field -> record key (``{"response": "answer"}``).
+        on_row: called with each RowResult as it finishes.
+        keep_rows: keep every RowResult in the result (turn off for huge runs).
+        options, overrides: :class:`EngineOptions`, and/or its fields as keywords
+            (``concurrency=32, max_retries=3, budget=Budget(max_cost=5.0)``).
+
+    Returns a RunResult; a stopped run (budget, fatal error) returns normally with its
+    ``stop_reason`` and ``not_run`` rows.
+    """
+    from respeval.judge.specs import load_model
+
+    opts = dataclasses.replace(options or EngineOptions(), **overrides)
+    judge_method = get_method(method) if isinstance(method, str) else method
+    judge_model = load_model(model) if isinstance(model, str) else model
+    own_cache = cache is not None and not isinstance(cache, JudgeCache)
+    judge_cache = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
+    try:
+        async with judge_model:
+            engine = JudgeEngine(judge_model, judge_method, opts, cache=judge_cache, fields=fields)  # type: ignore[arg-type]
+            return await engine.run(records, on_row=on_row, keep_rows=keep_rows)
+    finally:
+        if own_cache:
+            judge_cache.close()  # type: ignore[union-attr]
+
+
+def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs: Any) -> RunResult:
+    """The synchronous :func:`arun`, callable from plain code and from inside a running
+    event loop (a notebook, an async app), where it runs on a helper thread with its own
+    loop instead of needing nest_asyncio.  In async code, prefer ``await arun(...)``."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(records, model, **kwargs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-judge") as pool:
+        return pool.submit(asyncio.run, arun(records, model, **kwargs)).result()
+

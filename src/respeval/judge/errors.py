@@ -1,0 +1,49 @@
+"""The judge layer's exceptions, sorted by what the engine does with them.
+
+* :class:`TransientError`: worth another try (429, 5xx, timeouts, dropped connections,
+  a response body that is not the expected JSON).  The engine retries with backoff.
+* :class:`FatalError`: another try cannot help (401, 400, 404, a bad model string, a cache
+  miss in replay-only mode, an unexpected exception in a user's Python judge).  The engine
+  stops the run cleanly instead of retrying forever.
+
+A parse failure of the *judge's verdict* is not an exception: it makes the row unscored
+with its reason (see :mod:`respeval.judge.parsing`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["CacheMissError", "FatalError", "JudgeError", "TransientError"]
+
+
+class JudgeError(Exception):
+    """Base class of judge-layer errors."""
+
+
+class TransientError(JudgeError):
+    """A failure that another attempt may not repeat.
+
+    Attributes:
+        kind: ``"rate_limited"``, ``"server_error"``, ``"timeout"``, ``"connection"`` or
+            ``"malformed_response"``; shows up in unscored reasons and counters.
+        status: the HTTP status, when there was one.
+        retry_after: seconds the server asked us to wait (``Retry-After``), if it said.
+    """
+
+    def __init__(self, message: str, *, kind: str = "server_error", status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+
+class FatalError(JudgeError):
+    """A failure that stops the run: retrying would repeat it (or cost money for nothing)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class CacheMissError(FatalError):
+    """Replay-only mode met a request that is not in the cache."""

@@ -1,0 +1,143 @@
+"""OpenAI-compatible chat completions over httpx.
+
+One adapter serves OpenAI, vLLM, Ollama (``/v1``), llama.cpp's server and a LiteLLM proxy:
+they all speak ``POST {base_url}/chat/completions``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import httpx
+
+from respeval.judge._http import default_transport, post_json
+from respeval.judge.errors import TransientError
+from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
+
+__all__ = ["OpenAIChatModel"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def _redact_url(url: str) -> str:
+    """The URL without user:password, for identities, messages and the cache."""
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
+
+
+class OpenAIChatModel(BaseJudgeModel):
+    """A chat-completions model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        model: the model name sent in the request (``gpt-4o-mini``, ``Qwen/Qwen2.5-7B``).
+        base_url: the API root, up to and including ``/v1``.
+        api_key_env: the environment variable holding the API key, read at the first call
+            (so replay-only runs need no key).  When it is unset no ``Authorization`` header
+            is sent, which is what local servers expect; a server that needs a key answers
+            401 and the run stops with a message naming the variable.
+        temperature, seed, max_tokens: defaults for requests that leave them unset.
+        json_schema: whether the server supports ``response_format`` with a JSON schema
+            (OpenAI, vLLM, llama.cpp and recent Ollama do).  When False the schema is only
+            described in the prompt and parsing does the rest.
+        supports_seed: whether to send ``seed``.
+        max_tokens_field: ``"max_tokens"`` (most servers) or ``"max_completion_tokens"``
+            (OpenAI's reasoning models).
+        transport: an ``httpx.AsyncBaseTransport`` (tests inject ``httpx.MockTransport``);
+            default: see :func:`respeval.judge._http.default_transport`.
+        timeout: seconds per HTTP call (the engine also enforces its own per-call timeout).
+        headers: extra headers (never part of the cache key: keep secrets here, not in the URL).
+    """
+
+    provider = "openai"
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = "OPENAI_API_KEY",
+                 temperature: float | None = None, seed: int | None = None, max_tokens: int | None = None,
+                 json_schema: bool = True, supports_seed: bool = True, max_tokens_field: str = "max_tokens",
+                 transport: httpx.AsyncBaseTransport | None = None, timeout: float | None = 60.0,
+                 headers: dict[str, str] | None = None) -> None:
+        base = base_url.rstrip("/")
+        super().__init__(model, endpoint=_redact_url(base),
+                         capabilities=Capabilities(temperature=True, seed=supports_seed, n=True,
+                                                   logprobs=True, json_schema=json_schema))
+        self._url = httpx.URL(base + "/chat/completions")
+        self._api_key_env = api_key_env
+        self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
+        self._max_tokens_field = max_tokens_field
+        self._injected = transport
+        self._transport: httpx.AsyncBaseTransport | None = None
+        self._timeout = timeout
+        self._extra_headers = dict(headers or {})
+        self._where = self.endpoint
+
+    def _identity_extra(self) -> dict[str, Any]:
+        return {"adapter": "openai-chat/1", "defaults": self._defaults,
+                "json_schema": self.capabilities.json_schema, "seed": self.capabilities.seed,
+                "max_tokens_field": self._max_tokens_field}
+
+    async def _open(self) -> None:
+        self._transport = self._injected or default_transport(str(self._url))
+
+    async def _close(self) -> None:
+        # An injected transport belongs to the caller, as in httpx.
+        if self._transport is not None and self._transport is not self._injected:
+            await self._transport.aclose()
+        self._transport = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
+        key = os.environ.get(self._api_key_env)
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+        return headers
+
+    def build_body(self, request: JudgeRequest) -> dict[str, Any]:
+        """The JSON body for ``request``: unsupported parameters are left out, not ignored."""
+        caps = self.capabilities
+        body: dict[str, Any] = {"model": self.name, "messages": messages_as_dicts(request.messages)}
+        temperature = request.temperature if request.temperature is not None else self._defaults["temperature"]
+        if temperature is not None and caps.temperature:
+            body["temperature"] = temperature
+        seed = request.seed if request.seed is not None else self._defaults["seed"]
+        if seed is not None and caps.seed:
+            body["seed"] = seed
+        max_tokens = request.max_tokens if request.max_tokens is not None else self._defaults["max_tokens"]
+        if max_tokens is not None:
+            body[self._max_tokens_field] = max_tokens
+        if request.json_schema is not None and caps.json_schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
+        if request.logprobs and caps.logprobs:
+            body["logprobs"] = True
+        return body
+
+    async def generate(self, request: JudgeRequest) -> Completion:
+        await self._ensure_open()
+        assert self._transport is not None
+        key_set = bool(os.environ.get(self._api_key_env))
+        hint = (f"check the key in ${self._api_key_env}" if key_set
+                else f"no API key was sent: ${self._api_key_env} is not set")
+        data = await post_json(self._transport, self._url, self._headers(),
+                               json.dumps(self.build_body(request)).encode(), timeout=self._timeout,
+                               where=self._where, auth_hint=hint)
+        return self._completion(data)
+
+    def _completion(self, data: Any) -> Completion:
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                raise TypeError("content is not a string")
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise TransientError(f"malformed response from {self._where}: no choices[0].message.content "
+                                 f"({type(exc).__name__}: {exc})", kind="malformed_response") from exc
+        usage = data.get("usage") or {}
+        return Completion(text=content or "", tokens_in=_int(usage.get("prompt_tokens")),
+                          tokens_out=_int(usage.get("completion_tokens")),
+                          finish_reason=choice.get("finish_reason"), model=data.get("model"),
+                          refusal=message.get("refusal") or None)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -1,0 +1,286 @@
+"""Reading a verdict out of a judge's reply, honestly.
+
+Order of trust, first stage that yields verdict-like data wins:
+
+1. ``structured``: a mapping the adapter already parsed (a structured-output API);
+2. ``json``: the whole reply is one JSON object (what JSON-schema mode produces);
+3. ``fenced``: JSON inside Markdown code fences;
+4. ``embedded``: JSON objects inside prose (balanced braces, string-aware), with small
+   repairs (trailing commas, Python literals, single quotes);
+5. ``labels``: ``SCORE: 0.5`` / ``PASS: yes`` lines, last match wins (the ``GRADE:`` style).
+
+Never a default: when no stage yields a valid verdict, the result is a
+:class:`ParseFailure` with the reason, and the row is reported unscored.  Within a stage,
+several verdict-like objects must agree, or the reply is ambiguous (a failure too).
+
+Candidate text is data: any verdict-like span that also occurs in the text being judged
+(the judge echoing an injected ``{"score": 1.0, "pass": true}``) is discarded before a
+verdict is chosen, so text inside the candidate never becomes the verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar, Union
+
+from respeval.judge.models import Completion
+
+__all__ = ["ParseFailure", "Parsed", "extract_verdict", "loads_lenient"]
+
+V = TypeVar("V")
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)```", re.S)
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_MAX_OBJECTS = 64  # a reply with more brace groups than this is not worth scanning further
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """Why no verdict could be read; becomes the row's ``unscored_reason``."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Parsed(Generic[V]):
+    """A verdict and the stage it came from (``structured``, ``json``, ``fenced``,
+    ``embedded`` or ``labels``)."""
+
+    verdict: V
+    stage: str
+
+
+# --------------------------------------------------------------------------- lenient JSON
+
+
+def _pythonize(text: str) -> str:
+    """JSON-ish text as a Python literal: drop trailing commas and map true/false/null to
+    True/False/None, outside string literals only."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+            continue
+        if c == ",":
+            j = i + 1
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1  # trailing comma
+                continue
+        if c.isalpha():
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            out.append({"true": "True", "false": "False", "null": "None"}.get(word, word))
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def loads_lenient(text: str) -> Any:
+    """``json.loads``, then a repaired reading (trailing commas, single quotes, Python's
+    True/False/None) through ``ast.literal_eval``, which evaluates literals only.  Raises
+    ValueError when neither works."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(_pythonize(text))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"not JSON: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- stages
+
+
+def _objects_in(text: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Top-level ``{...}`` groups of ``text`` (braces inside their strings do not count)
+    that parse as objects, with their source spans."""
+    depth, start, quote, found = 0, -1, "", 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in "\"'" and depth > 0:  # quotes in the prose around objects are just prose
+            quote = c
+        elif c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                span = text[start:i + 1]
+                try:
+                    obj = loads_lenient(span)
+                except ValueError:
+                    obj = None
+                if isinstance(obj, dict):
+                    yield obj, span
+                found += 1
+                if found >= _MAX_OBJECTS:
+                    return
+        i += 1
+
+
+def _labels(text: str, labels: Mapping[str, Sequence[str]], forbidden: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """The last ``LABEL: value`` line per field, skipping lines copied from the candidate."""
+    found: dict[str, Any] = {}
+    spans: list[str] = []
+    for field, names in labels.items():
+        pattern = re.compile(r"(?im)^[\s>#*_`-]*(?:%s)[\s*_`]*[:=][\s*_`]*(.+?)[\s*_`.]*$"
+                             % "|".join(re.escape(name) for name in names))
+        for match in reversed(list(pattern.finditer(text))):
+            line = match.group(0).strip()
+            if _in_forbidden(line, forbidden):
+                continue
+            found[field] = match.group(1).strip()
+            spans.append(line)
+            break
+    return found, "\n".join(spans)
+
+
+def _normalize(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _in_forbidden(span: str, forbidden: Sequence[str]) -> bool:
+    needle = _normalize(span)
+    return bool(needle) and any(needle in _normalize(f) for f in forbidden)
+
+
+def _stages(completion: Completion) -> Iterator[tuple[str, list[tuple[dict[str, Any], str]]]]:
+    if isinstance(completion.structured, Mapping):
+        obj = dict(completion.structured)
+        yield "structured", [(obj, json.dumps(obj))]
+    text = completion.text.strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            yield "json", [(obj, text)]
+    fenced: list[tuple[dict[str, Any], str]] = []
+    for match in _FENCE.finditer(text):
+        fenced.extend(_objects_in(match.group(2)))
+    yield "fenced", fenced
+    yield "embedded", list(_objects_in(text))
+
+
+# --------------------------------------------------------------------------- the parser
+
+Validated = Union[V, str]
+
+
+def extract_verdict(completion: Completion, *, looks_like: Callable[[Mapping[str, Any]], bool],
+                    validate: Callable[[Mapping[str, Any]], Validated[V]],
+                    same: Callable[[V, V], bool], labels: Mapping[str, Sequence[str]] | None = None,
+                    forbidden: Sequence[str] = ()) -> Parsed[V] | ParseFailure:
+    """Read one verdict from ``completion`` (see the module docstring for the stages).
+
+    Args:
+        looks_like: whether an object is meant as a verdict (has a verdict field).
+        validate: a verdict, or a string saying what is wrong with the object.
+        same: whether two valid verdicts agree (reasoning may differ).
+        labels: field -> label names for the last stage, e.g. ``{"score": ["score"]}``.
+        forbidden: texts that are data (the candidate): verdicts copied from them are ignored.
+    """
+    if completion.refusal:
+        return ParseFailure(f"the judge refused: {completion.refusal[:200]}")
+    echoed = 0
+    for stage, objects in _stages(completion):
+        verdict_like = [(obj, span) for obj, span in objects if looks_like(obj)]
+        kept = [obj for obj, span in verdict_like if not _in_forbidden(span, forbidden)]
+        echoed += len(verdict_like) - len(kept)
+        if kept:
+            return _decide(stage, kept, validate, same)
+    if labels:
+        obj, span = _labels(completion.text, labels, forbidden)
+        if obj:
+            return _decide("labels", [obj], validate, same)
+    return ParseFailure(_nothing_found(completion, echoed))
+
+
+def _decide(stage: str, objects: list[dict[str, Any]], validate: Callable[[Mapping[str, Any]], Validated[V]],
+            same: Callable[[V, V], bool]) -> Parsed[V] | ParseFailure:
+    results = [validate(obj) for obj in objects]
+    errors = [r for r in results if isinstance(r, str)]
+    verdicts = [r for r in results if not isinstance(r, str)]
+    where = "" if stage in ("json", "structured") else f" ({stage})"
+    if errors and not verdicts:
+        unique = list(dict.fromkeys(errors))
+        return ParseFailure(f"invalid verdict{where}: {'; '.join(unique)}")
+    if errors or any(not same(verdicts[0], v) for v in verdicts[1:]):
+        return ParseFailure(f"ambiguous: {len(objects)} different verdicts in the judge output{where}")
+    return Parsed(verdicts[0], stage)
+
+
+def _nothing_found(completion: Completion, echoed: int) -> str:
+    if echoed:
+        return ("the only verdict-like text in the judge output was copied from the candidate "
+                "(candidate text is data, never a verdict)")
+    if not completion.text.strip():
+        reason = "empty judge output"
+    else:
+        snippet = " ".join(completion.text.split())[:80]
+        reason = f"no JSON verdict or SCORE:/PASS: lines in the judge output: {snippet!r}"
+    if completion.finish_reason in ("length", "max_tokens"):
+        reason += " (output truncated: finish_reason=length; raise max tokens)"
+    return reason
+
+
+def parse_number(value: Any) -> float | str:
+    """A JSON number (or a numeric string) as float, or what is wrong with it."""
+    if isinstance(value, bool):
+        return f"must be a number, got {json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        match = _NUMBER.match(value.strip())
+        if match is None:
+            return f"must be a number, got {value[:40]!r}"
+        number = float(match.group(0))
+    else:
+        return f"must be a number, got {type(value).__name__}"
+    if number != number or number in (float("inf"), float("-inf")):
+        return f"must be a finite number, got {value!r}"
+    return number
+
+
+_TRUE = frozenset({"true", "yes", "pass", "passed", "correct", "y"})
+_FALSE = frozenset({"false", "no", "fail", "failed", "incorrect", "n"})
+
+
+def parse_bool(value: Any) -> bool | str:
+    """A JSON boolean (or an unambiguous word: yes/no, pass/fail, correct/incorrect), or what
+    is wrong with it.  Numbers are refused: 1 is a score, not a verdict."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        word = value.strip().strip("*_`.\"'").lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        return f"must be true or false, got {value[:40]!r}"
+    return f"must be true or false, got {json.dumps(value) if value is None or isinstance(value, (int, float)) else type(value).__name__}"

@@ -1,0 +1,183 @@
+"""Per-row results and the run summary (pass rate with a confidence interval, coverage,
+calls, tokens, cost, time)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Sequence
+
+__all__ = ["RowResult", "RunSummary", "wilson_interval"]
+
+SCORED = "scored"
+UNSCORED = "unscored"
+
+
+@dataclass
+class RowResult:
+    """The outcome of one input row.
+
+    ``tokens_in``/``tokens_out``/``cost``/``attempts`` count what *this run* sent to the
+    model for the row (retries and the re-ask included); answers served from the cache
+    cost nothing and count no attempt.  ``cache_hit`` is True when every answer the row
+    used came from the cache.
+    """
+
+    row: int
+    id: Any
+    status: str
+    verdict: dict[str, Any] | None = None
+    unscored_reason: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    cache_hit: bool = False
+    attempts: int = 0
+    reasked: bool = False
+    parsed_from: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.status == SCORED
+
+    def to_json(self, verdict_fields: Sequence[str]) -> dict[str, Any]:
+        """The output row: ``id``, ``row``, the verdict fields (null when unscored), then
+        status and accounting."""
+        out: dict[str, Any] = {"id": self.id, "row": self.row}
+        for name in verdict_fields:
+            out[name] = self.verdict.get(name) if self.verdict is not None else None
+        out.update(status=self.status, unscored_reason=self.unscored_reason, parsed_from=self.parsed_from,
+                   tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost=self.cost,
+                   cache_hit=self.cache_hit, attempts=self.attempts, reasked=self.reasked)
+        return out
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion: unlike the normal approximation
+    it stays inside [0, 1] and behaves at 0% and 100% pass rates and small n."""
+    if n <= 0:
+        raise ValueError("wilson_interval needs n > 0")
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in [0, {n}], got {successes}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+@dataclass
+class RunSummary:
+    """What a run did.  ``total`` counts every input row, including rows not run because the
+    run stopped (budget, fatal error, interrupt); ``coverage`` is scored / total."""
+
+    method: str
+    signature: str
+    model: str
+    total: int = 0
+    scored: int = 0
+    unscored: int = 0
+    passed: int = 0
+    score_sum: float = 0.0
+    calls: int = 0
+    retries: int = 0
+    reasks: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    confidence: float = 0.95
+    stop_reason: str | None = None
+    unscored_reasons: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    """Failed calls by kind: rate_limited, server_error, timeout, connection, malformed_response."""
+
+    @property
+    def not_run(self) -> int:
+        return self.total - self.scored - self.unscored
+
+    @property
+    def coverage(self) -> float | None:
+        return self.scored / self.total if self.total else None
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def pass_interval(self) -> tuple[float, float] | None:
+        return wilson_interval(self.passed, self.scored, self.confidence) if self.scored else None
+
+    @property
+    def mean_score(self) -> float | None:
+        return self.score_sum / self.scored if self.scored else None
+
+    @property
+    def rows_per_second(self) -> float | None:
+        done = self.scored + self.unscored
+        return done / self.seconds if self.seconds > 0 else None
+
+    def add(self, row: RowResult) -> None:
+        """Fold one finished row in."""
+        self.tokens_in += row.tokens_in
+        self.tokens_out += row.tokens_out
+        self.cost += row.cost
+        if row.scored and row.verdict is not None:
+            self.scored += 1
+            self.passed += bool(row.verdict.get("pass"))
+            score = row.verdict.get("score")
+            if isinstance(score, (int, float)):
+                self.score_sum += float(score)
+        else:
+            self.unscored += 1
+            reason = row.unscored_reason or "unknown"
+            self.unscored_reasons[reason.split(":", 1)[0]] += 1
+
+    def to_json(self) -> dict[str, Any]:
+        interval = self.pass_interval
+        return {
+            "method": self.method, "signature": self.signature, "model": self.model,
+            "rows": self.total, "scored": self.scored, "unscored": self.unscored, "not_run": self.not_run,
+            "coverage": self.coverage, "passed": self.passed, "pass_rate": self.pass_rate,
+            "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1],
+                                                           "confidence": self.confidence, "method": "wilson"},
+            "mean_score": self.mean_score, "calls": self.calls, "retries": self.retries, "reasks": self.reasks,
+            "cache_hits": self.cache_hits, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+            "cost_usd": self.cost, "seconds": self.seconds, "rows_per_second": self.rows_per_second,
+            "stop_reason": self.stop_reason, "unscored_reasons": dict(self.unscored_reasons),
+            "errors": dict(self.errors),
+        }
+
+    def format(self) -> str:
+        """A human-readable summary (the CLI prints it)."""
+        pct = int(round(self.confidence * 100))
+        lines = [f"{self.scored + self.unscored} of {self.total} rows judged in {self.seconds:.2f}s "
+                 f"({self.method}, {self.model})"]
+        if self.scored:
+            low, high = self.pass_interval or (0.0, 0.0)
+            lines.append(f"pass rate   {self.pass_rate:.4f}  [{low:.4f}, {high:.4f}] {pct}% CI (Wilson), "
+                         f"{self.passed}/{self.scored} scored rows")
+            lines.append(f"mean score  {self.mean_score:.4f}")
+        else:
+            lines.append("pass rate   - (no scored rows)")
+        cov = self.coverage
+        lines.append(f"coverage    {self.scored}/{self.total} scored"
+                     + (f" ({cov:.1%})" if cov is not None else ""))
+        if self.unscored:
+            reasons = ", ".join(f"{k}: {v}" for k, v in self.unscored_reasons.most_common())
+            lines.append(f"unscored    {self.unscored} ({reasons})")
+        lines.append(f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
+                     f"{self.cache_hits} answers from the cache")
+        if self.errors:
+            lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
+        lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
+        if self.stop_reason:
+            lines.append(f"STOPPED     {self.stop_reason}")
+            lines.append(f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
+                         "(answers already received are not paid for again)")
+        lines.append(f"signature   {self.signature}")
+        return "\n".join(lines)

@@ -1,0 +1,287 @@
+"""BLEU with sacreBLEU 2.6's numbers, statistics from the native core.
+
+Per row: ``[hyp_len, ref_len, correct_1..N, total_1..N]`` (integers), where
+``correct_n`` clips each hypothesis n-gram by its highest count in any of the
+row's references and ``ref_len`` is the closest reference length (ties to the
+shorter).  The corpus score is sacreBLEU's ``compute_bleu`` of the column sums;
+sentence scores apply it to each row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from respeval import __version__, _backend
+from respeval._inputs import same_length, text_list
+from respeval._reference import bleu as ref_bleu
+from respeval._reference import bootstrap_mt
+from respeval.metrics.base import ChunkScores
+from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
+
+TOKENIZERS = ("13a", "intl", "zh", "char", "none")
+SMOOTHING = ("exp", "floor", "add-k", "none")
+BLEUScoreParts = ref_bleu.BLEUResult
+
+
+def references_per_row(references: Any, n_rows: int | None = None) -> list[list[str]]:
+    """References per row, from either per-row lists or sacreBLEU-style streams.
+
+    A row's entry may be a str or a list of str; ``None`` items are skipped (a row
+    with fewer references), but every row needs at least one.
+    """
+    if isinstance(references, str):
+        raise TypeError("references must be a sequence (one entry per row), not a single str")
+    rows = list(references)
+    out: list[list[str]] = []
+    for i, item in enumerate(rows):
+        refs = [item] if isinstance(item, str) else (list(item) if item is not None else [])
+        kept = []
+        for j, r in enumerate(refs):
+            if r is None:
+                continue
+            if not isinstance(r, str):
+                raise TypeError(f"references[{i}][{j}] is {type(r).__name__}, expected str or None")
+            kept.append(r)
+        if not kept:
+            raise ValueError(f"references[{i}] has no reference (every one is None or the list is empty)")
+        out.append(kept)
+    if n_rows is not None and len(out) != n_rows:
+        raise ValueError(f"hypotheses has {n_rows} rows but references has {len(out)}")
+    return out
+
+
+def streams_to_rows(streams: Sequence[Sequence[str | None]], n_rows: int) -> list[list[str]]:
+    """sacreBLEU's reference streams ``[[r1_seg1, r1_seg2, ...], [r2_seg1, ...]]`` as rows.
+
+    Unlike sacreBLEU (which zips and silently truncates), every stream must have
+    exactly one entry per hypothesis.
+    """
+    if isinstance(streams, str) or not all(not isinstance(s, str) for s in streams):
+        raise TypeError("references must be a list of reference streams (each a list of str), "
+                        "e.g. [refs] for one reference per segment")
+    for k, stream in enumerate(streams):
+        if len(stream) != n_rows:
+            raise ValueError(f"reference stream {k} has {len(stream)} segments but there are "
+                             f"{n_rows} hypotheses")
+    return references_per_row([list(seg) for seg in zip(*streams)] if streams else [], n_rows)
+
+
+def _token_lists(texts: list[str], tokenize: str, lowercase: bool) -> list[list[str]]:
+    tok = get_tokenizer(tokenize)
+    if lowercase:
+        return [tok(t.lower().rstrip()).split() for t in texts]
+    return [tok(t.rstrip()).split() for t in texts]
+
+
+def token_ids(kernels: Any, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """sacreBLEU tokens of ``texts`` as (int32 ids, int64 offsets) in ``vocab``."""
+    native = getattr(kernels, "tokenize_13a_ids", None)
+    if native is not None and tokenize == "13a":
+        if lowercase:
+            texts = [t.lower() for t in texts]
+        ids, off = native(vocab, texts)
+        return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
+    lists = _token_lists(texts, tokenize, lowercase)
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    flat = [t for x in lists for t in x]
+    return np.frombuffer(vocab.intern(flat), np.int32), offsets
+
+
+def closest_lengths(hyp_len: np.ndarray, ref_lens: np.ndarray, row_refs: np.ndarray) -> np.ndarray:
+    """Per row, the reference length closest to the hypothesis length (ties to the shorter)."""
+    n = len(hyp_len)
+    counts = np.diff(row_refs)
+    owner = np.repeat(np.arange(n), counts)
+    dist = np.abs(ref_lens - hyp_len[owner])
+    # lexicographic (distance, length) minimum per row
+    key = dist * (int(ref_lens.max(initial=0)) + 1) + ref_lens
+    best = np.minimum.reduceat(key, row_refs[:-1]) if n else np.zeros(0, np.int64)
+    return best % (int(ref_lens.max(initial=0)) + 1)
+
+
+@dataclass
+class PreparedBleuReferences:
+    kernels: Any
+    vocab: Any
+    ids: np.ndarray
+    offsets: np.ndarray
+    row_refs: np.ndarray
+    n_rows: int
+
+
+def prepare_references(refs_per_row: list[list[str]], *, tokenize: str = "13a", lowercase: bool = False,
+                       implementation: str | None = None) -> PreparedBleuReferences:
+    kernels = _backend.get(implementation)
+    vocab = kernels.Vocab()
+    flat = [r for refs in refs_per_row for r in refs]
+    ids, off = token_ids(kernels, vocab, flat, tokenize, lowercase)
+    row_refs = np.zeros(len(refs_per_row) + 1, np.int64)
+    np.cumsum([len(r) for r in refs_per_row], out=row_refs[1:])
+    return PreparedBleuReferences(kernels, vocab, ids, off, row_refs, len(refs_per_row))
+
+
+def row_statistics(prepared: PreparedBleuReferences, hypotheses: list[str], *, tokenize: str = "13a",
+                   lowercase: bool = False, max_order: int = 4, threads: int | None = None) -> np.ndarray:
+    """int64 ``[rows, 2 + 2 * max_order]``: hyp_len, ref_len, correct_1..N, total_1..N."""
+    k = prepared.kernels
+    ids, off = token_ids(k, prepared.vocab, hypotheses, tokenize, lowercase)
+    n = len(hypotheses)
+    stats = np.zeros((n, 2 + 2 * max_order), np.int64)
+    if n == 0:
+        return stats
+    correct = np.zeros((n, max_order), np.int64)
+    k.bleu_clipped_counts(ids, off, prepared.ids, prepared.offsets, prepared.row_refs, max_order,
+                          len(prepared.vocab), correct, threads)
+    hyp_len = np.diff(off)
+    ref_lens = np.diff(prepared.offsets)
+    stats[:, 0] = hyp_len
+    stats[:, 1] = closest_lengths(hyp_len, ref_lens, prepared.row_refs)
+    stats[:, 2:2 + max_order] = correct
+    for order in range(1, max_order + 1):
+        stats[:, 1 + max_order + order] = np.maximum(hyp_len - order + 1, 0)
+    return stats
+
+
+def signature(*, nrefs: int | str, lowercase: bool, tokenize: str, smooth: str, smooth_value: float | None,
+              effective_order: bool, bootstrap: int | None = None, seed: int | None = None) -> str:
+    """sacreBLEU's signature format (same fields, same order), versioned as respeval."""
+    smooth_text = smooth
+    if smooth in ("floor", "add-k"):
+        value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+        smooth_text = f"{smooth}[{value:.2f}]"
+    parts = [f"nrefs:{nrefs}"]
+    if bootstrap and bootstrap > 1:
+        parts += [f"bs:{bootstrap}", f"seed:{seed}"]
+    parts += [f"case:{'lc' if lowercase else 'mixed'}", f"eff:{'yes' if effective_order else 'no'}",
+              f"tok:{tokenize}", f"smooth:{smooth_text}", f"version:respeval-{__version__}"]
+    return "|".join(parts)
+
+
+def _nrefs(refs_per_row: list[list[str]]) -> int | str:
+    counts = {len(r) for r in refs_per_row}
+    return counts.pop() if len(counts) == 1 else "var"
+
+
+def sentence_scores(stats: np.ndarray, *, smooth: str = "exp", smooth_value: float | None = None,
+                    effective_order: bool = True, max_order: int = 4) -> np.ndarray:
+    """sacreBLEU's sentence BLEU of every row (its compute_bleu per row)."""
+    return np.array([ref_bleu.compute_bleu(row, smooth, smooth_value, effective_order, max_order).score
+                     for row in stats.tolist()], dtype=np.float64)
+
+
+@dataclass
+class BleuResult:
+    """Per-row BLEU statistics and sentence scores, and the corpus score."""
+
+    stats: np.ndarray
+    sentence: np.ndarray
+    corpus: BLEUScoreParts
+    signature: str
+    max_order: int
+    options: dict
+
+    @property
+    def score(self) -> float:
+        return self.corpus.score
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        n = self.max_order
+        out = {"bleu": self.sentence, "bleu_hyp_len": self.stats[:, 0], "bleu_ref_len": self.stats[:, 1]}
+        for i in range(n):
+            out[f"bleu_correct_{i + 1}"] = self.stats[:, 2 + i]
+            out[f"bleu_total_{i + 1}"] = self.stats[:, 2 + n + i]
+        return out
+
+    def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+        """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
+        o = self.options
+        return bootstrap_mt.bootstrap_ci(
+            self.stats.tolist(), lambda s: ref_bleu.compute_bleu(s, o["smooth"], o["smooth_value"],
+                                                                 o["effective_order"], self.max_order).score,
+            n, seed)
+
+
+def bleu(hypotheses: Any, references: Any, *, tokenize: str = "13a", lowercase: bool = False,
+         max_order: int = 4, smooth: str = "exp", smooth_value: float | None = None,
+         effective_order: bool = False, threads: int | None = None,
+         implementation: str | None = None) -> BleuResult:
+    """BLEU of each hypothesis against its reference(s), and the corpus BLEU.
+
+    Parameters
+    ----------
+    hypotheses : sequence of str
+    references : per row a str or a list of str (``None`` items skipped: a variable
+        number of references per row)
+    tokenize : ``13a`` (default; native), ``intl``, ``zh``, ``char``, ``none`` (sacreBLEU's)
+    smooth : ``exp``, ``floor``, ``add-k`` or ``none``; ``smooth_value`` for floor/add-k
+    effective_order : for the corpus score (sacreBLEU's ``BLEU`` default: False);
+        per-row ``sentence`` scores always use effective order, as ``sentence_bleu``.
+    """
+    if tokenize not in TOKENIZERS:
+        raise ValueError(f"unknown BLEU tokenizer {tokenize!r}; choose one of {', '.join(TOKENIZERS)}")
+    if smooth not in SMOOTHING:
+        raise ValueError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
+    hyps = text_list(hypotheses, "hypotheses")
+    refs = references_per_row(references)
+    same_length(hyps, refs, "hypotheses", "references")
+    prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
+    stats = row_statistics(prepared, hyps, tokenize=tokenize, lowercase=lowercase, max_order=max_order,
+                           threads=threads)
+    corpus = ref_bleu.compute_bleu(stats.sum(axis=0).tolist(), smooth, smooth_value, effective_order, max_order)
+    sentence = sentence_scores(stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order)
+    sig = signature(nrefs=_nrefs(refs), lowercase=lowercase, tokenize=tokenize, smooth=smooth,
+                    smooth_value=smooth_value, effective_order=effective_order)
+    return BleuResult(stats, sentence, corpus, sig, max_order,
+                      dict(smooth=smooth, smooth_value=smooth_value, effective_order=effective_order,
+                           tokenize=tokenize, lowercase=lowercase))
+
+
+class BleuFamily:
+    """Corpus BLEU for the bulk pipeline: statistics are summed, then compute_bleu."""
+
+    def __init__(self, *, tokenize: str = "13a", lowercase: bool = False, max_order: int = 4,
+                 smooth: str = "exp", smooth_value: float | None = None, threads: int | None = None) -> None:
+        self.name = "bleu"
+        self.tokenize, self.lowercase, self.max_order = tokenize, lowercase, max_order
+        self.smooth, self.smooth_value, self.threads = smooth, smooth_value, threads
+        n = max_order
+        self.stat_names = ("hyp_len", "ref_len", *(f"correct_{i}" for i in range(1, n + 1)),
+                           *(f"total_{i}" for i in range(1, n + 1)))
+        self.headline = ("bleu",)
+
+    def prepare(self, references: list) -> PreparedBleuReferences:
+        return prepare_references(references_per_row(references), tokenize=self.tokenize,
+                                  lowercase=self.lowercase)
+
+    def score(self, prepared: PreparedBleuReferences, predictions: list[str]) -> ChunkScores:
+        stats = row_statistics(prepared, predictions, tokenize=self.tokenize, lowercase=self.lowercase,
+                               max_order=self.max_order, threads=self.threads)
+        sentence = sentence_scores(stats, smooth=self.smooth, smooth_value=self.smooth_value,
+                                   max_order=self.max_order)
+        return ChunkScores({"bleu": sentence}, stats.astype(np.float64))
+
+    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+        sums = np.asarray(sums)
+        if sums.ndim == 1:
+            return {"bleu": self._score(sums)}
+        return {"bleu": np.array([self._score(s) for s in sums])}
+
+    def _score(self, row: np.ndarray) -> float:
+        ints = [int(round(v)) for v in row.tolist()]
+        return ref_bleu.compute_bleu(ints, self.smooth, self.smooth_value, False, self.max_order).score
+
+    def signature(self) -> str:
+        return "BLEU|" + signature(nrefs="var", lowercase=self.lowercase, tokenize=self.tokenize,
+                                   smooth=self.smooth, smooth_value=self.smooth_value, effective_order=False)
+
+
+

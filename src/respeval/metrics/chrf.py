@@ -1,0 +1,230 @@
+"""chrF and chrF++ with sacreBLEU 2.6's numbers, n-gram matches from the native core.
+
+Character n-grams are n-grams of code points (whitespace removed unless
+``whitespace=True``), word n-grams (chrF++) are n-grams of sacreBLEU's
+punctuation-split words; both are clipped overlaps computed by the same kernel
+as ROUGE-N.  Per row and order the statistics are ``[hyp, ref, match]``, with
+``hyp`` 0 where the reference has no n-gram of that order; with several
+references the one with the best sentence score wins (the first on ties).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from respeval import __version__, _backend
+from respeval._inputs import same_length, text_list
+from respeval._reference import bootstrap_mt
+from respeval._reference import chrf as ref_chrf
+from respeval.metrics.base import ChunkScores
+from respeval.metrics.bleu import references_per_row
+
+EPS = ref_chrf.EPS
+
+
+def _codepoints(texts: list[str], whitespace: bool) -> tuple[np.ndarray, np.ndarray]:
+    parts = []
+    offsets = np.zeros(len(texts) + 1, np.int64)
+    for i, t in enumerate(texts):
+        s = t if whitespace else "".join(t.split())
+        parts.append(s.encode("utf-32-le", "surrogatepass"))
+        offsets[i + 1] = offsets[i] + len(s)
+    ids = np.frombuffer(b"".join(parts), dtype=np.uint32).astype(np.int32)
+    return ids, offsets
+
+
+def _words(vocab: Any, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    lists = [ref_chrf.split_punctuation(t) for t in texts]
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=offsets[1:])
+    return np.frombuffer(vocab.intern([w for x in lists for w in x]), np.int32), offsets
+
+
+def scores(stats: np.ndarray, char_order: int, word_order: int, beta: float, eps_smoothing: bool) -> np.ndarray:
+    """sacreBLEU's chrF of every row of ``stats`` (its arithmetic, statement by statement)."""
+    stats = np.asarray(stats, dtype=np.float64)
+    n = stats.shape[0]
+    factor = beta ** 2
+    eps_sum = np.zeros(n)
+    sum_p = np.zeros(n)
+    sum_r = np.zeros(n)
+    eff = np.zeros(n)
+    for i in range(char_order + word_order):
+        h, r, m = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.where(h > 0, m / np.where(h > 0, h, 1), EPS)
+            rc = np.where(r > 0, m / np.where(r > 0, r, 1), EPS)
+            den = factor * p + rc
+            eps_sum = eps_sum + np.where(den > 0, (1 + factor) * p * rc / np.where(den > 0, den, 1), EPS)
+        both = (h > 0) & (r > 0)
+        sum_p = np.where(both, sum_p + p, sum_p)
+        sum_r = np.where(both, sum_r + rc, sum_r)
+        eff = eff + both
+    if eps_smoothing:
+        return 100 * eps_sum / (char_order + word_order)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_p = sum_p / np.where(eff > 0, eff, 1)
+        avg_r = sum_r / np.where(eff > 0, eff, 1)
+        score = (1 + factor) * avg_p * avg_r
+        score = score / np.where((factor * avg_p) + avg_r != 0, (factor * avg_p) + avg_r, 1)
+    ok = (eff > 0) & ((avg_p + avg_r) != 0)
+    return np.where(ok, 100 * score, 0.0)
+
+
+@dataclass
+class PreparedChrfReferences:
+    kernels: Any
+    vocab: Any
+    chars: tuple[np.ndarray, np.ndarray]
+    words: tuple[np.ndarray, np.ndarray] | None
+    pair_row: np.ndarray
+    n_rows: int
+
+
+class Chrf:
+    """chrF/chrF++ options and the scoring of prepared references."""
+
+    def __init__(self, *, char_order: int = 6, word_order: int = 0, beta: float = 2, lowercase: bool = False,
+                 whitespace: bool = False, eps_smoothing: bool = False, threads: int | None = None,
+                 implementation: str | None = None) -> None:
+        if char_order < 1 or char_order > 64 or word_order < 0 or word_order > 64:
+            raise ValueError("char_order must be in 1..64 and word_order in 0..64")
+        self.char_order, self.word_order, self.beta = char_order, word_order, beta
+        self.lowercase, self.whitespace, self.eps_smoothing = lowercase, whitespace, eps_smoothing
+        self.threads, self.implementation = threads, implementation
+
+    def _texts(self, texts: list[str]) -> list[str]:
+        return [t.lower() for t in texts] if self.lowercase else texts
+
+    def prepare(self, refs_per_row: list[list[str]]) -> PreparedChrfReferences:
+        kernels = _backend.get(self.implementation)
+        vocab = kernels.Vocab()
+        flat = self._texts([r for refs in refs_per_row for r in refs])
+        pair_row = np.repeat(np.arange(len(refs_per_row)), [len(r) for r in refs_per_row]).astype(np.int64)
+        words = _words(vocab, flat) if self.word_order else None
+        return PreparedChrfReferences(kernels, vocab, _codepoints(flat, self.whitespace), words, pair_row,
+                                      len(refs_per_row))
+
+    def row_statistics(self, prepared: PreparedChrfReferences, hypotheses: list[str]) -> np.ndarray:
+        """int64 ``[rows, 3 * (char_order + word_order)]`` against each row's best reference."""
+        k = prepared.kernels
+        hyps = self._texts(hypotheses)
+        pair_pred = prepared.pair_row
+        pair_ref = np.arange(len(pair_pred), dtype=np.int64)
+        blocks = []
+        h_chars = _codepoints(hyps, self.whitespace)
+        blocks.append(self._pair_stats(k, h_chars, prepared.chars, pair_pred, pair_ref, self.char_order,
+                                       max(int(h_chars[0].max(initial=0)), int(prepared.chars[0].max(initial=0))) + 1))
+        if self.word_order:
+            h_words = _words(prepared.vocab, hyps)
+            blocks.append(self._pair_stats(k, h_words, prepared.words, pair_pred, pair_ref, self.word_order,
+                                           len(prepared.vocab)))
+        pair_stats = np.concatenate(blocks, axis=1)
+        n = len(hyps)
+        if len(pair_pred) == n:  # one reference per row
+            return pair_stats
+        pair_scores = scores(pair_stats, self.char_order, self.word_order, self.beta, self.eps_smoothing)
+        starts = np.searchsorted(pair_pred, np.arange(n))
+        best = np.maximum.reduceat(pair_scores, starts)
+        cand = np.where(pair_scores == best[pair_pred], np.arange(len(pair_pred)), len(pair_pred))
+        return pair_stats[np.minimum.reduceat(cand, starts)]
+
+    def _pair_stats(self, k: Any, hyp: tuple, ref: tuple, pair_pred: np.ndarray, pair_ref: np.ndarray,
+                    order: int, vocab_size: int) -> np.ndarray:
+        npairs = len(pair_pred)
+        matches = np.zeros((npairs, order), np.int64)
+        k.rouge_pair_stats(hyp[0], hyp[1], ref[0], ref[1], pair_pred, pair_ref, order, False, vocab_size,
+                           matches, np.zeros(0, np.int64), self.threads)
+        hl = np.diff(hyp[1])[pair_pred]
+        rl = np.diff(ref[1])[pair_ref]
+        out = np.zeros((npairs, 3 * order), np.int64)
+        for i in range(order):
+            ref_total = np.maximum(rl - i, 0)
+            out[:, 3 * i] = np.where(ref_total > 0, np.maximum(hl - i, 0), 0)
+            out[:, 3 * i + 1] = ref_total
+            out[:, 3 * i + 2] = matches[:, i]
+        return out
+
+    def scores(self, stats: np.ndarray) -> np.ndarray:
+        return scores(stats, self.char_order, self.word_order, self.beta, self.eps_smoothing)
+
+    def corpus_score(self, stats_sum: Any) -> float:
+        return ref_chrf.chrf_score(list(stats_sum), self.char_order, self.word_order, self.beta,
+                                   self.eps_smoothing)
+
+    def name(self) -> str:
+        return f"chrF{self.beta:g}" + "+" * self.word_order
+
+    def signature(self, nrefs: int | str = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
+        boot = f"|bs:{bootstrap}|seed:{seed}" if bootstrap and bootstrap > 1 else ""
+        return (f"nrefs:{nrefs}{boot}|case:{'lc' if self.lowercase else 'mixed'}"
+                f"|eff:{'no' if self.eps_smoothing else 'yes'}|nc:{self.char_order}|nw:{self.word_order}"
+                f"|space:{'yes' if self.whitespace else 'no'}|version:respeval-{__version__}")
+
+
+@dataclass
+class ChrfResult:
+    stats: np.ndarray
+    sentence: np.ndarray
+    score: float
+    name: str
+    signature: str
+    metric: Chrf
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+        """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
+        return bootstrap_mt.bootstrap_ci(self.stats.tolist(), self.metric.corpus_score, n, seed)
+
+
+def chrf(hypotheses: Any, references: Any, *, char_order: int = 6, word_order: int = 0, beta: float = 2,
+         lowercase: bool = False, whitespace: bool = False, eps_smoothing: bool = False,
+         threads: int | None = None, implementation: str | None = None) -> ChrfResult:
+    """chrF (``word_order=0``) or chrF++ (``word_order=2``) per row and for the corpus.
+
+    ``eps_smoothing=True`` gives chrF++.py's (and NLTK's, Moses') averaging instead of
+    sacreBLEU's default effective-order averaging.
+    """
+    metric = Chrf(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
+                  whitespace=whitespace, eps_smoothing=eps_smoothing, threads=threads,
+                  implementation=implementation)
+    hyps = text_list(hypotheses, "hypotheses")
+    refs = references_per_row(references)
+    same_length(hyps, refs, "hypotheses", "references")
+    stats = metric.row_statistics(metric.prepare(refs), hyps)
+    counts = {len(r) for r in refs}
+    nrefs = counts.pop() if len(counts) == 1 else "var"
+    return ChrfResult(stats, metric.scores(stats), metric.corpus_score(stats.sum(axis=0).tolist()),
+                      metric.name(), metric.signature(nrefs), metric)
+
+
+class ChrfFamily:
+    """chrF for the bulk pipeline (corpus value from summed statistics)."""
+
+    def __init__(self, *, word_order: int = 0, **options: Any) -> None:
+        self.metric = Chrf(word_order=word_order, **options)
+        self.name = "chrf++" if word_order else "chrf"
+        self.stat_names = tuple(f"{k}_{i}" for i in range(self.metric.char_order + word_order)
+                                for k in ("hyp", "ref", "match"))
+        self.headline = (self.name,)
+
+    def prepare(self, references: list) -> PreparedChrfReferences:
+        return self.metric.prepare(references_per_row(references))
+
+    def score(self, prepared: PreparedChrfReferences, predictions: list[str]) -> ChunkScores:
+        stats = self.metric.row_statistics(prepared, predictions)
+        return ChunkScores({self.name: self.metric.scores(stats)}, stats.astype(np.float64))
+
+    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+        sums = np.asarray(sums)
+        if sums.ndim == 1:
+            return {self.name: self.metric.corpus_score([int(round(v)) for v in sums.tolist()])}
+        return {self.name: np.array([self.metric.corpus_score([int(round(v)) for v in s]) for s in sums.tolist()])}
+
+    def signature(self) -> str:
+        return f"{self.metric.name()}|" + self.metric.signature("var")

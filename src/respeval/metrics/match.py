@@ -1,0 +1,193 @@
+"""Exact match, normalized match, token F1 and the SQuAD metrics.
+
+``squad`` follows the official evaluate-v1.1 / v2.0 scripts: answers are
+normalized (lowercase, ASCII punctuation removed, articles removed, whitespace
+collapsed), EM is equality of the normalized answers and F1 the bag-of-tokens
+F1, each the maximum over the gold answers; corpus values are on 0-100.  The
+token work (normalized tokens -> ids, clipped overlaps) runs in the native core
+when it is built; the reference path is the scripts' own logic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from respeval import _backend
+from respeval._inputs import same_length, text_list
+from respeval._reference import squad as ref_squad
+from respeval.metrics.base import ChunkScores
+
+VERSIONS = ("v1", "v2")
+
+
+@dataclass
+class SquadResult:
+    """Per-row ``em`` (0/1) and ``f1`` (0..1), and the corpus values on the 0-100 scale."""
+
+    em: np.ndarray
+    f1: np.ndarray
+    version: str
+
+    def __len__(self) -> int:
+        return len(self.em)
+
+    @property
+    def exact_match(self) -> float:
+        return 100.0 * float(np.sum(self.em)) / len(self.em) if len(self.em) else 0.0
+
+    @property
+    def f1_score(self) -> float:
+        return 100.0 * float(np.sum(self.f1)) / len(self.f1) if len(self.f1) else 0.0
+
+
+def _golds(gold_answers: Any, n: int, allow_empty: bool = False) -> list[list[str]]:
+    rows = list(gold_answers)
+    if len(rows) != n:
+        raise ValueError(f"predictions has {n} rows but gold_answers has {len(rows)}")
+    out = []
+    for i, g in enumerate(rows):
+        answers = [g] if isinstance(g, str) else list(g)
+        if not answers and not allow_empty:
+            raise ValueError(f"gold_answers[{i}] is empty: the SQuAD scripts need at least one gold answer")
+        for j, a in enumerate(answers):
+            if not isinstance(a, str):
+                raise TypeError(f"gold_answers[{i}][{j}] is {type(a).__name__}, expected str")
+        out.append(answers)
+    return out
+
+
+def _v2_golds(golds: list[list[str]]) -> list[list[str]]:
+    """v2.0 drops gold answers that normalize to nothing; [""] when none is left."""
+    return [[a for a in g if ref_squad.normalize_answer(a)] or [""] for g in golds]
+
+
+def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], version: str
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    tokenize = getattr(kernels, "squad_normalize_ids", None)
+    if tokenize is None:
+        return None
+    vocab = kernels.Vocab()
+    p_ids, p_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, [p.lower() for p in preds]),
+                                                         (np.int32, np.int64)))
+    flat = [a.lower() for g in golds for a in g]
+    g_ids, g_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, flat), (np.int32, np.int64)))
+    pair_pred = np.repeat(np.arange(len(preds)), [len(g) for g in golds]).astype(np.int64)
+    pair_gold = np.arange(len(pair_pred), dtype=np.int64)
+    same = np.zeros((len(pair_pred), 1), np.int64)
+    kernels.rouge_pair_stats(p_ids, p_off, g_ids, g_off, pair_pred, pair_gold, 1, False, len(vocab), same,
+                             np.zeros(0, np.int64), None)
+    ns = same[:, 0].astype(np.float64)
+    lp = np.diff(p_off)[pair_pred].astype(np.float64)
+    lg = np.diff(g_off)[pair_gold].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = 1.0 * ns / lp
+        r = 1.0 * ns / lg
+        f1 = (2 * p * r) / (p + r)
+    f1 = np.where(ns > 0, f1, 0.0)
+    if version == "v2":
+        empty = (lp == 0) | (lg == 0)
+        f1 = np.where(empty, ((lp == 0) & (lg == 0)).astype(np.float64), f1)
+    # equal normalized strings <=> equal token sequences
+    em = np.array([np.array_equal(p_ids[p_off[a]:p_off[a + 1]], g_ids[g_off[b]:g_off[b + 1]])
+                   for a, b in zip(pair_pred.tolist(), pair_gold.tolist())], dtype=np.float64)
+    starts = np.searchsorted(pair_pred, np.arange(len(preds)))
+    if len(pair_pred) == 0:
+        return np.zeros(0), np.zeros(0)
+    return np.maximum.reduceat(em, starts), np.maximum.reduceat(f1, starts)
+
+
+def squad(predictions: Any, gold_answers: Any, *, version: str = "v1",
+          implementation: str | None = None) -> SquadResult:
+    """SQuAD EM and F1 per row (max over that row's gold answers) and for the corpus.
+
+    ``version="v1"``: evaluate-v1.1 (F1 is 0 when nothing overlaps, even two empty
+    answers).  ``version="v2"``: evaluate-v2.0's empty handling (gold answers that
+    normalize to nothing are dropped; an empty prediction scores 1 against an empty
+    gold).  A question without a prediction is passed as ``None``: it scores 0 and
+    stays in the total, as in evaluate-v1.1.
+    """
+    if version not in VERSIONS:
+        raise ValueError(f"version must be 'v1' or 'v2', not {version!r}")
+    raw = list(predictions)
+    missing = np.array([p is None for p in raw], dtype=bool)
+    preds = text_list(["" if p is None else p for p in raw], "predictions")
+    # v2.0's unanswerable questions have no gold answer: they are scored against ""
+    golds = _golds(gold_answers, len(preds), allow_empty=version == "v2")
+    if version == "v2":
+        golds = _v2_golds(golds)
+    native = _native_scores(_backend.get(implementation), preds, golds, version)
+    if native is not None:
+        # a question without a prediction scores 0 and stays in the total (evaluate-v1.1)
+        return SquadResult(np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1]), version)
+    em = np.array([float(ref_squad.max_over_ground_truths(ref_squad.squad_exact_match, p, g))
+                   for p, g in zip(preds, golds)])
+    f1 = np.array([float(ref_squad.max_over_ground_truths(
+        lambda a, b: ref_squad.squad_f1(a, b, version=version), p, g)) for p, g in zip(preds, golds)])
+    return SquadResult(np.where(missing, 0.0, em), np.where(missing, 0.0, f1), version)
+
+
+def exact_match(predictions: Any, references: Any, *, normalize: str = "none") -> np.ndarray:
+    """Per-row match (1.0 or 0.0): ``normalize="none"`` raw string equality;
+    ``"unicode"`` after lowercasing, removing Unicode punctuation and collapsing
+    whitespace (``normalized_match``); ``"squad"`` after SQuAD's normalization."""
+    preds = text_list(predictions, "predictions")
+    refs = text_list(references, "references")
+    same_length(preds, refs, "predictions", "references")
+    fn = {"none": ref_squad.exact_match, "unicode": ref_squad.normalized_match,
+          "squad": ref_squad.squad_exact_match}.get(normalize)
+    if fn is None:
+        raise ValueError(f"normalize must be none, unicode or squad, not {normalize!r}")
+    return np.array([float(fn(p, r)) for p, r in zip(preds, refs)])
+
+
+class SquadFamily:
+    """SQuAD EM/F1 for the bulk pipeline (references may be lists of gold answers)."""
+
+    def __init__(self, version: str = "v1") -> None:
+        self.name = "squad"
+        self.version = version
+        self.stat_names = ("em", "f1")
+        self.headline = ("squad_em", "squad_f1")
+
+    def prepare(self, references: list) -> list:
+        return references
+
+    def score(self, prepared: list, predictions: list[str]) -> ChunkScores:
+        res = squad(predictions, prepared, version=self.version)
+        return ChunkScores({"squad_em": res.em, "squad_f1": res.f1}, np.column_stack([res.em, res.f1]))
+
+    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+        sums = np.asarray(sums, dtype=np.float64)
+        return {"squad_em": 100.0 * sums[..., 0] / max(rows, 1), "squad_f1": 100.0 * sums[..., 1] / max(rows, 1)}
+
+    def signature(self) -> str:
+        return f"squad|version:{self.version}|norm:official"
+
+
+class ExactMatchFamily:
+    """Raw exact match rate for the bulk pipeline."""
+
+    def __init__(self, normalize: str = "none") -> None:
+        self.name = "em"
+        self.normalize = normalize
+        self.stat_names = ("match",)
+        self.headline = ("em",)
+
+    def prepare(self, references: list) -> list:
+        return [r if isinstance(r, str) else r[0] for r in references]
+
+    def score(self, prepared: list, predictions: list[str]) -> ChunkScores:
+        m = exact_match(predictions, prepared, normalize=self.normalize)
+        return ChunkScores({"em": m}, m[:, None])
+
+    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+        return {"em": np.asarray(sums, dtype=np.float64)[..., 0] / max(rows, 1)}
+
+    def signature(self) -> str:
+        return f"em|norm:{self.normalize}"
+
+
+
