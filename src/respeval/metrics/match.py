@@ -66,22 +66,40 @@ def _v2_golds(golds: list[list[str]]) -> list[list[str]]:
 
 def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], version: str
                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """EM and F1 per question from normalized token ids (gold lists as given: for v2 the
+    answers that normalize to nothing are dropped here, keeping one empty answer)."""
     tokenize = getattr(kernels, "squad_normalize_ids", None)
     if tokenize is None:
         return None
+    n = len(preds)
     vocab = kernels.Vocab()
     p_ids, p_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, [p.lower() for p in preds]),
                                                          (np.int32, np.int64)))
     flat = [a.lower() for g in golds for a in g]
     g_ids, g_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, flat), (np.int32, np.int64)))
-    pair_pred = np.repeat(np.arange(len(preds)), [len(g) for g in golds]).astype(np.int64)
-    pair_gold = np.arange(len(pair_pred), dtype=np.int64)
-    same = np.zeros((len(pair_pred), 1), np.int64)
+    owner = np.repeat(np.arange(n), [len(g) for g in golds]).astype(np.int64)
+    glen = np.diff(g_off)
+    if version == "v2":
+        # v2.0 drops answers that normalize to nothing; a question left without any
+        # keeps one empty answer (its first), so it is scored against ""
+        keep = glen > 0
+        has_any = np.bincount(owner, weights=keep, minlength=n) > 0
+        first = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, bool)
+        keep |= first & ~has_any[owner]
+        sel = np.flatnonzero(keep)
+    else:
+        sel = np.arange(len(owner))
+    pair_pred = owner[sel]
+    pair_gold = sel.astype(np.int64)
+    npairs = len(pair_pred)
+    if npairs == 0:
+        return np.zeros(n), np.zeros(n)
+    same = np.zeros((npairs, 1), np.int64)
     kernels.rouge_pair_stats(p_ids, p_off, g_ids, g_off, pair_pred, pair_gold, 1, False, len(vocab), same,
                              np.zeros(0, np.int64), None)
     ns = same[:, 0].astype(np.float64)
-    lp = np.diff(p_off)[pair_pred].astype(np.float64)
-    lg = np.diff(g_off)[pair_gold].astype(np.float64)
+    lp = np.diff(p_off)[pair_pred]
+    lg = glen[pair_gold]
     with np.errstate(divide="ignore", invalid="ignore"):
         p = 1.0 * ns / lp
         r = 1.0 * ns / lg
@@ -90,12 +108,16 @@ def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], versi
     if version == "v2":
         empty = (lp == 0) | (lg == 0)
         f1 = np.where(empty, ((lp == 0) & (lg == 0)).astype(np.float64), f1)
-    # equal normalized strings <=> equal token sequences
-    em = np.array([np.array_equal(p_ids[p_off[a]:p_off[a + 1]], g_ids[g_off[b]:g_off[b + 1]])
-                   for a, b in zip(pair_pred.tolist(), pair_gold.tolist())], dtype=np.float64)
-    starts = np.searchsorted(pair_pred, np.arange(len(preds)))
-    if len(pair_pred) == 0:
-        return np.zeros(0), np.zeros(0)
+    # EM: equal normalized strings <=> equal token id sequences
+    same_len = lp == lg
+    idx = np.flatnonzero(same_len & (lp > 0))
+    lengths = lp[idx]
+    pos_pair = np.repeat(idx, lengths)
+    k = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    differs = p_ids[p_off[pair_pred[pos_pair]] + k] != g_ids[g_off[pair_gold[pos_pair]] + k]
+    mismatches = np.bincount(pos_pair, weights=differs, minlength=npairs)
+    em = (same_len & (mismatches == 0)).astype(np.float64)
+    starts = np.searchsorted(pair_pred, np.arange(n))
     return np.maximum.reduceat(em, starts), np.maximum.reduceat(f1, starts)
 
 
@@ -117,11 +139,13 @@ def squad(predictions: Any, gold_answers: Any, *, version: str = "v1",
     # v2.0's unanswerable questions have no gold answer: they are scored against ""
     golds = _golds(gold_answers, len(preds), allow_empty=version == "v2")
     if version == "v2":
-        golds = _v2_golds(golds)
+        golds = [g or [""] for g in golds]
     native = _native_scores(_backend.get(implementation), preds, golds, version)
     if native is not None:
         # a question without a prediction scores 0 and stays in the total (evaluate-v1.1)
         return SquadResult(np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1]), version)
+    if version == "v2":
+        golds = _v2_golds(golds)
     em = np.array([float(ref_squad.max_over_ground_truths(ref_squad.squad_exact_match, p, g))
                    for p, g in zip(preds, golds)])
     f1 = np.array([float(ref_squad.max_over_ground_truths(
