@@ -770,8 +770,10 @@ cdef object _mt_ids(Vocab vocab, object texts, int which):
                 ends.n = 0
                 if which == _MT_13A:
                     r = rv_sacrebleu_13a(kinds[i], datas[i], lens[i], &w1, &w2, &cps, &ends)
-                else:
+                elif which == _MT_SQUAD:
                     r = rv_squad_normalize(kinds[i], datas[i], lens[i], &w1, &cps, &ends)
+                else:
+                    r = rv_chrf_words(kinds[i], datas[i], lens[i], &cps, &ends)
                 if r < 0:
                     failed = 1
                     break
@@ -811,3 +813,37 @@ def tokenize_13a_ids(Vocab vocab, texts):
 def squad_normalize_ids(Vocab vocab, texts):
     """``normalize_answer(text).split()`` of every (already lowercased) text, as ids."""
     return _mt_ids(vocab, texts, _MT_SQUAD)
+
+
+def chrf_words_ids(Vocab vocab, texts):
+    """chrF++'s punctuation-split words of every text, as ids."""
+    return _mt_ids(vocab, texts, _MT_CHRF_WORDS)
+
+
+def chrf_chars(texts, bint whitespace=False):
+    """Code points of every text (whitespace removed unless ``whitespace``):
+    ``(int32 code points, int64 offsets)`` bytes buffers."""
+    cdef tuple seq = tuple(texts)
+    cdef Py_ssize_t n = len(seq), i
+    cdef rv_u32buf out
+    cdef int64_t* offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    cdef int failed = 0
+    out.data = NULL; out.n = 0; out.cap = 0
+    try:
+        if offsets == NULL:
+            raise MemoryError()
+        for i in range(n):
+            s = seq[i]
+            if not PyUnicode_Check(s):
+                what = "None" if s is None else type(s).__name__
+                raise TypeError(f"text at row {i} is {what}, not str")
+            offsets[i] = out.n
+            if rv_chrf_chars(PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s), whitespace, &out) < 0:
+                raise MemoryError()
+        offsets[n] = out.n
+        # code points are < 0x110000, so they fit int32 ids as they are
+        return (PyBytes_FromStringAndSize(<char*>out.data, out.n * 4),
+                PyBytes_FromStringAndSize(<char*>offsets, (n + 1) * 8))
+    finally:
+        rv_u32buf_free(&out)
+        free(offsets)

@@ -31,12 +31,17 @@ cdef extern from "mt_tokenize.h":
                              rv_u32buf* out_cps, rv_s64buf* out_ends) noexcept nogil
     int64_t rv_squad_normalize(int kind, const void* data, int64_t length,
                                rv_u32buf* work, rv_u32buf* out_cps, rv_s64buf* out_ends) noexcept nogil
+    int64_t rv_chrf_chars(int kind, const void* data, int64_t length, int keep_space,
+                          rv_u32buf* out) noexcept nogil
+    int64_t rv_chrf_words(int kind, const void* data, int64_t length, rv_u32buf* out_cps,
+                          rv_s64buf* out_ends) noexcept nogil
     int64_t rv_utf8_len(const uint32_t* cps, int64_t n) noexcept nogil
     int64_t rv_utf8_encode(const uint32_t* cps, int64_t n, char* out) noexcept nogil
 
 cdef enum:
     _MT_13A = 0
     _MT_SQUAD = 1
+    _MT_CHRF_WORDS = 2
 
 
 cdef list _mt_token_lists(object texts, int which):

@@ -483,4 +483,61 @@ static inline int64_t rv_utf8_encode(const uint32_t *cps, int64_t n, char *out) 
     return (int64_t)(p - (unsigned char *)out);
 }
 
+/* ------------------------------------------------------------------------- */
+/* chrF's inputs (sacreBLEU's CHRF).                                          */
+
+static inline uint32_t rv_cp_at(int kind, const void *data, int64_t i) {
+    if (kind == 1) return ((const uint8_t *)data)[i];
+    if (kind == 2) return ((const uint16_t *)data)[i];
+    return ((const uint32_t *)data)[i];
+}
+
+/* The code points of the text, without whitespace unless keep_space
+ * (''.join(text.split())), appended to out.  Returns the count, or -1. */
+static inline int64_t rv_chrf_chars(int kind, const void *data, int64_t len, int keep_space,
+                                    rv_u32buf *out) {
+    if (rv_u32buf_reserve(out, out->n + len)) return -1;
+    int64_t before = out->n;
+    for (int64_t i = 0; i < len; i++) {
+        uint32_t c = rv_cp_at(kind, data, i);
+        if (keep_space || !rv_is_space(c)) out->data[out->n++] = c;
+    }
+    return out->n - before;
+}
+
+/* chrF++'s words: str.split(), then a word longer than one character loses one
+ * ASCII punctuation character, the last if it is one, else the first
+ * ("(hi)" -> "(hi", ")").  Tokens as in rv_sacrebleu_13a: code points appended
+ * to out_cps, each token's end pushed to out_ends.  Returns the count, or -1. */
+static inline int64_t rv_chrf_words(int kind, const void *data, int64_t len, rv_u32buf *out_cps,
+                                    rv_s64buf *out_ends) {
+    int64_t cps0 = out_cps->n, ends0 = out_ends->n, count = 0, i = 0;
+    if (rv_u32buf_reserve(out_cps, out_cps->n + len)) return -1;
+    while (i < len) {
+        while (i < len && rv_is_space(rv_cp_at(kind, data, i))) i++;
+        if (i >= len) break;
+        int64_t a = i;
+        while (i < len && !rv_is_space(rv_cp_at(kind, data, i))) i++;
+        int64_t b = i, cut = -1;
+        if (b - a > 1) {
+            if (rv_squad_punct(rv_cp_at(kind, data, b - 1))) cut = b - 1;
+            else if (rv_squad_punct(rv_cp_at(kind, data, a))) cut = a + 1;
+        }
+        for (int64_t k = a; k < b; k++) {
+            if (k == cut) {
+                if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+                count++;
+            }
+            out_cps->data[out_cps->n++] = rv_cp_at(kind, data, k);
+        }
+        if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+        count++;
+    }
+    return count;
+oom:
+    out_cps->n = cps0;
+    out_ends->n = ends0;
+    return -1;
+}
+
 #endif

@@ -201,3 +201,18 @@ def test_exact_match_modes():
     assert exact_match(["Paris", "paris "], ["Paris", "Paris"]).tolist() == [1.0, 0.0]
     assert exact_match(["“Paris”!", "paris  france"], ["paris", "Paris France"], normalize="unicode").tolist() == [1.0, 1.0]
     assert exact_match(["The Cat"], ["cat"], normalize="squad").tolist() == [1.0]
+
+
+def test_native_chrf_inputs_equal_reference(wmt, rng):
+    core = pytest.importorskip("respeval._core")
+    from respeval._reference import chrf as ref_chrf
+
+    reference, systems = wmt
+    alphabet = list("ab (),.'!?-\u3000\xa0\t\n\u2028é北") + ["(hi)", "x.", ".y"]
+    texts = reference[:500] + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(12))) for _ in range(3000)]
+    vocab = core.Vocab()
+    ids, off = (np.frombuffer(b, t) for b, t in zip(core.chrf_words_ids(vocab, texts), (np.int32, np.int64)))
+    chars, coff = (np.frombuffer(b, t) for b, t in zip(core.chrf_chars(texts), (np.int32, np.int64)))
+    for i, t in enumerate(texts):
+        assert [vocab.token(x) for x in ids[off[i]:off[i + 1]]] == ref_chrf.split_punctuation(t), repr(t)
+        assert "".join(map(chr, chars[coff[i]:coff[i + 1]])) == "".join(t.split()), repr(t)

@@ -25,7 +25,11 @@ from respeval.metrics.bleu import references_per_row
 EPS = ref_chrf.EPS
 
 
-def _codepoints(texts: list[str], whitespace: bool) -> tuple[np.ndarray, np.ndarray]:
+def _codepoints(texts: list[str], whitespace: bool, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    native = getattr(kernels, "chrf_chars", None)
+    if native is not None:
+        ids, off = native(texts, whitespace)
+        return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
     parts = []
     offsets = np.zeros(len(texts) + 1, np.int64)
     for i, t in enumerate(texts):
@@ -36,7 +40,11 @@ def _codepoints(texts: list[str], whitespace: bool) -> tuple[np.ndarray, np.ndar
     return ids, offsets
 
 
-def _words(vocab: Any, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _words(vocab: Any, texts: list[str], kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    native = getattr(kernels, "chrf_words_ids", None)
+    if native is not None:
+        ids, off = native(vocab, texts)
+        return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
     lists = [ref_chrf.split_punctuation(t) for t in texts]
     offsets = np.zeros(len(lists) + 1, np.int64)
     np.cumsum([len(x) for x in lists], out=offsets[1:])
@@ -104,9 +112,9 @@ class Chrf:
         vocab = kernels.Vocab()
         flat = self._texts([r for refs in refs_per_row for r in refs])
         pair_row = np.repeat(np.arange(len(refs_per_row)), [len(r) for r in refs_per_row]).astype(np.int64)
-        words = _words(vocab, flat) if self.word_order else None
-        return PreparedChrfReferences(kernels, vocab, _codepoints(flat, self.whitespace), words, pair_row,
-                                      len(refs_per_row))
+        words = _words(vocab, flat, kernels) if self.word_order else None
+        return PreparedChrfReferences(kernels, vocab, _codepoints(flat, self.whitespace, kernels), words,
+                                      pair_row, len(refs_per_row))
 
     def row_statistics(self, prepared: PreparedChrfReferences, hypotheses: list[str]) -> np.ndarray:
         """int64 ``[rows, 3 * (char_order + word_order)]`` against each row's best reference."""
@@ -115,11 +123,11 @@ class Chrf:
         pair_pred = prepared.pair_row
         pair_ref = np.arange(len(pair_pred), dtype=np.int64)
         blocks = []
-        h_chars = _codepoints(hyps, self.whitespace)
+        h_chars = _codepoints(hyps, self.whitespace, k)
         blocks.append(self._pair_stats(k, h_chars, prepared.chars, pair_pred, pair_ref, self.char_order,
                                        max(int(h_chars[0].max(initial=0)), int(prepared.chars[0].max(initial=0))) + 1))
         if self.word_order:
-            h_words = _words(prepared.vocab, hyps)
+            h_words = _words(prepared.vocab, hyps, k)
             blocks.append(self._pair_stats(k, h_words, prepared.words, pair_pred, pair_ref, self.word_order,
                                            len(prepared.vocab)))
         pair_stats = np.concatenate(blocks, axis=1)
