@@ -28,7 +28,7 @@ typedef struct {
  * word) in front of the table: word frequencies are Zipfian, so most lookups
  * hit a few thousand entries that stay in L1/L2, where the table itself
  * (tens of thousands of types) would miss cache on nearly every probe. */
-#define RV_CACHE_SIZE 4096
+#define RV_CACHE_SIZE 16384
 typedef struct {
     uint64_t key;
     int32_t id;
