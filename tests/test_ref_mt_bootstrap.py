@@ -175,7 +175,7 @@ def test_paired_tests_live(wmt, test):
     names = ["KIT.4950", "RWTH-nmt-ensemble.4921", "online-A.0"]
     refs = [reference[:n]]
     named = [(name, systems[name][:n]) for name in names]
-    options = dict(n_samples=1000 if test == "ar" else 0, n_ar_confidence=200 if test == "ar" else -1)
+    options = dict(n_samples=500 if test == "ar" else 0, n_ar_confidence=200 if test == "ar" else -1)
     oracle = {"BLEU": metrics.BLEU(lowercase=True), "chrF": metrics.CHRF(word_order=2)}
     _, theirs = significance_module.PairedTest(named, oracle, refs, test_type=test, **options)()
     ours_fns = {
@@ -191,7 +191,7 @@ def test_paired_tests_live(wmt, test):
             else:
                 got.append(
                     BS.paired_approximate_randomization(
-                        baseline, extract(hyps), score_fn, n_samples=1000, n_ar_confidence=200
+                        baseline, extract(hyps), score_fn, n_samples=500, n_ar_confidence=200
                     )
                 )
         assert [_as_dict(r) for r in got] == [_as_dict(r) for r in theirs[metric]], metric

@@ -27,6 +27,7 @@ import re
 import string
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -56,6 +57,7 @@ Score = Union[bool, int, float]
 # --- SQuAD normalisation and per-answer metrics ------------------------------------------
 
 
+@lru_cache(maxsize=2**16)  # gold answers are normalised once per prediction file
 def normalize_answer(text: str) -> str:
     """Normalise an answer like the official SQuAD scripts.
 

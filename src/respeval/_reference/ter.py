@@ -518,9 +518,16 @@ def segment_stats(
 def corpus_stats(
     hypotheses: Sequence[str],
     references: Sequence[Sequence[Optional[str]]],
-    **options: bool,
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
 ) -> List[List[Number]]:
-    """Per-segment statistics; ``references`` are streams, truncated like ``zip``."""
+    """Per-segment statistics; ``references`` are streams (``None`` allowed), truncated like ``zip``."""
+    options = dict(
+        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
+    )
     return [
         segment_stats(hypothesis, list(segment_refs), **options)
         for hypothesis, *segment_refs in zip(hypotheses, *references)
