@@ -1,7 +1,15 @@
 """respeval: score LLM and agent responses against references, with the numbers of
 rouge-score (and, as they land, sacrebleu and the SQuAD scripts) from a native core."""
 
+import os as _os
+
 __version__ = "0.1.0"
+
+# The core runs many short OpenMP loops; with libgomp's default (active) waiting, idle
+# threads spin between them and, on a busy machine, slow a 2-thread run below a
+# 1-thread one.  Sleeping threads cost nothing measurable here.  Only a default: an
+# OMP_WAIT_POLICY the user set wins, and it must be set before the core loads.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge  # noqa: E402
 from respeval.pipeline import score_files as score_file  # noqa: E402
