@@ -111,8 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --engine dask: a running scheduler (tcp://host:8786); default: a "
                           "2-worker LocalCluster on 127.0.0.1")
+    from respeval.judge.cli import add_judge_parser
     from respeval.validate_cli import add_report_parser, add_validate_parser
 
+    add_judge_parser(sub)
     add_validate_parser(sub)
     add_report_parser(sub)
     return parser
@@ -239,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "score":
             return _score(args)
+        if args.command == "judge":
+            from respeval.judge.cli import run_judge
+
+            return run_judge(args)
         return args.func(args)
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback

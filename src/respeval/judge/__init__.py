@@ -21,6 +21,7 @@ helper thread).  See :mod:`respeval.judge.engine` for what the engine does, and
 :mod:`respeval.judge.parsing` for how verdicts are read.
 """
 
+from respeval.judge._http import LoopbackTransport, ShardedTransport
 from respeval.judge.anthropic import AnthropicModel
 from respeval.judge.cache import JudgeCache, cache_key
 from respeval.judge.callables import CallableModel
@@ -63,6 +64,7 @@ __all__ = [
     "JudgeMethod",
     "JudgeModel",
     "JudgeRequest",
+    "LoopbackTransport",
     "Message",
     "OpenAIChatModel",
     "ParseFailure",
@@ -75,6 +77,7 @@ __all__ = [
     "RowResult",
     "RunResult",
     "RunSummary",
+    "ShardedTransport",
     "TransientError",
     "arun",
     "cache_key",

@@ -11,8 +11,10 @@ For ``http://`` base URLs on a loopback host (vLLM, llama.cpp's server, Ollama, 
 running beside the job) the default is :class:`LoopbackTransport`, a small keep-alive
 HTTP/1.1 client on asyncio protocols: httpcore's pool does O(connections) bookkeeping per
 request, which measured 130-500 requests/s at 64 connections here, against ~3,000 for this
-one.  Everything else (https, remote hosts, proxies) uses httpx's own
-``AsyncHTTPTransport``.
+one.  :func:`post_json` also skips building httpx Request/Response objects when it talks to
+a LoopbackTransport (another ~100 µs of CPU per call); an injected transport of any other
+kind gets real httpx objects.  Everything else (https, remote hosts, proxies) uses httpx's
+own ``AsyncHTTPTransport``, split into small pools (:class:`ShardedTransport`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import ipaddress
+import itertools
 import json
 import time
 import urllib.request
@@ -29,7 +32,8 @@ import httpx
 
 from respeval.judge.errors import FatalError, TransientError
 
-__all__ = ["LoopbackTransport", "default_transport", "is_loopback_host", "parse_retry_after", "post_json"]
+__all__ = ["LoopbackTransport", "ShardedTransport", "default_transport", "is_loopback_host", "parse_retry_after",
+           "post_json"]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
 # the Cloudflare/Anthropic 52x family (529 = overloaded).
@@ -60,8 +64,32 @@ def default_transport(base_url: str, *, max_connections: int = 256) -> httpx.Asy
     url = httpx.URL(base_url)
     if url.scheme == "http" and is_loopback_host(url.host):
         return LoopbackTransport()
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return httpx.AsyncHTTPTransport(limits=limits, proxy=_env_proxy(url), retries=0)
+    return ShardedTransport(max_connections=max_connections, proxy=_env_proxy(url))
+
+
+class ShardedTransport(httpx.AsyncBaseTransport):
+    """httpx's ``AsyncHTTPTransport`` split into small pools, used in turn.
+
+    httpcore's pool scans all its connections and queued requests on every request: at 64
+    connections one pool cost ~5.5 ms of CPU per request here (~140 requests/s, slower than
+    a remote judge at high concurrency); pools of 8 cost ~1.5 ms.  The pools share one TLS
+    context (loading the CA bundle once, not once per pool) and the proxy settings.
+    """
+
+    def __init__(self, *, max_connections: int = 256, per_pool: int = 8, proxy: str | None = None) -> None:
+        pools = max(1, -(-max_connections // per_pool))
+        context = httpx.create_ssl_context()
+        limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
+        self.pools = [httpx.AsyncHTTPTransport(verify=context, limits=limits, proxy=proxy, retries=0)
+                      for _ in range(pools)]
+        self._turn = itertools.cycle(self.pools)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await next(self._turn).handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for pool in self.pools:
+            await pool.aclose()
 
 
 def parse_retry_after(headers: httpx.Headers, *, now: float | None = None) -> float | None:
@@ -103,7 +131,7 @@ def _error_message(body: bytes) -> str:
     if isinstance(data, dict):
         err = data.get("error", data)
         if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"][:_BODY_SNIPPET]
+            return str(err["message"])[:_BODY_SNIPPET]
         if isinstance(err, str):
             return err[:_BODY_SNIPPET]
     return json.dumps(data)[:_BODY_SNIPPET]
@@ -133,27 +161,35 @@ async def post_json(transport: httpx.AsyncBaseTransport, url: httpx.URL, headers
     Raises TransientError for network trouble, retryable statuses and bodies that are not
     JSON; FatalError for other non-2xx statuses.
     """
-    request = httpx.Request("POST", url, headers=headers, content=body,
-                            extensions={"timeout": httpx.Timeout(timeout).as_dict()})
     try:
-        response = await transport.handle_async_request(request)
-        try:
-            content = await response.aread()
-        finally:
-            await response.aclose()
+        if isinstance(transport, LoopbackTransport):
+            # The default for local servers: the same exchange without building httpx
+            # Request/Response objects (~100 µs of CPU per call, a fifth of the engine's).
+            status, raw_headers, content = await transport.post(url, headers, body, timeout)
+            response_headers = httpx.Headers(raw_headers) if not 200 <= status < 300 else None
+        else:
+            request = httpx.Request("POST", url, headers=headers, content=body,
+                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            response = await transport.handle_async_request(request)
+            try:
+                content = await response.aread()
+            finally:
+                await response.aclose()
+            status, response_headers = response.status_code, response.headers
     except httpx.TimeoutException as exc:
         raise TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout") from exc
     except (httpx.TransportError, OSError) as exc:
         raise TransientError(f"connection error talking to {where}: {type(exc).__name__}: {exc}",
                              kind="connection") from exc
-    if not 200 <= response.status_code < 300:
-        raise error_for_status(response.status_code, content, response.headers, where=where, auth_hint=auth_hint)
+    if not 200 <= status < 300:
+        raise error_for_status(status, content, response_headers or httpx.Headers(), where=where,
+                               auth_hint=auth_hint)
     try:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError) as exc:
         snippet = content[:80].decode("utf-8", "replace")
         raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}",
-                             kind="malformed_response", status=response.status_code) from exc
+                             kind="malformed_response", status=status) from exc
 
 
 # --------------------------------------------------------------------------- the transport
@@ -163,6 +199,7 @@ class _Conn(asyncio.Protocol):
     """One keep-alive connection: a byte buffer plus a future woken by new data or close."""
 
     def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()  # a connection only works on the loop that opened it
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.waiter: asyncio.Future[None] | None = None
@@ -237,33 +274,63 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         if url.scheme != "http":
             raise httpx.UnsupportedProtocol(f"LoopbackTransport speaks plain http only, not {url.scheme}://")
         timeouts = request.extensions.get("timeout", {})
-        key = (url.host, url.port or 80)
+        await request.aread()
+        head = [b"%s %s HTTP/1.1" % (request.method.encode("ascii"), url.raw_path)]
+        head.extend(name + b": " + value for name, value in request.headers.raw)
+        status, headers, content = await self._exchange(
+            (url.host, url.port or 80), b"\r\n".join(head) + b"\r\n\r\n" + request.content,
+            request.method == "HEAD", timeouts.get("connect"), timeouts.get("read"))
+        return httpx.Response(status, headers=headers, content=content, request=request,
+                              extensions={"http_version": b"HTTP/1.1"})
+
+    async def post(self, url: httpx.URL, headers: Mapping[str, str], body: bytes,
+                   timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """POST ``body`` (the fast path of :func:`post_json`): status, raw headers, body."""
+        if url.scheme != "http":
+            raise httpx.UnsupportedProtocol(f"LoopbackTransport speaks plain http only, not {url.scheme}://")
+        port = url.port or 80
+        host = b"[%s]" % url.raw_host if b":" in url.raw_host else url.raw_host  # IPv6 literal
+        lines = [b"POST %s HTTP/1.1" % url.raw_path, b"Host: %s:%d" % (host, port),
+                 b"Content-Length: %d" % len(body)]
+        lines.extend(f"{name}: {value}".encode("latin-1") for name, value in headers.items())
+        return await self._exchange((url.host, port), b"\r\n".join(lines) + b"\r\n\r\n" + body, False,
+                                    timeout, timeout)
+
+    async def _exchange(self, key: tuple[str, int], payload: bytes, head_only: bool, connect_timeout: float | None,
+                        read_timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         conn = self._checkout(key)
         if conn is None:
-            conn = await self._connect(key, timeouts.get("connect"))
+            conn = await self._connect(key, connect_timeout)
         done = False
         try:
-            await request.aread()
-            self._send(conn, request)
-            status, headers, content, keep = await self._read_response(conn, request, timeouts.get("read"))
+            if conn.closed or conn.transport is None:
+                raise httpx.RemoteProtocolError("connection closed before the request was sent")
+            try:
+                conn.transport.write(payload)
+            except (OSError, RuntimeError) as exc:
+                raise httpx.WriteError(str(exc)) from exc
+            status, headers, content, keep = await self._read_response(conn, head_only, read_timeout)
             done = True
         finally:
             if not done:  # cancelled or failed mid-exchange: the connection state is unknown
                 conn.abort()
         self._checkin(key, conn, keep)
-        return httpx.Response(status, headers=headers, content=content, request=request,
-                              extensions={"http_version": b"HTTP/1.1"})
+        return status, headers, content
 
     def _checkout(self, key: tuple[str, int]) -> _Conn | None:
         idle = self._idle.get(key)
         if not idle:
             return None
         now = time.monotonic()
+        loop = asyncio.get_running_loop()
         while idle:
             conn = idle.pop()
-            if not conn.closed and not conn.buf and now - conn.idle_since < self._keepalive_expiry:
+            fresh = now - conn.idle_since < self._keepalive_expiry
+            if conn.loop is loop and fresh and not conn.closed and not conn.buf:
                 return conn
-            conn.abort()
+            if conn.loop is loop:
+                conn.abort()
+            # else: its loop is gone (a previous asyncio.run); it was closed with it
         return None
 
     def _checkin(self, key: tuple[str, int], conn: _Conn, keep: bool) -> None:
@@ -286,18 +353,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         self.connections_opened += 1
         return conn
 
-    @staticmethod
-    def _send(conn: _Conn, request: httpx.Request) -> None:
-        if conn.closed or conn.transport is None:
-            raise httpx.RemoteProtocolError("connection closed before the request was sent")
-        parts = [b"%s %s HTTP/1.1" % (request.method.encode("ascii"), request.url.raw_path)]
-        parts.extend(name + b": " + value for name, value in request.headers.raw)
-        try:
-            conn.transport.write(b"\r\n".join(parts) + b"\r\n\r\n" + request.content)
-        except (OSError, RuntimeError) as exc:
-            raise httpx.WriteError(str(exc)) from exc
-
-    async def _read_response(self, conn: _Conn, request: httpx.Request,
+    async def _read_response(self, conn: _Conn, head_only: bool,
                              timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
         while True:  # skip 1xx interim responses
             head = await self._read_head(conn, timeout)
@@ -309,7 +365,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
             fields[name.lower()] = value
         connection = fields.get(b"connection", b"").lower()
         keep = b"close" not in connection if version == b"HTTP/1.1" else b"keep-alive" in connection
-        if request.method == "HEAD" or status in (204, 304):
+        if head_only or status in (204, 304):
             return status, headers, b"", keep
         if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
             body = await self._read_chunked(conn, timeout)
@@ -383,7 +439,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
             await conn.wait(timeout)
 
     async def _read_chunked(self, conn: _Conn, timeout: float | None) -> bytes:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size_line = await self._read_line(conn, timeout)
             try:

@@ -6,6 +6,13 @@ iterator (so memory stays flat however long the input), and per row:
     record -> method.item -> method.build -> [cache | limits -> model.generate -> retry] -> method.parse
            -> (one re-ask if unparseable) -> RowResult -> on_row callback
 
+With a cache, identical requests are paid for once: a hit is free, and a request identical
+to one already in flight (duplicate rows) waits for that call's answer.  Transient
+failures (429, 5xx, timeouts, dropped connections, malformed bodies) are retried with
+seeded exponential backoff; a ``Retry-After`` pauses every worker, not just the one that
+got it.  If the first rows exhaust their retries before any call has succeeded, the
+endpoint is dead or misconfigured and the run stops rather than retrying every row.
+
 Stopping is always clean.  A budget cap, a fatal error (401, 400, a cache miss in
 replay-only mode) or an interrupt stops new calls from starting; calls already in flight
 finish, their answers are cached and their rows reported, and every row that did not
@@ -177,6 +184,7 @@ class JudgeEngine:
         self._tasks: list[asyncio.Task[None]] = []
         self._interrupts = 0
         self._successes = 0
+        self._pending: dict[str, asyncio.Future[Completion]] = {}  # cache key -> the call in flight
 
     # ------------------------------------------------------------------ stopping
 
@@ -210,7 +218,8 @@ class JudgeEngine:
 
     async def run(self, records: Iterable[Mapping[str, Any]], *, on_row: Callable[[RowResult], None] | None = None,
                   keep_rows: bool = True) -> RunResult:
-        """Judge every record; ``on_row`` sees each row as it finishes (in finishing order)."""
+        """Judge every record (once per engine); ``on_row`` sees each row as it finishes,
+        in finishing order."""
         started = time.perf_counter()
         rows: list[RowResult] = []
         rows_iter: Iterator[tuple[int, Mapping[str, Any]]] = enumerate(records)
@@ -286,6 +295,8 @@ class JudgeEngine:
                 outcome = (ParseFailure(f"{outcome.reason}; after one re-ask: {second.reason}")
                            if isinstance(second, ParseFailure) else second)
         except _Stop:
+            # Left not run, but what it already spent was spent: keep the totals honest.
+            self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
         except _GaveUp as exc:
             return self._row(row, row_id, spend, reasked, reason=str(exc))
@@ -305,17 +316,42 @@ class JudgeEngine:
     # ------------------------------------------------------------------ one request
 
     async def _call(self, request: JudgeRequest, spend: _RowSpend, row: int) -> Completion:
-        """The answer to ``request``: from the cache, or from the model with retries."""
-        key = self._key(request) if self.cache is not None else None
-        if key is not None:
-            cached = self.cache.get(key)  # type: ignore[union-attr]
-            if cached is not None:
-                self.summary.cache_hits += 1
-                return cached
-            if self.options.replay_only:
-                self.halt(f"replay-only: cache miss for input row {row} ({self.model.model_id}, "
-                          f"template {request.template_version}) in {self.cache.path}")  # type: ignore[union-attr]
-                raise _Stop
+        """The answer to ``request``: from the cache, from an identical call already in
+        flight (duplicate rows are paid for once), or from the model with retries."""
+        if self.cache is None:
+            return await self._live_call(request, spend, row, None)
+        key = self._key(request)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.summary.cache_hits += 1
+            return cached
+        if self.options.replay_only:
+            self.halt(f"replay-only: cache miss for input row {row} ({self.model.model_id}, "
+                      f"template {request.template_version}) in {self.cache.path}")
+            raise _Stop
+        while (shared := self._pending.get(key)) is not None:
+            try:
+                completion = await asyncio.shield(shared)
+            except asyncio.CancelledError:
+                if not shared.cancelled():
+                    raise  # this task itself was cancelled
+                continue  # that call failed; another waiter may have taken over: look again
+            self.summary.cache_hits += 1
+            return completion
+        future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            completion = await self._live_call(request, spend, row, key)
+        except BaseException:
+            future.cancel()  # the waiters fall back to calls of their own
+            raise
+        finally:
+            del self._pending[key]
+        future.set_result(completion)
+        return completion
+
+    async def _live_call(self, request: JudgeRequest, spend: _RowSpend, row: int, key: str | None) -> Completion:
+        """Call the model, with retries; cache the answer under ``key`` before returning it."""
         estimate = estimate_tokens(request.prompt_chars()) + (request.max_tokens or 256)
         jitter_key = f"{row}:{len(request.messages)}"
         attempt = 0
@@ -363,7 +399,8 @@ class JudgeEngine:
         try:
             if timeout is None:
                 return await self.model.generate(request)
-            return await _with_timeout(self.model.generate(request), timeout)
+            completion: Completion = await _with_timeout(self.model.generate(request), timeout)
+            return completion
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise TransientError(f"timeout: no answer within {timeout:g}s", kind="timeout") from exc
         except JudgeError:

@@ -33,7 +33,7 @@ MALFORMED_OUTPUTS = (
 
 _FINGERPRINT = KeyMaker({"provider": "fake"})
 
-ScriptItem = Union[str, Completion, BaseException, dict]
+ScriptItem = Union[str, Completion, BaseException, "dict[str, Any]"]
 Outputs = Union[None, str, Sequence[ScriptItem], Callable[[JudgeRequest], Any]]
 
 
@@ -136,6 +136,7 @@ class FakeModel(BaseJudgeModel):
             if isinstance(item, BaseException):
                 raise item
             return as_completion(item, "fake model script")
+        assert callable(outputs)
         return as_completion(outputs(request), "fake model function")
 
     @staticmethod

@@ -7,7 +7,7 @@ says how to re-ask once after an unusable reply.  The engine does everything els
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from respeval.judge.models import Capabilities, Completion, JudgeRequest
 from respeval.judge.parsing import ParseFailure, Parsed
@@ -44,7 +44,7 @@ class JudgeMethod(Protocol):
         ``score`` (a number), which the summary aggregates."""
 
 
-METHODS: dict[str, type] = {"pointwise": Pointwise}
+METHODS: dict[str, Callable[..., Any]] = {"pointwise": Pointwise}
 
 
 def get_method(name: str, **options: Any) -> JudgeMethod:
@@ -53,5 +53,6 @@ def get_method(name: str, **options: Any) -> JudgeMethod:
         cls = METHODS[name]
     except KeyError:
         raise ValueError(f"unknown judge method {name!r}; available: {', '.join(sorted(METHODS))}") from None
-    return cls(**options)
+    method: JudgeMethod = cls(**options)
+    return method
 

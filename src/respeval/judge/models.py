@@ -76,8 +76,9 @@ class JudgeRequest:
     sample_index: int = 0
     flip: bool = False
 
-    def key_payload(self) -> dict[str, Any]:
-        """The request as plain JSON data, for hashing into a cache key."""
+    def to_json(self) -> dict[str, Any]:
+        """The request as plain JSON data (for logs and debugging; the cache key covers
+        exactly these fields, see :class:`respeval.judge.cache.KeyMaker`)."""
         return {
             "messages": [[m.role, m.content] for m in self.messages],
             "temperature": self.temperature,

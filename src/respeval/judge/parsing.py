@@ -171,15 +171,16 @@ def _in_forbidden(span: str, forbidden: Sequence[str]) -> bool:
 def _stages(completion: Completion) -> Iterator[tuple[str, list[tuple[dict[str, Any], str]]]]:
     if isinstance(completion.structured, Mapping):
         obj = dict(completion.structured)
-        yield "structured", [(obj, json.dumps(obj))]
+        yield "structured", [(obj, json.dumps(obj, default=str))]
     text = completion.text.strip()
     if text.startswith("{"):
+        whole: Any
         try:
-            obj = json.loads(text)
+            whole = json.loads(text)
         except ValueError:
-            obj = None
-        if isinstance(obj, dict):
-            yield "json", [(obj, text)]
+            whole = None
+        if isinstance(whole, dict):
+            yield "json", [(whole, text)]
     fenced: list[tuple[dict[str, Any], str]] = []
     for match in _FENCE.finditer(text):
         fenced.extend(_objects_in(match.group(2)))
@@ -283,4 +284,5 @@ def parse_bool(value: Any) -> bool | str:
         if word in _FALSE:
             return False
         return f"must be true or false, got {value[:40]!r}"
-    return f"must be true or false, got {json.dumps(value) if value is None or isinstance(value, (int, float)) else type(value).__name__}"
+    shown = json.dumps(value) if value is None or isinstance(value, (int, float)) else type(value).__name__
+    return f"must be true or false, got {shown}"

@@ -72,7 +72,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
 @dataclass
 class RunSummary:
     """What a run did.  ``total`` counts every input row, including rows not run because the
-    run stopped (budget, fatal error, interrupt); ``coverage`` is scored / total."""
+    run stopped (budget, fatal error, interrupt); ``coverage`` is scored / total.  Calls,
+    tokens and cost are everything this run spent, including what rows left not run had
+    already spent (a first answer whose re-ask the budget refused)."""
 
     method: str
     signature: str
@@ -121,11 +123,14 @@ class RunSummary:
         done = self.scored + self.unscored
         return done / self.seconds if self.seconds > 0 else None
 
+    def add_spend(self, tokens_in: int, tokens_out: int, cost: float) -> None:
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        self.cost += cost
+
     def add(self, row: RowResult) -> None:
         """Fold one finished row in."""
-        self.tokens_in += row.tokens_in
-        self.tokens_out += row.tokens_out
-        self.cost += row.cost
+        self.add_spend(row.tokens_in, row.tokens_out, row.cost)
         if row.scored and row.verdict is not None:
             self.scored += 1
             self.passed += bool(row.verdict.get("pass"))

@@ -1,0 +1,389 @@
+"""An OpenAI-compatible chat-completions server on 127.0.0.1 that injects faults and counts
+every request: the judge engine's test double for a real provider.
+
+Two ways to run it, same behaviour:
+
+* in a thread of the test process: ``with JudgeServer(FaultPlan(rate=0.1)) as server: ...``
+  (records every request, with its decoded body, in ``server.records``);
+* in a subprocess, for load tests and benchmarks that need the second core::
+
+      with spawn_server(rate=0.1) as server: ...         # server.stats() over HTTP
+      python tests/judge_server.py --rate 0.1 --seed 0   # prints "PORT <n>", serves until killed
+
+Faults (chosen per request, deterministically from the seed, the request body and how often
+that body was seen before, so a retried request can succeed):
+
+==================  =====================================================================
+``429``             429 without Retry-After
+``429-retry-after`` 429 with ``Retry-After: <retry_after>`` (fractional seconds)
+``500``, ``503``    server errors
+``slow``            a valid answer after ``slow_seconds`` (longer than the client timeout)
+``malformed-body``  200 with a truncated JSON body
+``drop``            the connection is closed without a response
+``bad-judge-json``  200, valid wire format, but the judge's text is not JSON
+``401``, ``400``..  any other status code, with an OpenAI-style error body (scripts only)
+==================  =====================================================================
+
+The default judge answers ``{"reasoning": ..., "score": S, "pass": S >= 0.5}`` with S taken
+from a ``[[score=S]]`` tag in the user message (1.0 when there is none), and reports usage
+as ``chars // 4 + 1`` tokens.  The server only ever binds 127.0.0.1 and stops by itself
+when its parent goes away (subprocess mode reads stdin until EOF).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+FAULTS = ("429", "429-retry-after", "500", "503", "slow", "malformed-body", "drop", "bad-judge-json")
+# Faults after which the client holds a valid answer with usage (the others never deliver one).
+DELIVERING = (None, "bad-judge-json")
+BAD_JUDGE_TEXT = "I think the candidate is basically right, but I would rather not commit to a number."
+_SCORE_TAG = re.compile(r"\[\[score=([0-9.]+)\]\]")
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Which faults to inject, how often, and their parameters."""
+
+    rate: float = 0.0
+    kinds: tuple[str, ...] = FAULTS
+    seed: int = 0
+    retry_after: float = 0.05
+    slow_seconds: float = 0.5
+
+    def choose(self, body_key: str, nth: int) -> str | None:
+        if self.rate <= 0:
+            return None
+        rng = random.Random(f"{self.seed}:{body_key}:{nth}")
+        return rng.choice(self.kinds) if rng.random() < self.rate else None
+
+
+@dataclass
+class RequestInfo:
+    """What a script sees about a request: its index, body, body key and repeat count."""
+
+    index: int
+    body: Any
+    key: str
+    nth: int
+    headers: dict[str, str]
+
+
+@dataclass
+class Record:
+    index: int
+    key: str
+    fault: str | None
+    status: int | None
+    started: float
+    finished: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    body: Any = None
+
+
+def _tokens(chars: int) -> int:
+    return chars // 4 + 1
+
+
+def default_responder(body: Any) -> str:
+    """The judge's reply text for a request body (see the module docstring)."""
+    messages = body.get("messages") or []
+    tags = _SCORE_TAG.findall(" ".join(m.get("content") or "" for m in messages))
+    score = float(tags[-1]) if tags else 1.0
+    return json.dumps({"reasoning": "server judge", "score": score, "pass": score >= 0.5})
+
+
+class _Core:
+    """The protocol logic, shared by the thread and subprocess modes."""
+
+    def __init__(self, plan: FaultPlan, *, script: Callable[[RequestInfo], str | None] | None = None,
+                 responder: Callable[[Any], str] = default_responder, latency: float = 0.0,
+                 api_key: str | None = None, keep_bodies: bool = True) -> None:
+        self.plan = plan
+        self.script = script
+        self.responder = responder
+        self.latency = latency
+        self.api_key = api_key
+        self.keep_bodies = keep_bodies
+        self.records: list[Record] = []
+        self.seen: Counter[str] = Counter()
+        self.connections = 0
+        self.lock = threading.Lock()
+
+    def stats(self, with_records: bool = False) -> dict[str, Any]:
+        with self.lock:
+            records = list(self.records)
+        faults = Counter(r.fault or "ok" for r in records)
+        delivered = [r for r in records if r.fault in DELIVERING and r.status == 200]
+        out: dict[str, Any] = {
+            "requests": len(records), "faults": dict(faults), "connections": self.connections,
+            "delivered": len(delivered),
+            "delivered_prompt_tokens": sum(r.prompt_tokens for r in delivered),
+            "delivered_completion_tokens": sum(r.completion_tokens for r in delivered),
+        }
+        if with_records:
+            out["records"] = [{k: v for k, v in asdict(r).items() if k != "body"} for r in records]
+        return out
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await self._serve_connection(reader, writer)
+        except asyncio.CancelledError:
+            pass  # shutting down: end quietly (a cancelled handler task is logged as an error)
+        finally:
+            writer.close()
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, path = lines[0].split(" ")[:2]
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        name, value = line.split(":", 1)
+                        headers[name.strip().lower()] = value.strip()
+                raw = await reader.readexactly(int(headers.get("content-length", "0")))
+                if path.startswith("/_stats"):
+                    payload = json.dumps(self.stats(with_records="records=1" in path)).encode()
+                    writer.write(_response(200, payload))
+                    await writer.drain()
+                    continue
+                keep = await self._chat(method, path, headers, raw, writer)
+                if not keep or headers.get("connection", "").lower() == "close":
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+
+    async def _chat(self, method: str, path: str, headers: dict[str, str], raw: bytes,
+                    writer: asyncio.StreamWriter) -> bool:
+        """Answer one request; False when the connection must be closed."""
+        key = hashlib.sha256(raw).hexdigest()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        with self.lock:
+            nth = self.seen[key]
+            self.seen[key] += 1
+            record = Record(index=len(self.records), key=key, fault=None, status=None, started=time.monotonic(),
+                            body=body if self.keep_bodies else None)
+            self.records.append(record)
+        info = RequestInfo(record.index, body, key, nth, headers)
+        fault = self.script(info) if self.script is not None else self.plan.choose(key, nth)
+        record.fault = fault
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        try:
+            if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
+                record.fault = fault = "401"
+            if method != "POST" or not path.endswith("/chat/completions") or not isinstance(body, dict):
+                record.status = 404 if method == "POST" and isinstance(body, dict) else 400
+                writer.write(_error(record.status, "not a chat-completions request"))
+                return True
+            if fault == "drop":
+                return False
+            if fault in ("429", "500", "503") or (fault and fault.isdigit()):
+                record.status = int(fault)
+                writer.write(_error(record.status, f"injected {fault}"))
+                return True
+            if fault == "429-retry-after":
+                record.status = 429
+                writer.write(_error(429, "injected 429", retry_after=self.plan.retry_after))
+                return True
+            if fault == "slow":
+                await asyncio.sleep(self.plan.slow_seconds)
+            content = BAD_JUDGE_TEXT if fault == "bad-judge-json" else self.responder(body)
+            prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
+            record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
+            payload = json.dumps({
+                "id": f"chatcmpl-{record.index}", "object": "chat.completion", "model": body.get("model"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": record.prompt_tokens, "completion_tokens": record.completion_tokens,
+                          "total_tokens": record.prompt_tokens + record.completion_tokens},
+            }).encode()
+            if fault == "malformed-body":
+                payload = payload[: len(payload) // 2]
+            record.status = 200
+            writer.write(_response(200, payload))
+            await writer.drain()
+            return True
+        finally:
+            record.finished = time.monotonic()
+
+
+def _response(status: int, payload: bytes, extra: str = "") -> bytes:
+    reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
+              500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+            f"{extra}\r\n").encode("latin-1") + payload
+
+
+def _error(status: int, message: str, retry_after: float | None = None) -> bytes:
+    payload = json.dumps({"error": {"message": message, "type": "injected", "code": status}}).encode()
+    extra = f"Retry-After: {retry_after:g}\r\n" if retry_after is not None else ""
+    return _response(status, payload, extra)
+
+
+class JudgeServer:
+    """The server in a background thread of this process (see the module docstring).
+
+    Args:
+        plan: random fault injection; ``script(info) -> fault | None`` overrides it.
+        responder: ``body -> reply text`` (default: :func:`default_responder`).
+        latency: seconds before every answer.
+        api_key: when set, requests without ``Authorization: Bearer <api_key>`` get 401.
+    """
+
+    def __init__(self, plan: FaultPlan | None = None, *, script: Callable[[RequestInfo], str | None] | None = None,
+                 responder: Callable[[Any], str] = default_responder, latency: float = 0.0,
+                 api_key: str | None = None) -> None:
+        self.core = _Core(plan or FaultPlan(), script=script, responder=responder, latency=latency,
+                          api_key=api_key)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._server: asyncio.base_events.Server | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def records(self) -> list[Record]:
+        return self.core.records
+
+    def stats(self) -> dict[str, Any]:
+        return self.core.stats()
+
+    def start(self) -> JudgeServer:
+        self._thread = threading.Thread(target=self._serve, name="judge-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("judge server did not start")
+        return self
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(self.core.handle, "127.0.0.1", 0)
+            self.port = self._server.sockets[0].getsockname()[1]
+            self._ready.set()
+            await self._server.serve_forever()
+
+        try:
+            loop.run_until_complete(main())
+        except asyncio.CancelledError:
+            pass
+        finally:
+            loop.close()
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is not None and self._server is not None:
+            def shutdown() -> None:
+                self._server.close()  # type: ignore[union-attr]
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+            loop.call_soon_threadsafe(shutdown)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def __enter__(self) -> JudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class SpawnedServer:
+    """The server in a subprocess; ``stats()`` asks it over HTTP."""
+
+    def __init__(self, plan: FaultPlan, latency: float = 0.0, keep_bodies: bool = False) -> None:
+        args = [sys.executable, __file__, "--rate", str(plan.rate), "--seed", str(plan.seed),
+                "--retry-after", str(plan.retry_after), "--slow", str(plan.slow_seconds),
+                "--kinds", ",".join(plan.kinds), "--latency", str(latency)]
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        if not line.startswith("PORT "):
+            self.proc.kill()
+            raise RuntimeError(f"judge server did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self, with_records: bool = False) -> dict[str, Any]:
+        url = f"http://127.0.0.1:{self.port}/_stats" + ("?records=1" if with_records else "")
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+    def __enter__(self) -> SpawnedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def spawn_server(rate: float = 0.0, *, seed: int = 0, latency: float = 0.0, **plan: Any) -> SpawnedServer:
+    return SpawnedServer(FaultPlan(rate=rate, seed=seed, **plan), latency=latency)
+
+
+async def _serve_subprocess(core: _Core) -> None:
+    server = await asyncio.start_server(core.handle, "127.0.0.1", 0)
+    print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
+    loop = asyncio.get_running_loop()
+    # Serve until the parent closes our stdin (or dies): never outlive the test run.
+    await loop.run_in_executor(None, sys.stdin.read)
+    server.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=0.0, help="probability of a fault per request")
+    parser.add_argument("--kinds", default=",".join(FAULTS), help="comma-separated fault kinds")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--retry-after", type=float, default=0.05)
+    parser.add_argument("--slow", type=float, default=0.5, help="delay of 'slow' responses, seconds")
+    parser.add_argument("--latency", type=float, default=0.0, help="delay before every answer, seconds")
+    args = parser.parse_args(argv)
+    plan = FaultPlan(rate=args.rate, kinds=tuple(k for k in args.kinds.split(",") if k), seed=args.seed,
+                     retry_after=args.retry_after, slow_seconds=args.slow)
+    asyncio.run(_serve_subprocess(_Core(plan, latency=args.latency, keep_bodies=False)))
+
+
+if __name__ == "__main__":
+    main()
