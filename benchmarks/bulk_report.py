@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -49,15 +48,21 @@ def build(workdir: Path, rows: int, files: int = 1) -> list[Path]:
     return paths
 
 
+_RSS = """
+import json as _json, resource as _resource, sys as _sys
+print(_json.dumps({"rss_kb": _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss}), file=_sys.__stdout__)
+"""
+
+
 def run_child(code: str) -> dict:
-    """Run ``code`` in a fresh interpreter; it prints one JSON line. Adds the child's peak RSS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True)
+    """Run ``code`` in a fresh interpreter (it prints one JSON line), then the child's own
+    peak RSS (ru_maxrss of RUSAGE_SELF, printed by the child itself)."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + _RSS], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr)
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    result["peak_rss_mb"] = round(max(peak, before) / 1024, 1) if peak > before else None
+    lines = proc.stdout.strip().splitlines()
+    result = json.loads(lines[-2])
+    result["peak_rss_mb"] = round(json.loads(lines[-1])["rss_kb"] / 1024, 1)
     return result
 
 

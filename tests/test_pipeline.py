@@ -199,5 +199,7 @@ def test_memory_stays_chunked(tmp_path: Path):
     summary = score_files(str(pred), str(ref), metrics=["rouge1"], out=str(out), chunk_size=4000,
                           bootstrap=0, progress=progress)
     assert summary.rows_scored == 8 * 3004
-    assert seen == list(range(1, len(seen) + 1))
+    # parts are written by a helper thread, at most a chunk or two behind the scoring
+    assert len(seen) == -(-8 * 3004 // 4000) and seen == sorted(seen)
+    assert all(done >= k - 2 for k, done in enumerate(seen, start=1))
     assert sum(1 for _ in out.open()) == 8 * 3004

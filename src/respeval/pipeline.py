@@ -15,8 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import shutil
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -385,26 +388,31 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
     ref_reader = (_reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row,
                           (inputs.ref_field,)) if inputs.ref else None)
     k = len(done)
-    rows_seen_total = start_row * len(inputs.preds)
-    while True:
-        p_chunks = [next(r, None) for r in pred_readers]
-        r_chunk = next(ref_reader, None) if ref_reader is not None else None
-        if all(c is None for c in p_chunks) and r_chunk is None:
-            break
-        _check_lockstep(inputs, p_chunks, r_chunk)
-        table, errors, stats = _score_chunk(inputs, system_names, families, p_chunks, r_chunk)
-        rows_failed += len(errors)
-        error_examples.extend(_describe(e) for e in errors[: max(0, 5 - len(error_examples))])
-        if parts is not None:
-            parts.write(k, table, errors if on_error == "record" else [], stats)
-        elif on_error == "record":
-            memory_errors.extend(errors)
-        remember(stats)
-        n_rows = max((c.end_row - c.start_row) for c in p_chunks if c is not None)
-        rows_seen_total += n_rows * len(inputs.preds)
-        if progress is not None:
-            progress(n_rows)
-        k += 1
+    # Reading (and decoding) the next chunk and writing the previous part run on
+    # helper threads while this one scores: pyarrow, file I/O and the native core
+    # all release the GIL, so the stages overlap instead of taking turns.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-writer")
+    pending: list[Future] = []
+    try:
+        for p_chunks, r_chunk in _prefetch(_lockstep(pred_readers, ref_reader)):
+            _check_lockstep(inputs, p_chunks, r_chunk)
+            table, errors, stats = _score_chunk(inputs, system_names, families, p_chunks, r_chunk)
+            rows_failed += len(errors)
+            error_examples.extend(_describe(e) for e in errors[: max(0, 5 - len(error_examples))])
+            if parts is not None:
+                while pending and pending[0].done():
+                    pending.pop(0).result()
+                pending.append(writer.submit(parts.write, k, table, errors if on_error == "record" else [], stats))
+            elif on_error == "record":
+                memory_errors.extend(errors)
+            remember(stats)
+            if progress is not None:
+                progress(max((c.end_row - c.start_row) for c in p_chunks if c is not None))
+            k += 1
+        for fut in pending:
+            fut.result()
+    finally:
+        writer.shutdown(wait=True)
     if parts is not None:
         parts.finish(k, errors_out if on_error == "record" else None)
     elif on_error == "record" and errors_out:
@@ -514,6 +522,59 @@ def score_table(table: Any, *, metrics: Sequence[str] = ("rouge1", "rouge2", "ro
     summary = RunSummary(scored, scored, 0, rows, comps, fields, {f.name: f.signature() for f in families},
                          time.perf_counter() - started, None, None, confidence, bootstrap, seed)
     return results, summary
+
+
+def _lockstep(pred_readers: list[Iterator[Chunk]], ref_reader: Iterator[Chunk] | None
+              ) -> Iterator[tuple[list[Chunk | None], Chunk | None]]:
+    """Chunk k of every file together, until every file is exhausted."""
+    while True:
+        p_chunks = [next(r, None) for r in pred_readers]
+        r_chunk = next(ref_reader, None) if ref_reader is not None else None
+        if all(c is None for c in p_chunks) and r_chunk is None:
+            return
+        yield p_chunks, r_chunk
+
+
+_DONE = object()
+
+
+def _prefetch(items: Iterator[Any], depth: int = 1) -> Iterator[Any]:
+    """Iterate ``items`` on a helper thread, ``depth`` items ahead; errors re-raise here."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put((item, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put((_DONE, None))
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            q.put((_DONE, exc))
+
+    thread = threading.Thread(target=produce, name="respeval-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, exc = q.get()
+            if exc is not None:
+                raise exc
+            if item is _DONE:
+                return
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                thread.join(timeout=0.05)
 
 
 def _order(names: list[str], system: str) -> int:

@@ -46,34 +46,54 @@ class Comparison:
 
 
 class StatsCollector:
-    """Per (system, group, family): the per-row statistics and the row keys."""
+    """Per (system, group, family): the per-row statistics and the row keys.
+
+    Chunks are kept as they come and joined once, on first use, into one
+    column-major matrix (so each statistic is a contiguous column and sums equal
+    ``column.sum()`` in the library API); the chunk list is then dropped.
+    """
 
     def __init__(self, families: Sequence[MetricFamily]) -> None:
         self.families = list(families)
-        self._stats: dict[tuple[str, str | None, str], list[list[np.ndarray]]] = {}
-        self._keys: dict[tuple[str, str | None], list[np.ndarray]] = {}
+        self._stats: dict[tuple[str, str | None, str], list[np.ndarray] | np.ndarray] = {}
+        self._keys: dict[tuple[str, str | None], list[np.ndarray] | np.ndarray] = {}
 
     def add(self, system: str, group: str | None, row_keys: np.ndarray,
             stats_by_family: dict[str, np.ndarray]) -> None:
-        self._keys.setdefault((system, group), []).append(np.asarray(row_keys, np.int64))
+        keys = self._keys.setdefault((system, group), [])
+        if isinstance(keys, np.ndarray):
+            keys = self._keys[(system, group)] = [keys]
+        keys.append(np.asarray(row_keys, np.int64))
         for fam in self.families:
-            mat = stats_by_family[fam.name]
-            cols = self._stats.setdefault((system, group, fam.name), [[] for _ in fam.stat_names])
-            for i in range(len(fam.stat_names)):
-                cols[i].append(np.ascontiguousarray(mat[:, i], dtype=np.float64))
+            mats = self._stats.setdefault((system, group, fam.name), [])
+            if isinstance(mats, np.ndarray):
+                mats = self._stats[(system, group, fam.name)] = [mats]
+            mats.append(np.asarray(stats_by_family[fam.name], dtype=np.float64).reshape(-1, len(fam.stat_names)))
 
     def keys(self) -> list[tuple[str, str | None]]:
         return list(self._keys)
 
     def row_keys(self, system: str, group: str | None) -> np.ndarray:
-        parts = self._keys.get((system, group), [])
-        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        parts = self._keys.get((system, group))
+        if parts is None:
+            return np.zeros(0, np.int64)
+        if not isinstance(parts, np.ndarray):
+            parts = self._keys[(system, group)] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return parts
 
     def matrix(self, system: str, group: str | None, family: MetricFamily) -> list[np.ndarray]:
-        cols = self._stats.get((system, group, family.name))
-        if cols is None:
-            return [np.zeros(0) for _ in family.stat_names]
-        return [np.concatenate(c) if c else np.zeros(0) for c in cols]
+        stored = self._stats.get((system, group, family.name))
+        width = len(family.stat_names)
+        if stored is None:
+            return [np.zeros(0) for _ in range(width)]
+        if not isinstance(stored, np.ndarray):
+            joined = np.empty((sum(len(m) for m in stored), width), dtype=np.float64, order="F")
+            row = 0
+            for m in stored:
+                joined[row:row + len(m)] = m
+                row += len(m)
+            stored = self._stats[(system, group, family.name)] = joined
+        return [stored[:, i] for i in range(width)]
 
 
 def _sums(columns: list[np.ndarray]) -> np.ndarray:
