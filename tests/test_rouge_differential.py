@@ -247,3 +247,49 @@ def test_fuzz_lsum_pair_stats_never_crashes(p_ids, p_sent, p_rows, r_ids, r_sent
                                    np.zeros(len(pair_p), np.int64))
         except ValueError:
             pass
+
+
+# ----------------------------------------------------------------- BLEU kernel
+
+ref_lists = st.lists(st.lists(st.integers(0, 4), max_size=25), min_size=1, max_size=4)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.lists(st.integers(0, 4), max_size=25), ref_lists), min_size=1, max_size=8),
+       st.integers(1, 6))
+def test_bleu_clipped_counts_equal_reference(rows, max_order):
+    hyps = [h for h, _ in rows]
+    refs = [r for _, rs in rows for r in rs]
+    h_ids, h_off = _csr(hyps)
+    r_ids, r_off = _csr(refs)
+    row_refs = np.zeros(len(rows) + 1, np.int64)
+    row_refs[1:] = np.cumsum([len(rs) for _, rs in rows])
+    got = np.zeros((len(rows), max_order), np.int64)
+    want = np.zeros((len(rows), max_order), np.int64)
+    core.bleu_clipped_counts(h_ids, h_off, r_ids, r_off, row_refs, max_order, 5, got)
+    ref.bleu_clipped_counts(h_ids, h_off, r_ids, r_off, row_refs, max_order, 5, want)
+    assert np.array_equal(got, want)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(arrays32, arrays64, arrays32, arrays64, arrays64, st.integers(-1, 8), st.integers(-1, 14))
+def test_fuzz_bleu_clipped_counts_never_crashes(h_ids, h_off, r_ids, r_off, row_refs, max_order, vocab):
+    n = max(len(h_off) - 1, 0)
+    for module in (core, ref):
+        try:
+            module.bleu_clipped_counts(h_ids, h_off, r_ids, r_off, row_refs, max_order, vocab,
+                                       np.zeros((n, max(max_order, 1)), np.int64))
+        except ValueError:
+            pass
+
+
+@pytest.mark.parametrize("rows, n", [(1, 1), (37, 5), (1000, 200)])
+def test_bootstrap_sums_native_equals_numpy_twin(rows, n):
+    m = np.random.default_rng(rows).random((rows, 4))
+    a, b = np.zeros((n, 4)), np.zeros((n, 4))
+    core.bootstrap_sums(m, n, 12345, a, 1)
+    ref.bootstrap_sums(m, n, 12345, b)
+    assert np.allclose(a, b, rtol=1e-12, atol=1e-9)
+    two = np.zeros((n, 4))
+    core.bootstrap_sums(m, n, 12345, two, 2)
+    assert np.array_equal(a, two)  # the thread count never changes a replicate
