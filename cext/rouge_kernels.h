@@ -97,6 +97,22 @@ static inline uint32_t rv_gram_id(rv_scratch *s, uint64_t key, uint32_t *next) {
     }
 }
 
+/* Size the n-gram table for `total` n-grams: the smallest power of two >= 2*total
+ * (grown, never shrunk, so a large row does not make later small rows clear a
+ * large table).  Returns that capacity, or -1 on allocation failure. */
+static inline int64_t rv_table_reserve(rv_scratch *s, int64_t total) {
+    int64_t cap = 16;
+    while (cap < 2 * total) cap *= 2;
+    if (cap > s->nkeys_cap) {
+        free(s->keys); free(s->vals);
+        s->keys = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
+        s->vals = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
+        if (!s->keys || !s->vals) { s->nkeys_cap = 0; return -1; }
+        s->nkeys_cap = cap;
+    }
+    return cap;
+}
+
 /* Clipped overlap sum_g min(count_a(g), count_b(g)) for n = 1..max_order.
  * overlap[n-1] receives the value for order n.  Orders above 1 are counted on
  * dense ids: the id of an n-gram is the table id of (id of its (n-1)-gram
@@ -123,15 +139,8 @@ static inline int rv_ngram_overlaps(rv_scratch *s,
     if (max_order == 1 || la < 2 || lb < 2) return 0;
 
     int64_t total = la + lb;
-    int64_t cap = 16;
-    while (cap < 2 * total) cap *= 2;
-    if (cap > s->nkeys_cap) {
-        free(s->keys); free(s->vals);
-        s->keys = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
-        s->vals = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        if (!s->keys || !s->vals) { s->nkeys_cap = 0; return -1; }
-        s->nkeys_cap = cap;
-    }
+    int64_t cap = rv_table_reserve(s, total);
+    if (cap < 0) return -1;
     if (rv_grow((void **)&s->ids_a, &s->ids_a_cap, la, sizeof(uint32_t)) ||
         rv_grow((void **)&s->ids_b, &s->ids_b_cap, lb, sizeof(uint32_t)) ||
         rv_grow((void **)&s->gram_cnt, &s->gram_cnt_cap, total, sizeof(int32_t)))
@@ -211,15 +220,8 @@ static inline int rv_ngram_clip_maxref(rv_scratch *s, const int32_t *a, int64_t 
     if (max_order == 1 || la < 2) return 0;
 
     int64_t total = la + total_ref;
-    int64_t cap = 16;
-    while (cap < 2 * total) cap *= 2;
-    if (cap > s->nkeys_cap) {
-        free(s->keys); free(s->vals);
-        s->keys = (uint64_t *)malloc((size_t)cap * sizeof(uint64_t));
-        s->vals = (int32_t *)malloc((size_t)cap * sizeof(int32_t));
-        if (!s->keys || !s->vals) { s->nkeys_cap = 0; return -1; }
-        s->nkeys_cap = cap;
-    }
+    int64_t cap = rv_table_reserve(s, total);
+    if (cap < 0) return -1;
     /* gram_cnt holds [hyp counts | current ref counts | max ref counts], each la long */
     if (rv_grow((void **)&s->ids_a, &s->ids_a_cap, la, sizeof(uint32_t)) ||
         rv_grow((void **)&s->ids_b, &s->ids_b_cap, total_ref > 0 ? total_ref : 1, sizeof(uint32_t)) ||
