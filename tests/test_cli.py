@@ -129,3 +129,12 @@ def test_help_explains_and_unknown_metric_is_rejected():
     proc = run("score", "--example", "--metrics", "rouge1,blue", check=False)
     assert proc.returncode == 2
     assert "unknown metric(s) blue" in proc.stderr
+
+
+def test_every_command_is_wired():
+    top = run("--help").stdout
+    for command in ("score", "judge", "gate", "validate", "report"):
+        assert command in top
+    example = run("judge", "--example").stdout
+    assert "consistency" in example and "agreement with the human label" in example
+    assert "--fail-under" in run("gate", "--help").stdout

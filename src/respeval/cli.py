@@ -111,10 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="with --engine dask: a running scheduler (tcp://host:8786); default: a "
                           "2-worker LocalCluster on 127.0.0.1")
+    from respeval.gate_cli import add_gate_parser
     from respeval.judge.cli import add_judge_parser
+    from respeval.judge.methods_cli import add_method_arguments
     from respeval.validate_cli import add_report_parser, add_validate_parser
 
-    add_judge_parser(sub)
+    add_method_arguments(add_judge_parser(sub))
+    add_gate_parser(sub)
     add_validate_parser(sub)
     add_report_parser(sub)
     return parser
@@ -242,9 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "score":
             return _score(args)
         if args.command == "judge":
-            from respeval.judge.cli import run_judge
+            from respeval.judge.methods_cli import run_methods
 
-            return run_judge(args)
+            return run_methods(args)
+        if args.command == "gate":
+            from respeval.gate_cli import run_gate
+
+            return run_gate(args)
         return args.func(args)
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback

@@ -27,8 +27,9 @@ TOKENIZERS = ("rouge", "rouge-unicode")
 
 # One token per character for scripts written without spaces; runs of other
 # letters/marks/digits form words.
+_SPLIT_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\u30FC\u3005"  # + prolonged mark, iteration mark
 _UNICODE_TOKEN = regex.compile(
-    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]|[\p{L}\p{M}\p{N}]+"
+    rf"[{_SPLIT_SCRIPTS}]|(?:(?![{_SPLIT_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+"
 )
 
 

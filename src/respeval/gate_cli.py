@@ -1,0 +1,242 @@
+"""``respeval gate``: exact match -> lexical -> judge, with CI exit codes and JUnit XML.
+
+``add_gate_parser(subparsers)`` registers the subcommand; ``run_gate(args)`` runs it.  Until
+it is wired into ``respeval.cli``, run it as ``python -m respeval.gate_cli gate ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import xml.etree.ElementTree as ET
+from typing import Any, Sequence
+
+from respeval.gate import (
+    ACCEPT,
+    LEXICAL_METRICS,
+    NORMALIZATIONS,
+    REJECT,
+    GateConfig,
+    GateReport,
+    Thresholds,
+    arun_gate,
+    calibrate,
+    stage_scores,
+)
+from respeval.judge.cache import JudgeCache
+from respeval.judge.engine import EngineOptions
+from respeval.judge.limits import Price
+from respeval.judge.pointwise import Pointwise
+from respeval.judge.specs import load_model
+
+__all__ = ["EXIT_BELOW", "EXIT_INPUT", "add_gate_parser", "main", "run_gate"]
+
+EXIT_INPUT = 1
+EXIT_BELOW = 2
+"""``--fail-under``: the pass rate is below the floor."""
+EXIT_JUDGE_STOPPED = 3
+
+_EPILOG = """\
+input:
+  JSONL with response, reference (a string, or a list: the best match counts), optional
+  prompt and id. --calibrate takes JSONL {"id": ..., "label": true|false} (true = the
+  response is correct), human labels for some of the ids.
+
+stages:
+  exact    accept on a normalized match (SQuAD normalization by default)
+  lexical  ROUGE-1 F by default (--lexical-metric); accept >= --lexical-accept,
+           reject < --lexical-reject; rows in between go on
+  judge    pointwise LLM judge (--model); without --model those rows are "undecided"
+
+exit status:
+  0 pass rate >= --fail-under (or no floor), 1 bad input, 2 pass rate below --fail-under,
+  3 the judge stopped (budget, fatal error).
+
+examples:
+  respeval gate --input rows.jsonl --lexical-accept 0.9 --lexical-reject 0.2 --model fake:
+  respeval gate --input rows.jsonl --calibrate labels.jsonl --target-precision 0.98 \\
+      --model openai:gpt-4o-mini --fail-under 0.8 --junit gate.xml
+"""
+
+
+def _unit(value: str) -> float:
+    x = float(value)
+    if not 0.0 <= x <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return x
+
+
+def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``gate`` on an ``argparse`` subparsers object and return its parser."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "gate", help="exact -> lexical -> LLM judge escalation, for CI",
+        description="Settle what exact match and a lexical metric can settle, two-sided, and send only "
+                    "the rest to an LLM judge. Reports rows settled and precision per stage, and judge "
+                    "calls saved.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl)")
+    st = p.add_argument_group("stages")
+    st.add_argument("--normalize", choices=NORMALIZATIONS, default="squad",
+                    help="exact-match normalization (default squad)")
+    st.add_argument("--exact-reject", action="store_true",
+                    help="also reject rows that do not match exactly (off by default)")
+    st.add_argument("--lexical-metric", choices=LEXICAL_METRICS, default="rouge1",
+                    help="lexical stage score (F measure; default rouge1)")
+    st.add_argument("--lexical-accept", type=_unit, metavar="T", help="accept when the lexical score >= T")
+    st.add_argument("--lexical-reject", type=_unit, metavar="T", help="reject when the lexical score < T")
+    st.add_argument("--calibrate", metavar="LABELS", help="fit the thresholds on these human labels (.jsonl)")
+    st.add_argument("--labels", metavar="LABELS",
+                    help="human labels (.jsonl) for the per-stage precision only, without fitting")
+    st.add_argument("--target-precision", type=_unit, default=0.98, metavar="P",
+                    help="calibration target per stage and side (default 0.98)")
+    st.add_argument("--min-support", type=int, default=20, metavar="N",
+                    help="labelled rows a fitted side must rest on (default 20)")
+    jd = p.add_argument_group("judge")
+    jd.add_argument("--model", metavar="SPEC", help="judge for the rows left (openai:..., fake:..., python:...)")
+    jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
+    jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    jd.add_argument("--threshold", type=_unit, default=0.5, help="judge pass threshold (default 0.5)")
+    jd.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
+    jd.add_argument("--cache", metavar="FILE", help="judge answer cache (SQLite)")
+    jd.add_argument("--price-in", type=float, metavar="USD", help="USD per million input tokens")
+    jd.add_argument("--price-out", type=float, metavar="USD", help="USD per million output tokens")
+    out = p.add_argument_group("output and CI")
+    out.add_argument("--out", metavar="FILE", help="per-row decisions (.jsonl)")
+    out.add_argument("--json", action="store_true", help="print the report as JSON")
+    out.add_argument("--fail-under", type=_unit, metavar="RATE", help="exit 2 when the pass rate is below RATE")
+    out.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per row")
+    p.set_defaults(handler=run_gate)
+    return p
+
+
+def _read_jsonl(path: str) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}:{lineno}: not JSON: {exc}") from exc
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}:{lineno}: expected a JSON object")
+            rows.append(record)
+    return rows
+
+
+def read_labels(path: str) -> dict[Any, bool]:
+    """``{"id": ..., "label": true|false}`` lines (1/0 accepted); anything else is an error."""
+    labels: dict[Any, bool] = {}
+    for lineno, record in enumerate(_read_jsonl(path), 1):
+        value = record.get("label")
+        if isinstance(value, bool):
+            labels[record.get("id")] = value
+        elif value in (0, 1) and not isinstance(value, float):
+            labels[record.get("id")] = bool(value)
+        else:
+            raise ValueError(f"{path}: record {lineno}: 'label' must be true/false (or 1/0), got {value!r}")
+    return labels
+
+
+def _config(args: argparse.Namespace, records: list[dict[str, Any]], labels: dict[Any, bool]) -> tuple[GateConfig, Any]:
+    base = GateConfig(exact=Thresholds(1.0, 1.0 if args.exact_reject else None),
+                      lexical=Thresholds(args.lexical_accept, args.lexical_reject),
+                      normalize=args.normalize, lexical_metric=args.lexical_metric)
+    scores = stage_scores(records, base)
+    if args.calibrate:
+        if args.lexical_accept is not None or args.lexical_reject is not None:
+            raise ValueError("--calibrate fits the thresholds: drop --lexical-accept/--lexical-reject")
+        base = calibrate(records, labels, target_precision=args.target_precision, base=base,
+                         min_support=args.min_support, scores=scores)
+    return base, scores
+
+
+def write_junit(report: GateReport, path: str) -> None:
+    """One ``testcase`` per row: rejected rows fail, unscored/undecided rows are errors
+    (not silently skipped), accepted rows pass."""
+    counts = report.to_json()["decisions"]
+    suite = ET.Element("testsuite", name="respeval.gate", tests=str(report.total),
+                       failures=str(counts[REJECT]), errors=str(counts["unscored"] + counts["undecided"]),
+                       skipped="0")
+    for row in report.rows:
+        case = ET.SubElement(suite, "testcase", classname=f"respeval.gate.{row.stage or 'none'}",
+                             name=str(row.id))
+        detail = f"stage={row.stage or '-'} exact={row.exact:g} lexical={row.lexical:.4f}"
+        if row.judge_score is not None:
+            detail += f" judge_score={row.judge_score:g}"
+        if row.decision == REJECT:
+            ET.SubElement(case, "failure", message=f"rejected by {row.stage}", type="rejected").text = detail
+        elif row.decision != ACCEPT:
+            ET.SubElement(case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}",
+                          type=row.decision).text = detail
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _options(args: argparse.Namespace) -> EngineOptions:
+    prices = None
+    if (args.price_in is None) != (args.price_out is None):
+        raise ValueError("give both --price-in and --price-out")
+    if args.price_in is not None:
+        prices = Price(args.price_in, args.price_out)
+    return EngineOptions(concurrency=args.concurrency, prices=prices)
+
+
+async def _run(args: argparse.Namespace, records: list[dict[str, Any]], config: GateConfig, scores: Any,
+               labels: dict[Any, bool]) -> GateReport:
+    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env) if args.model else None
+    cache = JudgeCache(args.cache) if args.cache else None
+    try:
+        return await arun_gate(records, config, model=model, method=Pointwise(threshold=args.threshold),
+                               cache=cache, options=_options(args), labels=labels, scores=scores)
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def run_gate(args: argparse.Namespace) -> int:
+    """Run ``respeval gate`` with parsed arguments; returns the exit status."""
+    try:
+        records = _read_jsonl(args.input)
+        if args.calibrate and args.labels:
+            raise ValueError("--calibrate already reads the labels: drop --labels")
+        label_path = args.calibrate or args.labels
+        labels = read_labels(label_path) if label_path else {}
+        config, scores = _config(args, records, labels)
+        report = asyncio.run(_run(args, records, config, scores, labels))
+    except (ValueError, OSError) as exc:
+        print(f"respeval gate: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
+    if args.junit:
+        write_junit(report, args.junit)
+    print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
+    summary = report.judge_summary
+    if summary is not None and summary.stop_reason:
+        print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)
+        return EXIT_JUDGE_STOPPED
+    rate = report.pass_rate or 0.0
+    if args.fail_under is not None and rate < args.fail_under:
+        print(f"respeval gate: FAILED: pass rate {rate:.4f} is below --fail-under {args.fail_under:g}",
+              file=sys.stderr)
+        return EXIT_BELOW
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m respeval.gate_cli gate ...``."""
+    parser = argparse.ArgumentParser(prog="respeval")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_gate_parser(sub)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return run_gate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

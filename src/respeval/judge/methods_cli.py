@@ -1,0 +1,278 @@
+"""The judging methods beyond pointwise on the command line: pairwise, rubric,
+adaptive-rubric, multi-sampling, and ``--example`` (pairwise on real recorded judgments).
+
+``add_method_arguments(parser)`` adds the options to the ``respeval judge`` parser made by
+:func:`respeval.judge.cli.add_judge_parser` (and widens its ``--method`` choices; ``--input``
+and ``--model`` become optional, checked here, because ``--example`` needs neither);
+``run_methods(args)`` runs any method, handing plain pointwise runs to
+:func:`respeval.judge.cli.run_judge` unchanged.  Until it is wired in, run
+``python -m respeval.judge.methods_cli judge ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import sys
+from typing import Any, Sequence
+
+from respeval.judge.cache import JudgeCache
+from respeval.judge.cli import (
+    EXIT_BUDGET,
+    EXIT_FATAL,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    _cache_path,
+    _InputError,
+    _options,
+    _read_jsonl,
+    add_judge_parser,
+    run_judge,
+)
+from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
+from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
+from respeval.judge.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
+from respeval.judge.pointwise import Pointwise
+from respeval.judge.rubrics import (
+    PRESETS,
+    Rubric,
+    RubricGenerator,
+    RubricReport,
+    arun_adaptive,
+    arun_rubric,
+    export_rubrics,
+    load_criteria,
+    load_rubrics,
+)
+from respeval.judge.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.specs import load_model
+
+__all__ = ["METHOD_NAMES", "add_method_arguments", "build_parser", "main", "run_example", "run_methods"]
+
+METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
+
+_EPILOG = """\
+methods:
+  pointwise        the reference-based equivalence judge (see respeval judge)
+  pairwise         baseline_model_response (A) vs response (B), both orders by default:
+                   A, B, tie or inconsistent per pair; win rates with Wilson CIs and the
+                   position-consistency rate. --flip half: one order per pair, every other
+                   pair swapped (cheaper, weaker: consistency cannot be measured)
+  rubric           --rubric FILE (JSON list of {id, description, importance, weight}):
+                   a verdict per criterion, weighted score; a reply missing a criterion
+                   leaves the row unscored
+  adaptive-rubric  the judge writes one rubric per prompt (--preset, --guidelines), frozen
+                   for every response to that prompt; --rubrics-out to export, edit, and
+                   --rubrics-in to feed back
+  --samples K      K requests per item (sample index in the cache key); --aggregate
+                   majority (strict; early stop), mean or median
+
+examples:
+  respeval judge --example
+  respeval judge --method pairwise --input pairs.jsonl --model fake: --out pairs.out.jsonl
+  respeval judge --method adaptive-rubric --preset INSTRUCTION_FOLLOWING --input rows.jsonl \\
+      --model openai:gpt-4o-mini --rubrics-out rubrics.json
+"""
+
+
+def add_method_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the method options to a ``respeval judge`` parser (see the module docstring)."""
+    for action in parser._actions:  # widen the existing options rather than redefine them
+        if action.dest == "method":
+            action.choices = list(METHOD_NAMES)
+            action.help = "judging method: " + ", ".join(METHOD_NAMES) + " (default pointwise)"
+        if action.dest in ("input", "model"):
+            action.required = False
+    g = parser.add_argument_group("methods (pairwise, rubrics, multi-sampling)")
+    g.add_argument("--example", action="store_true",
+                   help="pairwise judging with flipping on real recorded judgments (LLMBar, GPT-4): "
+                        "no network, no key")
+    g.add_argument("--flip", choices=FLIP_MODES, default="both",
+                   help="pairwise orders: both (default) or half (every other pair swapped; weaker)")
+    g.add_argument("--samples", type=int, default=1, metavar="K", help="requests per item (default 1)")
+    g.add_argument("--aggregate", choices=AGGREGATIONS, default="majority",
+                   help="how K samples combine: majority (strict; default), mean, median")
+    g.add_argument("--sample-temperature", type=float, default=None, metavar="T",
+                   help="temperature for multi-sampling (default: the method's, 0)")
+    g.add_argument("--rubric", metavar="FILE", help="static rubric: JSON list of criteria")
+    g.add_argument("--preset", choices=sorted(PRESETS), default="GENERAL_QUALITY",
+                   help="adaptive rubric focus (default GENERAL_QUALITY)")
+    g.add_argument("--guidelines", metavar="TEXT", help="adaptive rubric guidelines, e.g. 'must not give "
+                   "financial advice'")
+    g.add_argument("--rubrics-in", metavar="FILE", help="adaptive rubrics to use (edited export)")
+    g.add_argument("--rubrics-out", metavar="FILE", help="write the adaptive rubrics used (JSON)")
+    parser.epilog = (parser.epilog or "") + "\n" + _EPILOG
+    parser.set_defaults(handler=run_methods)
+    return parser
+
+
+# --------------------------------------------------------------------------- --example
+
+
+def run_example(args: argparse.Namespace) -> int:
+    """Pairwise judging, both orders (or ``--flip``), on the LLMBar sample shipped with
+    respeval: GPT-4's recorded replies are replayed through the real pairwise method."""
+    instances = example_instances()
+    pairs = to_pairs(instances)
+    model = replay_model(instances, EXAMPLE_EVALUATOR)
+    options = EngineOptions(reask=False, concurrency=8)
+    report = asyncio.run(arun_pairwise(pairs, model, flip=args.flip, options=options))
+    labels = [p["label"] for p in pairs]
+    scored = [(p, label) for p, label in zip(report.pairs, labels) if p.outcome is not None]
+    agree = sum(p.outcome == label for p, label in scored)
+    if args.json:
+        out = report.to_json()
+        out["accuracy_vs_human"] = agree / len(scored) if scored else None
+        if args.flip == "both":
+            out["llmbar_statistics"] = llmbar_statistics(report, labels)
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"LLMBar Natural sample: {len(pairs)} instruction/output pairs, GPT-4's recorded verdicts "
+          f"(LLMBar, MIT licence) replayed offline.\nA = output_1, B = output_2; the human label says which "
+          "is better.\n")
+    print(report.format())
+    print(f"\nagreement with the human label: {agree}/{len(scored)} pairs"
+          + (" (an inconsistent pair counts as wrong)" if args.flip == "both" else ""))
+    if args.flip == "both":
+        stats = llmbar_statistics(report, labels)
+        print(f"right per order (LLMBar's figures): A shown first {stats['correct_False']}, "
+              f"B shown first {stats['correct_True']}, both {stats['correct_both']}")
+    for pair, label in list(zip(report.pairs, labels))[:5]:
+        print(f"  {pair.id}: A|B order says {pair.winners.get('ab')}, B|A order says {pair.winners.get('ba')} "
+              f"-> {pair.outcome} (human: {label})")
+    return 0
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _records(path: str) -> list[dict[str, Any]]:
+    if not path.endswith((".jsonl", ".ndjson")):
+        raise _InputError(f"{path}: expected a .jsonl file")
+    records = []
+    for lineno, record in _read_jsonl(path):
+        if not isinstance(record, dict):
+            raise _InputError(f"{path}:{lineno}: expected a JSON object")
+        records.append(record)
+    return records
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.input is None or args.model is None:
+        raise _InputError("--input and --model are required (or --example)")
+    if args.samples < 1:
+        raise _InputError(f"--samples must be at least 1, got {args.samples}")
+    if args.method == "rubric" and not args.rubric:
+        raise _InputError("--method rubric needs --rubric FILE (a JSON list of criteria)")
+    if args.method != "adaptive-rubric" and (args.rubrics_in or args.rubrics_out or args.guidelines):
+        raise _InputError("--rubrics-in/--rubrics-out/--guidelines apply to --method adaptive-rubric")
+
+
+async def _dispatch(args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions,
+                    cache_path: str | None) -> Any:
+    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env,
+                       json_schema=not args.no_json_schema, timeout=args.timeout)
+    fields = dict(args.field)
+    with contextlib.ExitStack() as stack:
+        cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
+        common: dict[str, Any] = {"cache": cache, "options": options}
+        if args.method == "pairwise":
+            return await arun_pairwise(records, model, flip=args.flip, samples=args.samples,
+                                       method=Pairwise(max_tokens=args.max_tokens, seed=args.seed),
+                                       fields=fields, temperature=args.sample_temperature, **common)
+        if args.method == "rubric":
+            method = Rubric(load_criteria(args.rubric), threshold=args.threshold, seed=args.seed)
+            return await arun_rubric(records, model, method, samples=args.samples, aggregate=args.aggregate,
+                                     fields=fields, **common)
+        if args.method == "adaptive-rubric":
+            rubrics = load_rubrics(args.rubrics_in) if args.rubrics_in else None
+            report = await arun_adaptive(records, model, generator=RubricGenerator(args.preset, args.guidelines),
+                                         rubrics=rubrics, threshold=args.threshold, samples=args.samples,
+                                         aggregate=args.aggregate, **common)
+            if args.rubrics_out:
+                export_rubrics(args.rubrics_out, report.rubrics)
+            return report
+        method = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        return await arun_sampled(records, model, method, samples=args.samples, aggregate=args.aggregate,
+                                  threshold=args.threshold, temperature=args.sample_temperature,
+                                  fields=fields, **common)
+
+
+def _rows_json(result: Any) -> list[dict[str, Any]]:
+    if isinstance(result, PairwiseReport):
+        return [p.to_json() for p in result.pairs]
+    rows = result.rows
+    return [{"id": r.id, "row": r.row, **(r.verdict or {}), "status": r.status,
+             "unscored_reason": r.unscored_reason} for r in rows]
+
+
+def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
+    if isinstance(result, (PairwiseReport, RubricReport)):
+        return result.to_json(), result.format(), result.stop_reason
+    assert isinstance(result, SampledResult)
+    scored = [r for r in result.rows if r.scored and r.verdict is not None]
+    passed = sum(bool(r.verdict["pass"]) for r in scored if r.verdict is not None)
+    stable = sum(bool(r.verdict.get("unanimous")) for r in scored if r.verdict is not None)
+    data = {"method": "pointwise", "rows": len(result.rows), "scored": len(scored), "passed": passed,
+            "pass_rate": passed / len(scored) if scored else None, "unanimous": stable,
+            "stop_reason": result.stop_reason, **result.spend.to_json()}
+    text = (f"{len(result.rows)} rows, {len(scored)} scored (pointwise, multi-sampled)\n"
+            f"pass rate   {data['pass_rate'] if data['pass_rate'] is None else round(data['pass_rate'], 4)} "
+            f"({passed}/{len(scored)}); {stable} of {len(scored)} unanimous\n{result.spend.format()}")
+    return data, text, result.stop_reason
+
+
+def run_methods(args: argparse.Namespace) -> int:
+    """Run ``respeval judge`` for any method; returns the exit status."""
+    if args.example:
+        return run_example(args)
+    if args.method == "pointwise" and args.samples == 1:
+        if args.input is None or args.model is None:
+            print("respeval judge: error: --input and --model are required (or --example)", file=sys.stderr)
+            return EXIT_INPUT
+        return run_judge(args)
+    try:
+        _check(args)
+        options = _options(args)
+        cache_path = _cache_path(args)
+        records = _records(args.input)
+        result = asyncio.run(_dispatch(args, records, options, cache_path))
+    except (_InputError, ValueError, OSError) as exc:
+        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
+    data, text, stop_reason = _summary(result)
+    print(json.dumps({**data, "output": args.out, "cache": cache_path}, indent=2) if args.json else text)
+    if stop_reason is None:
+        return 0
+    print(f"respeval judge: stopped: {stop_reason} (rerun the same command to resume)", file=sys.stderr)
+    kind = getattr(result, "stop_kind", None)
+    if kind == STOP_INTERRUPTED:
+        return EXIT_INTERRUPTED
+    return EXIT_BUDGET if kind == STOP_BUDGET else EXIT_FATAL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """``respeval judge`` with the method options (what the wired CLI will have)."""
+    parser = argparse.ArgumentParser(prog="respeval")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_method_arguments(add_judge_parser(sub))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m respeval.judge.methods_cli judge ...``."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return run_methods(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
