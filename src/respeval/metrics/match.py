@@ -11,6 +11,7 @@ when it is built; the reference path is the scripts' own logic.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -44,18 +45,19 @@ class SquadResult:
 
 
 def _golds(gold_answers: Any, n: int, allow_empty: bool = False) -> list[list[str]]:
-    rows = list(gold_answers)
+    rows = gold_answers if isinstance(gold_answers, list) else list(gold_answers)
     if len(rows) != n:
         raise ValueError(f"predictions has {n} rows but gold_answers has {len(rows)}")
-    out = []
-    for i, g in enumerate(rows):
-        answers = [g] if isinstance(g, str) else list(g)
+    out = [[g] if isinstance(g, str) else (g if isinstance(g, list) else list(g)) for g in rows]
+    # the common case checked at C speed; the slow loop only runs to name a bad row
+    if set(map(type, chain.from_iterable(out))) <= {str} and (allow_empty or all(out)):
+        return out
+    for i, answers in enumerate(out):
         if not answers and not allow_empty:
             raise ValueError(f"gold_answers[{i}] is empty: the SQuAD scripts need at least one gold answer")
         for j, a in enumerate(answers):
             if not isinstance(a, str):
                 raise TypeError(f"gold_answers[{i}][{j}] is {type(a).__name__}, expected str")
-        out.append(answers)
     return out
 
 
@@ -73,11 +75,11 @@ def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], versi
         return None
     n = len(preds)
     vocab = kernels.Vocab()
-    p_ids, p_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, [p.lower() for p in preds]),
+    p_ids, p_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, list(map(str.lower, preds))),
                                                          (np.int32, np.int64)))
-    flat = [a.lower() for g in golds for a in g]
+    flat = list(map(str.lower, chain.from_iterable(golds)))
     g_ids, g_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, flat), (np.int32, np.int64)))
-    owner = np.repeat(np.arange(n), [len(g) for g in golds]).astype(np.int64)
+    owner = np.repeat(np.arange(n), list(map(len, golds))).astype(np.int64)
     glen = np.diff(g_off)
     if version == "v2":
         # v2.0 drops answers that normalize to nothing; a question left without any
