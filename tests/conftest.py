@@ -42,3 +42,16 @@ def rng(request) -> random.Random:
     seed = int(os.environ.get("RESPEVAL_SEED", "20261129"))
     print(f"seed={seed} (set RESPEVAL_SEED to replay)")
     return random.Random(seed)
+
+
+@pytest.fixture(scope="session")
+def wmt():
+    """WMT17 en-de: (reference lines, {short system name such as "C-3MA.4959": lines}),
+    split with str.splitlines() as benchmarks/make_fixtures_mt.py does."""
+    folder = shared_data("wmt17_en_de")
+    reference = (folder / "newstest2017-ende-ref.de").read_text(encoding="utf-8").splitlines()
+    systems = {
+        path.name[len("newstest2017."):-len(".en-de.txt")]: path.read_text(encoding="utf-8").splitlines()
+        for path in sorted((folder / "systems").glob("newstest2017.*.en-de.txt"))
+    }
+    return reference, systems

@@ -27,22 +27,6 @@ FAST_SYSTEMS = ["C-3MA.4959", "uedin-nmt.4722"]
 # --- helpers and fixtures -------------------------------------------------------------------
 
 
-def _load_wmt():
-    if not (WMT / "newstest2017-ende-ref.de").is_file():
-        pytest.skip(f"WMT17 en-de data not found under {WMT}")
-    reference = (WMT / "newstest2017-ende-ref.de").read_text(encoding="utf-8").splitlines()
-    systems = {
-        path.name[len("newstest2017.") : -len(".en-de.txt")]: path.read_text(encoding="utf-8").splitlines()
-        for path in sorted((WMT / "systems").glob("newstest2017.*.en-de.txt"))
-    }
-    return reference, systems
-
-
-@pytest.fixture(scope="module")
-def wmt():
-    return _load_wmt()
-
-
 @pytest.fixture(scope="module")
 def corpus_fixture():
     path = FIXTURES / "sacrebleu_wmt17_corpus.json"

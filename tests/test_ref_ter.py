@@ -21,18 +21,6 @@ SUBSET_STEP = 20  # fast tests check every 20th segment of every system
 # --- fixtures -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def wmt():
-    if not (WMT / "newstest2017-ende-ref.de").is_file():
-        pytest.skip(f"WMT17 en-de data not found under {WMT}")
-    reference = (WMT / "newstest2017-ende-ref.de").read_text(encoding="utf-8").splitlines()
-    systems = {
-        path.name[len("newstest2017.") : -len(".en-de.txt")]: path.read_text(encoding="utf-8").splitlines()
-        for path in sorted((WMT / "systems").glob("newstest2017.*.en-de.txt"))
-    }
-    return reference, systems
-
-
 def _fixture(name):
     path = FIXTURES / name
     if not path.is_file():
