@@ -1,5 +1,5 @@
 """respeval: score LLM and agent responses against references, with the numbers of
-rouge-score (and, as they land, sacrebleu and the SQuAD scripts) from a native core."""
+rouge-score, sacreBLEU and the SQuAD scripts from a native core, and an LLM judge."""
 
 import os as _os
 
