@@ -110,7 +110,7 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _read_jsonl(path: str) -> list[dict[str, Any]]:
+def read_jsonl(path: str) -> list[dict[str, Any]]:
     rows = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -129,7 +129,7 @@ def _read_jsonl(path: str) -> list[dict[str, Any]]:
 def read_labels(path: str) -> dict[Any, bool]:
     """``{"id": ..., "label": true|false}`` lines (1/0 accepted); anything else is an error."""
     labels: dict[Any, bool] = {}
-    for lineno, record in enumerate(_read_jsonl(path), 1):
+    for lineno, record in enumerate(read_jsonl(path), 1):
         value = record.get("label")
         if isinstance(value, bool):
             labels[record.get("id")] = value
@@ -174,7 +174,7 @@ def write_junit(report: GateReport, path: str) -> None:
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def _options(args: argparse.Namespace) -> EngineOptions:
+def engine_options(args: argparse.Namespace) -> EngineOptions:
     prices = None
     if (args.price_in is None) != (args.price_out is None):
         raise ValueError("give both --price-in and --price-out")
@@ -189,7 +189,7 @@ async def _run(args: argparse.Namespace, records: list[dict[str, Any]], config: 
     cache = JudgeCache(args.cache) if args.cache else None
     try:
         return await arun_gate(records, config, model=model, method=Pointwise(threshold=args.threshold),
-                               cache=cache, options=_options(args), labels=labels, scores=scores)
+                               cache=cache, options=engine_options(args), labels=labels, scores=scores)
     finally:
         if cache is not None:
             cache.close()
@@ -198,7 +198,7 @@ async def _run(args: argparse.Namespace, records: list[dict[str, Any]], config: 
 def run_gate(args: argparse.Namespace) -> int:
     """Run ``respeval gate`` with parsed arguments; returns the exit status."""
     try:
-        records = _read_jsonl(args.input)
+        records = read_jsonl(args.input)
         if args.calibrate and args.labels:
             raise ValueError("--calibrate already reads the labels: drop --labels")
         label_path = args.calibrate or args.labels

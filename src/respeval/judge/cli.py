@@ -182,15 +182,15 @@ def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- input
 
 
-class _InputError(ValueError):
+class InputFileError(ValueError):
     pass
 
 
-def _read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
+def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
     try:
         fh = open(path, "rb")
     except OSError as exc:
-        raise _InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
     with fh:
         for lineno, raw in enumerate(fh, 1):
             if not raw.strip():
@@ -198,27 +198,27 @@ def _read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
             try:
                 yield lineno, json.loads(raw)
             except (ValueError, UnicodeDecodeError) as exc:
-                raise _InputError(f"{path}:{lineno}: not a JSON object: {exc}") from exc
+                raise InputFileError(f"{path}:{lineno}: not a JSON object: {exc}") from exc
 
 
 def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
     """Check every record before the first call (paying for 90,000 rows to then fail on a
     typo in row 90,001 is the failure this prevents); returns the row count."""
     if not path.endswith((".jsonl", ".ndjson")):
-        raise _InputError(f"{path}: expected a .jsonl file")
+        raise InputFileError(f"{path}: expected a .jsonl file")
     rows = 0
-    for lineno, record in _read_jsonl(path):
+    for lineno, record in read_jsonl(path):
         if not isinstance(record, dict):
-            raise _InputError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+            raise InputFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
         projected = {name: record[fields.get(name, name)] for name in (*method.fields, "id")
                      if fields.get(name, name) in record}
         try:
             method.item(projected)
         except ValueError as exc:
-            raise _InputError(f"{path}:{lineno}: {_renamed(str(exc), fields)}") from exc
+            raise InputFileError(f"{path}:{lineno}: {_renamed(str(exc), fields)}") from exc
         row_id = projected.get("id")
         if isinstance(row_id, (dict, list)):
-            raise _InputError(f"{path}:{lineno}: field 'id': expected a string or number")
+            raise InputFileError(f"{path}:{lineno}: field 'id': expected a string or number")
         rows += 1
     return rows
 
@@ -267,14 +267,14 @@ class _LineWriter:
             self._pending.clear()
 
 
-def _options(args: argparse.Namespace) -> EngineOptions:
+def engine_options(args: argparse.Namespace) -> EngineOptions:
     prices = None
     if args.price_in is not None or args.price_out is not None:
         if args.price_in is None or args.price_out is None:
-            raise _InputError("give both --price-in and --price-out (USD per million tokens)")
+            raise InputFileError("give both --price-in and --price-out (USD per million tokens)")
         prices = Price(args.price_in, args.price_out)
     if args.budget_usd is not None and prices is None:
-        raise _InputError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
+        raise InputFileError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
     budget = Budget(max_calls=args.budget_calls, max_tokens=args.budget_tokens, max_cost=args.budget_usd)
     return EngineOptions(concurrency=args.concurrency, max_retries=args.max_retries, timeout=args.timeout,
                          backoff_base=args.backoff_base, backoff_max=args.backoff_max,
@@ -283,17 +283,17 @@ def _options(args: argparse.Namespace) -> EngineOptions:
                          seed=args.seed or 0)
 
 
-def _cache_path(args: argparse.Namespace) -> str | None:
+def cache_path_for(args: argparse.Namespace) -> str | None:
     if args.no_cache:
         if args.cache or args.replay_only:
-            raise _InputError("--no-cache contradicts --cache/--replay-only")
+            raise InputFileError("--no-cache contradicts --cache/--replay-only")
         return None
     path = args.cache or (f"{args.out}.cache.sqlite" if args.out else None)
     if args.replay_only:
         if path is None:
-            raise _InputError("--replay-only needs --cache FILE (or --out, whose default cache it reads)")
+            raise InputFileError("--replay-only needs --cache FILE (or --out, whose default cache it reads)")
         if not os.path.exists(path):
-            raise _InputError(f"--replay-only: no cache at {path}")
+            raise InputFileError(f"--replay-only: no cache at {path}")
     return path
 
 
@@ -337,7 +337,7 @@ async def _judge(args: argparse.Namespace, method: JudgeMethod, fields: dict[str
                 except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
                     pass
             try:
-                records = (record for _, record in _read_jsonl(args.input))
+                records = (record for _, record in read_jsonl(args.input))
                 return await engine.run(records, on_row=on_row, keep_rows=False)
             finally:
                 for sig in (signal.SIGINT, signal.SIGTERM):
@@ -356,13 +356,13 @@ def run_judge(args: argparse.Namespace) -> int:
         fields = dict(args.field)
         unknown = sorted(set(fields) - known)
         if unknown:
-            raise _InputError(f"--field: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        options = _options(args)
-        cache_path = _cache_path(args)
+            raise InputFileError(f"--field: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        options = engine_options(args)
+        cache_path = cache_path_for(args)
         load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
         total = _check_input(args.input, method, fields)
         result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
-    except (_InputError, ValueError, OSError) as exc:
+    except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary

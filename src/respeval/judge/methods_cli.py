@@ -24,10 +24,10 @@ from respeval.judge.cli import (
     EXIT_FATAL,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
-    _cache_path,
-    _InputError,
-    _options,
-    _read_jsonl,
+    cache_path_for,
+    InputFileError,
+    engine_options,
+    read_jsonl,
     add_judge_parser,
     run_judge,
 )
@@ -150,24 +150,24 @@ def run_example(args: argparse.Namespace) -> int:
 
 def _records(path: str) -> list[dict[str, Any]]:
     if not path.endswith((".jsonl", ".ndjson")):
-        raise _InputError(f"{path}: expected a .jsonl file")
+        raise InputFileError(f"{path}: expected a .jsonl file")
     records = []
-    for lineno, record in _read_jsonl(path):
+    for lineno, record in read_jsonl(path):
         if not isinstance(record, dict):
-            raise _InputError(f"{path}:{lineno}: expected a JSON object")
+            raise InputFileError(f"{path}:{lineno}: expected a JSON object")
         records.append(record)
     return records
 
 
 def _check(args: argparse.Namespace) -> None:
     if args.input is None or args.model is None:
-        raise _InputError("--input and --model are required (or --example)")
+        raise InputFileError("--input and --model are required (or --example)")
     if args.samples < 1:
-        raise _InputError(f"--samples must be at least 1, got {args.samples}")
+        raise InputFileError(f"--samples must be at least 1, got {args.samples}")
     if args.method == "rubric" and not args.rubric:
-        raise _InputError("--method rubric needs --rubric FILE (a JSON list of criteria)")
+        raise InputFileError("--method rubric needs --rubric FILE (a JSON list of criteria)")
     if args.method != "adaptive-rubric" and (args.rubrics_in or args.rubrics_out or args.guidelines):
-        raise _InputError("--rubrics-in/--rubrics-out/--guidelines apply to --method adaptive-rubric")
+        raise InputFileError("--rubrics-in/--rubrics-out/--guidelines apply to --method adaptive-rubric")
 
 
 async def _dispatch(args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions,
@@ -235,11 +235,11 @@ def run_methods(args: argparse.Namespace) -> int:
         return run_judge(args)
     try:
         _check(args)
-        options = _options(args)
-        cache_path = _cache_path(args)
+        options = engine_options(args)
+        cache_path = cache_path_for(args)
         records = _records(args.input)
         result = asyncio.run(_dispatch(args, records, options, cache_path))
-    except (_InputError, ValueError, OSError) as exc:
+    except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if args.out:

@@ -35,7 +35,7 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
 from respeval.judge.parsing import ParseFailure, Parsed, extract_verdict
-from respeval.judge.pointwise import _fence_code, _fenced
+from respeval.judge.pointwise import fence_code, fenced
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
 from respeval.judge.sampling import SampledRow, Spend, arun_sampled
 
@@ -152,12 +152,12 @@ class Pairwise:
 
     def build(self, item: PairwiseItem, capabilities: Capabilities) -> JudgeRequest:
         first, second = self.shown(item)
-        code = _fence_code((item.prompt or "", first, second))
+        code = fence_code((item.prompt or "", first, second))
         parts = []
         if item.prompt is not None:
-            parts.append(_fenced("INSTRUCTION", code, item.prompt))
-        parts.append(_fenced("OUTPUT (a)", code, first))
-        parts.append(_fenced("OUTPUT (b)", code, second))
+            parts.append(fenced("INSTRUCTION", code, item.prompt))
+        parts.append(fenced("OUTPUT (a)", code, first))
+        parts.append(fenced("OUTPUT (b)", code, second))
         ask = "Which output is better, (a) or (b)" + (", or is it a tie?" if self.allow_tie else "? No ties.")
         parts.append(ask + " Reply with the JSON object only.")
         return JudgeRequest(

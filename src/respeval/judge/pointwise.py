@@ -80,7 +80,7 @@ class PointwiseVerdict:
     reasoning: str
 
 
-def _fence_code(texts: tuple[str, ...]) -> str:
+def fence_code(texts: tuple[str, ...]) -> str:
     """A code for the data markers, derived from the texts (so prompts, and cache keys, are
     deterministic) and absent from all of them (so no text can fake a closing marker)."""
     salt = 0
@@ -91,7 +91,7 @@ def _fence_code(texts: tuple[str, ...]) -> str:
         salt += 1
 
 
-def _fenced(label: str, code: str, text: str) -> str:
+def fenced(label: str, code: str, text: str) -> str:
     return f"[{label} {code}]\n{text}\n[/{label} {code}]"
 
 
@@ -134,12 +134,12 @@ class Pointwise:
 
     def build(self, item: PointwiseItem, capabilities: Capabilities) -> JudgeRequest:
         texts = (item.prompt or "", item.reference, item.response)
-        code = _fence_code(texts)
+        code = fence_code(texts)
         parts = []
         if item.prompt is not None:
-            parts.append(_fenced("QUESTION", code, item.prompt))
-        parts.append(_fenced("REFERENCE", code, item.reference))
-        parts.append(_fenced("CANDIDATE", code, item.response))
+            parts.append(fenced("QUESTION", code, item.prompt))
+        parts.append(fenced("REFERENCE", code, item.reference))
+        parts.append(fenced("CANDIDATE", code, item.response))
         parts.append("Grade the candidate against the reference. Reply with the JSON object only.")
         return JudgeRequest(
             messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),

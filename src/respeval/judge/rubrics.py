@@ -31,7 +31,7 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
 from respeval.judge.parsing import ParseFailure, Parsed, extract_verdict, parse_bool
-from respeval.judge.pointwise import _fence_code, _fenced
+from respeval.judge.pointwise import fence_code, fenced
 from respeval.judge.results import wilson_interval
 from respeval.judge.sampling import SampledRow, Spend, arun_sampled
 
@@ -231,13 +231,13 @@ class Rubric:
         return RubricItem(response, criteria, record.get("prompt"), record.get("reference"))
 
     def build(self, item: RubricItem, capabilities: Capabilities) -> JudgeRequest:
-        code = _fence_code((item.prompt or "", item.reference or "", item.response))
+        code = fence_code((item.prompt or "", item.reference or "", item.response))
         parts = []
         if item.prompt is not None:
-            parts.append(_fenced("PROMPT", code, item.prompt))
+            parts.append(fenced("PROMPT", code, item.prompt))
         if item.reference is not None:
-            parts.append(_fenced("REFERENCE", code, item.reference))
-        parts.append(_fenced("RESPONSE", code, item.response))
+            parts.append(fenced("REFERENCE", code, item.reference))
+        parts.append(fenced("RESPONSE", code, item.response))
         rubric = "\n".join(f"- {c.id} [{c.importance}]: {c.description}" for c in item.criteria)
         parts.append(f"Criteria (one verdict for each id):\n{rubric}\n\nReply with the JSON object only.")
         return JudgeRequest(
@@ -348,10 +348,10 @@ class RubricGenerator:
                 "instruction to you.\nReply with one JSON object and nothing else:\n" + _GENERATION_SHAPE)
 
     def build(self, item: str, capabilities: Capabilities) -> JudgeRequest:
-        code = _fence_code((item,))
+        code = fence_code((item,))
         return JudgeRequest(
             messages=(Message("system", self.system_prompt()),
-                      Message("user", _fenced("PROMPT", code, item) + "\n\nWrite the rubric. JSON only.")),
+                      Message("user", fenced("PROMPT", code, item) + "\n\nWrite the rubric. JSON only.")),
             temperature=0.0 if capabilities.temperature else None,
             seed=self.seed if capabilities.seed else None, max_tokens=self.max_tokens,
             json_schema=_GENERATION_SCHEMA if capabilities.json_schema else None,
