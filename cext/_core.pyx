@@ -384,6 +384,15 @@ cdef int _check_offsets(const int64_t[::1] off, int64_t limit, str name, str lim
     return 0
 
 
+cdef int _check_csr(const int32_t[::1] ids, const int64_t[::1] off, int64_t vocab_size,
+                    str ids_name, str off_name) except -1:
+    """A CSR batch every kernel may index without checks: ids below vocab_size,
+    offsets nondecreasing within the ids."""
+    _check_ids(ids, vocab_size, ids_name)
+    _check_offsets(off, ids.shape[0], off_name, f"len({ids_name})")
+    return 0
+
+
 cdef int _check_pairs(const int64_t[::1] pair_a, const int64_t[::1] pair_b,
                       int64_t na, int64_t nb) except -1:
     cdef Py_ssize_t i, n = pair_a.shape[0]
@@ -426,10 +435,8 @@ def rouge_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_off,
         raise ValueError(f"max_order must be in 0..64, got {max_order}")
     if vocab_size < 0:
         raise ValueError("vocab_size must be >= 0")
-    _check_ids(pred_ids, vocab_size, "pred_ids")
-    _check_ids(ref_ids, vocab_size, "ref_ids")
-    _check_offsets(pred_off, pred_ids.shape[0], "pred_off", "len(pred_ids)")
-    _check_offsets(ref_off, ref_ids.shape[0], "ref_off", "len(ref_ids)")
+    _check_csr(pred_ids, pred_off, vocab_size, "pred_ids", "pred_off")
+    _check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
     _check_pairs(pair_pred, pair_ref, pred_off.shape[0] - 1, ref_off.shape[0] - 1)
     if overlaps.shape[0] != npairs or (overlaps.shape[1] != max_order and npairs > 0):
         raise ValueError(f"overlaps must have shape ({npairs}, {max_order})")
@@ -482,10 +489,8 @@ def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_of
     cdef bint ok
     if vocab_size < 0:
         raise ValueError("vocab_size must be >= 0")
-    _check_ids(pred_ids, vocab_size, "pred_ids")
-    _check_ids(ref_ids, vocab_size, "ref_ids")
-    _check_offsets(pred_sent_off, pred_ids.shape[0], "pred_sent_off", "len(pred_ids)")
-    _check_offsets(ref_sent_off, ref_ids.shape[0], "ref_sent_off", "len(ref_ids)")
+    _check_csr(pred_ids, pred_sent_off, vocab_size, "pred_ids", "pred_sent_off")
+    _check_csr(ref_ids, ref_sent_off, vocab_size, "ref_ids", "ref_sent_off")
     _check_offsets(pred_row_sents, pred_sent_off.shape[0] - 1, "pred_row_sents", "len(pred_sent_off) - 1")
     _check_offsets(ref_row_sents, ref_sent_off.shape[0] - 1, "ref_row_sents", "len(ref_sent_off) - 1")
     _check_pairs(pair_pred, pair_ref, pred_row_sents.shape[0] - 1, ref_row_sents.shape[0] - 1)
@@ -539,10 +544,8 @@ def bleu_clipped_counts(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
         raise ValueError(f"max_order must be in 1..64, got {max_order}")
     if vocab_size < 0:
         raise ValueError("vocab_size must be >= 0")
-    _check_ids(hyp_ids, vocab_size, "hyp_ids")
-    _check_ids(ref_ids, vocab_size, "ref_ids")
-    _check_offsets(hyp_off, hyp_ids.shape[0], "hyp_off", "len(hyp_ids)")
-    _check_offsets(ref_off, ref_ids.shape[0], "ref_off", "len(ref_ids)")
+    _check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
+    _check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
     _check_offsets(row_refs, ref_off.shape[0] - 1, "row_refs", "len(ref_off) - 1")
     if row_refs.shape[0] != n + 1:
         raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from pathlib import Path
@@ -55,3 +56,21 @@ def wmt():
         for path in sorted((folder / "systems").glob("newstest2017.*.en-de.txt"))
     }
     return reference, systems
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def corpus_fixture():
+    """sacreBLEU's corpus scores of every WMT17 system (benchmarks/make_fixtures_mt.py)."""
+    path = FIXTURES / "sacrebleu_wmt17_corpus.json"
+    if not path.is_file():
+        pytest.skip(f"{path} missing: run benchmarks/make_fixtures_mt.py")
+    return json.loads(path.read_text(encoding="utf-8"))["systems"]
+
+
+@pytest.fixture(scope="session")
+def verified():
+    """The data README's verified WMT17 scores."""
+    return json.loads(shared_data("wmt17_en_de", "expected_scores_verified.json").read_text(encoding="utf-8"))

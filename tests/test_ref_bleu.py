@@ -7,7 +7,6 @@ fixtures written by ``benchmarks/make_fixtures_mt.py``.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -25,22 +24,6 @@ FAST_SYSTEMS = ["C-3MA.4959", "uedin-nmt.4722"]
 
 
 # --- helpers and fixtures -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def corpus_fixture():
-    path = FIXTURES / "sacrebleu_wmt17_corpus.json"
-    if not path.is_file():
-        pytest.skip(f"{path} missing: run benchmarks/make_fixtures_mt.py")
-    return json.loads(path.read_text(encoding="utf-8"))["systems"]
-
-
-@pytest.fixture(scope="module")
-def verified():
-    path = WMT / "expected_scores_verified.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")

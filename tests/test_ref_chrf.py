@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -20,22 +19,6 @@ N_CHAR_STATS = 3 * 6  # the chrF (word_order=0) part of a chrF++ row
 
 
 # --- fixtures ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def verified():
-    path = WMT / "expected_scores_verified.json"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-@pytest.fixture(scope="module")
-def corpus_fixture():
-    path = FIXTURES / "sacrebleu_wmt17_corpus.json"
-    if not path.is_file():
-        pytest.skip(f"{path} missing: run benchmarks/make_fixtures_mt.py")
-    return json.loads(path.read_text(encoding="utf-8"))["systems"]
 
 
 @pytest.fixture(scope="module")

@@ -34,11 +34,6 @@ def segments():
 
 
 @pytest.fixture(scope="module")
-def corpus_fixture():
-    return _fixture("sacrebleu_wmt17_corpus.json")["systems"]
-
-
-@pytest.fixture(scope="module")
 def sacrebleu_ter():
     return pytest.importorskip("sacrebleu.metrics.ter")
 
