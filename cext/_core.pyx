@@ -8,7 +8,7 @@ rejected here with a ValueError, so the kernels carry no checks.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_Check
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy
 
@@ -610,121 +610,114 @@ def pair_single_references(list predictions, list references):
 
 
 # ---------------------------------------------------------------------------
-# Bootstrap resampling
+# Exact sums and the streaming (Poisson) bootstrap
 # ---------------------------------------------------------------------------
 
-cdef extern from *:
+def exact_sum_bins(const double[:] values, int64_t[:, ::1] out):
+    """Add ``values`` into exponent bins for an exactly rounded sum.
+
+    ``out`` is int64[3, 2048]: bin E (a biased float64 exponent) receives the signed
+    53-bit integer mantissa in three 18-bit pieces (high, middle, low), so nothing
+    is rounded; ``respeval._exact`` turns the bins into one exact integer.
+    Returns -1, or the position of the first non-finite value (then nothing is added).
     """
-    /* Counter-based randomness: the draw for (replicate b, draw i) is a pure
-     * function of (seed, b, i), so results do not depend on the thread count
-     * and the pure-Python twin can reproduce them with numpy. */
-    #define RV_GOLDEN 0x9E3779B97F4A7C15ULL
-    static inline uint64_t rv_splitmix(uint64_t z) {
-        z ^= z >> 30; z *= 0xBF58476D1CE4E5B9ULL;
-        z ^= z >> 27; z *= 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-    static inline uint64_t rv_replicate_seed(uint64_t seed, uint64_t b) {
-        return rv_splitmix(seed + (b + 1) * RV_GOLDEN);
-    }
-    static inline uint64_t rv_draw(uint64_t rseed, uint64_t i, uint64_t n) {
-        uint64_t r = rv_splitmix(rseed + (i + 1) * RV_GOLDEN) >> 32;
-        return (r * n) >> 32;  /* Lemire's multiply-shift: uniform on [0, n) for n < 2^32 */
-    }
+    cdef Py_ssize_t n = values.shape[0], i
+    cdef uint64_t bits, mant
+    cdef int64_t sm
+    cdef int e
+    cdef Py_ssize_t bad = -1
+    if out.shape[0] != 3 or out.shape[1] != 2048:
+        raise ValueError("out must have shape (3, 2048)")
+    if n >= 2**44:
+        raise ValueError("too many values for one call")
+    with nogil:
+        for i in range(n):
+            memcpy(&bits, &values[i], 8)
+            if ((bits >> 52) & 0x7FF) == 0x7FF:
+                bad = i
+                break
+    if bad >= 0:
+        return bad
+    with nogil:
+        for i in range(n):
+            memcpy(&bits, &values[i], 8)
+            e = <int>((bits >> 52) & 0x7FF)
+            mant = bits & 0xFFFFFFFFFFFFFULL
+            if e:
+                mant |= 0x10000000000000ULL
+            sm = <int64_t>mant
+            if bits >> 63:
+                out[0, e] -= sm >> 36
+                out[1, e] -= (sm >> 18) & 0x3FFFF
+                out[2, e] -= sm & 0x3FFFF
+            else:
+                out[0, e] += sm >> 36
+                out[1, e] += (sm >> 18) & 0x3FFFF
+                out[2, e] += sm & 0x3FFFF
+    return -1
+
+
+cdef extern from "poisson_bootstrap.h":
+    uint64_t rv_pb_row_hash(uint64_t seed, uint64_t key) noexcept nogil
+    uint32_t rv_pb_weight(uint64_t row_hash, uint32_t b) noexcept nogil
+    void rv_pb_accumulate(const double* x, int64_t rows, int64_t cols, const int64_t* keys, uint64_t seed,
+                          double* acc, int64_t n_rep, int64_t b0, int64_t b1, double* scratch) noexcept nogil
+    int RV_PB_TILE
+
+
+def poisson_weights(const int64_t[::1] keys, uint64_t seed, Py_ssize_t n_replicates):
+    """The Poisson(1) weight of every (row key, replicate): uint8 bytes, rows x replicates."""
+    cdef Py_ssize_t rows = keys.shape[0], i, b
+    cdef uint64_t h
+    if n_replicates < 0 or n_replicates >= 2**32:
+        raise ValueError("n_replicates must be in [0, 2**32)")
+    out = bytearray(rows * n_replicates)
+    cdef uint8_t[::1] view = out
+    with nogil:
+        for i in range(rows):
+            h = rv_pb_row_hash(seed, <uint64_t>keys[i])
+            for b in range(n_replicates):
+                view[i * n_replicates + b] = <uint8_t>rv_pb_weight(h, <uint32_t>b)
+    return bytes(out)
+
+
+def poisson_bootstrap_add(const double[:, ::1] stats, const int64_t[::1] keys, uint64_t seed,
+                          double[:, ::1] acc, threads=None):
+    """Add the rows of ``stats`` (rows x cols) to Poisson bootstrap accumulators.
+
+    ``acc`` is (cols + 1) x replicates: ``acc[c, b] += w(key, b) * stats[., c]``
+    and ``acc[cols, b] += w(key, b)``, row by row in row order, so the sums do not
+    depend on how the rows are split into calls or on the thread count.
     """
-    uint64_t rv_replicate_seed(uint64_t seed, uint64_t b) noexcept nogil
-    uint64_t rv_draw(uint64_t rseed, uint64_t i, uint64_t n) noexcept nogil
-
-
-cdef int _replicate_sums(const double* m, Py_ssize_t rows, Py_ssize_t cols, uint64_t rs,
-                         uint8_t* counts, double* acc) noexcept nogil:
-    """One replicate's column sums into ``acc``; -1 if a row was drawn 255+ times
-    (then the caller redoes it with wide counters: never seen in practice, but exact)."""
-    cdef Py_ssize_t i, c
-    cdef uint64_t j
-    cdef int overflow = 0
-    cdef const double* row
-    cdef double w
-    for i in range(rows):
-        j = rv_draw(rs, <uint64_t>i, <uint64_t>rows)
-        if counts[j] == 255:
-            overflow = 1
-        else:
-            counts[j] += 1
-    for c in range(cols):
-        acc[c] = 0
-    for i in range(rows):
-        if counts[i]:
-            w = counts[i]
-            row = m + i * cols
-            for c in range(cols):
-                acc[c] += w * row[c]
-            counts[i] = 0
-    return -1 if overflow else 0
-
-
-cdef void _replicate_sums_wide(const double* m, Py_ssize_t rows, Py_ssize_t cols, uint64_t rs,
-                               int32_t* counts, double* acc) noexcept nogil:
-    cdef Py_ssize_t i, c
-    cdef const double* row
-    for i in range(rows):
-        counts[rv_draw(rs, <uint64_t>i, <uint64_t>rows)] += 1
-    for c in range(cols):
-        acc[c] = 0
-    for i in range(rows):
-        if counts[i]:
-            row = m + i * cols
-            for c in range(cols):
-                acc[c] += counts[i] * row[c]
-            counts[i] = 0
-
-
-def bootstrap_sums(const double[:, ::1] matrix, Py_ssize_t n_samples, uint64_t seed,
-                   double[:, ::1] out, threads=None):
-    """Column sums of ``n_samples`` bootstrap resamples (rows drawn with replacement).
-
-    Replicate ``b`` draws row ``rv_draw(rv_replicate_seed(seed, b), i, rows)`` for
-    ``i < rows``; its sums are accumulated from per-row draw counts in row order,
-    so the result does not depend on the thread count.
-    """
-    cdef Py_ssize_t rows = matrix.shape[0], cols = matrix.shape[1], b
-    cdef int nt
-    cdef int64_t failures = 0
-    cdef uint8_t* counts
-    cdef int32_t* wide
-    cdef bint ok
-    cdef const double* m
-    cdef double* o
-    if n_samples < 0:
-        raise ValueError("n_samples must be >= 0")
-    if rows >= 2**32 - 1:
-        raise ValueError("bootstrap_sums supports fewer than 2**32 rows")
-    if out.shape[0] != n_samples or out.shape[1] != cols:
-        raise ValueError(f"out must have shape ({n_samples}, {cols})")
-    if n_samples == 0:
+    cdef Py_ssize_t rows = stats.shape[0], cols = stats.shape[1], n_rep = acc.shape[1]
+    cdef Py_ssize_t per, t
+    cdef int nt, failures = 0
+    cdef int64_t b0, b1
+    cdef double* scratch
+    if keys.shape[0] != rows:
+        raise ValueError(f"keys has {keys.shape[0]} entries for {rows} rows")
+    if acc.shape[0] != cols + 1:
+        raise ValueError(f"acc must have {cols + 1} rows (one per statistic, then the weights), got {acc.shape[0]}")
+    if n_rep >= 2**32:
+        raise ValueError("too many replicates")
+    if rows == 0 or n_rep == 0:
         return
-    if rows == 0 or cols == 0:
-        out[:, :] = 0
-        return
-    m = &matrix[0, 0]
-    o = &out[0, 0]
-    nt = _resolve_threads(threads, n_samples * max(rows // 1000, 1))
-    with nogil, parallel(num_threads=nt):
-        counts = <uint8_t*>calloc(rows, sizeof(uint8_t))
-        ok = counts != NULL
-        for b in prange(n_samples, schedule="dynamic", chunksize=1):
-            if not ok:
+    nt = _resolve_threads(threads, rows * (n_rep // 16 + 1))
+    # threads own disjoint replicate ranges, each a multiple of 8 wide
+    per = ((n_rep + nt - 1) // nt + 7) // 8 * 8
+    nt = <int>((n_rep + per - 1) // per)
+    with nogil:
+        for t in prange(nt, schedule="static", chunksize=1, num_threads=nt):
+            b0 = t * per
+            b1 = min(b0 + per, n_rep)
+            scratch = <double*>malloc(RV_PB_TILE * (b1 - b0) * sizeof(double))
+            if scratch == NULL:
                 failures += 1
-            elif _replicate_sums(m, rows, cols, rv_replicate_seed(seed, <uint64_t>b), counts, o + b * cols) != 0:
-                wide = <int32_t*>calloc(rows, sizeof(int32_t))
-                if wide == NULL:
-                    failures += 1
-                else:
-                    _replicate_sums_wide(m, rows, cols, rv_replicate_seed(seed, <uint64_t>b), wide, o + b * cols)
-                    free(wide)
-        free(counts)
+            else:
+                rv_pb_accumulate(&stats[0, 0], rows, cols, &keys[0], seed, &acc[0, 0], n_rep, b0, b1, scratch)
+                free(scratch)
     if failures:
-        raise MemoryError("out of memory in bootstrap_sums")
+        raise MemoryError("out of memory in poisson_bootstrap_add")
 
 
 # ---------------------------------------------------------------------------

@@ -203,3 +203,44 @@ def test_memory_stays_chunked(tmp_path: Path):
     assert len(seen) == -(-8 * 3004 // 4000) and seen == sorted(seen)
     assert all(done >= k - 2 for k, done in enumerate(seen, start=1))
     assert sum(1 for _ in out.open()) == 8 * 3004
+
+
+def test_table_does_not_depend_on_chunking_and_equals_library_bootstrap(tmp_path: Path):
+    """Values and intervals: the same for any chunk size or thread count, and equal to
+    ``rouge(...).mean()`` / ``.bootstrap()`` on the same rows (same seed)."""
+    reference, systems = load_wmt17(shared_data())
+    hyps = systems[sorted(systems)[3]]
+    pred, ref = tmp_path / "p.txt", tmp_path / "r.txt"
+    pred.write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(reference) + "\n", encoding="utf-8")
+    tables = [score_files(str(pred), str(ref), metrics=TYPES, chunk_size=size, bootstrap=300, seed=7,
+                          threads=threads).table
+              for size, threads in ((97, 1), (1000, 2), (50_000, None))]
+    assert tables[0] == tables[1] == tables[2]
+    row = tables[0][0]
+    lib = rouge(hyps, reference, TYPES)
+    mean, boot = lib.mean(), lib.bootstrap(n=300, ci=0.95, seed=7)
+    for t in TYPES:
+        assert row.values[f"{t}_f"] == mean[t].fmeasure
+        assert row.intervals[f"{t}_f"] == (boot[t].low.fmeasure, boot[t].high.fmeasure)
+        assert row.intervals[f"{t}_r"] == (boot[t].low.recall, boot[t].high.recall)
+
+
+def test_collector_keeps_rows_only_for_a_paired_comparison():
+    """Without --compare the collector's memory does not grow with the corpus."""
+    from respeval.pipeline import build_families
+    from respeval.summary import StatsCollector
+
+    families = build_families(["rouge1"])
+    lean = StatsCollector(families, bootstrap=10)
+    paired = StatsCollector(families, bootstrap=10, keep_rows=True)
+    for start in range(0, 3000, 1000):
+        keys = np.arange(start, start + 1000)
+        for c in (lean, paired):
+            c.add("s", None, keys, {families[0].name: np.full((1000, 3), 0.5)})
+    assert lean.rows("s", None) == paired.rows("s", None) == 3000
+    assert np.array_equal(lean.sums("s", None, families[0]), [1500.0] * 3)
+    with pytest.raises(RuntimeError, match="keep_rows"):
+        lean.matrix("s", None, families[0])
+    assert paired.matrix("s", None, families[0]).shape == (3000, 3)
+    assert lean.replicates("s", None, families[0])[0].shape[1] == 3

@@ -363,7 +363,8 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
     if on_error == "record" and not errors_out:
         raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
     parts = _Parts(out, _fingerprint(inputs, families, chunk_size, on_error), resume) if out else None
-    collector = StatsCollector(families)
+    collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None,
+                               threads=threads)
     done = parts.done() if (parts and resume) else []
     system_names = inputs.system_names()
     rows_failed = 0
@@ -421,8 +422,7 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
                 fh.write(json.dumps(e, ensure_ascii=False) + "\n")
 
     table_rows, comparisons, fields_shown = summarize(
-        collector, families, system_names, bootstrap=bootstrap, confidence=confidence, seed=seed,
-        compare_to=compare_to, trials=comparison_trials)
+        collector, families, system_names, confidence=confidence, compare_to=compare_to, trials=comparison_trials)
     rows_scored = sum(r.rows for r in table_rows if r.group is None)
     return RunSummary(
         rows_total=rows_scored + rows_failed, rows_scored=rows_scored, rows_failed=rows_failed,
@@ -433,11 +433,11 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
 
 
 def summarize(collector: StatsCollector, families: Sequence[MetricFamily], system_names: Sequence[str], *,
-              bootstrap: int, confidence: float, seed: int | None, compare_to: str | None = None,
+              confidence: float, compare_to: str | None = None,
               trials: int = 1000) -> tuple[list[CorpusRow], list[Comparison], list[str]]:
     """The corpus table (per system and slice) and the comparisons against ``compare_to``."""
     names = list(system_names)
-    table_rows = [corpus_row(system, group, collector, bootstrap=bootstrap, confidence=confidence, seed=seed)
+    table_rows = [corpus_row(system, group, collector, confidence=confidence)
                   for system, group in sorted(collector.keys(), key=lambda sg: (_order(names, sg[0]), sg[0], sg[1] or ""))]
     fields_shown = [f for fam in families for f in fam.headline]
     comparisons: list[Comparison] = []
@@ -449,7 +449,7 @@ def summarize(collector: StatsCollector, families: Sequence[MetricFamily], syste
         for system, group in collector.keys():
             if system != compare_to and (compare_to, group) in collector.keys():
                 comparisons.append(compare(system, compare_to, group, collector, fields=fields_shown,
-                                           trials=trials, seed=seed))
+                                           trials=trials, seed=collector.seed))
     return table_rows, comparisons, fields_shown
 
 
@@ -513,11 +513,12 @@ def score_table(table: Any, *, metrics: Sequence[str] = ("rouge1", "rouge2", "ro
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
     results, stats = score_arrow(table, families, pred_field=pred_field, ref_field=ref_field,
                                  id_field=id_field, system_field=system_field, group_by=group_by)
-    collector = StatsCollector(families)
+    collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None,
+                               threads=threads)
     for system, group, keys, fams in stats.entries:
         collector.add(system, group, keys, fams)
-    rows, comps, fields = summarize(collector, families, ["default"], bootstrap=bootstrap,
-                                    confidence=confidence, seed=seed, compare_to=compare_to)
+    rows, comps, fields = summarize(collector, families, ["default"], confidence=confidence,
+                                    compare_to=compare_to)
     scored = sum(r.rows for r in rows if r.group is None)
     summary = RunSummary(scored, scored, 0, rows, comps, fields, {f.name: f.signature() for f in families},
                          time.perf_counter() - started, None, None, confidence, bootstrap, seed)

@@ -1,11 +1,12 @@
 """Corpus tables from per-row statistics: per system (and per slice), with seeded
 bootstrap intervals and paired significance against a baseline.
 
-Every corpus value is ``family.corpus(sum of the rows' statistics, rows)``, so
-resampling is "sum a resample of rows" and the table never needs the texts.
-Statistics are kept per column as contiguous arrays, and summed with numpy's
-pairwise summation, so a mean here is bit-identical to ``array.mean()`` in the
-library API.
+Every corpus value is ``family.corpus(sum of the rows' statistics, rows)``.  The
+collector folds each chunk in as it comes: exactly rounded running sums (so a
+value here equals the library's ``.mean()`` bit for bit, however the rows were
+chunked) and streaming Poisson bootstrap sums.  Memory does not grow with the
+corpus; only ``--compare`` keeps per-row statistics, because a paired test needs
+both systems' rows side by side.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from respeval._exact import ExactSums
 from respeval.metrics.base import MetricFamily
-from respeval.stats import bootstrap_sums
+from respeval.stats import DEFAULT_SEED, bootstrap_add, new_accumulator, replicate_sums, resolve_seed
 
 _BLOCK_ROWS = 1_000_000
 
@@ -45,81 +47,102 @@ class Comparison:
     method: str = "paired approximate randomization"
 
 
-class StatsCollector:
-    """Per (system, group, family): the per-row statistics and the row keys.
+@dataclass
+class _Series:
+    """One (system, group, family): exact sums and the bootstrap replicates' sums."""
 
-    Chunks are kept as they come and joined once, on first use, into one
-    column-major matrix (so each statistic is a contiguous column and sums equal
-    ``column.sum()`` in the library API); the chunk list is then dropped.
+    sums: ExactSums
+    replicates: np.ndarray | None
+
+
+class StatsCollector:
+    """Running corpus statistics per (system, group, family).
+
+    ``add`` must see each (system, group)'s rows in row order for the bootstrap
+    sums to be reproducible bit for bit (the exact sums do not care).  Rows are
+    keyed by their input record index: the key, not the position, picks each
+    row's bootstrap weights.
     """
 
-    def __init__(self, families: Sequence[MetricFamily]) -> None:
+    def __init__(self, families: Sequence[MetricFamily], *, bootstrap: int = 0,
+                 seed: int | None = DEFAULT_SEED, keep_rows: bool = False, threads: int | None = None) -> None:
         self.families = list(families)
-        self._stats: dict[tuple[str, str | None, str], list[np.ndarray] | np.ndarray] = {}
-        self._keys: dict[tuple[str, str | None], list[np.ndarray] | np.ndarray] = {}
+        self.bootstrap = int(bootstrap)
+        self.seed = resolve_seed(seed)
+        self.keep_rows = keep_rows
+        self.threads = threads
+        self._rows: dict[tuple[str, str | None], int] = {}
+        self._series: dict[tuple[str, str | None, str], _Series] = {}
+        self._kept_keys: dict[tuple[str, str | None], list[np.ndarray]] = {}
+        self._kept_stats: dict[tuple[str, str | None, str], list[np.ndarray]] = {}
 
     def add(self, system: str, group: str | None, row_keys: np.ndarray,
             stats_by_family: dict[str, np.ndarray]) -> None:
-        keys = self._keys.setdefault((system, group), [])
-        if isinstance(keys, np.ndarray):
-            keys = self._keys[(system, group)] = [keys]
-        keys.append(np.asarray(row_keys, np.int64))
+        keys = np.ascontiguousarray(row_keys, dtype=np.int64)
+        self._rows[(system, group)] = self._rows.get((system, group), 0) + len(keys)
+        if self.keep_rows:
+            self._kept_keys.setdefault((system, group), []).append(keys)
         for fam in self.families:
-            mats = self._stats.setdefault((system, group, fam.name), [])
-            if isinstance(mats, np.ndarray):
-                mats = self._stats[(system, group, fam.name)] = [mats]
-            mats.append(np.asarray(stats_by_family[fam.name], dtype=np.float64).reshape(-1, len(fam.stat_names)))
+            width = len(fam.stat_names)
+            mat = np.ascontiguousarray(stats_by_family[fam.name], dtype=np.float64).reshape(-1, width)
+            series = self._series.get((system, group, fam.name))
+            if series is None:
+                reps = new_accumulator(width, self.bootstrap) if self.bootstrap > 0 else None
+                series = self._series[(system, group, fam.name)] = _Series(ExactSums(width), reps)
+            series.sums.add(mat)
+            if series.replicates is not None and len(keys):
+                bootstrap_add(series.replicates, mat, keys, self.seed, self.threads)
+            if self.keep_rows:
+                self._kept_stats.setdefault((system, group, fam.name), []).append(mat)
 
     def keys(self) -> list[tuple[str, str | None]]:
-        return list(self._keys)
+        return list(self._rows)
+
+    def rows(self, system: str, group: str | None) -> int:
+        return self._rows.get((system, group), 0)
+
+    def sums(self, system: str, group: str | None, family: MetricFamily) -> np.ndarray:
+        series = self._series.get((system, group, family.name))
+        return series.sums.values() if series else np.zeros(len(family.stat_names))
+
+    def replicates(self, system: str, group: str | None, family: MetricFamily
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+        """(sums, sizes) of the bootstrap replicates that drew a row, or None without bootstrap."""
+        series = self._series.get((system, group, family.name))
+        if series is None or series.replicates is None:
+            return None
+        return replicate_sums(series.replicates)
 
     def row_keys(self, system: str, group: str | None) -> np.ndarray:
-        parts = self._keys.get((system, group))
-        if parts is None:
-            return np.zeros(0, np.int64)
-        if not isinstance(parts, np.ndarray):
-            parts = self._keys[(system, group)] = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        return parts
+        self._need_rows()
+        parts = self._kept_keys.get((system, group), [])
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
-    def matrix(self, system: str, group: str | None, family: MetricFamily) -> list[np.ndarray]:
-        stored = self._stats.get((system, group, family.name))
-        width = len(family.stat_names)
-        if stored is None:
-            return [np.zeros(0) for _ in range(width)]
-        if not isinstance(stored, np.ndarray):
-            joined = np.empty((sum(len(m) for m in stored), width), dtype=np.float64, order="F")
-            row = 0
-            for m in stored:
-                joined[row:row + len(m)] = m
-                row += len(m)
-            stored = self._stats[(system, group, family.name)] = joined
-        return [stored[:, i] for i in range(width)]
+    def matrix(self, system: str, group: str | None, family: MetricFamily) -> np.ndarray:
+        """The per-row statistics, rows x statistics (only with ``keep_rows``)."""
+        self._need_rows()
+        parts = self._kept_stats.get((system, group, family.name), [])
+        return np.concatenate(parts) if parts else np.zeros((0, len(family.stat_names)))
+
+    def _need_rows(self) -> None:
+        if not self.keep_rows:
+            raise RuntimeError("per-row statistics were not kept: build the collector with keep_rows=True")
 
 
-def _sums(columns: list[np.ndarray]) -> np.ndarray:
-    return np.array([c.sum() for c in columns], dtype=np.float64)
-
-
-def _resample_sums(columns: list[np.ndarray], n: int, seed: int | None) -> np.ndarray:
-    """Sums of ``n`` bootstrap resamples of the rows: shape (n, stats)."""
-    return bootstrap_sums(np.column_stack(columns), n, seed)
-
-
-def corpus_row(system: str, group: str | None, collector: StatsCollector, *, bootstrap: int,
-               confidence: float, seed: int | None) -> CorpusRow:
-    rows = len(collector.row_keys(system, group))
+def corpus_row(system: str, group: str | None, collector: StatsCollector, *, confidence: float) -> CorpusRow:
+    rows = collector.rows(system, group)
     values: dict[str, float] = {}
     intervals: dict[str, tuple[float, float]] = {}
+    delta = (1 - confidence) / 2
     for fam in collector.families:
-        cols = collector.matrix(system, group, fam)
-        for name, v in fam.corpus(_sums(cols), rows).items():
+        for name, v in fam.corpus(collector.sums(system, group, fam), rows).items():
             values[name] = float(v)
-        if bootstrap > 0 and rows > 0:
-            reps = fam.corpus(_resample_sums(cols, bootstrap, seed), rows)
-            delta = (1 - confidence) / 2
-            for name, arr in reps.items():
-                lo, hi = np.percentile(np.asarray(arr), [100 * delta, 100 * (1 - delta)])
-                intervals[name] = (float(lo), float(hi))
+        reps = collector.replicates(system, group, fam)
+        if reps is None or len(reps[1]) == 0:
+            continue
+        for name, arr in fam.corpus(*reps).items():
+            lo, hi = np.percentile(np.asarray(arr), [100 * delta, 100 * (1 - delta)])
+            intervals[name] = (float(lo), float(hi))
     return CorpusRow(system, group, rows, values, intervals)
 
 
@@ -142,9 +165,9 @@ def compare(system: str, baseline: str, group: str | None, collector: StatsColle
         wanted = [f for f in fields if f in fam.corpus(np.zeros(len(fam.stat_names)), 1)]
         if not wanted or rows == 0:
             continue
-        a = np.column_stack(collector.matrix(system, group, fam))[ia]
-        b = np.column_stack(collector.matrix(baseline, group, fam))[ib]
-        sa, sb = a.sum(axis=0), b.sum(axis=0)
+        a = collector.matrix(system, group, fam)[ia]
+        b = collector.matrix(baseline, group, fam)[ib]
+        sa, sb = _exact_column_sums(a), _exact_column_sums(b)
         obs_a, obs_b = fam.corpus(sa, rows), fam.corpus(sb, rows)
         diff = b - a
         exceed = {f: 0 for f in wanted}
@@ -160,6 +183,12 @@ def compare(system: str, baseline: str, group: str | None, collector: StatsColle
             delta[f] = float(obs_a[f]) - float(obs_b[f])
             p_value[f] = (exceed[f] + 1) / (trials + 1)
     return Comparison(system, baseline, group, rows, delta, p_value)
+
+
+def _exact_column_sums(matrix: np.ndarray) -> np.ndarray:
+    sums = ExactSums(matrix.shape[1])
+    sums.add(matrix)
+    return sums.values()
 
 
 def format_table(rows: Sequence[CorpusRow], fields: Sequence[str], confidence: float) -> str:

@@ -276,35 +276,7 @@ def bleu_clipped_counts(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, max_order:
             correct[k, n - 1] = sum(min(count, max_ref[g]) for g, count in _ngrams(hyp, n).items())
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
-
-def _splitmix(z: np.ndarray) -> np.ndarray:
-    z = z ^ (z >> np.uint64(30))
-    z = z * np.uint64(0xBF58476D1CE4E5B9)
-    z = z ^ (z >> np.uint64(27))
-    z = z * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def bootstrap_draws(seed: int, replicate: int, rows: int) -> np.ndarray:
-    """Row indices drawn by bootstrap replicate ``replicate`` (the native core's draws)."""
-    with np.errstate(over="ignore"):
-        rseed = _splitmix(np.uint64(seed) + np.uint64(replicate + 1) * _GOLDEN)
-        i = np.arange(1, rows + 1, dtype=np.uint64)
-        r = _splitmix(rseed + i * _GOLDEN) >> np.uint64(32)
-        return ((r * np.uint64(rows)) >> np.uint64(32)).astype(np.int64)
-
-
-def bootstrap_sums(matrix, n_samples: int, seed: int, out, threads=None) -> None:
-    """Same contract as ``_core.bootstrap_sums`` (sums in numpy's order, equal to ~1e-12)."""
-    matrix = np.asarray(matrix, dtype=np.float64)
-    if n_samples < 0:
-        raise ValueError("n_samples must be >= 0")
-    rows = matrix.shape[0]
-    for b in range(n_samples):
-        if rows == 0:
-            out[b, :] = 0
-            continue
-        counts = np.bincount(bootstrap_draws(seed, b, rows), minlength=rows)
-        out[b, :] = counts @ matrix
+# Exact sums and the streaming bootstrap live in their own modules; the backend serves them from here.
+from respeval._reference.exact import exact_sum_bins  # noqa: E402,F401
+from respeval._reference.poisson_bootstrap import poisson_bootstrap_add, poisson_weights  # noqa: E402,F401

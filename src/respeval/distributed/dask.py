@@ -3,10 +3,10 @@
 Each task reads its file, scores it with :func:`respeval.pipeline.score_arrow`,
 writes its own result part (to a temporary name, renamed when complete, so a
 task that Dask re-runs after losing a worker overwrites instead of
-duplicating) and returns its statistics.  The driver concatenates the
-statistics in file order and builds the same summary a single process would:
-corpus values are functions of column sums taken over the whole corpus, so they
-do not depend on how the work was split.
+duplicating) and returns its statistics.  The driver folds the
+statistics in file order into the same running sums a single process keeps, so
+the summary (values and bootstrap intervals) equals a single process's bit for
+bit.
 
 Needs ``pip install 'respeval[dask]'`` on the driver and on every worker (with
 the compiled core: a worker without it fails with an error naming the worker).
@@ -138,10 +138,23 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
         futures = [client.submit(score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config,
                                  pure=False, retries=2)
                    for i, f in enumerate(files)]
-        by_index: dict[int, tuple[int, dict[str, np.ndarray]]] = {}
+        # Statistics are folded in file order as soon as they can be (a file that
+        # finishes early waits for the ones before it), so the driver holds few
+        # files' statistics at a time and its sums are those of a single process.
+        collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None)
+        by_index: dict[int, int] = {}
+        waiting: dict[int, dict[str, np.ndarray]] = {}
+        folded = offset = 0
         for fut in as_completed(futures):
             index, rows, arrays = fut.result()
-            by_index[index] = (rows, arrays)
+            fut.release()
+            by_index[index] = rows
+            waiting[index] = arrays
+            while folded in waiting:
+                for system, group, keys, fams in _ChunkStats.from_arrays(waiting.pop(folded)).entries:
+                    collector.add(system, group, keys + offset, fams)
+                offset += by_index[folded]
+                folded += 1
             if progress is not None:
                 progress(rows)
     finally:
@@ -150,13 +163,6 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
             client_to_close.close()
         if own_cluster is not None:
             own_cluster.close()
-    collector = StatsCollector(families)
-    offset = 0
-    for i in range(len(files)):
-        rows, arrays = by_index[i]
-        for system, group, keys, fams in _ChunkStats.from_arrays(arrays).entries:
-            collector.add(system, group, keys + offset, fams)
-        offset += rows
     writer = None
     tmp_out = output + ".tmp"
     try:
@@ -175,15 +181,14 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
         p.unlink()
     parts_dir.rmdir()
     names = ["" if system_field else "default"]
-    table, comps, fields = summarize(collector, families, names, bootstrap=bootstrap, confidence=confidence,
-                                     seed=seed, compare_to=compare_to)
+    table, comps, fields = summarize(collector, families, names, confidence=confidence, compare_to=compare_to)
     scored = sum(r.rows for r in table if r.group is None)
     return RunSummary(scored, scored, 0, table, comps, fields, {f.name: f.signature() for f in families},
                       time.perf_counter() - started, output, None, confidence, bootstrap, seed)
 
 
-def _offset(by_index: dict[int, tuple[int, Any]], i: int) -> int:
-    return sum(by_index[j][0] for j in range(i))
+def _offset(by_index: dict[int, int], i: int) -> int:
+    return sum(by_index[j] for j in range(i))
 
 
 def _shift(column: Any, offset: int) -> Any:

@@ -36,8 +36,12 @@ class MetricFamily(Protocol):
     def score(self, prepared: Any, predictions: list[str]) -> ChunkScores:
         """Per-row results of ``predictions`` against the prepared references (same rows)."""
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, float]:
-        """Corpus values from summed statistics (``sums`` may be 2-D: one row per resample)."""
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        """Corpus values from summed statistics.
+
+        ``sums`` may be 2-D, one row per bootstrap resample; ``rows`` is then an
+        array of the resamples' sizes (Poisson resamples differ in size).
+        """
 
     def signature(self) -> str:
         """Everything needed to reproduce the numbers."""

@@ -187,7 +187,8 @@ class SquadFamily:
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
-        return {"squad_em": 100.0 * sums[..., 0] / max(rows, 1), "squad_f1": 100.0 * sums[..., 1] / max(rows, 1)}
+        n = np.maximum(np.asarray(rows, dtype=np.float64), 1)  # the row count, or one size per resample
+        return {"squad_em": 100.0 * sums[..., 0] / n, "squad_f1": 100.0 * sums[..., 1] / n}
 
     def signature(self) -> str:
         return f"squad|version:{self.version}|norm:official"
@@ -210,7 +211,7 @@ class ExactMatchFamily:
         return ChunkScores({"em": m}, m[:, None])
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
-        return {"em": np.asarray(sums, dtype=np.float64)[..., 0] / max(rows, 1)}
+        return {"em": np.asarray(sums, dtype=np.float64)[..., 0] / np.maximum(np.asarray(rows, dtype=np.float64), 1)}
 
     def signature(self) -> str:
         return f"em|norm:{self.normalize}"

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from respeval import __version__, _backend
+from respeval._exact import exact_mean
 from respeval._inputs import reference_lists, same_length, text_list
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
@@ -108,17 +109,23 @@ class RougeResult:
                      float(c[f"{rouge_type}_f"][row]))
 
     def mean(self) -> dict[str, Score]:
-        """Mean precision/recall/F over rows, per type (0 for an empty result)."""
+        """Mean precision/recall/F over rows, per type (0 for an empty result).
+
+        The sum is exactly rounded (equal to ``math.fsum``), so the bulk
+        pipeline's tables, which sum chunk by chunk, give the same value.
+        """
         out = {}
         for t in self.types:
             vals = [self.columns[f"{t}_{x}"] for x in "prf"]
-            out[t] = Score(*(float(v.mean()) if len(v) else 0.0 for v in vals))
+            out[t] = Score(*(exact_mean(v) for v in vals))
         return out
 
     def bootstrap(self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED) -> dict[str, AggregateScore]:
         """Seeded bootstrap interval per type: low/mid/high as rouge-score's aggregator.
 
-        ``mid`` is the median of the resample means (rouge-score's convention);
+        Resamples are Poisson bootstrap replicates (see ``respeval.stats``), the
+        same as the bulk pipeline's, so ``score_table`` on these rows reports the
+        same low/high.  ``mid`` is the median of the resample means (rouge-score's convention);
         ``mean()`` gives the plain mean.  The same ``seed`` always gives the same
         interval.
         """
@@ -354,7 +361,8 @@ class RougeFamily:
         return ChunkScores(columns, stats)
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, np.ndarray | float]:
-        means = np.asarray(sums, dtype=np.float64) / max(rows, 1)
+        # rows: the row count, or one resample size per row of a 2-D ``sums``
+        means = np.asarray(sums, dtype=np.float64) / np.maximum(np.asarray(rows, dtype=np.float64), 1)[..., None]
         return {name: means[..., i] for i, name in enumerate(self.stat_names)}
 
     def signature(self) -> str:

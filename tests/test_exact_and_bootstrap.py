@@ -1,0 +1,116 @@
+"""Exact sums and the streaming Poisson bootstrap: native == reference, bit for bit,
+whatever the chunking or thread count; and the weights are Poisson(1)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from respeval._exact import ExactSums, exact_mean, exact_sum
+from respeval._reference import poisson_bootstrap as ref_pb
+from respeval._reference import rouge as ref
+from respeval.stats import bootstrap_means
+
+core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
+IMPLS = ("native", "python")
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(finite, max_size=60))
+def test_exact_sum_equals_fsum(values):
+    try:
+        want = math.fsum(values)
+    except OverflowError:  # fsum gives up on intermediate overflow; the exact sum does not
+        return
+    for impl in IMPLS:
+        assert exact_sum(np.array(values, dtype=np.float64), impl) == want
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=80), st.integers(1, 9))
+def test_exact_sums_do_not_depend_on_the_split(values, pieces):
+    x = np.array(values)
+    whole = ExactSums(1)
+    whole.add(x[:, None])
+    split = ExactSums(1)
+    for part in np.array_split(x, pieces):
+        split.add(part[:, None])
+    assert split.values()[0] == whole.values()[0] == math.fsum(values)
+    assert exact_mean(x) == math.fsum(values) / len(values)
+
+
+def test_subnormals_huge_values_and_non_finite():
+    tiny = np.array([5e-324, 5e-324, 1.0, -1.0])
+    huge = np.array([1.7e308, 1.7e308, -1.7e308])
+    for impl in IMPLS:
+        assert exact_sum(tiny, impl) == 1e-323
+        assert exact_sum(huge, impl) == 1.7e308  # math.fsum overflows here
+        with pytest.raises(ValueError, match=r"non-finite value \(nan at position 2\)"):
+            exact_sum(np.array([0.5, 1.0, np.nan]), impl)
+        with pytest.raises(ValueError, match="inf"):
+            exact_sum(np.array([np.inf]), impl)
+
+
+def test_thresholds_are_the_poisson_tail():
+    tail = ref_pb.tail_thresholds()
+    assert tail[0] == round((1 - math.exp(-1)) * 2**32)
+    # P(X >= k) from the series, compared in float: the constants in the C header agree
+    keys = np.arange(200_000, dtype=np.int64)
+    w = np.frombuffer(core.poisson_weights(keys, 7, 10), np.uint8).reshape(-1, 10)
+    for k in range(1, 6):
+        p = 1 - sum(math.exp(-1) / math.factorial(j) for j in range(k))
+        assert abs((w >= k).mean() - p) < 5 * math.sqrt(p * (1 - p) / w.size)  # 5 sigma, fixed seed
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 2**62), min_size=0, max_size=50, unique=True), st.integers(0, 2**64 - 1),
+       st.integers(0, 40))
+def test_weights_native_equal_reference(keys, seed, n_rep):
+    keys = np.array(keys, dtype=np.int64)
+    assert core.poisson_weights(keys, seed, n_rep) == ref.poisson_weights(keys, seed, n_rep)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 120), st.integers(1, 5), st.integers(1, 70), st.integers(1, 9), st.integers(0, 2**63))
+def test_replicate_sums_are_bit_identical_across_split_threads_and_implementation(rows, cols, n_rep, pieces, seed):
+    rng = np.random.default_rng(seed % 2**32)
+    x = rng.random((rows, cols)) * 10.0 ** rng.integers(-5, 5, size=(rows, cols))
+    keys = np.sort(rng.choice(10 * rows, size=rows, replace=False)).astype(np.int64)
+    want = np.zeros((cols + 1, n_rep))
+    ref.poisson_bootstrap_add(x, keys, seed, want)
+    for threads in (1, 2):
+        got = np.zeros((cols + 1, n_rep))
+        for idx in np.array_split(np.arange(rows), pieces):
+            core.poisson_bootstrap_add(np.ascontiguousarray(x[idx]), keys[idx], seed, got, threads)
+        assert np.array_equal(got, want), (threads, pieces)
+    # last row: the resample sizes, the weights' sums
+    w = np.frombuffer(core.poisson_weights(keys, seed, n_rep), np.uint8).reshape(rows, n_rep)
+    assert np.array_equal(want[-1], w.sum(axis=0))
+
+
+def test_bootstrap_add_rejects_bad_shapes():
+    for module in (core, ref):
+        with pytest.raises(ValueError, match="keys"):
+            module.poisson_bootstrap_add(np.zeros((3, 2)), np.arange(2, dtype=np.int64), 1, np.zeros((3, 4)))
+        with pytest.raises(ValueError, match="acc must have 3 rows"):
+            module.poisson_bootstrap_add(np.zeros((3, 2)), np.arange(3, dtype=np.int64), 1, np.zeros((2, 4)))
+
+
+def test_bootstrap_interval_covers_the_mean_and_shrinks_with_rows():
+    rng = np.random.default_rng(3)
+    widths = []
+    for n in (100, 10_000):
+        x = rng.random((n, 1))
+        means = bootstrap_means(x, 500, seed=11)
+        lo, hi = np.percentile(means[:, 0], [2.5, 97.5])
+        assert lo < x.mean() < hi
+        # the bootstrap standard error of a mean is sigma / sqrt(n), within 15%
+        assert means[:, 0].std() == pytest.approx(x.std() / math.sqrt(n), rel=0.15)
+        widths.append(hi - lo)
+    assert widths[1] < widths[0] / 5
