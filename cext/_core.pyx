@@ -710,7 +710,7 @@ def poisson_bootstrap_add(const double[:, ::1] stats, const int64_t[::1] keys, u
         for t in prange(nt, schedule="static", chunksize=1, num_threads=nt):
             b0 = t * per
             b1 = min(b0 + per, n_rep)
-            scratch = <double*>malloc(RV_PB_TILE * (b1 - b0) * sizeof(double))
+            scratch = <double*>malloc((RV_PB_TILE + 1) * (b1 - b0) * sizeof(double))
             if scratch == NULL:
                 failures += 1
             else:

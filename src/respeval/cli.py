@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = score.add_argument_group("execution")
     run.add_argument("--threads", type=_positive_int, default=None,
                      help="threads for the native core (default: all cores)")
-    run.add_argument("--chunk-size", type=_positive_int, default=50_000, help="rows per chunk (default 50000)")
+    run.add_argument("--chunk-size", type=_positive_int, default=20_000,
+                     help="rows per chunk: the unit of memory, progress and --resume (default 20000)")
     run.add_argument("--engine", choices=["local", "dask"], default="local",
                      help="local (default) or dask: one task per Parquet file of --pred (a glob), "
                           "each file holding both fields; needs respeval[dask]")

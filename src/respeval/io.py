@@ -378,7 +378,9 @@ def _open_parquet(fh: IO[bytes], path: str) -> Any:
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(fh)
+        # pre_buffer would cache the bytes of every row group read so far until the
+        # reader is done: memory growing with the file, the opposite of streaming
+        return pq.ParquetFile(fh, pre_buffer=False)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from exc
 

@@ -19,6 +19,7 @@ import queue
 import shutil
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from respeval.stats import DEFAULT_SEED
 from respeval.summary import Comparison, CorpusRow, StatsCollector, compare, corpus_row
 
 EXAMPLE = Path(__file__).with_name("data") / "example.jsonl"
+_BACKLOG = 2  # chunks that may wait for the writer or the statistics thread
 DEFAULT_PRED_FIELD = "response"
 DEFAULT_REF_FIELD = "reference"
 ON_ERROR = ("fail", "skip", "record")
@@ -313,7 +315,7 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
                 system_field: str | None = None, group_by: str | None = None,
                 stemmer: bool = False, tokenizer: str = "rouge", out: str | None = None,
                 errors_out: str | None = None, on_error: str = "fail", resume: bool = False,
-                threads: int | None = None, chunk_size: int = 50_000, bootstrap: int = 1000,
+                threads: int | None = None, chunk_size: int = 20_000, bootstrap: int = 1000,
                 confidence: float = 0.95, seed: int | None = DEFAULT_SEED, compare_to: str | None = None,
                 comparison_trials: int = 1000,
                 progress: Callable[[int], None] | None = None) -> RunSummary:
@@ -389,11 +391,14 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
     ref_reader = (_reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row,
                           (inputs.ref_field,)) if inputs.ref else None)
     k = len(done)
-    # Reading (and decoding) the next chunk and writing the previous part run on
-    # helper threads while this one scores: pyarrow, file I/O and the native core
-    # all release the GIL, so the stages overlap instead of taking turns.
+    # Reading (and decoding) the next chunk, writing the previous part and folding
+    # its statistics into the corpus sums run on helper threads while this chunk
+    # scores: pyarrow, file I/O and the native core all release the GIL, so the
+    # stages overlap instead of taking turns.  At most _BACKLOG chunks wait for a
+    # helper, so memory stays bounded when a helper is the slowest stage.
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-writer")
-    pending: list[Future] = []
+    folder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-stats")
+    pending: deque[Future] = deque()
     try:
         for p_chunks, r_chunk in _prefetch(_lockstep(pred_readers, ref_reader)):
             _check_lockstep(inputs, p_chunks, r_chunk)
@@ -401,19 +406,21 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
             rows_failed += len(errors)
             error_examples.extend(_describe(e) for e in errors[: max(0, 5 - len(error_examples))])
             if parts is not None:
-                while pending and pending[0].done():
-                    pending.pop(0).result()
                 pending.append(writer.submit(parts.write, k, table, errors if on_error == "record" else [], stats))
             elif on_error == "record":
                 memory_errors.extend(errors)
-            remember(stats)
+            # one folding thread, fed in chunk order: the sums see rows in row order
+            pending.append(folder.submit(remember, stats))
+            while len(pending) > 2 * _BACKLOG or (pending and pending[0].done()):
+                pending.popleft().result()
             if progress is not None:
                 progress(max((c.end_row - c.start_row) for c in p_chunks if c is not None))
             k += 1
-        for fut in pending:
-            fut.result()
+        while pending:
+            pending.popleft().result()
     finally:
         writer.shutdown(wait=True)
+        folder.shutdown(wait=True)
     if parts is not None:
         parts.finish(k, errors_out if on_error == "record" else None)
     elif on_error == "record" and errors_out:
@@ -600,6 +607,51 @@ def _check_lockstep(inputs: _Inputs, p_chunks: list[Chunk | None], r_chunk: Chun
                                  "predictions and references must pair up row by row")
 
 
+@dataclass
+class _SystemRows:
+    """One system's good rows of a chunk, column-wise."""
+
+    records: list[int] = field(default_factory=list)
+    preds: list[str] = field(default_factory=list)
+    refs: list[Any] = field(default_factory=list)
+    ids: list[Any] = field(default_factory=list)
+    groups: list[Any] = field(default_factory=list)
+
+
+def _chunk_rows(inputs: _Inputs, file_name: str, chunk: Chunk, r_chunk: Chunk | None,
+                refs_by_record: dict[int, Any] | None, rows: dict[str, _SystemRows]) -> None:
+    """Sort a chunk's good rows by system.  The common case (one system per file,
+    no bad row, the reference file in step) takes whole columns without a row loop."""
+    cols = chunk.columns
+    ids = cols.get(inputs.id_field) if inputs.id_field else None
+    groups = cols.get(inputs.group_field) if inputs.group_field else None
+    aligned = r_chunk is None or (not r_chunk.errors and r_chunk.records == chunk.records)
+    if not inputs.system_field and not chunk.errors and aligned:
+        refs = cols[inputs.ref_field] if r_chunk is None else r_chunk.columns[inputs.ref_field]
+        rows[file_name] = _SystemRows(chunk.records, cols[inputs.pred_field], refs, ids or [], groups or [])
+        return
+    if refs_by_record is None and r_chunk is not None:
+        refs_by_record = dict(zip(r_chunk.records, r_chunk.columns[inputs.ref_field]))
+    systems = cols.get(inputs.system_field) if inputs.system_field else None
+    for i, record in enumerate(chunk.records):
+        if r_chunk is None:
+            ref = cols[inputs.ref_field][i]
+        elif record in refs_by_record:
+            ref = refs_by_record[record]
+        else:
+            continue  # its reference record is bad: reported by the caller
+        into = rows.get(systems[i] if systems is not None else file_name)
+        if into is None:
+            into = rows[systems[i] if systems is not None else file_name] = _SystemRows()
+        into.records.append(record)
+        into.preds.append(cols[inputs.pred_field][i])
+        into.refs.append(ref)
+        if ids is not None:
+            into.ids.append(ids[i])
+        if groups is not None:
+            into.groups.append(groups[i])
+
+
 def _score_chunk(inputs: _Inputs, system_names: list[str], families: Sequence[MetricFamily],
                  p_chunks: list[Chunk], r_chunk: Chunk | None
                  ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], _ChunkStats]:
@@ -609,62 +661,50 @@ def _score_chunk(inputs: _Inputs, system_names: list[str], families: Sequence[Me
     is bad; it is reported once per system, with every reason.
     """
     errors: list[dict[str, Any]] = []
-    refs: dict[int, Any] = {}
-    ref_bad: dict[int, RowError] = {}
-    if r_chunk is not None:
-        refs = dict(zip(r_chunk.records, r_chunk.columns[inputs.ref_field]))
-        ref_bad = _bad_records(r_chunk)
-    rows: dict[str, list[tuple[int, str, Any, Any, Any]]] = {}
+    ref_bad: dict[int, RowError] = _bad_records(r_chunk) if r_chunk is not None and r_chunk.errors else {}
+    refs_by_record = None
+    rows: dict[str, _SystemRows] = {}
     for file_name, chunk in zip(system_names, p_chunks):
-        cols = chunk.columns
-        pred_bad = _bad_records(chunk)
+        pred_bad = _bad_records(chunk) if chunk.errors else {}
         # with --system-field, a bad record's system cannot be trusted: "" names it
         owner = "" if inputs.system_field else file_name
         for record in sorted(set(pred_bad) | set(ref_bad)):
             errs = [e for e in (pred_bad.get(record), ref_bad.get(record)) if e is not None]
             errors.append(_error_row(owner, record, errs))
-        ids = cols.get(inputs.id_field) if inputs.id_field else None
-        groups = cols.get(inputs.group_field) if inputs.group_field else None
-        systems = cols.get(inputs.system_field) if inputs.system_field else None
-        for i, record in enumerate(chunk.records):
-            if inputs.ref is None:
-                ref = cols[inputs.ref_field][i]
-            elif record in refs:
-                ref = refs[record]
-            else:
-                continue  # its reference record is bad: reported above
-            system = systems[i] if systems is not None else file_name
-            rows.setdefault(system, []).append(
-                (record, cols[inputs.pred_field][i], ref, ids[i] if ids is not None else None,
-                 groups[i] if groups is not None else None))
+        _chunk_rows(inputs, file_name, chunk, r_chunk, refs_by_record, rows)
     stats = _ChunkStats()
     table_parts: list[dict[str, Any]] = []
     multi = len(p_chunks) > 1 or bool(inputs.system_field)
-    for system, items in rows.items():
-        records = np.array([it[0] for it in items], np.int64)
-        preds = [it[1] for it in items]
-        refs_rows = [it[2] for it in items]
-        groups = [it[4] for it in items]
+    # systems that share the very same reference list (every --pred file against
+    # one --ref file) share one preparation: references are tokenized once
+    prepared: dict[tuple[int, str], Any] = {}
+    for system, got in rows.items():
+        n = len(got.records)
+        records = np.array(got.records, np.int64)
         part: dict[str, Any] = {}
         if multi:
-            part["system"] = [system] * len(items)
+            part["system"] = [system] * n
         part["row"] = records
         if inputs.id_field:
-            part[inputs.id_field] = [it[3] for it in items]
+            part[inputs.id_field] = got.ids
         if inputs.group_field:
-            part[inputs.group_field] = groups
+            part[inputs.group_field] = got.groups
         fam_stats: dict[str, np.ndarray] = {}
         for fam in families:
-            scored = fam.score(fam.prepare(refs_rows), preds)
+            key = (id(got.refs), fam.name)
+            if key not in prepared:
+                prepared[key] = fam.prepare(got.refs)
+            scored = fam.score(prepared[key], got.preds)
             part.update(scored.columns)
             fam_stats[fam.name] = scored.stats
         table_parts.append(part)
         stats.entries.append((system, None, records, fam_stats))
         if inputs.group_field:
-            for g in sorted(set(groups), key=str):
-                mask = np.array([x == g for x in groups])
+            groups = np.array([str(g) for g in got.groups], dtype=object)
+            for g in sorted(set(got.groups), key=str):
+                mask = groups == str(g)
                 stats.entries.append((system, str(g), records[mask],
-                                      {n: m[mask] for n, m in fam_stats.items()}))
+                                      {name: m[mask] for name, m in fam_stats.items()}))
     table = _concat_parts(table_parts) if table_parts else None
     return table, errors, stats
 

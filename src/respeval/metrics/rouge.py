@@ -252,11 +252,19 @@ def prepare_references(references: Any, *, tokenizer: Any = "rouge", stemmer: bo
                        threads: int | None = None, implementation: str | None = None) -> PreparedReferences:
     """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
     kernels = _backend.get(implementation)
-    refs_per_row, single = reference_lists(references, "references")
-    distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
+    fast = getattr(kernels, "pair_single_references", None)
+    got = fast(references, references) if fast is not None and isinstance(references, list) else None
+    if got is not None:  # one str per row: pair k is row k
+        distinct, pair_ref_bytes = got
+        n_rows, single = len(references), True
+        pair_pred, pair_ref = np.arange(n_rows, dtype=np.int64), np.frombuffer(pair_ref_bytes, np.int64)
+    else:
+        refs_per_row, single = reference_lists(references, "references")
+        distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
+        n_rows = len(refs_per_row)
     vocab = kernels.Vocab()
     batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
-    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, len(refs_per_row),
+    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, n_rows,
                               tokenizer, stemmer, threads)
 
 
