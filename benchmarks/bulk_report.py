@@ -4,8 +4,8 @@ library call on the same rows, 1 vs 2 threads, peak memory, and Dask.
     python benchmarks/bulk_report.py                # 100k and 1M rows (a few minutes)
     python benchmarks/bulk_report.py --sizes 100000 # quicker
 
-Every measurement runs in a fresh subprocess, so its peak RSS (ru_maxrss of the
-child) is its own.  Corpora are built from ../shared/data (the 100,000 real
+Every measurement runs in a fresh subprocess, so its peak RSS (VmHWM of the child's
+own address space) is its own.  Corpora are built from ../shared/data (the 100,000 real
 pairs of benchmarks/corpus.py, repeated with distinct ids) under --workdir.
 """
 
@@ -48,15 +48,23 @@ def build(workdir: Path, rows: int, files: int = 1) -> list[Path]:
     return paths
 
 
+# VmHWM, not ru_maxrss: Linux folds the parent's peak into the child's ru_maxrss at exec
+# (subprocess uses vfork), so a parent that just built a 2M-row corpus in memory would
+# show up as the child's peak.  VmHWM belongs to the child's own address space.
 _RSS = """
 import json as _json, resource as _resource, sys as _sys
-print(_json.dumps({"rss_kb": _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss}), file=_sys.__stdout__)
+try:
+    with open("/proc/self/status") as _fh:
+        _kb = next(int(_l.split()[1]) for _l in _fh if _l.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    _kb = _resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss
+print(_json.dumps({"rss_kb": _kb}), file=_sys.__stdout__)
 """
 
 
 def run_child(code: str) -> dict:
     """Run ``code`` in a fresh interpreter (it prints one JSON line), then the child's own
-    peak RSS (ru_maxrss of RUSAGE_SELF, printed by the child itself)."""
+    peak RSS (VmHWM, printed by the child itself)."""
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code) + _RSS], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr)
@@ -113,7 +121,7 @@ def dask_run(paths: list[Path], out: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 2_000_000])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/respeval-bulk-bench"))
     ap.add_argument("--no-dask", action="store_true")
     args = ap.parse_args()

@@ -577,6 +577,15 @@ def bleu_clipped_counts(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
 # Row pairing
 # ---------------------------------------------------------------------------
 
+def first_non_str(list items):
+    """Index of the first item that is not a str (subclasses count as str), or -1."""
+    cdef Py_ssize_t i, n = len(items)
+    for i in range(n):
+        if not PyUnicode_Check(items[i]):
+            return i
+    return -1
+
+
 def pair_single_references(list predictions, list references):
     """Fast path of the row pairing for one str reference per row.
 

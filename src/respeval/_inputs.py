@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from respeval import _backend
+
 
 def _to_list(values: Any, name: str) -> list:
     if isinstance(values, str):
@@ -25,7 +27,12 @@ def _to_list(values: Any, name: str) -> list:
 def text_list(values: Any, name: str) -> list[str]:
     """``values`` as a list of str; a ``None`` or non-str item raises naming its row."""
     items = _to_list(values, name)
-    for row, item in enumerate(items):
+    scan = getattr(_backend.get(), "first_non_str", None)
+    start = scan(items) if scan is not None else 0  # the core finds the first bad row, if any
+    if start < 0:
+        return items
+    for row in range(start, len(items)):
+        item = items[row]
         if not isinstance(item, str):
             what = "None" if item is None else type(item).__name__
             raise TypeError(f"{name}[{row}] is {what}, expected str")

@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl or .csv)")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--bootstrap", type=_positive_int, default=1000, metavar="N",
-                     help="bootstrap resamples for confidence intervals (0 = none; default 1000)")
+                     help="Poisson bootstrap resamples for confidence intervals (0 = none; default 1000)")
     out.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     out.add_argument("--compare", metavar="SYSTEM",

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from respeval import __version__
-from respeval.io import Chunk, InputError, ResultWriter, RowError, count_rows, read_columns
+from respeval.io import Chunk, InputError, ResultWriter, RowError, count_rows, parquet_writer, read_columns
 from respeval.metrics.base import MetricFamily
 from respeval.metrics.rouge import RougeFamily, validate_types
 from respeval.stats import DEFAULT_SEED
@@ -242,7 +242,7 @@ class _Parts:
                 for p in results:
                     t = pq.read_table(p)
                     if writer is None:
-                        writer = pq.ParquetWriter(tmp_out, t.schema)
+                        writer = parquet_writer(tmp_out, t.schema)
                     writer.write_table(t)
             finally:
                 if writer is not None:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from respeval.io import parquet_writer
 from respeval.pipeline import (DEFAULT_PRED_FIELD, DEFAULT_REF_FIELD, RunSummary, _ChunkStats, build_families,
                                score_arrow, summarize)
 from respeval.stats import DEFAULT_SEED
@@ -171,7 +172,7 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
             if "row" in t.column_names:
                 t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
             if writer is None:
-                writer = pq.ParquetWriter(tmp_out, t.schema)
+                writer = parquet_writer(tmp_out, t.schema)
             writer.write_table(t)
     finally:
         if writer is not None:
