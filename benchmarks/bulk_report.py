@@ -102,6 +102,20 @@ def library(path: Path, threads: int) -> dict:
     """)
 
 
+def table_call(path: Path, threads: int) -> dict:
+    """``score_table`` on the Arrow table already in memory: the same job and summary as the CLI."""
+    return run_child(f"""
+        import json, time
+        import pyarrow.parquet as pq
+        from respeval.pipeline import score_table
+        t = pq.read_table("{path}")
+        score_table(t.slice(0, 100), id_field="id", bootstrap=10)
+        start = time.perf_counter()
+        score_table(t, id_field="id", threads={threads}, bootstrap=1000)
+        print(json.dumps({{"seconds": time.perf_counter() - start}}))
+    """)
+
+
 def dask_run(paths: list[Path], out: Path) -> dict:
     files = json.dumps([str(p) for p in paths])
     return run_child(f"""
@@ -138,6 +152,9 @@ def main() -> None:
             lib = library(path, threads)
             print(f"| {rows:,} | library `respeval.rouge` in memory (+ bootstrap) | {threads} | "
                   f"{lib['seconds']:.2f} | {rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']} |", flush=True)
+            tab = table_call(path, threads)
+            print(f"| {rows:,} | library `score_table` on the Arrow table in memory | {threads} | "
+                  f"{tab['seconds']:.2f} | {rows / tab['seconds']:,.0f} | {tab['peak_rss_mb']} |", flush=True)
     if not args.no_dask:
         rows = max(args.sizes)
         paths = build(args.workdir, rows, files=20)

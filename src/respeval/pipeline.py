@@ -187,6 +187,11 @@ class _Parts:
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         manifest.write_text(json.dumps({"fingerprint": fingerprint}))
+        # A Parquet output is also built as the parts are written (a run that does not
+        # resume sees every chunk in order), so finishing is a rename rather than a
+        # second decode and encode of everything.
+        self._live: Any = None
+        self._live_next = 0 if self.ext in (".parquet", ".pq") else -1
 
     def _name(self, k: int, what: str) -> Path:
         return self.dir / f"part-{k:06d}.{what}"
@@ -206,10 +211,21 @@ class _Parts:
               stats: "_ChunkStats") -> None:
         results = self._name(k, "results" + self.ext)
         tmp = results.with_name(results.name + ".tmp")
-        if table is not None:
-            with ResultWriter(tmp, fmt=self.ext.lstrip(".").replace("ndjson", "jsonl").replace("pq", "parquet")) as w:
+        if table is not None and self.ext in (".parquet", ".pq"):
+            import pyarrow as pa
+
+            arrow = pa.table(table)
+            writer = parquet_writer(str(tmp), arrow.schema)
+            writer.write_table(arrow)
+            writer.close()
+            os.replace(tmp, results)
+            self._write_live(k, arrow)
+        elif table is not None:
+            with ResultWriter(tmp, fmt=self.ext.lstrip(".").replace("ndjson", "jsonl")) as w:
                 w.write(table)
             os.replace(tmp, results)
+        if table is None and self._live_next == k:
+            self._live_next += 1
         err = self._name(k, "errors.jsonl")
         with open(err.with_name(err.name + ".tmp"), "w", encoding="utf-8") as fh:
             for e in errors:
@@ -219,6 +235,23 @@ class _Parts:
         with open(st.with_name(st.name + ".tmp"), "wb") as fh:
             np.savez(fh, **stats.to_arrays())
         os.replace(st.with_name(st.name + ".tmp"), st)
+
+    def _write_live(self, k: int, arrow: Any) -> None:
+        if self._live_next != k:
+            return
+        if self._live is None:
+            self._live = parquet_writer(self.out + ".tmp", arrow.schema)
+        if arrow.schema != self._live.schema:
+            self._drop_live()  # finish() joins the parts, and names the mismatch
+            return
+        self._live.write_table(arrow)
+        self._live_next += 1
+
+    def _drop_live(self) -> None:
+        if self._live is not None:
+            self._live.close()
+            os.unlink(self.out + ".tmp")
+        self._live, self._live_next = None, -1
 
     def load_stats(self, k: int) -> "_ChunkStats":
         with np.load(self._name(k, "stats.npz"), allow_pickle=False) as z:
@@ -234,7 +267,10 @@ class _Parts:
         results = [self._name(k, "results" + self.ext) for k in range(n_chunks)]
         results = [p for p in results if p.exists()]
         tmp_out = self.out + ".tmp"
-        if fmt == "parquet":
+        if self._live is not None and self._live_next == n_chunks:
+            self._live.close()  # every chunk went into the output as it was written
+        elif fmt == "parquet":
+            self._drop_live()
             import pyarrow.parquet as pq
 
             writer = None
@@ -463,13 +499,19 @@ def summarize(collector: StatsCollector, families: Sequence[MetricFamily], syste
 def _table_chunk(table: Any, fields: list[str], list_fields: tuple[str, ...], source: str,
                  record_offset: int = 0) -> Chunk:
     """An Arrow table as one Chunk, every value checked (a null or a non-str names its row)."""
+    import pyarrow as pa
+
     columns: dict[str, list[Any]] = {}
     missing = [f for f in fields if f not in table.column_names]
     if missing:
         raise InputError(f"{source}: missing column {missing[0]!r}; available columns: "
                          f"{', '.join(map(repr, table.column_names))}")
     for name in fields:
-        values = table.column(name).to_pylist()
+        column = table.column(name)
+        values = column.to_pylist()
+        if (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)) and column.null_count == 0:
+            columns[name] = values  # every value is a str: nothing to check row by row
+            continue
         for i, v in enumerate(values):
             ok = isinstance(v, str) or (name in list_fields and isinstance(v, list) and v
                                         and all(isinstance(x, str) for x in v))
