@@ -114,3 +114,28 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_rows():
         assert means[:, 0].std() == pytest.approx(x.std() / math.sqrt(n), rel=0.15)
         widths.append(hi - lo)
     assert widths[1] < widths[0] / 5
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.integers(0, 6), st.integers(0, 4), st.integers(0, 8), st.integers(0, 6), st.integers(0, 12),
+       st.booleans())
+def test_fuzz_bootstrap_and_exact_entry_points_never_crash(rows, cols, key_rows, acc_rows, n_rep, strided):
+    """Mismatched shapes are refused with ValueError before any native loop runs."""
+    stats = np.ones((rows, cols))
+    keys = np.arange(key_rows, dtype=np.int64)
+    acc = np.zeros((acc_rows, n_rep))
+    for module in (core, ref):
+        try:
+            module.poisson_bootstrap_add(stats, keys, 3, acc, 2)
+        except ValueError:
+            assert key_rows != rows or acc_rows != cols + 1
+        else:
+            assert key_rows == rows and acc_rows == cols + 1
+    values = np.arange(rows * 2, dtype=np.float64)[:: 2 if strided else 1]
+    for module in (core, ref):
+        bins = np.zeros((3, 2048), np.int64) if acc_rows % 2 else np.zeros((3, 2047), np.int64)
+        try:
+            assert module.exact_sum_bins(values, bins) == -1
+        except ValueError:
+            assert bins.shape != (3, 2048)
+    assert core.first_non_str(["a"] * rows + [None] * cols) == (rows if cols else -1)

@@ -281,15 +281,3 @@ def test_fuzz_bleu_clipped_counts_never_crashes(h_ids, h_off, r_ids, r_off, row_
                                        np.zeros((n, max(max_order, 1)), np.int64))
         except ValueError:
             pass
-
-
-@pytest.mark.parametrize("rows, n", [(1, 1), (37, 5), (1000, 200)])
-def test_bootstrap_sums_native_equals_numpy_twin(rows, n):
-    m = np.random.default_rng(rows).random((rows, 4))
-    a, b = np.zeros((n, 4)), np.zeros((n, 4))
-    core.bootstrap_sums(m, n, 12345, a, 1)
-    ref.bootstrap_sums(m, n, 12345, b)
-    assert np.allclose(a, b, rtol=1e-12, atol=1e-9)
-    two = np.zeros((n, 4))
-    core.bootstrap_sums(m, n, 12345, two, 2)
-    assert np.array_equal(a, two)  # the thread count never changes a replicate
