@@ -97,7 +97,8 @@ class RunSummary:
 
         out = {"rows_total": self.rows_total, "rows_scored": self.rows_scored,
                "rows_failed": self.rows_failed, "fields": self.fields, "signatures": self.signatures,
-               "confidence": self.confidence, "bootstrap_samples": self.bootstrap, "seed": self.seed,
+               "confidence": self.confidence, "bootstrap_samples": self.bootstrap,
+               "bootstrap_method": "poisson (weights from seed, row index, resample)", "seed": self.seed,
                "seconds": round(self.seconds, 3), "output": self.output,
                "errors_output": self.errors_output, "resumed_chunks": self.resumed_chunks}
         out.update(to_json(self.table, self.comparisons))
