@@ -244,3 +244,30 @@ def test_collector_keeps_rows_only_for_a_paired_comparison():
         lean.matrix("s", None, families[0])
     assert paired.matrix("s", None, families[0]).shape == (3000, 3)
     assert lean.replicates("s", None, families[0])[0].shape[1] == 3
+
+
+def test_small_slices_hold_rows_and_give_the_same_intervals():
+    """Slices smaller than the accumulators keep rows instead; intervals do not change."""
+    from respeval.pipeline import build_families
+    from respeval.stats import bootstrap_add, new_accumulator, replicate_sums, resolve_seed
+    from respeval.summary import StatsCollector, corpus_row
+
+    families = build_families(["rouge1"])
+    name = families[0].name
+    stats = np.random.default_rng(5).random((500, 3))
+    chunked = StatsCollector(families, bootstrap=200, seed=9)   # 500 rows > 200: switches part-way
+    for start in range(0, 500, 60):
+        chunked.add("s", None, np.arange(start, min(start + 60, 500)), {name: stats[start:start + 60]})
+    whole = StatsCollector(families, bootstrap=200, seed=9)
+    whole.add("s", None, np.arange(500), {name: stats})
+    assert chunked._series[("s", None, name)].replicates is not None
+    assert corpus_row("s", None, chunked, confidence=0.9) == corpus_row("s", None, whole, confidence=0.9)
+
+    tiny = StatsCollector(families, bootstrap=200, seed=9)
+    tiny.add("s", None, np.arange(50), {name: stats[:50]})   # never outgrows the accumulators
+    assert tiny._series[("s", None, name)].replicates is None
+    acc = new_accumulator(3, 200)
+    bootstrap_add(acc, stats[:50], np.arange(50), resolve_seed(9))
+    sums, sizes = replicate_sums(acc)
+    want = np.percentile(sums[:, 2] / sizes, [5, 95])
+    assert corpus_row("s", None, tiny, confidence=0.9).intervals["rouge1_f"] == tuple(want)

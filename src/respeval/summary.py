@@ -49,10 +49,19 @@ class Comparison:
 
 @dataclass
 class _Series:
-    """One (system, group, family): exact sums and the bootstrap replicates' sums."""
+    """One (system, group, family): exact sums and the bootstrap replicates' sums.
+
+    A small series keeps its rows instead: the accumulators cost as much as
+    ``n_replicates`` rows, so many small slices (``--group-by`` a field with
+    thousands of values) would otherwise cost far more than their rows.  Rows are
+    folded into the accumulators, in order, once they outgrow them; the sums are
+    the same either way.
+    """
 
     sums: ExactSums
-    replicates: np.ndarray | None
+    replicates: np.ndarray | None = None
+    held: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+    held_rows: int = 0
 
 
 class StatsCollector:
@@ -87,13 +96,28 @@ class StatsCollector:
             mat = np.ascontiguousarray(stats_by_family[fam.name], dtype=np.float64).reshape(-1, width)
             series = self._series.get((system, group, fam.name))
             if series is None:
-                reps = new_accumulator(width, self.bootstrap) if self.bootstrap > 0 else None
-                series = self._series[(system, group, fam.name)] = _Series(ExactSums(width), reps)
+                series = self._series[(system, group, fam.name)] = _Series(ExactSums(width))
             series.sums.add(mat)
-            if series.replicates is not None and len(keys):
-                bootstrap_add(series.replicates, mat, keys, self.seed, self.threads)
+            if self.bootstrap > 0 and len(keys):
+                self._fold(series, mat, keys)
             if self.keep_rows:
                 self._kept_stats.setdefault((system, group, fam.name), []).append(mat)
+
+    def _fold(self, series: _Series, mat: np.ndarray, keys: np.ndarray) -> None:
+        if series.replicates is None and series.held_rows + len(keys) <= self.bootstrap:
+            series.held.append((mat.copy(), keys.copy()))
+            series.held_rows += len(keys)
+            return
+        if series.replicates is None:
+            series.replicates = self._accumulate(series.held, mat.shape[1])
+            series.held, series.held_rows = [], 0
+        bootstrap_add(series.replicates, mat, keys, self.seed, self.threads)
+
+    def _accumulate(self, blocks: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        acc = new_accumulator(width, self.bootstrap)
+        for mat, keys in blocks:
+            bootstrap_add(acc, mat, keys, self.seed, self.threads)
+        return acc
 
     def keys(self) -> list[tuple[str, str | None]]:
         return list(self._rows)
@@ -109,8 +133,10 @@ class StatsCollector:
                    ) -> tuple[np.ndarray, np.ndarray] | None:
         """(sums, sizes) of the bootstrap replicates that drew a row, or None without bootstrap."""
         series = self._series.get((system, group, family.name))
-        if series is None or series.replicates is None:
+        if series is None or self.bootstrap <= 0:
             return None
+        if series.replicates is None:  # a small series: its rows were held
+            return replicate_sums(self._accumulate(series.held, len(family.stat_names)))
         return replicate_sums(series.replicates)
 
     def row_keys(self, system: str, group: str | None) -> np.ndarray:
