@@ -271,3 +271,14 @@ def test_small_slices_hold_rows_and_give_the_same_intervals():
     sums, sizes = replicate_sums(acc)
     want = np.percentile(sums[:, 2] / sizes, [5, 95])
     assert corpus_row("s", None, tiny, confidence=0.9).intervals["rouge1_f"] == tuple(want)
+
+
+def test_a_non_finite_statistic_names_its_record():
+    from respeval.pipeline import build_families
+    from respeval.summary import StatsCollector
+
+    families = build_families(["rouge1"])
+    stats = np.zeros((3, 3))
+    stats[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"record 11 of system 's': rouge statistic rouge1_f is nan"):
+        StatsCollector(families, bootstrap=5).add("s", None, np.array([10, 11, 12]), {families[0].name: stats})

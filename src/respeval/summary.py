@@ -94,6 +94,11 @@ class StatsCollector:
         for fam in self.families:
             width = len(fam.stat_names)
             mat = np.ascontiguousarray(stats_by_family[fam.name], dtype=np.float64).reshape(-1, width)
+            finite = np.isfinite(mat)
+            if not finite.all():
+                r, c = map(int, np.argwhere(~finite)[0])
+                raise ValueError(f"record {int(keys[r])} of system {system!r}: {fam.name} statistic "
+                                 f"{fam.stat_names[c]} is {float(mat[r, c])!r}, which no corpus sum can hold")
             series = self._series.get((system, group, fam.name))
             if series is None:
                 series = self._series[(system, group, fam.name)] = _Series(ExactSums(width))
