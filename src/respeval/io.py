@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
 __all__ = [
+    "join_parquet",
     "parquet_writer",
     "Chunk",
     "InputError",
@@ -706,6 +707,22 @@ def parquet_writer(sink: Any, schema: Any) -> Any:
 
     text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
     return pq.ParquetWriter(sink, schema, use_dictionary=text or False)
+
+
+def join_parquet(tables: Iterable[Any], path: str) -> None:
+    """Write ``tables`` (same schema, in order) as the row groups of one Parquet file at
+    ``path``; no tables make an empty file.  The file is closed even if a table fails."""
+    writer = None
+    try:
+        for table in tables:
+            if writer is None:
+                writer = parquet_writer(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:
+        open(path, "wb").close()
 
 
 class ResultWriter:

@@ -28,7 +28,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from respeval import __version__
-from respeval.io import Chunk, InputError, ResultWriter, RowError, count_rows, parquet_writer, read_columns
+from respeval.io import (Chunk, InputError, ResultWriter, RowError, count_rows, join_parquet, parquet_writer,
+                         read_columns)
 from respeval.metrics.base import MetricFamily
 from respeval.metrics.rouge import RougeFamily, validate_types
 from respeval.stats import DEFAULT_SEED
@@ -274,18 +275,7 @@ class _Parts:
             self._drop_live()
             import pyarrow.parquet as pq
 
-            writer = None
-            try:
-                for p in results:
-                    t = pq.read_table(p)
-                    if writer is None:
-                        writer = parquet_writer(tmp_out, t.schema)
-                    writer.write_table(t)
-            finally:
-                if writer is not None:
-                    writer.close()
-            if writer is None:
-                open(tmp_out, "wb").close()
+            join_parquet((pq.read_table(p) for p in results), tmp_out)
         else:
             with open(tmp_out, "wb") as dst:
                 for i, p in enumerate(results):

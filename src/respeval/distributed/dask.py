@@ -19,11 +19,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from respeval.io import parquet_writer
+from respeval.io import join_parquet
 from respeval.pipeline import (DEFAULT_PRED_FIELD, DEFAULT_REF_FIELD, RunSummary, _ChunkStats, build_families,
                                score_arrow, summarize)
 from respeval.stats import DEFAULT_SEED
@@ -164,19 +164,15 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
             client_to_close.close()
         if own_cluster is not None:
             own_cluster.close()
-    writer = None
-    tmp_out = output + ".tmp"
-    try:
+    def parts() -> Iterator[Any]:
         for i in range(len(files)):
             t = pq.read_table(parts_dir / f"part-{i:06d}.parquet")
-            if "row" in t.column_names:
+            if "row" in t.column_names:  # row numbers across all files, as one process numbers them
                 t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
-            if writer is None:
-                writer = parquet_writer(tmp_out, t.schema)
-            writer.write_table(t)
-    finally:
-        if writer is not None:
-            writer.close()
+            yield t
+
+    tmp_out = output + ".tmp"
+    join_parquet(parts(), tmp_out)
     os.replace(tmp_out, output)
     for p in parts_dir.glob("part-*"):
         p.unlink()
