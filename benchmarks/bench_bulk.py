@@ -30,8 +30,7 @@ def table(short):
     import pyarrow as pa
 
     preds, refs = short
-    return pa.table({"id": [f"r{i}" for i in range(len(preds))], "response": list(preds),
-                     "reference": list(refs)})
+    return pa.table({"id": [f"r{i}" for i in range(len(preds))], "response": list(preds), "reference": list(refs)})
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +57,19 @@ def _check(summary_row, want) -> None:
 
 def test_score_files(benchmark, record, parquet, tmp_path, want):
     out = tmp_path / "rows.parquet"
-    summary = benchmark.pedantic(lambda: score_files(str(parquet), metrics=TYPES, id_field="id", out=str(out),
-                                                     bootstrap=BOOTSTRAP), rounds=3, warmup_rounds=1)
+    summary = benchmark.pedantic(
+        lambda: score_files(str(parquet), metrics=TYPES, id_field="id", out=str(out), bootstrap=BOOTSTRAP),
+        rounds=3,
+        warmup_rounds=1,
+    )
     record("bulk rouge1+2+L, bootstrap", "score_files", "parquet->parquet", summary.rows_scored)
     _check(summary.table[0], want)
 
 
 def test_score_table(benchmark, record, table, want):
-    _, summary = benchmark.pedantic(lambda: score_table(table, metrics=TYPES, id_field="id", bootstrap=BOOTSTRAP),
-                                    rounds=3, warmup_rounds=1)
+    _, summary = benchmark.pedantic(
+        lambda: score_table(table, metrics=TYPES, id_field="id", bootstrap=BOOTSTRAP), rounds=3, warmup_rounds=1
+    )
     record("bulk rouge1+2+L, bootstrap", "score_table", "arrow, memory", summary.rows_scored)
     _check(summary.table[0], want)
 

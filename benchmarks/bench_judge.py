@@ -37,7 +37,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from judge_server import spawn_server  # noqa: E402
-
 from respeval import judge  # noqa: E402
 from respeval.judge._http import ShardedTransport  # noqa: E402
 
@@ -47,8 +46,15 @@ _RESULTS: list[tuple[str, int, float, float]] = []
 
 
 def _items(n: int) -> list[dict]:
-    return [{"id": i, "prompt": f"What is item {i}?", "reference": f"Item {i} is a reference answer.",
-             "response": f"Item {i} is a candidate answer. [[score={(0.0, 0.5, 1.0)[i % 3]}]]"} for i in range(n)]
+    return [
+        {
+            "id": i,
+            "prompt": f"What is item {i}?",
+            "reference": f"Item {i} is a reference answer.",
+            "response": f"Item {i} is a candidate answer. [[score={(0.0, 0.5, 1.0)[i % 3]}]]",
+        }
+        for i in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +126,13 @@ def test_http_cold(benchmark, server, rows):
     items = _items(rows)
     model = judge.OpenAIChatModel("bench", base_url=server.url)
     benchmark.group = "judge"
-    _bench(benchmark, "http-cold", rows,
-           lambda cache: judge.run(items, model, cache=cache, concurrency=CONCURRENCY), setup=_fresh_cache)
+    _bench(
+        benchmark,
+        "http-cold",
+        rows,
+        lambda cache: judge.run(items, model, cache=cache, concurrency=CONCURRENCY),
+        setup=_fresh_cache,
+    )
 
 
 def test_http_nocache(benchmark, server, rows):
@@ -148,10 +159,15 @@ def test_fake_cold(benchmark, rows):
     def answer(request):
         score = float(request.messages[1].content.split("[[score=")[1].split("]]")[0])
         return f'{{"reasoning": "r", "score": {score}, "pass": {"true" if score >= 0.5 else "false"}}}'
+
     benchmark.group = "judge"
-    _bench(benchmark, "fake-cold", rows,
-           lambda cache: judge.run(items, judge.FakeModel(answer), cache=cache, concurrency=CONCURRENCY),
-           setup=_fresh_cache)
+    _bench(
+        benchmark,
+        "fake-cold",
+        rows,
+        lambda cache: judge.run(items, judge.FakeModel(answer), cache=cache, concurrency=CONCURRENCY),
+        setup=_fresh_cache,
+    )
 
 
 def test_httpx_sharded(benchmark, server, rows):
@@ -160,8 +176,10 @@ def test_httpx_sharded(benchmark, server, rows):
 
     def run():
         transport = ShardedTransport(max_connections=CONCURRENCY)
-        return judge.run(items, judge.OpenAIChatModel("bench", base_url=server.url, transport=transport),
-                         concurrency=CONCURRENCY)
+        return judge.run(
+            items, judge.OpenAIChatModel("bench", base_url=server.url, transport=transport), concurrency=CONCURRENCY
+        )
+
     benchmark.group = "judge"
     _bench(benchmark, "httpx-sharded", n, run, rounds=1)
 
@@ -172,7 +190,9 @@ def test_httpx_pool(benchmark, server, rows):
 
     def run():
         transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=CONCURRENCY), retries=0)
-        return judge.run(items, judge.OpenAIChatModel("bench", base_url=server.url, transport=transport),
-                         concurrency=CONCURRENCY)
+        return judge.run(
+            items, judge.OpenAIChatModel("bench", base_url=server.url, transport=transport), concurrency=CONCURRENCY
+        )
+
     benchmark.group = "judge"
     _bench(benchmark, "httpx-pool", n, run, rounds=1)

@@ -33,8 +33,9 @@ def _check_same(library: str, result, preds, refs, types, stem: bool) -> None:
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
-def _bench(benchmark, record, workload, library, config, preds, refs, types, stem,
-           threads=None, rounds=3, warmup_rounds=1):
+def _bench(
+    benchmark, record, workload, library, config, preds, refs, types, stem, threads=None, rounds=3, warmup_rounds=1
+):
     fn = corpus.runner(library, types, stem, threads)
     result = benchmark.pedantic(fn, args=(preds, refs), rounds=rounds, warmup_rounds=warmup_rounds)
     record(workload, library, config, len(preds))
@@ -43,57 +44,120 @@ def _bench(benchmark, record, workload, library, config, preds, refs, types, ste
 
 # --- rouge1 + rouge2 + rougeL, short pairs ------------------------------------------------
 
+
 @pytest.mark.parametrize("stem", STEM)
 @pytest.mark.parametrize("threads", RESPEVAL_THREADS, ids=[f"threads{t}" for t in RESPEVAL_THREADS])
 def test_short_respeval(benchmark, record, short, stem, threads):
     benchmark.group = f"short-r1r2rL-{'stem' if stem else 'nostem'}"
-    _bench(benchmark, record, benchmark.group, "respeval", f"threads={threads}", *short,
-           SHORT_TYPES, stem, threads=threads)
+    _bench(
+        benchmark, record, benchmark.group, "respeval", f"threads={threads}", *short, SHORT_TYPES, stem, threads=threads
+    )
 
 
 @pytest.mark.parametrize("stem", STEM)
 def test_short_rouge_score_rs(benchmark, record, short, stem):
     benchmark.group = f"short-r1r2rL-{'stem' if stem else 'nostem'}"
-    _bench(benchmark, record, benchmark.group, "rouge-score-rs", f"threads={corpus.rayon_threads()}",
-           *short, SHORT_TYPES, stem)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "rouge-score-rs",
+        f"threads={corpus.rayon_threads()}",
+        *short,
+        SHORT_TYPES,
+        stem,
+    )
 
 
 @pytest.mark.parametrize("stem", STEM)
 def test_short_rouge_score(benchmark, record, short, sizes, stem):
     benchmark.group = f"short-r1r2rL-{'stem' if stem else 'nostem'}"
     preds, refs = corpus.subset(short, sizes.rouge_score)
-    _bench(benchmark, record, benchmark.group, "rouge-score", "threads=1", preds, refs,
-           SHORT_TYPES, stem, rounds=2, warmup_rounds=0)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "rouge-score",
+        "threads=1",
+        preds,
+        refs,
+        SHORT_TYPES,
+        stem,
+        rounds=2,
+        warmup_rounds=0,
+    )
 
 
 @pytest.mark.parametrize("stem", STEM)
 def test_short_respeval_python(benchmark, record, short, sizes, stem):
     benchmark.group = f"short-r1r2rL-{'stem' if stem else 'nostem'}"
     preds, refs = corpus.subset(short, sizes.python_ref)
-    _bench(benchmark, record, benchmark.group, "respeval-python", "threads=1", preds, refs,
-           SHORT_TYPES, stem, rounds=2, warmup_rounds=0)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "respeval-python",
+        "threads=1",
+        preds,
+        refs,
+        SHORT_TYPES,
+        stem,
+        rounds=2,
+        warmup_rounds=0,
+    )
 
 
 # --- rougeLsum, long documents --------------------------------------------------------------
+
 
 @pytest.mark.parametrize("stem", STEM)
 @pytest.mark.parametrize("threads", RESPEVAL_THREADS, ids=[f"threads{t}" for t in RESPEVAL_THREADS])
 def test_long_respeval(benchmark, record, long_docs, stem, threads):
     benchmark.group = f"long-rLsum-{'stem' if stem else 'nostem'}"
-    _bench(benchmark, record, benchmark.group, "respeval", f"threads={threads}", *long_docs,
-           LONG_TYPES, stem, threads=threads)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "respeval",
+        f"threads={threads}",
+        *long_docs,
+        LONG_TYPES,
+        stem,
+        threads=threads,
+    )
 
 
 @pytest.mark.parametrize("stem", STEM)
 def test_long_rouge_score_rs(benchmark, record, long_docs, stem):
     benchmark.group = f"long-rLsum-{'stem' if stem else 'nostem'}"
-    _bench(benchmark, record, benchmark.group, "rouge-score-rs", f"threads={corpus.rayon_threads()}",
-           *long_docs, LONG_TYPES, stem, rounds=2, warmup_rounds=0)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "rouge-score-rs",
+        f"threads={corpus.rayon_threads()}",
+        *long_docs,
+        LONG_TYPES,
+        stem,
+        rounds=2,
+        warmup_rounds=0,
+    )
 
 
 @pytest.mark.parametrize("stem", STEM)
 def test_long_rouge_score(benchmark, record, long_docs, sizes, stem):
     benchmark.group = f"long-rLsum-{'stem' if stem else 'nostem'}"
     preds, refs = corpus.subset(long_docs, sizes.long_rouge_score)
-    _bench(benchmark, record, benchmark.group, "rouge-score", "threads=1", preds, refs,
-           LONG_TYPES, stem, rounds=1, warmup_rounds=0)
+    _bench(
+        benchmark,
+        record,
+        benchmark.group,
+        "rouge-score",
+        "threads=1",
+        preds,
+        refs,
+        LONG_TYPES,
+        stem,
+        rounds=1,
+        warmup_rounds=0,
+    )

@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,9 +42,17 @@ def build(workdir: Path, rows: int, files: int = 1) -> list[Path]:
     for i, path in enumerate(paths):
         lo, hi = i * per_file, (rows if i == files - 1 else (i + 1) * per_file)
         idx = [j % len(preds) for j in range(lo, hi)]
-        pq.write_table(pa.table({"id": [f"r{j}" for j in range(lo, hi)],
-                                 "response": [preds[j] for j in idx],
-                                 "reference": [refs[j] for j in idx]}), path, row_group_size=50_000)
+        pq.write_table(
+            pa.table(
+                {
+                    "id": [f"r{j}" for j in range(lo, hi)],
+                    "response": [preds[j] for j in idx],
+                    "reference": [refs[j] for j in idx],
+                }
+            ),
+            path,
+            row_group_size=50_000,
+        )
     return paths
 
 
@@ -139,8 +146,11 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 2_000_000])
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/respeval-bulk-bench"))
     ap.add_argument("--no-dask", action="store_true")
-    ap.add_argument("--cli-only", action="store_true",
-                    help="skip the in-memory library calls (they hold the whole corpus: ~1.4 GB per million rows)")
+    ap.add_argument(
+        "--cli-only",
+        action="store_true",
+        help="skip the in-memory library calls (they hold the whole corpus: ~1.4 GB per million rows)",
+    )
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
@@ -150,22 +160,34 @@ def main() -> None:
         (path,) = build(args.workdir, rows)
         for threads in (1, 2):
             r = cli(path, threads, args.workdir / f"out_{rows}.parquet")
-            print(f"| {rows:,} | CLI `respeval score` (Parquet in, Parquet out, bootstrap) | {threads} | "
-                  f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | {r['peak_rss_mb']} |", flush=True)
+            print(
+                f"| {rows:,} | CLI `respeval score` (Parquet in, Parquet out, bootstrap) | {threads} | "
+                f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | {r['peak_rss_mb']} |",
+                flush=True,
+            )
             if args.cli_only:
                 continue
             lib = library(path, threads)
-            print(f"| {rows:,} | library `respeval.rouge` in memory (+ bootstrap) | {threads} | "
-                  f"{lib['seconds']:.2f} | {rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']} |", flush=True)
+            print(
+                f"| {rows:,} | library `respeval.rouge` in memory (+ bootstrap) | {threads} | "
+                f"{lib['seconds']:.2f} | {rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']} |",
+                flush=True,
+            )
             tab = table_call(path, threads)
-            print(f"| {rows:,} | library `score_table` on the Arrow table in memory | {threads} | "
-                  f"{tab['seconds']:.2f} | {rows / tab['seconds']:,.0f} | {tab['peak_rss_mb']} |", flush=True)
+            print(
+                f"| {rows:,} | library `score_table` on the Arrow table in memory | {threads} | "
+                f"{tab['seconds']:.2f} | {rows / tab['seconds']:,.0f} | {tab['peak_rss_mb']} |",
+                flush=True,
+            )
     if not args.no_dask:
         rows = max(args.sizes)
         paths = build(args.workdir, rows, files=20)
         r = dask_run(paths, args.workdir / "out_dask.parquet")
-        print(f"| {rows:,} | Dask, 2 workers x 1 thread, 20 files (cluster start {r['startup']:.1f}s not included) | 2 | "
-              f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | driver {r['peak_rss_mb']} |", flush=True)
+        print(
+            f"| {rows:,} | Dask, 2 workers x 1 thread, 20 files (cluster start {r['startup']:.1f}s not included) | 2 | "
+            f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | driver {r['peak_rss_mb']} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -75,8 +75,9 @@ def record(benchmark):
             return
         best = benchmark.stats.stats.min
         benchmark.extra_info["pairs_per_s_best"] = pairs / best
-        _RESULTS.append(dict(workload=workload, library=library, config=config, pairs=pairs,
-                             best=best, rate=pairs / best))
+        _RESULTS.append(
+            dict(workload=workload, library=library, config=config, pairs=pairs, best=best, rate=pairs / best)
+        )
 
     return _record
 
@@ -86,14 +87,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
         return
     tr = terminalreporter
     tr.section("respeval ROUGE benchmarks: pairs per second (best round)")
-    baseline = {r["workload"]: r["rate"] for r in _RESULTS
-                if r["library"] == "rouge-score-rs"}
-    tr.write_line(f"{'workload':<28} {'library':<16} {'config':<16} {'pairs':>7} "
-                  f"{'pairs/s':>11} {'vs rouge-score-rs':>18}")
+    baseline = {r["workload"]: r["rate"] for r in _RESULTS if r["library"] == "rouge-score-rs"}
+    tr.write_line(
+        f"{'workload':<28} {'library':<16} {'config':<16} {'pairs':>7} {'pairs/s':>11} {'vs rouge-score-rs':>18}"
+    )
     for r in sorted(_RESULTS, key=lambda r: (r["workload"].startswith("long"), r["workload"], -r["rate"])):
         base = baseline.get(r["workload"])
         ratio = f"{r['rate'] / base:.2f}x" if base else "-"
-        tr.write_line(f"{r['workload']:<28} {r['library']:<16} {r['config']:<16} "
-                      f"{r['pairs']:>7} {r['rate']:>11,.0f} {ratio:>18}")
-    tr.write_line(f"(rouge-score-rs ran with RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS')}; "
-                  "rouge-score and respeval-python are timed on evenly spread subsets)")
+        tr.write_line(
+            f"{r['workload']:<28} {r['library']:<16} {r['config']:<16} {r['pairs']:>7} {r['rate']:>11,.0f} {ratio:>18}"
+        )
+    tr.write_line(
+        f"(rouge-score-rs ran with RAYON_NUM_THREADS={os.environ.get('RAYON_NUM_THREADS')}; "
+        "rouge-score and respeval-python are timed on evenly spread subsets)"
+    )

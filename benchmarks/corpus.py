@@ -159,8 +159,7 @@ def runner(library: str, types: tuple[str, ...], stem: bool, threads: int | None
     if library == "respeval":
         import respeval
 
-        return lambda p, r: respeval.rouge(p, r, types, stemmer=stem, threads=threads,
-                                           implementation="native")
+        return lambda p, r: respeval.rouge(p, r, types, stemmer=stem, threads=threads, implementation="native")
     if library == "respeval-python":
         import respeval
 

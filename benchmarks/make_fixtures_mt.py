@@ -31,7 +31,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "wmt17_en_de"
@@ -77,7 +76,7 @@ def load_data():
     return reference, systems
 
 
-def make_corpus(reference: List[str], systems: Dict[str, List[str]]) -> dict:
+def make_corpus(reference: list[str], systems: dict[str, list[str]]) -> dict:
     """Corpus scores of every system for every variant."""
     from sacrebleu.metrics import BLEU, CHRF, TER
 
@@ -106,7 +105,7 @@ def make_corpus(reference: List[str], systems: Dict[str, List[str]]) -> dict:
     return out
 
 
-def make_ter_segments(reference: List[str], systems: Dict[str, List[str]]) -> dict:
+def make_ter_segments(reference: list[str], systems: dict[str, list[str]]) -> dict:
     """Per-segment TER statistics (edits per system, reference lengths per variant)."""
     from sacrebleu.metrics import TER
 
@@ -138,7 +137,7 @@ def _result(result) -> dict:
     }
 
 
-def make_significance(reference: List[str], systems: Dict[str, List[str]]) -> dict:
+def make_significance(reference: list[str], systems: dict[str, list[str]]) -> dict:
     """Paired tests as the CLI runs them, and single-system bootstrap CIs."""
     from sacrebleu.metrics import BLEU, CHRF, TER
     from sacrebleu.significance import PairedTest
@@ -153,11 +152,7 @@ def make_significance(reference: List[str], systems: Dict[str, List[str]]) -> di
             "TER": TER(references=[reference]),
         }
         _, scores = PairedTest(named, metrics, references=None, test_type=test)()
-        out[test] = {
-            metric: [_result(r) for r in results]
-            for metric, results in scores.items()
-            if metric != "System"
-        }
+        out[test] = {metric: [_result(r) for r in results] for metric, results in scores.items() if metric != "System"}
         print(f"  paired-{test}: {time.time() - start:.1f}s", file=sys.stderr)
 
     out["corpus_ci"] = {"system": CI_SYSTEM}

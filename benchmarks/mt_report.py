@@ -100,27 +100,46 @@ def main() -> None:
         rows.append((name, theirs, ours, n_items, unit))
         print(f"{name}: sacrebleu/official {theirs:.3f}s, respeval {ours:.3f}s, {theirs / ours:.1f}x", flush=True)
 
-    row("corpus BLEU, 16 systems (13a)",
+    row(
+        "corpus BLEU, 16 systems (13a)",
         best(lambda: [sacrebleu.corpus_bleu(h, [reference]).score for h in hyps], repeats),
-        best(lambda: [bleu(h, reference, threads=1).score for h in hyps], repeats), 16 * 3004, "segments")
-    row("corpus chrF, 16 systems",
+        best(lambda: [bleu(h, reference, threads=1).score for h in hyps], repeats),
+        16 * 3004,
+        "segments",
+    )
+    row(
+        "corpus chrF, 16 systems",
         best(lambda: [CHRF().corpus_score(h, [reference]).score for h in hyps], repeats),
-        best(lambda: [chrf(h, reference, threads=1).score for h in hyps], repeats), 16 * 3004, "segments")
-    row("corpus chrF++, 16 systems",
+        best(lambda: [chrf(h, reference, threads=1).score for h in hyps], repeats),
+        16 * 3004,
+        "segments",
+    )
+    row(
+        "corpus chrF++, 16 systems",
         best(lambda: [CHRF(word_order=2).corpus_score(h, [reference]).score for h in hyps], repeats),
-        best(lambda: [chrf(h, reference, word_order=2, threads=1).score for h in hyps], repeats), 16 * 3004,
-        "segments")
+        best(lambda: [chrf(h, reference, word_order=2, threads=1).score for h in hyps], repeats),
+        16 * 3004,
+        "segments",
+    )
     n_ter = 300 if args.quick else 1000
-    row(f"TER, 1 system, {n_ter} segments",
+    row(
+        f"TER, 1 system, {n_ter} segments",
         best(lambda: TER().corpus_score(hyps[0][:n_ter], [reference[:n_ter]]).score, 1),
-        best(lambda: ter(hyps[0][:n_ter], reference[:n_ter]).score, 1), n_ter, "segments")
+        best(lambda: ter(hyps[0][:n_ter], reference[:n_ter]).score, 1),
+        n_ter,
+        "segments",
+    )
     golds = [json.loads(x) for x in (DATA / "squad" / "dev-v2.0-gold.jsonl").open(encoding="utf-8")]
     preds = json.loads((DATA / "squad" / "predictions-v2.0" / "bert.json").read_text(encoding="utf-8"))
     pl = [preds.get(g["id"]) for g in golds]
     gl = [g["answers"] for g in golds]
-    row("SQuAD v2.0 EM/F1, dev set",
+    row(
+        "SQuAD v2.0 EM/F1, dev set",
         best(lambda: official_v2(golds, preds), repeats),
-        best(lambda: squad(pl, gl, version="v2"), repeats), len(golds), "questions")
+        best(lambda: squad(pl, gl, version="v2"), repeats),
+        len(golds),
+        "questions",
+    )
 
     print()
     print("| workload | sacreBLEU / official script (s) | respeval (s) | speed-up |")

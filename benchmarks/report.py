@@ -52,14 +52,30 @@ LONG_TYPES = ("rougeLsum",)
 NCPU = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 # rounds: best of N interleaved calls, (short, long), for the fast and the slow contenders
-FULL = dict(short=corpus.N_SHORT, rouge_score=5_000, python_ref=2_000, long=None,
-            long_rouge_score=16, long_python_ref=8, mem_slow=corpus.N_SHORT,
-            rounds={"fast": (7, 3), "slow": (2, 1)})
-QUICK = dict(short=20_000, rouge_score=1_000, python_ref=500, long=160, long_rouge_score=4,
-             long_python_ref=2, mem_slow=5_000, rounds={"fast": (3, 2), "slow": (1, 1)})
+FULL = dict(
+    short=corpus.N_SHORT,
+    rouge_score=5_000,
+    python_ref=2_000,
+    long=None,
+    long_rouge_score=16,
+    long_python_ref=8,
+    mem_slow=corpus.N_SHORT,
+    rounds={"fast": (7, 3), "slow": (2, 1)},
+)
+QUICK = dict(
+    short=20_000,
+    rouge_score=1_000,
+    python_ref=500,
+    long=160,
+    long_rouge_score=4,
+    long_python_ref=2,
+    mem_slow=5_000,
+    rounds={"fast": (3, 2), "slow": (1, 1)},
+)
 
 
 # --- worker side (runs in a fresh process) ---------------------------------------------------
+
 
 def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
@@ -72,8 +88,9 @@ def _check(library: str, result, preds, refs, types, stem) -> None:
     want = corpus.as_matrix("respeval", corpus.runner("respeval", types, stem, 1)(preds, refs), types)
     diff = float(np.max(np.abs(got - want))) if len(got) else 0.0
     if got.shape != want.shape or diff > 1e-12:
-        raise SystemExit(f"{library} disagrees with respeval (max |diff| {diff:.3g}, "
-                         f"stem={stem}, types={types}): not timing it")
+        raise SystemExit(
+            f"{library} disagrees with respeval (max |diff| {diff:.3g}, stem={stem}, types={types}): not timing it"
+        )
 
 
 def worker_speed(job: dict, data: dict) -> list[dict]:
@@ -81,8 +98,7 @@ def worker_speed(job: dict, data: dict) -> list[dict]:
     ...), so that they see the same machine load; best of ``rounds`` calls each."""
     sizes = job["sizes"]
     rs_threads = job["rs_threads"]
-    subsets = {"rouge-score": ("rouge_score", "long_rouge_score"),
-               "respeval-python": ("python_ref", "long_python_ref")}
+    subsets = {"rouge-score": ("rouge_score", "long_rouge_score"), "respeval-python": ("python_ref", "long_python_ref")}
     out = []
     for workload, types in (("short", SHORT_TYPES), ("long", LONG_TYPES)):
         rounds = sizes["rounds"][job["pace"]][workload == "long"]
@@ -95,9 +111,19 @@ def worker_speed(job: dict, data: dict) -> list[dict]:
                 fn = corpus.runner(lib, types, stem, threads)
                 k = max(1, min(1000, len(preds) // 10))
                 fn(preds[:k], refs[:k])  # warm-up: thread pools, lazy imports, caches
-                contenders.append(dict(lib=lib, threads=rs_threads if threads is None else threads,
-                                       fn=fn, preds=preds, refs=refs, best=float("inf"),
-                                       cpu=float("inf"), cpu_at_best=0.0, result=None))
+                contenders.append(
+                    dict(
+                        lib=lib,
+                        threads=rs_threads if threads is None else threads,
+                        fn=fn,
+                        preds=preds,
+                        refs=refs,
+                        best=float("inf"),
+                        cpu=float("inf"),
+                        cpu_at_best=0.0,
+                        result=None,
+                    )
+                )
             for _ in range(rounds):
                 for c in contenders:
                     c["result"] = None
@@ -112,11 +138,22 @@ def worker_speed(job: dict, data: dict) -> list[dict]:
             for c in contenders:
                 _check(c["lib"], c["result"], c["preds"], c["refs"], types, stem)
                 n = len(c["preds"])
-                out.append(dict(library=c["lib"], workload=workload, stem=stem,
-                                threads=c["threads"], pairs=n, best=c["best"], rate=n / c["best"],
-                                cpu=c["cpu"], cpu_rate=n / c["cpu"],
-                                cpu_at_best=c["cpu_at_best"], rounds=rounds,
-                                process=job["name"]))
+                out.append(
+                    dict(
+                        library=c["lib"],
+                        workload=workload,
+                        stem=stem,
+                        threads=c["threads"],
+                        pairs=n,
+                        best=c["best"],
+                        rate=n / c["best"],
+                        cpu=c["cpu"],
+                        cpu_rate=n / c["cpu"],
+                        cpu_at_best=c["cpu_at_best"],
+                        rounds=rounds,
+                        process=job["name"],
+                    )
+                )
                 c["result"] = None
     return out
 
@@ -170,23 +207,29 @@ def worker_main(job_json: str, data_path: str) -> None:
 
 # --- parent side -----------------------------------------------------------------------------
 
+
 def run_job(job: dict, data_path: str, rayon: str | None = None) -> object:
     env = dict(os.environ)
     env.pop("RAYON_NUM_THREADS", None)
     if rayon is not None:
         env["RAYON_NUM_THREADS"] = rayon
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--worker", json.dumps(job), "--data", data_path],
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", json.dumps(job), "--data", data_path],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     took = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"worker {job} failed:\n{proc.stdout}\n{proc.stderr}")
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    who = " + ".join(f"{lib} threads={t or ('rayon' if lib == 'rouge-score-rs' else 1)}"
-                     for lib, t in job.get("contenders", [(job["library"], None)]))
-    print(f"  {job['kind']:<6} {who} RAYON_NUM_THREADS={rayon or 'unset'}: "
-          f"{took:.0f}s", file=sys.stderr)
-    return json.loads(line[len("RESULT "):])
+    who = " + ".join(
+        f"{lib} threads={t or ('rayon' if lib == 'rouge-score-rs' else 1)}"
+        for lib, t in job.get("contenders", [(job["library"], None)])
+    )
+    print(f"  {job['kind']:<6} {who} RAYON_NUM_THREADS={rayon or 'unset'}: {took:.0f}s", file=sys.stderr)
+    return json.loads(line[len("RESULT ") :])
 
 
 def machine() -> str:
@@ -201,19 +244,37 @@ def machine() -> str:
     from importlib.metadata import version
 
     try:
-        head = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(HERE.parent), "status", "--porcelain", "--untracked-files=no", "--",
-                                "cext", "CMakeLists.txt", "src/respeval/metrics",
-                                "src/respeval/tokenizers", "src/respeval/_inputs.py",
-                                "src/respeval/_backend.py"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(HERE.parent),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "cext",
+                "CMakeLists.txt",
+                "src/respeval/metrics",
+                "src/respeval/tokenizers",
+                "src/respeval/_inputs.py",
+                "src/respeval/_backend.py",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         commit = f"respeval commit {head}{' + uncommitted changes to the ROUGE path' if dirty else ''}; "
     except (OSError, subprocess.CalledProcessError):
         commit = ""
     libs = ", ".join(f"{n} {version(n)}" for n in ("respeval", "rouge-score-rs", "rouge-score", "numpy"))
-    return (f"{NCPU} CPUs ({cpu}), Python {platform.python_version()}, {platform.system()} "
-            f"{platform.release()}; {commit}{libs}")
+    return (
+        f"{NCPU} CPUs ({cpu}), Python {platform.python_version()}, {platform.system()} "
+        f"{platform.release()}; {commit}{libs}"
+    )
 
 
 def fmt_rate(x: float) -> str:
@@ -232,22 +293,50 @@ def report(sizes: dict, quick: bool) -> str:
             pickle.dump({"short": short, "long": long_docs}, f, protocol=pickle.HIGHEST_PROTOCOL)
         speed: list[dict] = []
         # A: one thread each (and respeval's 1 -> N scaling), interleaved in one process
-        speed += run_job(dict(kind="speed", name="A", pace="fast", sizes=sizes, rs_threads=1,
-                              library="respeval",
-                              contenders=[("respeval", 1), ("rouge-score-rs", None),
-                                          ("respeval", NCPU)]), data_path, rayon="1")
+        speed += run_job(
+            dict(
+                kind="speed",
+                name="A",
+                pace="fast",
+                sizes=sizes,
+                rs_threads=1,
+                library="respeval",
+                contenders=[("respeval", 1), ("rouge-score-rs", None), ("respeval", NCPU)],
+            ),
+            data_path,
+            rayon="1",
+        )
         # B: all threads each, interleaved in one process
-        speed += run_job(dict(kind="speed", name="B", pace="fast", sizes=sizes, rs_threads=NCPU,
-                              library="respeval",
-                              contenders=[("respeval", NCPU), ("rouge-score-rs", None)]),
-                         data_path, rayon=None)
+        speed += run_job(
+            dict(
+                kind="speed",
+                name="B",
+                pace="fast",
+                sizes=sizes,
+                rs_threads=NCPU,
+                library="respeval",
+                contenders=[("respeval", NCPU), ("rouge-score-rs", None)],
+            ),
+            data_path,
+            rayon=None,
+        )
         # C: the pure-Python ones, on subsets
-        speed += run_job(dict(kind="speed", name="C", pace="slow", sizes=sizes, rs_threads=1,
-                              library="rouge-score",
-                              contenders=[("rouge-score", None), ("respeval-python", None)]),
-                         data_path)
-        memory = [run_job(dict(kind="memory", library=lib, sizes=sizes), data_path)
-                  for lib in ("respeval", "rouge-score-rs", "rouge-score", "respeval-python")]
+        speed += run_job(
+            dict(
+                kind="speed",
+                name="C",
+                pace="slow",
+                sizes=sizes,
+                rs_threads=1,
+                library="rouge-score",
+                contenders=[("rouge-score", None), ("respeval-python", None)],
+            ),
+            data_path,
+        )
+        memory = [
+            run_job(dict(kind="memory", library=lib, sizes=sizes), data_path)
+            for lib in ("respeval", "rouge-score-rs", "rouge-score", "respeval-python")
+        ]
     load1 = os.getloadavg()
 
     def get(lib, workload, stem, threads, process=None):
@@ -256,8 +345,13 @@ def report(sizes: dict, quick: bool) -> str:
         if process is None:
             process = "B" if threads == NCPU > 1 else ("C" if lib in ("rouge-score", "respeval-python") else "A")
         for r in speed:
-            if (r["library"], r["workload"], r["stem"], r["threads"], r["process"]) == \
-                    (lib, workload, stem, threads, process):
+            if (r["library"], r["workload"], r["stem"], r["threads"], r["process"]) == (
+                lib,
+                workload,
+                stem,
+                threads,
+                process,
+            ):
                 return r
         return None
 
@@ -268,13 +362,23 @@ def report(sizes: dict, quick: bool) -> str:
     if quick:
         w("**--quick run: reduced workloads, numbers are indicative only.**")
     w("")
-    rows = [("respeval", 1), ("respeval", NCPU), ("rouge-score-rs", 1), ("rouge-score-rs", NCPU),
-            ("rouge-score", 1), ("respeval-python", 1)]
-    titles = {"short": f"rouge1+rouge2+rougeL, {len(short[0]):,} short real pairs",
-              "long": f"rougeLsum, {len(long_docs[0]):,} long documents (1,000+ tokens a side)"}
+    rows = [
+        ("respeval", 1),
+        ("respeval", NCPU),
+        ("rouge-score-rs", 1),
+        ("rouge-score-rs", NCPU),
+        ("rouge-score", 1),
+        ("respeval-python", 1),
+    ]
+    titles = {
+        "short": f"rouge1+rouge2+rougeL, {len(short[0]):,} short real pairs",
+        "long": f"rougeLsum, {len(long_docs[0]):,} long documents (1,000+ tokens a side)",
+    }
     for workload in ("short", "long"):
-        w(f"**{titles[workload]}** (pairs/s of the best call; ratio vs rouge-score-rs at the "
-          "same thread count, timed interleaved with it in the same process)")
+        w(
+            f"**{titles[workload]}** (pairs/s of the best call; ratio vs rouge-score-rs at the "
+            "same thread count, timed interleaved with it in the same process)"
+        )
         w("")
         w("| library | threads | pairs timed | no stemming | vs rs | Porter stemming | vs rs |")
         w("|---|---:|---:|---:|---:|---:|---:|")
@@ -296,8 +400,10 @@ def report(sizes: dict, quick: bool) -> str:
                 name += f" (RAYON_NUM_THREADS={'1' if threads == 1 else 'unset'})"
             w(f"| {name} | {threads} | {pairs:,} | " + " | ".join(cells) + " |")
         w("")
-    w("**One thread, pairs per CPU-second** (the least CPU time of any call; steadier than "
-      "wall time when the machine is shared)")
+    w(
+        "**One thread, pairs per CPU-second** (the least CPU time of any call; steadier than "
+        "wall time when the machine is shared)"
+    )
     w("")
     w("| workload | library | no stemming | vs rs | Porter stemming | vs rs |")
     w("|---|---|---:|---:|---:|---:|")
@@ -309,9 +415,11 @@ def report(sizes: dict, quick: bool) -> str:
                 cells += [fmt_rate(r["cpu_rate"]), f"{r['cpu_rate'] / base['cpu_rate']:.2f}x"]
             w(f"| {workload} | {lib} | " + " | ".join(cells) + " |")
     w("")
-    w("**Thread scaling, 1 → %d threads** (pairs/s ratio; respeval: both thread counts "
-      "interleaved in one process; rouge-score-rs: RAYON_NUM_THREADS=1 vs unset, two "
-      "processes)" % NCPU)
+    w(
+        "**Thread scaling, 1 → %d threads** (pairs/s ratio; respeval: both thread counts "
+        "interleaved in one process; rouge-score-rs: RAYON_NUM_THREADS=1 vs unset, two "
+        "processes)" % NCPU
+    )
     w("")
     w("| workload | respeval no stem | respeval stem | rouge-score-rs no stem | rouge-score-rs stem |")
     w("|---|---:|---:|---:|---:|")
@@ -326,16 +434,17 @@ def report(sizes: dict, quick: bool) -> str:
                 cells.append(f"{b['rate'] / a['rate']:.2f}x" if a and b else "-")
         w(f"| {workload} | " + " | ".join(cells) + " |")
     w("")
-    w("**Peak memory** scoring the short pairs once (rouge1+rouge2+rougeL, no stemming, all "
-      "threads; fresh process per library; ru_maxrss after scoring minus the RSS after imports, "
-      "data and a 100-pair warm-up, with the peak reset to that baseline first; the result "
-      "is alive at the measurement)")
+    w(
+        "**Peak memory** scoring the short pairs once (rouge1+rouge2+rougeL, no stemming, all "
+        "threads; fresh process per library; ru_maxrss after scoring minus the RSS after imports, "
+        "data and a 100-pair warm-up, with the peak reset to that baseline first; the result "
+        "is alive at the measurement)"
+    )
     w("")
     w("| library | pairs | peak RSS increase | per 1,000 pairs |")
     w("|---|---:|---:|---:|")
     for m in memory:
-        w(f"| {m['library']} | {m['pairs']:,} | {m['delta_mb']:.1f} MB | "
-          f"{m['delta_mb'] / m['pairs'] * 1000:.2f} MB |")
+        w(f"| {m['library']} | {m['pairs']:,} | {m['delta_mb']:.1f} MB | {m['delta_mb'] / m['pairs'] * 1000:.2f} MB |")
     w("")
     w("**Targets** (respeval vs rouge-score-rs, one thread each, short pairs):")
     w("")
@@ -343,16 +452,20 @@ def report(sizes: dict, quick: bool) -> str:
         a, b = get("respeval", "short", stem, 1), get("rouge-score-rs", "short", stem, 1)
         ratio = a["rate"] / b["rate"]
         verdict = "met" if ratio >= target else f"**not met**: {target / ratio:.2f}x short"
-        w(f"* {label}: {ratio:.2f}x by wall time (target {target:.0f}x): {verdict}; "
-          f"by CPU time {a['cpu_rate'] / b['cpu_rate']:.2f}x ({fmt_rate(a['cpu_rate'])} vs "
-          f"{fmt_rate(b['cpu_rate'])} pairs per CPU-second)")
+        w(
+            f"* {label}: {ratio:.2f}x by wall time (target {target:.0f}x): {verdict}; "
+            f"by CPU time {a['cpu_rate'] / b['cpu_rate']:.2f}x ({fmt_rate(a['cpu_rate'])} vs "
+            f"{fmt_rate(b['cpu_rate'])} pairs per CPU-second)"
+        )
     for stem in (False, True):
         a, b = get("respeval", "short", stem, 1), get("respeval", "short", stem, NCPU, "A")
         ratio = b["rate"] / a["rate"]
         verdict = "met" if ratio >= 1.8 else f"**not met**: {1.8 / ratio:.2f}x short"
-        w(f"* 1 → {NCPU} threads, {'stemming' if stem else 'no stemming'}: {ratio:.2f}x "
-          f"(target 1.8x): {verdict} (at {NCPU} threads the process used "
-          f"{b['cpu_at_best'] / b['best']:.2f} CPU-seconds per second)")
+        w(
+            f"* 1 → {NCPU} threads, {'stemming' if stem else 'no stemming'}: {ratio:.2f}x "
+            f"(target 1.8x): {verdict} (at {NCPU} threads the process used "
+            f"{b['cpu_at_best'] / b['best']:.2f} CPU-seconds per second)"
+        )
     return "\n".join(out)
 
 

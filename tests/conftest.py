@@ -16,10 +16,13 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 def implementations() -> list:
     params = [pytest.param("python", id="python")]
-    params.append(pytest.param(
-        "native", id="native",
-        marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built"),
-    ))
+    params.append(
+        pytest.param(
+            "native",
+            id="native",
+            marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built"),
+        )
+    )
     return params
 
 
@@ -52,7 +55,7 @@ def wmt():
     folder = shared_data("wmt17_en_de")
     reference = (folder / "newstest2017-ende-ref.de").read_text(encoding="utf-8").splitlines()
     systems = {
-        path.name[len("newstest2017."):-len(".en-de.txt")]: path.read_text(encoding="utf-8").splitlines()
+        path.name[len("newstest2017.") : -len(".en-de.txt")]: path.read_text(encoding="utf-8").splitlines()
         for path in sorted((folder / "systems").glob("newstest2017.*.en-de.txt"))
     }
     return reference, systems

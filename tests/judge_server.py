@@ -44,8 +44,9 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 FAULTS = ("429", "429-retry-after", "500", "503", "slow", "malformed-body", "drop", "bad-judge-json")
 # Faults after which the client holds a valid answer with usage (the others never deliver one).
@@ -110,9 +111,16 @@ def default_responder(body: Any) -> str:
 class _Core:
     """The protocol logic, shared by the thread and subprocess modes."""
 
-    def __init__(self, plan: FaultPlan, *, script: Callable[[RequestInfo], str | None] | None = None,
-                 responder: Callable[[Any], str] = default_responder, latency: float = 0.0,
-                 api_key: str | None = None, keep_bodies: bool = True) -> None:
+    def __init__(
+        self,
+        plan: FaultPlan,
+        *,
+        script: Callable[[RequestInfo], str | None] | None = None,
+        responder: Callable[[Any], str] = default_responder,
+        latency: float = 0.0,
+        api_key: str | None = None,
+        keep_bodies: bool = True,
+    ) -> None:
         self.plan = plan
         self.script = script
         self.responder = responder
@@ -130,7 +138,9 @@ class _Core:
         faults = Counter(r.fault or "ok" for r in records)
         delivered = [r for r in records if r.fault in DELIVERING and r.status == 200]
         out: dict[str, Any] = {
-            "requests": len(records), "faults": dict(faults), "connections": self.connections,
+            "requests": len(records),
+            "faults": dict(faults),
+            "connections": self.connections,
             "delivered": len(delivered),
             "delivered_prompt_tokens": sum(r.prompt_tokens for r in delivered),
             "delivered_completion_tokens": sum(r.completion_tokens for r in delivered),
@@ -174,8 +184,9 @@ class _Core:
         except (ConnectionError, asyncio.IncompleteReadError):
             return
 
-    async def _chat(self, method: str, path: str, headers: dict[str, str], raw: bytes,
-                    writer: asyncio.StreamWriter) -> bool:
+    async def _chat(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
         """Answer one request; False when the connection must be closed."""
         key = hashlib.sha256(raw).hexdigest()
         try:
@@ -185,8 +196,14 @@ class _Core:
         with self.lock:
             nth = self.seen[key]
             self.seen[key] += 1
-            record = Record(index=len(self.records), key=key, fault=None, status=None, started=time.monotonic(),
-                            body=body if self.keep_bodies else None)
+            record = Record(
+                index=len(self.records),
+                key=key,
+                fault=None,
+                status=None,
+                started=time.monotonic(),
+                body=body if self.keep_bodies else None,
+            )
             self.records.append(record)
         info = RequestInfo(record.index, body, key, nth, headers)
         fault = self.script(info) if self.script is not None else self.plan.choose(key, nth)
@@ -215,13 +232,21 @@ class _Core:
             content = BAD_JUDGE_TEXT if fault == "bad-judge-json" else self.responder(body)
             prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
             record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
-            payload = json.dumps({
-                "id": f"chatcmpl-{record.index}", "object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                             "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": record.prompt_tokens, "completion_tokens": record.completion_tokens,
-                          "total_tokens": record.prompt_tokens + record.completion_tokens},
-            }).encode()
+            payload = json.dumps(
+                {
+                    "id": f"chatcmpl-{record.index}",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                    ],
+                    "usage": {
+                        "prompt_tokens": record.prompt_tokens,
+                        "completion_tokens": record.completion_tokens,
+                        "total_tokens": record.prompt_tokens + record.completion_tokens,
+                    },
+                }
+            ).encode()
             if fault == "malformed-body":
                 payload = payload[: len(payload) // 2]
             record.status = 200
@@ -233,10 +258,18 @@ class _Core:
 
 
 def _response(status: int, payload: bytes, extra: str = "") -> bytes:
-    reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
-              500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-            f"{extra}\r\n").encode("latin-1") + payload
+    reason = {
+        200: "OK",
+        400: "Bad Request",
+        401: "Unauthorized",
+        404: "Not Found",
+        429: "Too Many Requests",
+        500: "Internal Server Error",
+        503: "Service Unavailable",
+    }.get(status, "Status")
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n{extra}\r\n"
+    ).encode("latin-1") + payload
 
 
 def _error(status: int, message: str, retry_after: float | None = None) -> bytes:
@@ -255,11 +288,16 @@ class JudgeServer:
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` get 401.
     """
 
-    def __init__(self, plan: FaultPlan | None = None, *, script: Callable[[RequestInfo], str | None] | None = None,
-                 responder: Callable[[Any], str] = default_responder, latency: float = 0.0,
-                 api_key: str | None = None) -> None:
-        self.core = _Core(plan or FaultPlan(), script=script, responder=responder, latency=latency,
-                          api_key=api_key)
+    def __init__(
+        self,
+        plan: FaultPlan | None = None,
+        *,
+        script: Callable[[RequestInfo], str | None] | None = None,
+        responder: Callable[[Any], str] = default_responder,
+        latency: float = 0.0,
+        api_key: str | None = None,
+    ) -> None:
+        self.core = _Core(plan or FaultPlan(), script=script, responder=responder, latency=latency, api_key=api_key)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -304,10 +342,12 @@ class JudgeServer:
     def stop(self) -> None:
         loop = self._loop
         if loop is not None and self._server is not None:
+
             def shutdown() -> None:
                 self._server.close()  # type: ignore[union-attr]
                 for task in asyncio.all_tasks(loop):
                     task.cancel()
+
             loop.call_soon_threadsafe(shutdown)
         if self._thread is not None:
             self._thread.join(10)
@@ -323,9 +363,22 @@ class SpawnedServer:
     """The server in a subprocess; ``stats()`` asks it over HTTP."""
 
     def __init__(self, plan: FaultPlan, latency: float = 0.0, keep_bodies: bool = False) -> None:
-        args = [sys.executable, __file__, "--rate", str(plan.rate), "--seed", str(plan.seed),
-                "--retry-after", str(plan.retry_after), "--slow", str(plan.slow_seconds),
-                "--kinds", ",".join(plan.kinds), "--latency", str(latency)]
+        args = [
+            sys.executable,
+            __file__,
+            "--rate",
+            str(plan.rate),
+            "--seed",
+            str(plan.seed),
+            "--retry-after",
+            str(plan.retry_after),
+            "--slow",
+            str(plan.slow_seconds),
+            "--kinds",
+            ",".join(plan.kinds),
+            "--latency",
+            str(latency),
+        ]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
         if not line.startswith("PORT "):
@@ -380,8 +433,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slow", type=float, default=0.5, help="delay of 'slow' responses, seconds")
     parser.add_argument("--latency", type=float, default=0.0, help="delay before every answer, seconds")
     args = parser.parse_args(argv)
-    plan = FaultPlan(rate=args.rate, kinds=tuple(k for k in args.kinds.split(",") if k), seed=args.seed,
-                     retry_after=args.retry_after, slow_seconds=args.slow)
+    plan = FaultPlan(
+        rate=args.rate,
+        kinds=tuple(k for k in args.kinds.split(",") if k),
+        seed=args.seed,
+        retry_after=args.retry_after,
+        slow_seconds=args.slow,
+    )
     asyncio.run(_serve_subprocess(_Core(plan, latency=args.latency, keep_bodies=False)))
 
 

@@ -15,8 +15,7 @@ from respeval.pipeline import EXAMPLE
 
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "respeval", *args], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "respeval", *args], capture_output=True, text=True, timeout=120)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -57,9 +56,22 @@ def test_text_files_and_per_row_output(tmp_path: Path, ext: str):
     (tmp_path / "p.txt").write_text("\n".join(preds) + "\n", encoding="utf-8")
     (tmp_path / "r.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
     out = tmp_path / f"rows.{ext}"
-    summary = json.loads(run("score", "--pred", str(tmp_path / "p.txt"), "--ref", str(tmp_path / "r.txt"),
-                             "--metrics", "rouge1,rougeL", "--stem", "--out", str(out), "--json",
-                             "--quiet").stdout)
+    summary = json.loads(
+        run(
+            "score",
+            "--pred",
+            str(tmp_path / "p.txt"),
+            "--ref",
+            str(tmp_path / "r.txt"),
+            "--metrics",
+            "rouge1,rougeL",
+            "--stem",
+            "--out",
+            str(out),
+            "--json",
+            "--quiet",
+        ).stdout
+    )
     lib = rouge(preds, refs, ["rouge1", "rougeL"], stemmer=True)
     if ext == "parquet":
         import pyarrow.parquet as pq
@@ -83,8 +95,13 @@ def test_text_files_and_per_row_output(tmp_path: Path, ext: str):
 
 def test_one_jsonl_with_both_fields_and_ids(tmp_path: Path):
     src = tmp_path / "run.jsonl"
-    src.write_text("\n".join(json.dumps({"uid": f"u{i}", "response": p, "reference": r})
-                             for i, (p, r) in enumerate([("a b c", "a b"), ("x y", ["q", "x y"])])) + "\n")
+    src.write_text(
+        "\n".join(
+            json.dumps({"uid": f"u{i}", "response": p, "reference": r})
+            for i, (p, r) in enumerate([("a b c", "a b"), ("x y", ["q", "x y"])])
+        )
+        + "\n"
+    )
     out = tmp_path / "rows.jsonl"
     run("score", "--pred", str(src), "--id-field", "uid", "--metrics", "rouge1", "--out", str(out), "--quiet")
     rows = [json.loads(x) for x in out.read_text().splitlines()]
@@ -92,13 +109,16 @@ def test_one_jsonl_with_both_fields_and_ids(tmp_path: Path):
     assert rows[1]["rouge1_f"] == 1.0  # the second reference of row 1 wins
 
 
-@pytest.mark.parametrize("setup, expected", [
-    ("missing", "cannot read"),
-    ("lengths", "has more rows than"),
-    ("missing-ref", "cannot read"),
-    ("field", "r.jsonl:2: field 'reference'"),
-    ("none", "r.jsonl:1: field 'reference'"),
-])
+@pytest.mark.parametrize(
+    "setup, expected",
+    [
+        ("missing", "cannot read"),
+        ("lengths", "has more rows than"),
+        ("missing-ref", "cannot read"),
+        ("field", "r.jsonl:2: field 'reference'"),
+        ("none", "r.jsonl:1: field 'reference'"),
+    ],
+)
 def test_bad_input_is_named(tmp_path: Path, setup: str, expected: str):
     pred = tmp_path / "p.txt"
     pred.write_text("a\nb\n")

@@ -8,7 +8,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import shared_data
@@ -29,11 +28,13 @@ def _corpus(tmp_path: Path, n_files: int, rows_per_file: int) -> tuple[list[Path
     for i in range(n_files):
         hyps = systems[names[i % len(names)]]
         start = (i * 997) % (len(hyps) - rows_per_file)
-        t = pa.table({
-            "id": [f"{i}-{j}" for j in range(rows_per_file)],
-            "response": hyps[start:start + rows_per_file],
-            "reference": reference[start:start + rows_per_file],
-        })
+        t = pa.table(
+            {
+                "id": [f"{i}-{j}" for j in range(rows_per_file)],
+                "response": hyps[start : start + rows_per_file],
+                "reference": reference[start : start + rows_per_file],
+            }
+        )
         path = tmp_path / "in" / f"part-{i:03d}.parquet"
         path.parent.mkdir(exist_ok=True)
         pq.write_table(t, path)
@@ -68,8 +69,15 @@ def test_dask_equals_single_process(tmp_path: Path, client):
 
     files, whole = _corpus(tmp_path, n_files=5, rows_per_file=600)
     out = tmp_path / "rows.parquet"
-    summary = score_parquet(str(tmp_path / "in" / "*.parquet"), str(out), metrics=METRICS, id_field="id",
-                            stemmer=True, client=client, bootstrap=200)
+    summary = score_parquet(
+        str(tmp_path / "in" / "*.parquet"),
+        str(out),
+        metrics=METRICS,
+        id_field="id",
+        stemmer=True,
+        client=client,
+        bootstrap=200,
+    )
     _assert_same(summary, out, whole)
     assert not Path(str(out) + ".parts").exists()
 
@@ -83,8 +91,15 @@ def test_dask_survives_a_killed_worker(tmp_path: Path, client):
 
     def run() -> None:
         try:
-            result["summary"] = score_parquet([str(f) for f in files], str(out), metrics=METRICS, id_field="id",
-                                              stemmer=True, client=client, bootstrap=200)
+            result["summary"] = score_parquet(
+                [str(f) for f in files],
+                str(out),
+                metrics=METRICS,
+                id_field="id",
+                stemmer=True,
+                client=client,
+                bootstrap=200,
+            )
         except BaseException as exc:  # reported by the assertion below
             result["error"] = exc
 
@@ -117,9 +132,29 @@ def test_cli_engine_dask(tmp_path: Path):
 
     files, whole = _corpus(tmp_path, n_files=3, rows_per_file=200)
     out = tmp_path / "rows.parquet"
-    proc = subprocess.run([sys.executable, "-m", "respeval", "score", "--engine", "dask", "--pred",
-                           str(tmp_path / "in" / "*.parquet"), "--metrics", "rouge1,rougeL", "--out", str(out),
-                           "--json", "--quiet", "--bootstrap", "100"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "respeval",
+            "score",
+            "--engine",
+            "dask",
+            "--pred",
+            str(tmp_path / "in" / "*.parquet"),
+            "--metrics",
+            "rouge1,rougeL",
+            "--out",
+            str(out),
+            "--json",
+            "--quiet",
+            "--bootstrap",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     _, want = score_table(whole, metrics=("rouge1", "rougeL"), bootstrap=100)

@@ -69,8 +69,9 @@ def test_thresholds_are_the_poisson_tail():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(st.lists(st.integers(0, 2**62), min_size=0, max_size=50, unique=True), st.integers(0, 2**64 - 1),
-       st.integers(0, 40))
+@given(
+    st.lists(st.integers(0, 2**62), min_size=0, max_size=50, unique=True), st.integers(0, 2**64 - 1), st.integers(0, 40)
+)
 def test_weights_native_equal_reference(keys, seed, n_rep):
     keys = np.array(keys, dtype=np.int64)
     assert core.poisson_weights(keys, seed, n_rep) == ref.poisson_weights(keys, seed, n_rep)
@@ -117,8 +118,7 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_rows():
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(st.integers(0, 6), st.integers(0, 4), st.integers(0, 8), st.integers(0, 6), st.integers(0, 12),
-       st.booleans())
+@given(st.integers(0, 6), st.integers(0, 4), st.integers(0, 8), st.integers(0, 6), st.integers(0, 12), st.booleans())
 def test_fuzz_bootstrap_and_exact_entry_points_never_crash(rows, cols, key_rows, acc_rows, n_rep, strided):
     """Mismatched shapes are refused with ValueError before any native loop runs."""
     stats = np.ones((rows, cols))

@@ -47,10 +47,12 @@ def test_fit_thresholds_reaches_target_or_switches_off():
 
 
 def records(n: int = 6) -> list[dict]:
-    out = [{"id": "same", "reference": "Paris", "response": "paris."},
-           {"id": "near", "reference": "the city of Paris", "response": "Paris city"},
-           {"id": "far", "reference": "Paris", "response": "Berlin"},
-           {"id": "list", "reference": ["Denver Broncos", "Broncos"], "response": "the Broncos"}]
+    out = [
+        {"id": "same", "reference": "Paris", "response": "paris."},
+        {"id": "near", "reference": "the city of Paris", "response": "Paris city"},
+        {"id": "far", "reference": "Paris", "response": "Berlin"},
+        {"id": "list", "reference": ["Denver Broncos", "Broncos"], "response": "the Broncos"},
+    ]
     return out[:n]
 
 
@@ -63,8 +65,7 @@ def test_manual_gate_without_judge_reports_undecided():
 
 
 def test_unscored_judge_rows_do_not_pass():
-    report = run_gate(records(), GateConfig(), model=FakeModel("not a verdict"),
-                      options=EngineOptions(reask=False))
+    report = run_gate(records(), GateConfig(), model=FakeModel("not a verdict"), options=EngineOptions(reask=False))
     assert [r.decision for r in report.rows] == ["accept", "unscored", "unscored", "accept"]
     assert report.pass_rate == 0.5
 
@@ -76,12 +77,16 @@ def squad_rows():
         pytest.skip(f"SQuAD data not available: {gold_path} (expected ../shared/data beside the project)")
     golds = [json.loads(line) for line in gold_path.read_text().splitlines()]
     preds = json.loads((SQUAD / "predictions-v2.0" / "bert.json").read_text())
-    rows = [{"id": g["id"], "prompt": g["question"], "reference": g["answers"], "response": preds[g["id"]]}
-            for g in golds]
+    rows = [
+        {"id": g["id"], "prompt": g["question"], "reference": g["answers"], "response": preds[g["id"]]} for g in golds
+    ]
     # Stand-in for human labels on a deterministic third of the rows: correct = SQuAD F1 >= 0.5.
     f1 = squad([r["response"] for r in rows], [r["reference"] for r in rows], version="v2").f1
-    labels = {r["id"]: bool(x >= 0.5) for r, x in zip(rows, f1)
-              if int(hashlib.sha256(r["id"].encode()).hexdigest(), 16) % 3 == 0}
+    labels = {
+        r["id"]: bool(x >= 0.5)
+        for r, x in zip(rows, f1)
+        if int(hashlib.sha256(r["id"].encode()).hexdigest(), 16) % 3 == 0
+    }
     return rows, labels
 
 
@@ -90,8 +95,11 @@ def test_squad_v2_calibrated_gate(squad_rows):
     scores = stage_scores(rows, GateConfig())
     config = calibrate(rows, labels, target_precision=0.98, scores=scores)
     assert config.exact.accept_at == 1.0 and config.lexical.accept_at is not None
-    undecided = {r["id"] for i, r in enumerate(rows) if config.exact.decide(scores["exact"][i]) is None
-                 and config.lexical.decide(scores["lexical"][i]) is None}
+    undecided = {
+        r["id"]
+        for i, r in enumerate(rows)
+        if config.exact.decide(scores["exact"][i]) is None and config.lexical.decide(scores["lexical"][i]) is None
+    }
     model = FakeModel(scripted_judge)
     report = run_gate(rows, config, model=model, labels=labels, scores=scores)
     judged = {r.id for r in report.rows if r.stage == "judge"}
@@ -115,8 +123,21 @@ def test_cli_fail_under_and_junit(tmp_path, capsys):
     data = write_jsonl(tmp_path / "rows.jsonl", records())
     junit = tmp_path / "gate.xml"
     out = tmp_path / "decisions.jsonl"
-    args = ["gate", "--input", str(data), "--lexical-accept", "0.99", "--lexical-reject", "0.2", "--model",
-            "fake:score=1.0", "--junit", str(junit), "--out", str(out)]
+    args = [
+        "gate",
+        "--input",
+        str(data),
+        "--lexical-accept",
+        "0.99",
+        "--lexical-reject",
+        "0.2",
+        "--model",
+        "fake:score=1.0",
+        "--junit",
+        str(junit),
+        "--out",
+        str(out),
+    ]
     assert gate_main([*args, "--fail-under", "0.7"]) == 0
     assert "settled by cheap stages + 1 sent to the judge = 4 of 4 rows" in capsys.readouterr().out
     assert gate_main([*args, "--fail-under", "0.8"]) == 2
@@ -126,7 +147,11 @@ def test_cli_fail_under_and_junit(tmp_path, capsys):
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert cases["far"].find("failure") is not None and cases["near"].get("classname") == "respeval.gate.judge"
     assert [json.loads(line)["decision"] for line in out.read_text().splitlines()] == [
-        "accept", "accept", "reject", "accept"]
+        "accept",
+        "accept",
+        "reject",
+        "accept",
+    ]
 
 
 def test_cli_undecided_rows_are_junit_errors(tmp_path, capsys):
@@ -139,13 +164,16 @@ def test_cli_undecided_rows_are_junit_errors(tmp_path, capsys):
 
 
 def test_cli_calibrate(tmp_path, capsys):
-    rows = [{"id": i, "reference": "alpha beta gamma", "response": resp}
-            for i, resp in enumerate(["alpha beta gamma"] * 25 + ["alpha beta"] * 25 + ["delta"] * 25)]
+    rows = [
+        {"id": i, "reference": "alpha beta gamma", "response": resp}
+        for i, resp in enumerate(["alpha beta gamma"] * 25 + ["alpha beta"] * 25 + ["delta"] * 25)
+    ]
     labels = [{"id": r["id"], "label": r["response"] != "delta"} for r in rows]
     data = write_jsonl(tmp_path / "rows.jsonl", rows)
     lab = write_jsonl(tmp_path / "labels.jsonl", labels)
-    assert gate_main(["gate", "--input", str(data), "--calibrate", str(lab), "--target-precision", "0.98",
-                      "--json"]) == 0
+    assert (
+        gate_main(["gate", "--input", str(data), "--calibrate", str(lab), "--target-precision", "0.98", "--json"]) == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["decisions"] == {"accept": 50, "reject": 25, "unscored": 0, "undecided": 0}
     assert [s["precision_on_labelled"] for s in report["stages"][:2]] == [1.0, 1.0]

@@ -419,8 +419,13 @@ def test_result_writer_jsonl_matches_json_dumps(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     with ResultWriter(path) as out:
         out.write(columns)
-    plain = {name: list(np.asarray(values).tolist()) if isinstance(values, np.ndarray) else values for name, values in columns.items()}
-    expected = [json.dumps(dict(zip(plain, row)), ensure_ascii=False, separators=(",", ":")) for row in zip(*plain.values())]
+    plain = {
+        name: list(np.asarray(values).tolist()) if isinstance(values, np.ndarray) else values
+        for name, values in columns.items()
+    }
+    expected = [
+        json.dumps(dict(zip(plain, row)), ensure_ascii=False, separators=(",", ":")) for row in zip(*plain.values())
+    ]
     # split on "\n" only: U+2028 is legal unescaped in JSON and str.splitlines would split it
     assert path.read_text(encoding="utf-8").split("\n") == expected + [""]
     assert read_all(path, ['k"%s'])[0] == {'k"%s': columns['k"%s']}

@@ -13,9 +13,14 @@ from respeval import judge
 from respeval.judge import Completion, JsonSchema, JudgeCache, JudgeRequest, Message, OpenAIChatModel, cache_key
 
 IDENTITY = {"provider": "openai", "model": "m", "endpoint": "http://localhost:8000/v1", "defaults": {"seed": None}}
-REQUEST = JudgeRequest(messages=(Message("system", "grade"), Message("user", "candidate")), temperature=0.0,
-                       seed=1, max_tokens=64, json_schema=JsonSchema("v", {"type": "object"}),
-                       template_version="t/1")
+REQUEST = JudgeRequest(
+    messages=(Message("system", "grade"), Message("user", "candidate")),
+    temperature=0.0,
+    seed=1,
+    max_tokens=64,
+    json_schema=JsonSchema("v", {"type": "object"}),
+    template_version="t/1",
+)
 
 
 def test_the_key_is_pinned():
@@ -24,15 +29,25 @@ def test_the_key_is_pinned():
     assert cache_key(IDENTITY, REQUEST) == "00086ab1b635207868560092b72c43b84d801a8f62b47635a5758f2cad822278"
 
 
-@pytest.mark.parametrize("change", [
-    {"messages": (Message("system", "grade"), Message("user", "candidate!"))},
-    {"messages": (Message("system", "grade"), Message("assistant", "candidate"))},
-    {"messages": (Message("system", "gradec"), Message("user", "andidate"))},  # same concatenation
-    {"messages": (Message("system", "grade"),)},
-    {"temperature": 0.7}, {"temperature": None}, {"seed": 2}, {"max_tokens": 65},
-    {"json_schema": JsonSchema("v", {"type": "array"})}, {"json_schema": None}, {"logprobs": True},
-    {"template_version": "t/2"}, {"sample_index": 1}, {"flip": True},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"messages": (Message("system", "grade"), Message("user", "candidate!"))},
+        {"messages": (Message("system", "grade"), Message("assistant", "candidate"))},
+        {"messages": (Message("system", "gradec"), Message("user", "andidate"))},  # same concatenation
+        {"messages": (Message("system", "grade"),)},
+        {"temperature": 0.7},
+        {"temperature": None},
+        {"seed": 2},
+        {"max_tokens": 65},
+        {"json_schema": JsonSchema("v", {"type": "array"})},
+        {"json_schema": None},
+        {"logprobs": True},
+        {"template_version": "t/2"},
+        {"sample_index": 1},
+        {"flip": True},
+    ],
+)
 def test_every_request_field_is_in_the_key(change):
     assert cache_key(IDENTITY, dataclasses.replace(REQUEST, **change)) != cache_key(IDENTITY, REQUEST)
 
@@ -45,8 +60,10 @@ def test_the_parametrized_changes_cover_every_request_field():
     assert changed == set(REQUEST.to_json()) == fields  # a new request field must join the key (and the list)
 
 
-@pytest.mark.parametrize("change", [{"model": "m2"}, {"endpoint": "http://localhost:8001/v1"},
-                                    {"provider": "anthropic"}, {"defaults": {"seed": 3}}])
+@pytest.mark.parametrize(
+    "change",
+    [{"model": "m2"}, {"endpoint": "http://localhost:8001/v1"}, {"provider": "anthropic"}, {"defaults": {"seed": 3}}],
+)
 def test_the_model_identity_is_in_the_key(change):
     assert cache_key({**IDENTITY, **change}, REQUEST) != cache_key(IDENTITY, REQUEST)
 
@@ -58,8 +75,9 @@ def test_the_key_ignores_dict_order_of_the_identity():
 
 def test_store_reopen_and_first_answer_wins(tmp_path):
     path = tmp_path / "cache.sqlite"
-    first = Completion(text="one", tokens_in=3, tokens_out=1, finish_reason="stop", model="m",
-                       structured={"score": 1}, refusal=None)
+    first = Completion(
+        text="one", tokens_in=3, tokens_out=1, finish_reason="stop", model="m", structured={"score": 1}, refusal=None
+    )
     with JudgeCache(path) as cache:
         assert cache.journal_mode == "wal"
         assert cache.get("k") is None and "k" not in cache
@@ -99,12 +117,21 @@ def test_the_cache_never_stores_the_api_key(tmp_path, monkeypatch):
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen_auth.append(request.headers.get("authorization"))
-        body = {"choices": [{"message": {"content": '{"score": 1, "pass": true, "reasoning": "r"}'},
-                             "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
+        body = {
+            "choices": [
+                {"message": {"content": '{"score": 1, "pass": true, "reasoning": "r"}'}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+        }
         return httpx.Response(200, json=body)
 
-    model = OpenAIChatModel("m", base_url="http://user:PASSWORD-77@judge.invalid/v1", api_key_env="MY_JUDGE_KEY",
-                            transport=httpx.MockTransport(handler), headers={"x-team-token": "TEAM-TOKEN-31"})
+    model = OpenAIChatModel(
+        "m",
+        base_url="http://user:PASSWORD-77@judge.invalid/v1",
+        api_key_env="MY_JUDGE_KEY",
+        transport=httpx.MockTransport(handler),
+        headers={"x-team-token": "TEAM-TOKEN-31"},
+    )
     path = tmp_path / "cache.sqlite"
     result = judge.run([{"reference": "r", "response": "c"}], model, cache=path)
     assert result.rows[0].status == "scored" and seen_auth == [f"Bearer {secret}"]

@@ -22,12 +22,26 @@ from pathlib import Path
 import pytest
 
 from judge_server import FaultPlan, JudgeServer
-
 from respeval.cli import main as MAIN
 
 JUDGE = [sys.executable, "-m", "respeval", "judge"]
-ROW_FIELDS = {"id", "row", "score", "pass", "judge_pass", "reasoning", "status", "unscored_reason", "parsed_from",
-              "tokens_in", "tokens_out", "cost", "cache_hit", "attempts", "reasked"}
+ROW_FIELDS = {
+    "id",
+    "row",
+    "score",
+    "pass",
+    "judge_pass",
+    "reasoning",
+    "status",
+    "unscored_reason",
+    "parsed_from",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "cache_hit",
+    "attempts",
+    "reasked",
+}
 FAST = ["--backoff-base", "0.001", "--backoff-max", "0.005", "--quiet"]
 _ITEM = re.compile(r"candidate number (\d+)\b")
 
@@ -35,21 +49,27 @@ _ITEM = re.compile(r"candidate number (\d+)\b")
 def write_items(path: Path, n: int, **rename: str) -> Path:
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(n):
-            record = {"id": f"q{i}", "prompt": f"Question {i}?", "reference": f"Answer {i}.",
-                      "response": f"candidate number {i} [[score={(0.0, 1.0)[i % 2]}]]"}
+            record = {
+                "id": f"q{i}",
+                "prompt": f"Question {i}?",
+                "reference": f"Answer {i}.",
+                "response": f"candidate number {i} [[score={(0.0, 1.0)[i % 2]}]]",
+            }
             fh.write(json.dumps({rename.get(k, k): v for k, v in record.items()}) + "\n")
     return path
 
 
 def judge_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The command in a subprocess."""
-    return subprocess.run([*JUDGE, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*JUDGE, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 @pytest.fixture
 def judge_main(capsys, monkeypatch):
     """The command in this process: ``judge_main(*args, env={})`` -> (returncode, stdout, stderr)."""
+
     def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         for name, value in (env or {}).items():
             monkeypatch.setenv(name, value)
@@ -60,6 +80,7 @@ def judge_main(capsys, monkeypatch):
             code = exc.code if isinstance(exc.code, int) else 1
         captured = capsys.readouterr()
         return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
     return run
 
 
@@ -75,8 +96,18 @@ def item_of(record) -> int:
 def test_help_explains_usage(judge_main):
     proc = judge_main("--help")
     assert proc.returncode == 0
-    for needle in ("--input", "--model", "--base-url", "--budget-usd", "--replay-only", "--field NAME=COLUMN",
-                   "openai:MODEL", "exit status", "examples:", "OPENAI_API_KEY"):
+    for needle in (
+        "--input",
+        "--model",
+        "--base-url",
+        "--budget-usd",
+        "--replay-only",
+        "--field NAME=COLUMN",
+        "openai:MODEL",
+        "exit status",
+        "examples:",
+        "OPENAI_API_KEY",
+    ):
         assert needle in proc.stdout
 
 
@@ -84,8 +115,23 @@ def test_end_to_end_with_faults_prices_and_a_readable_summary(tmp_path):
     items = write_items(tmp_path / "items.jsonl", 40)
     out = tmp_path / "results.jsonl"
     with JudgeServer(FaultPlan(rate=0.15, seed=3, kinds=("429", "503", "drop", "malformed-body"))) as server:
-        proc = judge_cli("--input", str(items), "--model", "openai:judge-1", "--base-url", server.url,
-                         "--out", str(out), "--concurrency", "4", "--price-in", "2", "--price-out", "8", *FAST)
+        proc = judge_cli(
+            "--input",
+            str(items),
+            "--model",
+            "openai:judge-1",
+            "--base-url",
+            server.url,
+            "--out",
+            str(out),
+            "--concurrency",
+            "4",
+            "--price-in",
+            "2",
+            "--price-out",
+            "8",
+            *FAST,
+        )
         stats = server.stats()
     assert proc.returncode == 0, proc.stderr
     rows = read_rows(out)
@@ -95,19 +141,42 @@ def test_end_to_end_with_faults_prices_and_a_readable_summary(tmp_path):
         assert row["status"] == "scored" and row["score"] == (0.0, 1.0)[row["row"] % 2]
         assert row["cost"] == pytest.approx((row["tokens_in"] * 2 + row["tokens_out"] * 8) / 1e6)
     assert sum(r["attempts"] for r in rows) == stats["requests"] > 40
-    for needle in ("40 of 40 rows judged", "pass rate   0.5000  [", "95% CI (Wilson)", "coverage    40/40",
-                   "calls       ", "tokens      ", "cost $", f"per-row results: {out}", "errors      "):
+    for needle in (
+        "40 of 40 rows judged",
+        "pass rate   0.5000  [",
+        "95% CI (Wilson)",
+        "coverage    40/40",
+        "calls       ",
+        "tokens      ",
+        "cost $",
+        f"per-row results: {out}",
+        "errors      ",
+    ):
         assert needle in proc.stdout
     assert (tmp_path / "results.jsonl.cache.sqlite").exists()  # the default cache, beside --out
 
 
 def test_json_summary_and_field_renames(tmp_path, judge_main):
-    items = write_items(tmp_path / "items.jsonl", 6, id="uid", prompt="question", reference="gold",
-                        response="answer")
+    items = write_items(tmp_path / "items.jsonl", 6, id="uid", prompt="question", reference="gold", response="answer")
     out = tmp_path / "r.jsonl"
-    proc = judge_main("--input", str(items), "--model", "fake:score=1", "--out", str(out), "--json",
-                     "--field", "id=uid", "--field", "prompt=question", "--field", "reference=gold",
-                     "--field", "response=answer", "--no-cache")  # with the progress bar (it shows after 2 s)
+    proc = judge_main(
+        "--input",
+        str(items),
+        "--model",
+        "fake:score=1",
+        "--out",
+        str(out),
+        "--json",
+        "--field",
+        "id=uid",
+        "--field",
+        "prompt=question",
+        "--field",
+        "reference=gold",
+        "--field",
+        "response=answer",
+        "--no-cache",
+    )  # with the progress bar (it shows after 2 s)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["scored"] == summary["rows"] == 6 and summary["coverage"] == 1.0
@@ -116,19 +185,31 @@ def test_json_summary_and_field_renames(tmp_path, judge_main):
     assert not (tmp_path / "r.jsonl.cache.sqlite").exists()
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"id": 1, "response": "a"}', "items.jsonl:3: field 'reference': missing"),
-    ('{"id": 1, "response": 5, "reference": "b"}', "items.jsonl:3: field 'response': expected a string, got int"),
-    ("{not json", "items.jsonl:3: not a JSON object"),
-    ('["a list"]', "items.jsonl:3: expected a JSON object, got list"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"id": 1, "response": "a"}', "items.jsonl:3: field 'reference': missing"),
+        ('{"id": 1, "response": 5, "reference": "b"}', "items.jsonl:3: field 'response': expected a string, got int"),
+        ("{not json", "items.jsonl:3: not a JSON object"),
+        ('["a list"]', "items.jsonl:3: expected a JSON object, got list"),
+    ],
+)
 def test_bad_input_stops_before_any_call(tmp_path, line, message, judge_main):
     items = write_items(tmp_path / "items.jsonl", 2)
     with open(items, "a") as fh:
         fh.write(line + "\n")
     with JudgeServer() as server:
-        proc = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url,
-                         "--out", str(tmp_path / "r.jsonl"), "--quiet")
+        proc = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--out",
+            str(tmp_path / "r.jsonl"),
+            "--quiet",
+        )
         assert server.stats()["requests"] == 0
     assert proc.returncode == 1 and message in proc.stderr
     assert not (tmp_path / "r.jsonl").exists()
@@ -137,19 +218,23 @@ def test_bad_input_stops_before_any_call(tmp_path, line, message, judge_main):
 def test_renamed_field_errors_name_the_column(tmp_path, judge_main):
     items = tmp_path / "items.jsonl"
     items.write_text('{"answer": "a"}\n')
-    proc = judge_main("--input", str(items), "--model", "fake:", "--field", "response=answer",
-                     "--field", "reference=gold", "--quiet")
+    proc = judge_main(
+        "--input", str(items), "--model", "fake:", "--field", "response=answer", "--field", "reference=gold", "--quiet"
+    )
     assert proc.returncode == 1
     assert "items.jsonl:1: field 'gold' (--field reference=gold): missing" in proc.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--budget-usd", "1"], "--budget-usd needs --price-in and --price-out"),
-    (["--price-in", "1"], "give both --price-in and --price-out"),
-    (["--field", "colour=c"], "unknown field(s) colour"),
-    (["--replay-only", "--cache", "/nonexistent/c.sqlite"], "no cache at /nonexistent/c.sqlite"),
-    (["--model", "gpt-4o"], "expected PROVIDER:NAME"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--budget-usd", "1"], "--budget-usd needs --price-in and --price-out"),
+        (["--price-in", "1"], "give both --price-in and --price-out"),
+        (["--field", "colour=c"], "unknown field(s) colour"),
+        (["--replay-only", "--cache", "/nonexistent/c.sqlite"], "no cache at /nonexistent/c.sqlite"),
+        (["--model", "gpt-4o"], "expected PROVIDER:NAME"),
+    ],
+)
 def test_option_errors_are_one_clear_line(tmp_path, args, message, judge_main):
     items = write_items(tmp_path / "items.jsonl", 1)
     base = ["--input", str(items), "--quiet"]
@@ -164,10 +249,33 @@ def test_the_api_key_is_used_and_never_written(tmp_path, judge_main):
     items = write_items(tmp_path / "items.jsonl", 5)
     out = tmp_path / "r.jsonl"
     with JudgeServer(api_key=secret) as server:
-        proc = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url, "--out", str(out),
-                         "--api-key-env", "MY_KEY", "--json", "--quiet", env={"MY_KEY": secret})
-        wrong = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url,
-                          "--out", str(tmp_path / "w.jsonl"), "--quiet", env={"OPENAI_API_KEY": "sk-wrong-77"})
+        proc = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--out",
+            str(out),
+            "--api-key-env",
+            "MY_KEY",
+            "--json",
+            "--quiet",
+            env={"MY_KEY": secret},
+        )
+        wrong = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--out",
+            str(tmp_path / "w.jsonl"),
+            "--quiet",
+            env={"OPENAI_API_KEY": "sk-wrong-77"},
+        )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["scored"] == 5
     written = b"".join(p.read_bytes() for p in tmp_path.iterdir()) + (proc.stdout + proc.stderr).encode()
@@ -180,12 +288,36 @@ def test_budget_stop_then_resume_pays_nothing_twice(tmp_path, judge_main):
     items = write_items(tmp_path / "items.jsonl", 30)
     out = tmp_path / "r.jsonl"
     with JudgeServer() as server:
-        first = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url, "--out", str(out),
-                          "--budget-calls", "8", "--concurrency", "2", *FAST)
+        first = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--out",
+            str(out),
+            "--budget-calls",
+            "8",
+            "--concurrency",
+            "2",
+            *FAST,
+        )
         first_items = {item_of(r) for r in server.records}
         done = read_rows(out)
-        second = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url, "--out", str(out),
-                           "--concurrency", "2", *FAST)
+        second = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--out",
+            str(out),
+            "--concurrency",
+            "2",
+            *FAST,
+        )
         second_items = [item_of(r) for r in server.records[8:]]
     assert first.returncode == 4 and "budget reached: 8 of max 8 calls" in first.stderr
     assert "22 rows left" in first.stderr and "STOPPED" in first.stdout
@@ -198,15 +330,39 @@ def test_replay_only_for_ci(tmp_path, judge_main):
     items = write_items(tmp_path / "items.jsonl", 10)
     cache = tmp_path / "judge.sqlite"
     with JudgeServer() as server:
-        filled = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url,
-                           "--cache", str(cache), "--quiet")
+        filled = judge_main(
+            "--input", str(items), "--model", "openai:m", "--base-url", server.url, "--cache", str(cache), "--quiet"
+        )
         requests = server.stats()["requests"]
-        replayed = judge_main("--input", str(items), "--model", "openai:m", "--base-url", server.url,
-                             "--cache", str(cache), "--replay-only", "--json", "--quiet")
+        replayed = judge_main(
+            "--input",
+            str(items),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--cache",
+            str(cache),
+            "--replay-only",
+            "--json",
+            "--quiet",
+        )
         assert server.stats()["requests"] == requests == 10
         write_items(tmp_path / "more.jsonl", 11)
-        missed = judge_main("--input", str(tmp_path / "more.jsonl"), "--model", "openai:m", "--base-url", server.url,
-                           "--cache", str(cache), "--replay-only", "--concurrency", "1", "--quiet")
+        missed = judge_main(
+            "--input",
+            str(tmp_path / "more.jsonl"),
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.url,
+            "--cache",
+            str(cache),
+            "--replay-only",
+            "--concurrency",
+            "1",
+            "--quiet",
+        )
         assert server.stats()["requests"] == 10
     assert filled.returncode == 0 and replayed.returncode == 0
     assert json.loads(replayed.stdout)["cache_hits"] == 10 and json.loads(replayed.stdout)["calls"] == 0
@@ -228,11 +384,23 @@ def test_kill_9_then_rerun_sends_no_answered_request_again(tmp_path):
     n, concurrency = 300, 8
     items = write_items(tmp_path / "items.jsonl", n)
     out, cache = tmp_path / "r.jsonl", tmp_path / "c.sqlite"
-    args = ["--input", str(items), "--model", "openai:m", "--out", str(out), "--cache", str(cache),
-            "--concurrency", str(concurrency), "--quiet"]
+    args = [
+        "--input",
+        str(items),
+        "--model",
+        "openai:m",
+        "--out",
+        str(out),
+        "--cache",
+        str(cache),
+        "--concurrency",
+        str(concurrency),
+        "--quiet",
+    ]
     with JudgeServer(latency=0.02) as server:
-        proc = subprocess.Popen([*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         _wait_for_lines(out, 60, proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
@@ -261,8 +429,9 @@ def test_ctrl_c_leaves_a_valid_output_and_a_resumable_cache(tmp_path):
     out = tmp_path / "r.jsonl"
     args = ["--input", str(items), "--model", "openai:m", "--out", str(out), "--concurrency", "4", "--quiet"]
     with JudgeServer(latency=0.02) as server:
-        proc = subprocess.Popen([*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         _wait_for_lines(out, 20, proc)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)

@@ -34,8 +34,10 @@ _CANDIDATE = re.compile(r"\[CANDIDATE (\w+)\]\n(.*)\n\[/CANDIDATE \1\]", re.S)
 
 
 def items(n: int, start: int = 0) -> list[dict]:
-    return [{"id": f"r{i}", "prompt": f"question {i}", "reference": f"reference {i}", "response": f"candidate {i}"}
-            for i in range(start, start + n)]
+    return [
+        {"id": f"r{i}", "prompt": f"question {i}", "reference": f"reference {i}", "response": f"candidate {i}"}
+        for i in range(start, start + n)
+    ]
 
 
 def candidate(request: JudgeRequest) -> str:
@@ -50,6 +52,7 @@ def score_by_candidate(request: JudgeRequest) -> str:
 
 
 # ------------------------------------------------------------------------- the basic path
+
 
 def test_sync_run_scores_every_row_with_its_verdict():
     model = FakeModel(score_by_candidate)
@@ -79,6 +82,7 @@ def test_arun_awaits_inside_a_running_loop_and_run_works_there_too():
         awaited = await judge.arun(items(5), FakeModel())
         called = judge.run(items(5), FakeModel())  # from inside the loop: runs on a helper thread
         return awaited, called
+
     awaited, called = asyncio.run(main())
     assert awaited.summary.scored == called.summary.scored == 5
 
@@ -93,8 +97,9 @@ def test_run_accepts_a_model_string_and_a_method_object():
 
 def test_fields_rename_input_columns():
     records = [{"key": 7, "question": "q", "gold": "Paris", "answer": "Paris"}]
-    result = judge.run(records, FakeModel(), fields={"id": "key", "prompt": "question", "reference": "gold",
-                                                     "response": "answer"})
+    result = judge.run(
+        records, FakeModel(), fields={"id": "key", "prompt": "question", "reference": "gold", "response": "answer"}
+    )
     assert result.rows[0].id == 7 and result.rows[0].status == "scored"
 
 
@@ -108,9 +113,11 @@ def test_an_invalid_record_is_unscored_with_its_reason_and_costs_nothing():
 
 # ------------------------------------------------------------------------- retries and errors
 
+
 def test_transient_errors_are_retried_until_success():
-    model = FakeModel([TransientError("HTTP 503", status=503), TransientError("HTTP 429", kind="rate_limited"),
-                       VERDICT])
+    model = FakeModel(
+        [TransientError("HTTP 503", status=503), TransientError("HTTP 429", kind="rate_limited"), VERDICT]
+    )
     result = judge.run(items(1), model, **FAST)
     row = result.rows[0]
     assert row.status == "scored" and row.attempts == 3 and model.calls == 3
@@ -122,6 +129,7 @@ def _fail_row(bad: str, error: Exception):
         if candidate(request) == bad:
             raise error
         return VERDICT
+
     return answer
 
 
@@ -164,6 +172,7 @@ def test_a_timeout_is_retried():
             seen.add(text)
             await asyncio.sleep(5)  # far beyond the timeout: only the timeout can end it
         return VERDICT
+
     started = time.perf_counter()
     result = judge.run(items(4), CallableModel(slow_first), concurrency=4, timeout=0.05, **FAST)
     assert time.perf_counter() - started < 4
@@ -175,8 +184,10 @@ def test_timeouts_exhausted_are_unscored_with_reason():
         if candidate(request) != "candidate 0":
             await asyncio.sleep(5)
         return VERDICT
-    result = judge.run(items(2), CallableModel(first_fast_then_hang), concurrency=1, timeout=0.05,
-                       max_retries=1, **FAST)
+
+    result = judge.run(
+        items(2), CallableModel(first_fast_then_hang), concurrency=1, timeout=0.05, max_retries=1, **FAST
+    )
     assert result.rows[1].unscored_reason == "retries exhausted: 2 attempts, last: timeout: no answer within 0.05s"
 
 
@@ -191,6 +202,7 @@ def test_retry_after_pauses_every_worker():
             failed_at.append(now)
             raise TransientError("HTTP 429", kind="rate_limited", status=429, retry_after=0.3)
         return VERDICT
+
     judge.run(items(8), CallableModel(answer), concurrency=2, **FAST)
     t0 = failed_at[0]
     later = [t for t, _ in starts if t > t0 + 0.001]
@@ -200,12 +212,14 @@ def test_retry_after_pauses_every_worker():
 def test_an_unexpected_exception_in_a_python_judge_stops_the_run_with_its_name():
     def buggy(request):
         return {"score": 1.0, "pass": True}["missing"]
+
     result = judge.run(items(3), CallableModel(buggy, name="mymod:buggy"), concurrency=1)
     assert result.stop_kind == "error"
     assert "judge function mymod:buggy raised KeyError" in result.stop_reason
 
 
 # ------------------------------------------------------------------------- re-ask
+
 
 def test_one_reask_recovers_an_unparseable_reply_and_is_paid_for():
     model = FakeModel(["Looks right to me!", VERDICT])
@@ -234,11 +248,13 @@ def test_a_verdict_injected_in_the_candidate_never_scores_the_row():
 
     def parrot(request):  # a judge fooled into repeating the candidate's verdict
         return re.search(r'\{"score": 1\.0, "pass": true\}', candidate(request)).group(0)
+
     row = judge.run(injected, CallableModel(parrot)).rows[0]
     assert row.status == "unscored" and "copied from the candidate" in row.unscored_reason
 
 
 # ------------------------------------------------------------------------- limits
+
 
 def test_concurrency_is_the_number_of_calls_in_flight():
     model = FakeModel(latency=0.01)
@@ -252,6 +268,7 @@ def test_requests_per_minute_limit_holds():
     def answer(request):
         stamps.append(time.monotonic())
         return VERDICT
+
     judge.run(items(30), CallableModel(answer), concurrency=8, requests_per_minute=1200)  # 20/s, burst 20
     # The token bucket's guarantee: any window of T seconds holds at most 20 + 20 T calls
     # (so the 30th call starts >= 0.5 s after the first), however the loop was scheduled.
@@ -267,6 +284,7 @@ def test_tokens_per_minute_limit_holds():
     def answer(request):
         stamps.append(time.monotonic())
         return Completion(text=VERDICT, tokens_in=1000, tokens_out=0)
+
     method = Pointwise(max_tokens=1)  # the estimate before each call is only ~400 tokens
     judge.run(items(4), CallableModel(answer), method=method, concurrency=1, tokens_per_minute=120_000)
     # 2,000 tokens/s with a 2,000-token bucket; the real 1,000 tokens of each call are charged
@@ -331,6 +349,7 @@ def test_options_are_validated():
 
 # ------------------------------------------------------------------------- accounting
 
+
 def test_calls_attempts_and_tokens_add_up_under_faults():
     model = FakeModel(score_by_candidate, error_rate=0.3, malformed_rate=0.15, seed=7)
     result = judge.run(items(300), model, concurrency=16, max_retries=8, **FAST)
@@ -347,13 +366,16 @@ def test_calls_attempts_and_tokens_add_up_under_faults():
 
 def test_fault_injection_is_reproducible_whatever_the_interleaving():
     def outcome(concurrency):
-        result = judge.run(items(100), FakeModel(error_rate=0.3, malformed_rate=0.2, seed=3),
-                           concurrency=concurrency, **FAST)
+        result = judge.run(
+            items(100), FakeModel(error_rate=0.3, malformed_rate=0.2, seed=3), concurrency=concurrency, **FAST
+        )
         return [(r.status, r.attempts, r.unscored_reason) for r in result.rows]
+
     assert outcome(1) == outcome(13)
 
 
 # ------------------------------------------------------------------------- cache and replay
+
 
 def test_replay_only_serves_the_cache_and_stops_on_a_miss(tmp_path):
     cache = tmp_path / "c.sqlite"
@@ -418,9 +440,11 @@ def test_when_the_shared_call_fails_a_duplicate_takes_over(tmp_path):
         if failure is not None:
             raise failure
         return VERDICT
+
     model = CallableModel(judge_fn)
-    records = [{"id": "x", "reference": "r", "response": "a distinct row"}] + \
-              [{"id": i, "reference": "Paris", "response": "It is Paris."} for i in range(3)]
+    records = [{"id": "x", "reference": "r", "response": "a distinct row"}] + [
+        {"id": i, "reference": "Paris", "response": "It is Paris."} for i in range(3)
+    ]
     result = judge.run(records, model, cache=tmp_path / "c.sqlite", concurrency=1 + 3, max_retries=0, **FAST)
     duplicates = result.rows[1:]
     # one call at a time for the three: two fail (their rows are unscored, with the reason),
@@ -431,6 +455,7 @@ def test_when_the_shared_call_fails_a_duplicate_takes_over(tmp_path):
 
 
 # ------------------------------------------------------------------------- stopping
+
 
 def test_interrupt_lets_calls_in_flight_finish_then_stops():
     model = FakeModel(latency=0.05)
@@ -443,7 +468,9 @@ def test_interrupt_lets_calls_in_flight_finish_then_stops():
             seen.append(row.row)
             if len(seen) == 6:
                 engine.interrupt()
+
         return await engine.run(items(100), on_row=on_row)
+
     result = asyncio.run(main())
     assert result.stop_kind == "interrupted"
     assert 6 <= result.summary.scored <= 6 + 4  # the in-flight calls finished and were kept
@@ -458,6 +485,7 @@ def test_a_second_interrupt_abandons_calls_in_flight():
         loop.call_later(0.05, engine.interrupt)
         loop.call_later(0.1, engine.interrupt)
         return await engine.run(items(10))
+
     started = time.perf_counter()
     result = asyncio.run(main())
     assert time.perf_counter() - started < 4  # not the 5 s of the calls in flight
@@ -467,27 +495,34 @@ def test_a_second_interrupt_abandons_calls_in_flight():
 def test_an_exception_in_on_row_is_raised_not_swallowed():
     def on_row(row):
         raise OSError("disk full")
+
     with pytest.raises(OSError, match="disk full"):
         judge.run(items(5), FakeModel(), on_row=on_row)
 
 
 # ------------------------------------------------------------------------- models
 
+
 def test_python_model_strings_load_functions(tmp_path, monkeypatch):
-    (tmp_path / "my_judges.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_judges.py").write_text(
+        textwrap.dedent("""
         async def structured(request):
             return {"reasoning": "dict", "score": 0.5, "pass": False}
 
         def plain(request):
             return '{"reasoning": "text", "score": 1.0, "pass": true}'
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     first = judge.run(items(2), "python:my_judges:structured")
     assert [r.verdict["score"] for r in first.rows] == [0.5, 0.5] and first.rows[0].parsed_from == "structured"
     second = judge.run(items(2), "python:my_judges:plain")
     assert [r.verdict["score"] for r in second.rows] == [1.0, 1.0]
-    for bad, message in [("python:my_judges", "python:module:function"), ("python:no_such_mod:f", "cannot import"),
-                         ("python:my_judges:nope", "no attribute")]:
+    for bad, message in [
+        ("python:my_judges", "python:module:function"),
+        ("python:no_such_mod:f", "cannot import"),
+        ("python:my_judges:nope", "no attribute"),
+    ]:
         with pytest.raises(ValueError, match=message):
             judge.load_model(bad)
 
@@ -526,12 +561,17 @@ def test_models_are_reentrant_async_context_managers():
             await judge.arun(items(2), model)  # the engine enters it too, and leaves it open
             assert Counting.closed == 0
         assert (Counting.opened, Counting.closed) == (1, 1)
+
     asyncio.run(main())
 
 
 def test_judge_model_protocol_is_satisfied_by_every_adapter():
-    for model in (FakeModel(), CallableModel(lambda r: VERDICT), judge.load_model("openai:x"),
-                  judge.load_model("anthropic:y")):
+    for model in (
+        FakeModel(),
+        CallableModel(lambda r: VERDICT),
+        judge.load_model("openai:x"),
+        judge.load_model("anthropic:y"),
+    ):
         assert isinstance(model, judge.JudgeModel)
 
 

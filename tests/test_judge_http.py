@@ -17,9 +17,16 @@ from respeval.judge import AnthropicModel, FatalError, OpenAIChatModel, Pointwis
 from respeval.judge._http import LoopbackTransport, ShardedTransport, default_transport
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.005}
-OK_BODY = {"choices": [{"message": {"role": "assistant", "content": '{"reasoning": "r", "score": 1, "pass": true}'},
-                        "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7},
-           "model": "served-m"}
+OK_BODY = {
+    "choices": [
+        {
+            "message": {"role": "assistant", "content": '{"reasoning": "r", "score": 1, "pass": true}'},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 11, "completion_tokens": 7},
+    "model": "served-m",
+}
 
 
 def items(n: int) -> list[dict]:
@@ -32,6 +39,7 @@ def mock_model(handler, **kwargs) -> OpenAIChatModel:
 
 # ------------------------------------------------------------------------- OpenAI wire format
 
+
 def test_openai_request_wire_format(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-abc")
     seen: list[httpx.Request] = []
@@ -39,6 +47,7 @@ def test_openai_request_wire_format(monkeypatch):
     def handler(request):
         seen.append(request)
         return httpx.Response(200, json=OK_BODY)
+
     result = judge.run(items(1), mock_model(handler), method=Pointwise(seed=42))
     row = result.rows[0]
     assert row.status == "scored" and (row.tokens_in, row.tokens_out) == (11, 7)
@@ -61,6 +70,7 @@ def test_openai_without_key_json_schema_or_seed(monkeypatch):
     def handler(request):
         seen.append(request)
         return httpx.Response(200, json=OK_BODY)
+
     model = mock_model(handler, json_schema=False, supports_seed=False, max_tokens_field="max_completion_tokens")
     judge.run(items(1), model, method=Pointwise(seed=42))
     body = json.loads(seen[0].content)
@@ -71,11 +81,15 @@ def test_openai_without_key_json_schema_or_seed(monkeypatch):
 
 def test_openai_response_forms():
     async def one(body, status=200):
-        model = mock_model(lambda request: httpx.Response(status, json=body) if isinstance(body, dict)
-                           else httpx.Response(status, content=body))
+        model = mock_model(
+            lambda request: (
+                httpx.Response(status, json=body) if isinstance(body, dict) else httpx.Response(status, content=body)
+            )
+        )
         request = Pointwise().build(Pointwise().item({"reference": "r", "response": "c"}), model.capabilities)
         async with model:
             return await model.generate(request)
+
     refusal = {"choices": [{"message": {"content": None, "refusal": "I won't grade this."}, "finish_reason": "stop"}]}
     completion = asyncio.run(one(refusal))
     assert completion.text == "" and completion.refusal == "I won't grade this." and completion.tokens_in == 0
@@ -98,19 +112,31 @@ def test_a_refusal_is_unscored_with_the_message():
 
 # ------------------------------------------------------------------------- Anthropic wire format
 
+
 def test_anthropic_wire_format(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-key")
     seen = []
-    reply = {"content": [{"type": "text", "text": '{"reasoning": "r", "score": 0.5, '},
-                         {"type": "text", "text": '"pass": false}'}],
-             "stop_reason": "end_turn", "usage": {"input_tokens": 21, "output_tokens": 9}, "model": "claude-x"}
+    reply = {
+        "content": [
+            {"type": "text", "text": '{"reasoning": "r", "score": 0.5, '},
+            {"type": "text", "text": '"pass": false}'},
+        ],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 21, "output_tokens": 9},
+        "model": "claude-x",
+    }
     statuses = iter([529, 200])
 
     def handler(request):
         seen.append(request)
         status = next(statuses)
-        return httpx.Response(status, json=reply if status == 200 else {"type": "error",
-                              "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        return httpx.Response(
+            status,
+            json=reply
+            if status == 200
+            else {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        )
+
     model = AnthropicModel("claude-x", transport=httpx.MockTransport(handler))
     row = judge.run(items(1), model, **FAST).rows[0]
     assert row.status == "scored" and row.verdict["score"] == 0.5 and row.attempts == 2  # 529 was retried
@@ -126,8 +152,13 @@ def test_anthropic_wire_format(monkeypatch):
 
 def test_anthropic_401_names_the_variable(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    model = AnthropicModel("claude-x", base_url="http://judge.invalid/v1", transport=httpx.MockTransport(
-        lambda r: httpx.Response(401, json={"type": "error", "error": {"message": "invalid x-api-key"}})))
+    model = AnthropicModel(
+        "claude-x",
+        base_url="http://judge.invalid/v1",
+        transport=httpx.MockTransport(
+            lambda r: httpx.Response(401, json={"type": "error", "error": {"message": "invalid x-api-key"}})
+        ),
+    )
     result = judge.run(items(3), model)
     assert result.stop_kind == "error" and "$ANTHROPIC_API_KEY is not set" in result.stop_reason
     assert "invalid x-api-key" in result.stop_reason
@@ -198,7 +229,7 @@ def test_429_without_retry_after_backs_off_exponentially(transport):
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     # equal jitter: retry n waits between 0.5 and 1.0 times 0.04 * 2**n
     for n, gap in enumerate(gaps):
-        assert 0.5 * 0.04 * 2 ** n - 0.005 <= gap <= 0.04 * 2 ** n + 0.5
+        assert 0.5 * 0.04 * 2**n - 0.005 <= gap <= 0.04 * 2**n + 0.5
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -244,7 +275,14 @@ def test_keep_alive_connections_are_reused():
     with JudgeServer() as server:
         judge.run(items(40), server_model(server, "loopback"), concurrency=4)
         assert server.stats()["connections"] <= 4
-        judge.run(items(40), server_model(server, "loopback", ), concurrency=1)
+        judge.run(
+            items(40),
+            server_model(
+                server,
+                "loopback",
+            ),
+            concurrency=1,
+        )
         assert server.stats()["connections"] <= 5
 
 
@@ -270,6 +308,7 @@ def test_connection_refused_is_transient_and_a_dead_endpoint_stops_the_run():
 
 # ------------------------------------------------------------------------- LoopbackTransport details
 
+
 class RawServer:
     """Answers each request with the next canned byte string (then closes, if told)."""
 
@@ -287,8 +326,14 @@ class RawServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 if not self.replies:
                     break
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length")), 0)
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    ),
+                    0,
+                )
                 await reader.readexactly(length)
                 reply, close = self.replies.pop(0)
                 writer.write(reply)
@@ -323,19 +368,26 @@ def _fetch(port: int, n: int, timeout: float = 2.0) -> list[httpx.Response]:
         transport = LoopbackTransport()
         out = []
         for _ in range(n):
-            request = httpx.Request("POST", f"http://127.0.0.1:{port}/v1/x", content=b"{}",
-                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            request = httpx.Request(
+                "POST",
+                f"http://127.0.0.1:{port}/v1/x",
+                content=b"{}",
+                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
+            )
             out.append(await transport.handle_async_request(request))
         await transport.aclose()
         return out
+
     return asyncio.run(go())
 
 
 def test_loopback_transport_reads_every_body_framing():
     replies = [
         (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", False),
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nX-T: 1\r\n\r\n",
-         False),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nX-T: 1\r\n\r\n",
+            False,
+        ),
         (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok", False),
         (b"HTTP/1.1 204 No Content\r\n\r\n", False),
         (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close", True),
@@ -344,25 +396,35 @@ def test_loopback_transport_reads_every_body_framing():
         responses = _fetch(server.port, 5)
         connections = server.connections
     assert [(r.status_code, r.content) for r in responses] == [
-        (200, b"hello"), (200, b"abcdefg"), (201, b"ok"), (204, b""), (200, b"until close")]
+        (200, b"hello"),
+        (200, b"abcdefg"),
+        (201, b"ok"),
+        (204, b""),
+        (200, b"until close"),
+    ]
     assert connections == 1  # all on one keep-alive connection
 
 
 def test_loopback_transport_does_not_reuse_a_closed_connection():
-    replies = [(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\na", True),
-               (b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb", False)]
+    replies = [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\na", True),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nb", False),
+    ]
     with RawServer(replies) as server:
         responses = _fetch(server.port, 2)
         connections = server.connections
     assert [r.content for r in responses] == [b"a", b"b"] and connections == 2
 
 
-@pytest.mark.parametrize("reply, error", [
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", httpx.RemoteProtocolError),
-    (b"", httpx.RemoteProtocolError),
-    (b"NONSENSE\r\n\r\n", httpx.RemoteProtocolError),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", httpx.RemoteProtocolError),
-])
+@pytest.mark.parametrize(
+    "reply, error",
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", httpx.RemoteProtocolError),
+        (b"", httpx.RemoteProtocolError),
+        (b"NONSENSE\r\n\r\n", httpx.RemoteProtocolError),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", httpx.RemoteProtocolError),
+    ],
+)
 def test_loopback_transport_errors_are_httpx_errors(reply, error):
     with RawServer([(reply, True)]) as server:
         with pytest.raises(error):

@@ -35,6 +35,7 @@ def _times(limiter: RateLimiter, clock: FakeClock, amounts: list[float]) -> list
             await limiter.acquire(amount)
             out.append(round(clock.now, 6))
         return out
+
     return asyncio.run(go())
 
 
@@ -66,10 +67,11 @@ def test_adjust_refunds_an_overestimate():
     times = []
 
     async def go():
-        await limiter.acquire(10)       # estimated 10 tokens
-        limiter.adjust(2 - 10)          # really used 2: refund 8
+        await limiter.acquire(10)  # estimated 10 tokens
+        limiter.adjust(2 - 10)  # really used 2: refund 8
         await limiter.acquire(8)
         times.append(clock.now)
+
     asyncio.run(go())
     assert times == [0.0]
 
@@ -85,6 +87,7 @@ def test_waiters_are_served_in_arrival_order():
 
     async def go() -> None:
         await asyncio.gather(*(one(i) for i in range(6)))
+
     asyncio.run(go())
     assert order == list(range(6))
     assert clock.now == pytest.approx(5.0)
@@ -97,7 +100,7 @@ def test_rate_limiter_rejects_nonsense():
 
 def test_backoff_is_exponential_capped_and_jittered():
     delays = [backoff_delay(n, base=1.0, cap=8.0, unit=0.0) for n in range(6)]
-    assert delays == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]   # equal jitter: half fixed at unit=0
+    assert delays == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]  # equal jitter: half fixed at unit=0
     delays = [backoff_delay(n, base=1.0, cap=8.0, unit=1.0) for n in range(6)]
     assert delays == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
 
@@ -141,12 +144,15 @@ def test_prices():
         Price(-1, 0)
 
 
-@pytest.mark.parametrize("successes, n, low, high", [
-    (8, 10, 0.4901625, 0.9433178),    # reference values: statsmodels proportion_confint(method="wilson")
-    (0, 10, 0.0, 0.2775328),
-    (10, 10, 0.7224672, 1.0),
-    (50, 100, 0.4038315, 0.5961685),
-])
+@pytest.mark.parametrize(
+    "successes, n, low, high",
+    [
+        (8, 10, 0.4901625, 0.9433178),  # reference values: statsmodels proportion_confint(method="wilson")
+        (0, 10, 0.0, 0.2775328),
+        (10, 10, 0.7224672, 1.0),
+        (50, 100, 0.4038315, 0.5961685),
+    ],
+)
 def test_wilson_interval(successes, n, low, high):
     got = wilson_interval(successes, n, 0.95)
     assert got == pytest.approx((low, high), abs=1e-6)
@@ -160,6 +166,7 @@ def test_wilson_interval_rejects_nonsense():
 
 
 # ------------------------------------------------------------------------- HTTP helpers
+
 
 def test_retry_after_forms():
     h = httpx.Headers
@@ -181,8 +188,13 @@ def test_status_mapping():
     assert "slow down" in str(err)
     for status in (500, 502, 503, 504, 529, 408):
         assert isinstance(error_for_status(status, b"", httpx.Headers(), where="api"), TransientError)
-    err = error_for_status(401, b'{"error": {"message": "bad key"}}', httpx.Headers(), where="api",
-                           auth_hint="check the key in $OPENAI_API_KEY")
+    err = error_for_status(
+        401,
+        b'{"error": {"message": "bad key"}}',
+        httpx.Headers(),
+        where="api",
+        auth_hint="check the key in $OPENAI_API_KEY",
+    )
     assert isinstance(err, FatalError) and err.status == 401
     assert "bad key" in str(err) and "$OPENAI_API_KEY" in str(err)
     err = error_for_status(400, b'{"error": {"message": "context length exceeded"}}', httpx.Headers(), where="api")

@@ -18,8 +18,15 @@ NO_REASK = EngineOptions(reask=False, concurrency=4)
 
 
 def pairs(n: int) -> list[dict]:
-    return [{"id": f"p{i}", "prompt": f"question {i}", "baseline_model_response": f"short {i}",
-             "response": f"a longer and better answer {i}"} for i in range(n)]
+    return [
+        {
+            "id": f"p{i}",
+            "prompt": f"question {i}",
+            "baseline_model_response": f"short {i}",
+            "response": f"a longer and better answer {i}",
+        }
+        for i in range(n)
+    ]
 
 
 def shown(text: str) -> tuple[str, str]:
@@ -77,6 +84,7 @@ def test_unparseable_order_leaves_pair_unscored_not_decided_by_the_other():
     def judge(request):
         first, _ = shown(request.messages[-1].content)
         return "I cannot decide." if first.startswith("a longer") else '{"winner": "b"}'
+
     report = run_pairwise(pairs(3), FakeModel(judge), options=NO_REASK)
     for pair in report.pairs:
         assert pair.status == "unscored" and pair.outcome is None
@@ -103,10 +111,17 @@ def test_flip_half_alternates_and_cannot_measure_consistency():
     assert report.consistency() is None and "weaker" in report.format()
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Output (a)", "first"), ("Output (b)", "second"), ("**Output (b)**", "second"), ("tie", "tie"),
-    ('```json\n{"reasoning": "x", "winner": "B"}\n```', "second"), ("Winner: a", "first"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Output (a)", "first"),
+        ("Output (b)", "second"),
+        ("**Output (b)**", "second"),
+        ("tie", "tie"),
+        ('```json\n{"reasoning": "x", "winner": "B"}\n```', "second"),
+        ("Winner: a", "first"),
+    ],
+)
 def test_parse_formats(text, expected):
     method = Pairwise()
     item = method.item({"response_a": "x", "response_b": "y", "orientation": "ab"})
@@ -114,8 +129,9 @@ def test_parse_formats(text, expected):
     assert parsed.verdict.position == expected
 
 
-@pytest.mark.parametrize("text", ["", "Output (a) or Output (b), hard to say", '{"winner": "c"}',
-                                  '{"winner": "a"} {"winner": "b"}'])
+@pytest.mark.parametrize(
+    "text", ["", "Output (a) or Output (b), hard to say", '{"winner": "c"}', '{"winner": "a"} {"winner": "b"}']
+)
 def test_unusable_replies_are_failures(text):
     method = Pairwise()
     item = method.item({"response_a": "x", "response_b": "y", "orientation": "ab"})
@@ -143,6 +159,7 @@ def test_samples_majority_per_order():
         if request.sample_index == 1:
             return '{"winner": "a"}'
         return content_judge(request)
+
     model = FakeModel(judge)
     report = run_pairwise(pairs(2), model, samples=3, options=FAST)
     assert [p.outcome for p in report.pairs] == ["B", "B"]

@@ -24,8 +24,10 @@ from respeval.judge.rubrics import (
 )
 
 OPTIONS = EngineOptions(concurrency=4, backoff_base=0.001, backoff_max=0.005)
-CRITERIA = [{"id": "correct", "description": "Names the right capital.", "importance": "HIGH"},
-            {"id": "brief", "description": "One sentence.", "importance": "LOW"}]
+CRITERIA = [
+    {"id": "correct", "description": "Names the right capital.", "importance": "HIGH"},
+    {"id": "brief", "description": "One sentence.", "importance": "LOW"},
+]
 
 
 def criterion_ids(text: str) -> list[str]:
@@ -37,8 +39,9 @@ def verdicts(passing: dict[str, bool]) -> str:
 
 
 def records(prompts=("Capital of France?",), responses=("Paris.", "It is Lyon.")) -> list[dict]:
-    return [{"id": f"{i}-{j}", "prompt": p, "response": r} for i, p in enumerate(prompts)
-            for j, r in enumerate(responses)]
+    return [
+        {"id": f"{i}-{j}", "prompt": p, "response": r} for i, p in enumerate(prompts) for j, r in enumerate(responses)
+    ]
 
 
 def test_criterion_validation():
@@ -51,21 +54,38 @@ def test_criterion_validation():
 
 
 def test_weighted_score():
-    report = run_rubric(records(responses=("Paris.",)), FakeModel(verdicts({"correct": True, "brief": False})),
-                        Rubric(CRITERIA), options=OPTIONS)
+    report = run_rubric(
+        records(responses=("Paris.",)),
+        FakeModel(verdicts({"correct": True, "brief": False})),
+        Rubric(CRITERIA),
+        options=OPTIONS,
+    )
     row = report.rows[0]
     assert row.verdict["score"] == 0.75 and row.verdict["pass"] is True  # 3 / (3 + 1)
     assert row.verdict["pass_rate"] == 0.5 and row.verdict["failed"] == ["brief"]
     assert report.to_json()["criterion_pass_rates"] == {"correct": 1.0, "brief": 0.0}
 
 
-@pytest.mark.parametrize("reply,reason", [
-    (verdicts({"correct": True}), "criterion missing from the verdicts: 'brief'"),
-    (verdicts({"correct": True, "brief": True, "tone": True}), "unknown criterion 'tone'"),
-    (json.dumps({"verdicts": [{"id": "correct", "pass": True}, {"id": "correct", "pass": False},
-                              {"id": "brief", "pass": True}]}), "two different verdicts"),
-    (json.dumps({"verdicts": [{"id": "correct", "pass": "maybe"}, {"id": "brief", "pass": True}]}), "pass must be"),
-])
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        (verdicts({"correct": True}), "criterion missing from the verdicts: 'brief'"),
+        (verdicts({"correct": True, "brief": True, "tone": True}), "unknown criterion 'tone'"),
+        (
+            json.dumps(
+                {
+                    "verdicts": [
+                        {"id": "correct", "pass": True},
+                        {"id": "correct", "pass": False},
+                        {"id": "brief", "pass": True},
+                    ]
+                }
+            ),
+            "two different verdicts",
+        ),
+        (json.dumps({"verdicts": [{"id": "correct", "pass": "maybe"}, {"id": "brief", "pass": True}]}), "pass must be"),
+    ],
+)
 def test_incomplete_or_contradictory_verdicts_are_unscored(reply, reason):
     model = FakeModel(reply)
     report = run_rubric(records(responses=("Paris.",)), model, Rubric(CRITERIA), options=OPTIONS)
@@ -88,8 +108,12 @@ def adaptive_judge(request):
     if request.template_version.startswith("rubric-generation"):
         prompt = re.search(r"\[PROMPT \w+\]\n(.*?)\n\[/PROMPT", user, re.S).group(1)
         slug = re.sub(r"\W+", "_", prompt.lower()).strip("_")[:20]
-        return {"criteria": [{"id": f"{slug}_answer", "description": "Answers it.", "importance": "HIGH"},
-                             {"id": "no_advice", "description": "No financial advice.", "importance": "MEDIUM"}]}
+        return {
+            "criteria": [
+                {"id": f"{slug}_answer", "description": "Answers it.", "importance": "HIGH"},
+                {"id": "no_advice", "description": "No financial advice.", "importance": "MEDIUM"},
+            ]
+        }
     ids = criterion_ids(user)
     return {"verdicts": [{"id": i, "reasoning": "r", "pass": "Lyon" not in user} for i in ids]}
 
@@ -97,9 +121,16 @@ def adaptive_judge(request):
 def test_adaptive_rubric_once_per_prompt_and_frozen(tmp_path):
     model = FakeModel(adaptive_judge)
     generator = RubricGenerator("INSTRUCTION_FOLLOWING", "must not give financial advice")
-    report = asyncio.run(arun_adaptive(records(prompts=("Capital of France?", "Capital of Spain?"),
-                                               responses=("Paris.", "It is Lyon.", "Madrid.")),
-                                       model, generator=generator, options=OPTIONS))
+    report = asyncio.run(
+        arun_adaptive(
+            records(
+                prompts=("Capital of France?", "Capital of Spain?"), responses=("Paris.", "It is Lyon.", "Madrid.")
+            ),
+            model,
+            generator=generator,
+            options=OPTIONS,
+        )
+    )
     generation = [r for r in model.requests if r.template_version.startswith("rubric-generation")]
     assert len(generation) == 2
     assert "must not give financial advice" in generation[0].messages[0].content
@@ -135,8 +166,9 @@ def test_adaptive_rubric_generation_is_cached(tmp_path):
 
 
 def test_failed_rubric_generation_leaves_rows_unscored():
-    model = FakeModel(lambda r: "I'd rather not." if r.template_version.startswith("rubric-generation")
-                      else verdicts({}))
+    model = FakeModel(
+        lambda r: "I'd rather not." if r.template_version.startswith("rubric-generation") else verdicts({})
+    )
     report = asyncio.run(arun_adaptive(records(), model, options=OPTIONS))
     assert all(r.status == "unscored" and r.unscored_reason.startswith("no rubric:") for r in report.rows)
     assert len(report.rubric_failures) == 1
@@ -148,10 +180,20 @@ def test_preset_must_exist():
 
 
 def responder(body) -> str:
-    return json.dumps(adaptive_judge(type("R", (), {
-        "messages": [type("M", (), {"content": m["content"]}) for m in body["messages"]],
-        "template_version": "rubric-generation" if "You write grading rubrics" in body["messages"][0]["content"]
-        else "rubric-verdicts"})()))
+    return json.dumps(
+        adaptive_judge(
+            type(
+                "R",
+                (),
+                {
+                    "messages": [type("M", (), {"content": m["content"]}) for m in body["messages"]],
+                    "template_version": "rubric-generation"
+                    if "You write grading rubrics" in body["messages"][0]["content"]
+                    else "rubric-verdicts",
+                },
+            )()
+        )
+    )
 
 
 def test_adaptive_rubric_against_local_server():
@@ -171,13 +213,43 @@ def test_cli_rubric_and_adaptive(tmp_path, capsys):
     with JudgeServer(responder=responder) as server:
         common = ["--input", str(data), "--model", "openai:m", "--base-url", server.url, "--quiet"]
         out = tmp_path / "out.jsonl"
-        assert methods_main(["judge", "--method", "adaptive-rubric", *common, "--out", str(out),
-                             "--rubrics-out", str(tmp_path / "r.json"), "--cache", str(tmp_path / "c.sqlite")]) == 0
+        assert (
+            methods_main(
+                [
+                    "judge",
+                    "--method",
+                    "adaptive-rubric",
+                    *common,
+                    "--out",
+                    str(out),
+                    "--rubrics-out",
+                    str(tmp_path / "r.json"),
+                    "--cache",
+                    str(tmp_path / "c.sqlite"),
+                ]
+            )
+            == 0
+        )
         assert "adaptive-rubric" in capsys.readouterr().out
         assert [json.loads(line)["pass"] for line in out.read_text().splitlines()] == [True, False]
         assert load_rubrics(tmp_path / "r.json")
         assert methods_main(["judge", "--method", "rubric", "--rubric", str(rubric), *common, "--no-cache"]) == 0
-        assert methods_main(["judge", "--method", "rubric", "--rubric", str(rubric), *common, "--no-cache",
-                             "--json", "--samples", "3"]) == 0
+        assert (
+            methods_main(
+                [
+                    "judge",
+                    "--method",
+                    "rubric",
+                    "--rubric",
+                    str(rubric),
+                    *common,
+                    "--no-cache",
+                    "--json",
+                    "--samples",
+                    "3",
+                ]
+            )
+            == 0
+        )
         assert '"criterion_pass_rates"' in capsys.readouterr().out
     assert methods_main(["judge", "--method", "rubric", "--input", str(data), "--model", "fake:"]) == 1

@@ -27,20 +27,22 @@ def by_sample(*answers: str):
 
 
 def sampled(model, k, **kwargs):
-    return asyncio.run(arun_sampled(rows(kwargs.pop("n", 2)), model, Pointwise(), samples=k, options=OPTIONS,
-                                    **kwargs))
+    return asyncio.run(arun_sampled(rows(kwargs.pop("n", 2)), model, Pointwise(), samples=k, options=OPTIONS, **kwargs))
 
 
-@pytest.mark.parametrize("votes,asked,k,expected", [
-    ([True, True], 2, 3, (True, True)),            # 2 of 3: decided early
-    ([True, False], 2, 3, (UNDECIDED, False)),      # the third sample decides
-    ([True, False], 2, 2, (UNDECIDED, True)),       # a tie is undecided
-    ([True, False], 3, 3, (UNDECIDED, True)),       # pass, fail, unscored: no strict majority
-    ([True], 3, 3, (UNDECIDED, True)),              # unscored votes count in the denominator
-    ([False, False, False], 3, 5, (False, True)),
-    ([], 3, 5, (UNDECIDED, True)),                  # 3 unscored of 5: nobody can reach 3
-    (["A", "A", "tie"], 3, 3, ("A", True)),
-])
+@pytest.mark.parametrize(
+    "votes,asked,k,expected",
+    [
+        ([True, True], 2, 3, (True, True)),  # 2 of 3: decided early
+        ([True, False], 2, 3, (UNDECIDED, False)),  # the third sample decides
+        ([True, False], 2, 2, (UNDECIDED, True)),  # a tie is undecided
+        ([True, False], 3, 3, (UNDECIDED, True)),  # pass, fail, unscored: no strict majority
+        ([True], 3, 3, (UNDECIDED, True)),  # unscored votes count in the denominator
+        ([False, False, False], 3, 5, (False, True)),
+        ([], 3, 5, (UNDECIDED, True)),  # 3 unscored of 5: nobody can reach 3
+        (["A", "A", "tie"], 3, 3, ("A", True)),
+    ],
+)
 def test_majority_vote(votes, asked, k, expected):
     assert majority_vote(votes, asked, k) == expected
 
@@ -100,10 +102,14 @@ def test_mean_with_no_scored_sample_is_unscored():
 
 def test_temperature_and_seed_per_sample():
     model = FakeModel(PASS)
-    asyncio.run(arun_sampled(rows(1), model, Pointwise(seed=7), samples=3, temperature=0.8, early_stop=False,
-                             options=OPTIONS))
+    asyncio.run(
+        arun_sampled(rows(1), model, Pointwise(seed=7), samples=3, temperature=0.8, early_stop=False, options=OPTIONS)
+    )
     assert sorted((r.sample_index, r.seed, r.temperature) for r in model.requests) == [
-        (0, 7, 0.8), (1, 8, 0.8), (2, 9, 0.8)]
+        (0, 7, 0.8),
+        (1, 8, 0.8),
+        (2, 9, 0.8),
+    ]
 
 
 def test_single_sample_is_a_plain_run():

@@ -19,8 +19,15 @@ SCORES = (0.0, 0.5, 1.0)
 
 def soak_items(n: int) -> list[dict]:
     # The server judge reads the [[score=S]] tag, so every scored row's verdict is checkable.
-    return [{"id": f"item-{i}", "prompt": f"Question {i}?", "reference": f"Answer {i}.",
-             "response": f"Candidate answer {i}. [[score={SCORES[i % 3]}]]"} for i in range(n)]
+    return [
+        {
+            "id": f"item-{i}",
+            "prompt": f"Question {i}?",
+            "reference": f"Answer {i}.",
+            "response": f"Candidate answer {i}. [[score={SCORES[i % 3]}]]",
+        }
+        for i in range(n)
+    ]
 
 
 def soak(n: int, tmp_path) -> None:
@@ -64,8 +71,9 @@ def soak(n: int, tmp_path) -> None:
         second = judge.run(items, OpenAIChatModel("judge", base_url=server.url), cache=cache, **options)
         assert server.stats()["requests"] == stats["requests"]
         assert second.summary.calls == 0 and all(r.cache_hit and r.attempts == 0 for r in second.rows)
-        assert [(r.status, r.verdict, r.unscored_reason) for r in second.rows] == \
-               [(r.status, r.verdict, r.unscored_reason) for r in first.rows]
+        assert [(r.status, r.verdict, r.unscored_reason) for r in second.rows] == [
+            (r.status, r.verdict, r.unscored_reason) for r in first.rows
+        ]
 
 
 def test_soak_1000_rows(tmp_path):

@@ -11,14 +11,22 @@ from respeval.gate_cli import main as gate_main
 from respeval.judge.methods_cli import main as judge_main
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = [line[2:] for line in (ROOT / "docs" / "judging.md").read_text().splitlines()
-            if line.startswith("$ respeval ")]
+COMMANDS = [
+    line[2:] for line in (ROOT / "docs" / "judging.md").read_text().splitlines() if line.startswith("$ respeval ")
+]
 
 
 def test_the_doc_has_every_kind_of_run():
     text = " ".join(COMMANDS)
-    for needed in ("--example", "--method pairwise", "--method adaptive-rubric", "gate ", "--fail-under",
-                   "--junit", "--samples"):
+    for needed in (
+        "--example",
+        "--method pairwise",
+        "--method adaptive-rubric",
+        "gate ",
+        "--fail-under",
+        "--junit",
+        "--samples",
+    ):
         assert needed in text
 
 

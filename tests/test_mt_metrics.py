@@ -67,8 +67,7 @@ def test_corpus_chrf_all_systems_both_modes(wmt, corpus_fixture):
         assert abs(chrf(systems[name], reference).score - want["chrF"]) <= TOL
         assert abs(chrf(systems[name], reference, eps_smoothing=True).score - want["chrF-eps"]) <= TOL
         assert abs(chrf(systems[name], reference, word_order=2).score - want["chrF++"]) <= TOL
-        assert abs(chrf(systems[name], reference, word_order=2, eps_smoothing=True).score
-                   - want["chrF++-eps"]) <= TOL
+        assert abs(chrf(systems[name], reference, word_order=2, eps_smoothing=True).score - want["chrF++-eps"]) <= TOL
 
 
 def test_sentence_scores_every_line(wmt):
@@ -117,7 +116,8 @@ def test_compat_strings_signatures_and_bootstrap(wmt):
     c = compat.CHRF().corpus_score(hyps, [reference], n_bootstrap=1000)
     assert c.format(width=3) == "chrF2 = 51.953 (μ = 51.953 ± 0.462)"
     assert str(compat.corpus_chrf(hyps, [reference], word_order=2)) == str(
-        sacrebleu.corpus_chrf(hyps, [reference], word_order=2))
+        sacrebleu.corpus_chrf(hyps, [reference], word_order=2)
+    )
     assert str(compat.sentence_ter(hyps[5], [reference[5]])) == str(sacrebleu.sentence_ter(hyps[5], [reference[5]]))
 
 
@@ -129,12 +129,20 @@ def test_compat_rejects_misshaped_references():
 
 
 # sacreBLEU edge cases from ../shared/semantics.md
-@pytest.mark.parametrize("hyp, ref, eff, want", [
-    ("", "", True, 0.0), ("a", "", True, 0.0), ("", "a", True, 0.0),
-    ("a", "a", True, 100.00000000000004), ("a", "a", False, 0.0),
-    ("a b c d", "a b c d", False, 100.0), ("the the the the", "the", True, 15.97357760615681),
-    ("Hello", "hello", True, 0.0), ("北京欢迎你", "北京欢迎你", True, 100.00000000000004),
-])
+@pytest.mark.parametrize(
+    "hyp, ref, eff, want",
+    [
+        ("", "", True, 0.0),
+        ("a", "", True, 0.0),
+        ("", "a", True, 0.0),
+        ("a", "a", True, 100.00000000000004),
+        ("a", "a", False, 0.0),
+        ("a b c d", "a b c d", False, 100.0),
+        ("the the the the", "the", True, 15.97357760615681),
+        ("Hello", "hello", True, 0.0),
+        ("北京欢迎你", "北京欢迎你", True, 100.00000000000004),
+    ],
+)
 def test_bleu_edge_cases(hyp, ref, eff, want):
     sacrebleu = pytest.importorskip("sacrebleu")
     got = compat.sentence_bleu(hyp, [ref], use_effective_order=eff).score
@@ -171,17 +179,31 @@ def test_squad_table(pred_file, version, em, f1, impl):
     gold_file = "dev-1.1-gold.jsonl" if version == "v1" else "dev-v2.0-gold.jsonl"
     golds = [json.loads(line) for line in (folder / gold_file).open(encoding="utf-8")]
     preds = json.loads((folder / pred_file).read_text(encoding="utf-8"))
-    res = squad([preds.get(g["id"]) for g in golds], [g["answers"] for g in golds], version=version,
-                implementation=impl)
+    res = squad(
+        [preds.get(g["id"]) for g in golds], [g["answers"] for g in golds], version=version, implementation=impl
+    )
     assert abs(res.exact_match - em) <= TOL and abs(res.f1_score - f1) <= TOL
 
 
-@pytest.mark.parametrize("pred, gold, em, f1", [
-    ("", "", 1, 0), ("a", "a", 1, 0), ("the cat", "cat", 1, 1), ("“Paris”", "Paris", 0, 0),
-    ("Paris—France", "Paris France", 0, 0), ("café", "cafe", 0, 0), ("ÉCOLE", "école", 1, 1),
-    ("1,000", "1000", 1, 1), ("3.5", "35", 1, 1), ("don't", "dont", 1, 1), ("cat cat", "cat", 0, 2 / 3),
-    ("theater", "the ater", 0, 0), ("a\xa0b", "a b", 1, 1), ("北京 欢迎", "北京欢迎", 0, 0),
-])
+@pytest.mark.parametrize(
+    "pred, gold, em, f1",
+    [
+        ("", "", 1, 0),
+        ("a", "a", 1, 0),
+        ("the cat", "cat", 1, 1),
+        ("“Paris”", "Paris", 0, 0),
+        ("Paris—France", "Paris France", 0, 0),
+        ("café", "cafe", 0, 0),
+        ("ÉCOLE", "école", 1, 1),
+        ("1,000", "1000", 1, 1),
+        ("3.5", "35", 1, 1),
+        ("don't", "dont", 1, 1),
+        ("cat cat", "cat", 0, 2 / 3),
+        ("theater", "the ater", 0, 0),
+        ("a\xa0b", "a b", 1, 1),
+        ("北京 欢迎", "北京欢迎", 0, 0),
+    ],
+)
 def test_squad_edge_cases(pred, gold, em, f1, impl):
     res = squad([pred], [[gold]], implementation=impl)
     assert res.em[0] == em and res.f1[0] == pytest.approx(f1, abs=1e-12)
@@ -194,7 +216,10 @@ def test_squad_v2_empty_handling(impl):
 
 def test_exact_match_modes():
     assert exact_match(["Paris", "paris "], ["Paris", "Paris"]).tolist() == [1.0, 0.0]
-    assert exact_match(["“Paris”!", "paris  france"], ["paris", "Paris France"], normalize="unicode").tolist() == [1.0, 1.0]
+    assert exact_match(["“Paris”!", "paris  france"], ["paris", "Paris France"], normalize="unicode").tolist() == [
+        1.0,
+        1.0,
+    ]
     assert exact_match(["The Cat"], ["cat"], normalize="squad").tolist() == [1.0]
 
 
@@ -209,5 +234,5 @@ def test_native_chrf_inputs_equal_reference(wmt, rng):
     ids, off = (np.frombuffer(b, t) for b, t in zip(core.chrf_words_ids(vocab, texts), (np.int32, np.int64)))
     chars, coff = (np.frombuffer(b, t) for b, t in zip(core.chrf_chars(texts), (np.int32, np.int64)))
     for i, t in enumerate(texts):
-        assert [vocab.token(x) for x in ids[off[i]:off[i + 1]]] == ref_chrf.split_punctuation(t), repr(t)
-        assert "".join(map(chr, chars[coff[i]:coff[i + 1]])) == "".join(t.split()), repr(t)
+        assert [vocab.token(x) for x in ids[off[i] : off[i + 1]]] == ref_chrf.split_punctuation(t), repr(t)
+        assert "".join(map(chr, chars[coff[i] : coff[i + 1]])) == "".join(t.split()), repr(t)

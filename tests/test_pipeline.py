@@ -22,8 +22,9 @@ TYPES = ("rouge1", "rouge2", "rougeL")
 
 
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([sys.executable, "-m", "respeval", "score", *args], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "respeval", "score", *args], capture_output=True, text=True, timeout=300
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -34,10 +35,23 @@ def test_wmt17_sixteen_systems_match_library_exactly(tmp_path: Path):
     reference, systems = load_wmt17(data.parent)
     paths = sorted(str(p) for p in (data / "systems").iterdir())
     baseline = Path(paths[0]).stem
-    summary = json.loads(cli(*[x for p in paths for x in ("--pred", p)], "--ref",
-                             str(data / "newstest2017-ende-ref.de"), "--metrics", ",".join(TYPES),
-                             "--chunk-size", "1000", "--compare", baseline, "--bootstrap", "200",
-                             "--json", "--quiet").stdout)
+    summary = json.loads(
+        cli(
+            *[x for p in paths for x in ("--pred", p)],
+            "--ref",
+            str(data / "newstest2017-ende-ref.de"),
+            "--metrics",
+            ",".join(TYPES),
+            "--chunk-size",
+            "1000",
+            "--compare",
+            baseline,
+            "--bootstrap",
+            "200",
+            "--json",
+            "--quiet",
+        ).stdout
+    )
     table = {row["system"]: row for row in summary["systems"]}
     assert len(table) == 16 and summary["rows_scored"] == 16 * 3004 and summary["rows_failed"] == 0
     for path in paths:
@@ -53,7 +67,8 @@ def test_wmt17_sixteen_systems_match_library_exactly(tmp_path: Path):
     for c in comps:
         assert 0 < c["p_value"]["rouge1_f"] <= 1
         assert c["delta"]["rouge1_f"] == pytest.approx(
-            table[c["system"]]["values"]["rouge1_f"] - table[baseline]["values"]["rouge1_f"], abs=1e-12)
+            table[c["system"]]["values"]["rouge1_f"] - table[baseline]["values"]["rouge1_f"], abs=1e-12
+        )
     # systems whose means differ a lot are significantly different at 1000 trials
     assert min(c["p_value"]["rouge1_f"] for c in comps) < 0.01
 
@@ -63,18 +78,38 @@ def test_realsumm_system_field_and_group_by(tmp_path: Path):
     src = tmp_path / "realsumm.jsonl"
     with src.open("w") as fh:
         for r in rows:
-            fh.write(json.dumps({"system": r["system"], "kind": r["kind"], "doc": str(r["doc_id"]),
-                                 "response": r["prediction"], "reference": r["reference"]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "system": r["system"],
+                        "kind": r["kind"],
+                        "doc": str(r["doc_id"]),
+                        "response": r["prediction"],
+                        "reference": r["reference"],
+                    }
+                )
+                + "\n"
+            )
     out = tmp_path / "rows.parquet"
-    summary = score_files(str(src), metrics=TYPES + ("rougeLsum",), system_field="system", group_by="kind",
-                          id_field="doc", out=str(out), chunk_size=400, bootstrap=100, stemmer=True)
+    summary = score_files(
+        str(src),
+        metrics=TYPES + ("rougeLsum",),
+        system_field="system",
+        group_by="kind",
+        id_field="doc",
+        out=str(out),
+        chunk_size=400,
+        bootstrap=100,
+        stemmer=True,
+    )
     systems = sorted({r["system"] for r in rows})
     overall = {r.system: r for r in summary.table if r.group is None}
     assert sorted(overall) == systems and summary.rows_scored == 2500
     for s in systems:
         mine = [r for r in rows if r["system"] == s]
-        lib = rouge([r["prediction"] for r in mine], [r["reference"] for r in mine], TYPES + ("rougeLsum",),
-                    stemmer=True).mean()
+        lib = rouge(
+            [r["prediction"] for r in mine], [r["reference"] for r in mine], TYPES + ("rougeLsum",), stemmer=True
+        ).mean()
         for t in TYPES + ("rougeLsum",):
             assert overall[s].values[f"{t}_f"] == lib[t].fmeasure
     sliced = [r for r in summary.table if r.group is not None]
@@ -89,14 +124,19 @@ def test_realsumm_system_field_and_group_by(tmp_path: Path):
 
 def _bad_input(tmp_path: Path) -> tuple[Path, Path]:
     pred = tmp_path / "p.jsonl"
-    pred.write_text("\n".join([
-        json.dumps({"response": "the cat sat"}),
-        json.dumps({"response": 5}),                 # line 2: not a string
-        "{not json",                                 # line 3: malformed
-        json.dumps({"other": "x"}),                  # line 4: missing field
-        json.dumps({"response": "a dog"}),
-        json.dumps({"response": "fine row"}),
-    ]) + "\n")
+    pred.write_text(
+        "\n".join(
+            [
+                json.dumps({"response": "the cat sat"}),
+                json.dumps({"response": 5}),  # line 2: not a string
+                "{not json",  # line 3: malformed
+                json.dumps({"other": "x"}),  # line 4: missing field
+                json.dumps({"response": "a dog"}),
+                json.dumps({"response": "fine row"}),
+            ]
+        )
+        + "\n"
+    )
     ref = tmp_path / "r.txt"
     ref.write_bytes(b"the cat sat down\nx\ny\nz\n\xff\xfe bad utf8\nfine row here\n")  # line 5: invalid UTF-8
     return pred, ref
@@ -113,8 +153,22 @@ def test_on_error_fail_names_file_line_and_field(tmp_path: Path):
 def test_on_error_skip_and_record_account_for_every_row(tmp_path: Path, mode: str):
     pred, ref = _bad_input(tmp_path)
     out = tmp_path / "rows.jsonl"
-    summary = json.loads(cli("--pred", str(pred), "--ref", str(ref), "--on-error", mode, "--out", str(out),
-                             "--json", "--quiet", "--chunk-size", "4").stdout)
+    summary = json.loads(
+        cli(
+            "--pred",
+            str(pred),
+            "--ref",
+            str(ref),
+            "--on-error",
+            mode,
+            "--out",
+            str(out),
+            "--json",
+            "--quiet",
+            "--chunk-size",
+            "4",
+        ).stdout
+    )
     assert summary["rows_total"] == 6
     assert summary["rows_scored"] == 2 and summary["rows_failed"] == 4
     scored = [json.loads(x) for x in out.read_text().splitlines()]
@@ -145,14 +199,30 @@ def _big_corpus(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize("ext", ["jsonl", "parquet"])
 def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path, ext: str):
     pred, ref = _big_corpus(tmp_path)
-    args = ["--pred", str(pred), "--ref", str(ref), "--metrics", "rouge1,rouge2,rougeL,rougeLsum", "--stem",
-            "--chunk-size", "500", "--bootstrap", "50", "--json", "--quiet"]
+    args = [
+        "--pred",
+        str(pred),
+        "--ref",
+        str(ref),
+        "--metrics",
+        "rouge1,rouge2,rougeL,rougeLsum",
+        "--stem",
+        "--chunk-size",
+        "500",
+        "--bootstrap",
+        "50",
+        "--json",
+        "--quiet",
+    ]
     full = tmp_path / f"full.{ext}"
     want = json.loads(cli(*args, "--out", str(full)).stdout)
 
     out = tmp_path / f"resumed.{ext}"
-    proc = subprocess.Popen([sys.executable, "-m", "respeval", "score", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "respeval", "score", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     parts = Path(str(out) + ".parts")
     deadline = time.time() + 120
     while time.time() < deadline and len(list(parts.glob("*.stats.npz"))) < 5:
@@ -182,8 +252,19 @@ def test_resume_refuses_changed_inputs(tmp_path: Path):
     parts = Path(str(out) + ".parts")
     parts.mkdir()
     (parts / "manifest.json").write_text(json.dumps({"fingerprint": "something else"}))
-    proc = cli("--pred", str(pred), "--ref", str(ref), "--on-error", "skip", "--out", str(out), "--resume",
-               "--quiet", check=False)
+    proc = cli(
+        "--pred",
+        str(pred),
+        "--ref",
+        str(ref),
+        "--on-error",
+        "skip",
+        "--out",
+        str(out),
+        "--resume",
+        "--quiet",
+        check=False,
+    )
     assert proc.returncode == 1 and "cannot resume" in proc.stderr
 
 
@@ -196,8 +277,9 @@ def test_memory_stays_chunked(tmp_path: Path):
     def progress(n: int) -> None:
         seen.append(len(list(Path(str(out) + ".parts").glob("*.results.jsonl"))))
 
-    summary = score_files(str(pred), str(ref), metrics=["rouge1"], out=str(out), chunk_size=4000,
-                          bootstrap=0, progress=progress)
+    summary = score_files(
+        str(pred), str(ref), metrics=["rouge1"], out=str(out), chunk_size=4000, bootstrap=0, progress=progress
+    )
     assert summary.rows_scored == 8 * 3004
     # parts are written by a helper thread, at most a chunk or two behind the scoring
     assert len(seen) == -(-8 * 3004 // 4000) and seen == sorted(seen)
@@ -213,9 +295,10 @@ def test_table_does_not_depend_on_chunking_and_equals_library_bootstrap(tmp_path
     pred, ref = tmp_path / "p.txt", tmp_path / "r.txt"
     pred.write_text("\n".join(hyps) + "\n", encoding="utf-8")
     ref.write_text("\n".join(reference) + "\n", encoding="utf-8")
-    tables = [score_files(str(pred), str(ref), metrics=TYPES, chunk_size=size, bootstrap=300, seed=7,
-                          threads=threads).table
-              for size, threads in ((97, 1), (1000, 2), (50_000, None))]
+    tables = [
+        score_files(str(pred), str(ref), metrics=TYPES, chunk_size=size, bootstrap=300, seed=7, threads=threads).table
+        for size, threads in ((97, 1), (1000, 2), (50_000, None))
+    ]
     assert tables[0] == tables[1] == tables[2]
     row = tables[0][0]
     lib = rouge(hyps, reference, TYPES)
@@ -255,16 +338,16 @@ def test_small_slices_hold_rows_and_give_the_same_intervals():
     families = build_families(["rouge1"])
     name = families[0].name
     stats = np.random.default_rng(5).random((500, 3))
-    chunked = StatsCollector(families, bootstrap=200, seed=9)   # 500 rows > 200: switches part-way
+    chunked = StatsCollector(families, bootstrap=200, seed=9)  # 500 rows > 200: switches part-way
     for start in range(0, 500, 60):
-        chunked.add("s", None, np.arange(start, min(start + 60, 500)), {name: stats[start:start + 60]})
+        chunked.add("s", None, np.arange(start, min(start + 60, 500)), {name: stats[start : start + 60]})
     whole = StatsCollector(families, bootstrap=200, seed=9)
     whole.add("s", None, np.arange(500), {name: stats})
     assert chunked._series[("s", None, name)].replicates is not None
     assert corpus_row("s", None, chunked, confidence=0.9) == corpus_row("s", None, whole, confidence=0.9)
 
     tiny = StatsCollector(families, bootstrap=200, seed=9)
-    tiny.add("s", None, np.arange(50), {name: stats[:50]})   # never outgrows the accumulators
+    tiny.add("s", None, np.arange(50), {name: stats[:50]})  # never outgrows the accumulators
     assert tiny._series[("s", None, name)].replicates is None
     acc = new_accumulator(3, 200)
     bootstrap_add(acc, stats[:50], np.arange(50), resolve_seed(9))

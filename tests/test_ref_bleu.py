@@ -187,9 +187,7 @@ def test_corpus_bleu_live_against_sacrebleu(wmt, sacrebleu_metrics):
 
 SMOOTHING_GRID = [
     (method, value, effective)
-    for method, value in (
-        ("exp", None), ("floor", None), ("floor", 0.5), ("add-k", None), ("add-k", 2), ("none", None)
-    )
+    for method, value in (("exp", None), ("floor", None), ("floor", 0.5), ("add-k", None), ("add-k", 2), ("none", None))
     for effective in (True, False)
 ]
 
@@ -206,12 +204,21 @@ def test_sentence_stats_and_scores_every_line(wmt, sacrebleu_metrics, system):
     for method, value, effective in SMOOTHING_GRID:
         for row in ours:
             expected = sacrebleu_metrics.BLEU.compute_bleu(
-                list(row[2:6]), list(row[6:10]), row[0], row[1],
-                smooth_method=method, smooth_value=value, effective_order=effective,
+                list(row[2:6]),
+                list(row[6:10]),
+                row[0],
+                row[1],
+                smooth_method=method,
+                smooth_value=value,
+                effective_order=effective,
             )
             got = B.compute_bleu(row, method, value, effective)
             assert (got.score, got.precisions, got.counts, got.totals, got.bp) == (
-                expected.score, expected.precisions, expected.counts, expected.totals, expected.bp
+                expected.score,
+                expected.precisions,
+                expected.counts,
+                expected.totals,
+                expected.bp,
             ), (row, method, value, effective)
 
 
@@ -237,7 +244,10 @@ def test_multiple_references_with_gaps(wmt, sacrebleu_metrics):
     theirs = oracle.corpus_score(hyps, streams)
     ours = B.corpus_bleu(hyps, streams)
     assert (ours.score, ours.counts, ours.totals, ours.ref_len) == (
-        theirs.score, theirs.counts, theirs.totals, theirs.ref_len
+        theirs.score,
+        theirs.counts,
+        theirs.totals,
+        theirs.ref_len,
     )
     # None can also sit in the first stream
     streams = [ref2, reference[:n]]
@@ -360,5 +370,9 @@ def test_random_sentences_match_sacrebleu(hyp, refs, method, effective, max_orde
     theirs = metrics.BLEU(**options).sentence_score(hyp, refs)
     ours = B.sentence_bleu(hyp, refs, smooth_method=method, effective_order=effective, max_order=max_order)
     assert (ours.score, ours.counts, ours.totals, ours.sys_len, ours.ref_len) == (
-        theirs.score, theirs.counts, theirs.totals, theirs.sys_len, theirs.ref_len
+        theirs.score,
+        theirs.counts,
+        theirs.totals,
+        theirs.sys_len,
+        theirs.ref_len,
     )

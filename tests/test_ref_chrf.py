@@ -251,9 +251,7 @@ _text = st.text(alphabet=st.sampled_from(list("ab c.,(Ää\t北")), max_size=14)
 )
 def test_random_segments_match_sacrebleu(hyp, refs, char_order, word_order, beta, whitespace, eps):
     metrics = pytest.importorskip("sacrebleu.metrics")
-    options = dict(
-        char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace, eps_smoothing=eps
-    )
+    options = dict(char_order=char_order, word_order=word_order, beta=beta, whitespace=whitespace, eps_smoothing=eps)
     oracle = metrics.CHRF(**options)
     expected_row = oracle._extract_corpus_statistics([hyp], [[r] for r in refs])[0]
     assert C.segment_stats(hyp, refs, **options) == expected_row

@@ -208,7 +208,9 @@ def test_corpus_score_from_fixture_statistics(segments, corpus_fixture):
         result = T.compute_ter(totals)
         expected = corpus_fixture[name]["ter"]
         assert (result.score, result.num_edits, result.ref_length) == (
-            expected["score"], expected["num_edits"], expected["ref_length"]
+            expected["score"],
+            expected["num_edits"],
+            expected["ref_length"],
         )
 
 

@@ -32,36 +32,70 @@ def _full_summary_json() -> str:
     human = rng.integers(1, 6, 240)
     judge = np.clip(human + rng.integers(-1, 2, 240), 1, 5)
     responses = ["word " * int(n) for n in rng.integers(3, 120, 240)]
-    pointwise = val.validate_pair(judge.tolist(), human.tolist(), name="helpfulness",
-                                judge_column="helpfulness/score", human_column="helpfulness/human_rating",
-                                texts={"prompt": [HOSTILE] * 240, "response": responses}, n_boot=200, seed=1)
+    pointwise = val.validate_pair(
+        judge.tolist(),
+        human.tolist(),
+        name="helpfulness",
+        judge_column="helpfulness/score",
+        human_column="helpfulness/human_rating",
+        texts={"prompt": [HOSTILE] * 240, "response": responses},
+        n_boot=200,
+        seed=1,
+    )
     choices = np.array(["A", "B", "TIE"])
     h = choices[rng.integers(0, 3, 150)]
     j1 = np.where(rng.random(150) < 0.7, h, choices[rng.integers(0, 3, 150)])
     j2 = np.where(rng.random(150) < 0.8, j1, choices[rng.integers(0, 3, 150)])
-    pairwise = val.validate_pair(j1.tolist(), h.tolist(), name="preference", kind="pairwise",
-                               swapped=j2.tolist(),
-                               texts={"response_a": responses[:150], "response_b": responses[90:240]},
-                               n_boot=200, seed=1)
+    pairwise = val.validate_pair(
+        j1.tolist(),
+        h.tolist(),
+        name="preference",
+        kind="pairwise",
+        swapped=j2.tolist(),
+        texts={"response_a": responses[:150], "response_b": responses[90:240]},
+        n_boot=200,
+        seed=1,
+    )
     metric = rng.random(60)
     systems = [f"system-{i % 6}" for i in range(60)]
     corr = val.metric_human_correlation(metric, metric + rng.random(60), systems=systems, level="system")
-    summary = rep.validation_summary([pointwise, pairwise], title="Release <1.4> check",
-                                   meta={"judge": "scripted-fake", "note": HOSTILE})
+    summary = rep.validation_summary(
+        [pointwise, pairwise], title="Release <1.4> check", meta={"judge": "scripted-fake", "note": HOSTILE}
+    )
     summary["created"] = "2026-11-29"
-    summary["scores"] = [{"metric": "rouge2_f", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 60},
-                         {"metric": "bleu", "mean": 23.4, "n": 60}]
-    summary["correlations"] = [rep.correlation_entry("toy system level", corr, metric="ROUGE-2", human="LitePyramid",
-                                                   intervals=corr.bootstrap(50, seed=1))]
-    summary["distributions"] = [{"name": "judge latency (s)", "values": rng.gamma(2, 0.5, 300).tolist()},
-                                {"name": "verdicts", "kind": "categorical", "labels": ["A", "B", "TIE"],
-                                 "series": [{"name": "judge", "counts": [40, 50, 10]}]}]
-    summary["gate"] = [{"name": "release gate", "total": 1000,
-                        "stages": [{"stage": "exact", "settled": 420}, {"stage": "lexical", "settled": 300},
-                                   {"stage": "judge", "settled": 250}]}]
+    summary["scores"] = [
+        {"metric": "rouge2_f", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 60},
+        {"metric": "bleu", "mean": 23.4, "n": 60},
+    ]
+    summary["correlations"] = [
+        rep.correlation_entry(
+            "toy system level", corr, metric="ROUGE-2", human="LitePyramid", intervals=corr.bootstrap(50, seed=1)
+        )
+    ]
+    summary["distributions"] = [
+        {"name": "judge latency (s)", "values": rng.gamma(2, 0.5, 300).tolist()},
+        {
+            "name": "verdicts",
+            "kind": "categorical",
+            "labels": ["A", "B", "TIE"],
+            "series": [{"name": "judge", "counts": [40, 50, 10]}],
+        },
+    ]
+    summary["gate"] = [
+        {
+            "name": "release gate",
+            "total": 1000,
+            "stages": [
+                {"stage": "exact", "settled": 420},
+                {"stage": "lexical", "settled": 300},
+                {"stage": "judge", "settled": 250},
+            ],
+        }
+    ]
     summary["systems"] = [rep.system_table("rouge2_f", metric, systems, n_boot=200, seed=1)]
-    summary["disagreements"] = [{"metric": "extra", "row": 3, "judge": "pass", "human": "fail", "gap": 1,
-                                 "texts": {"response": HOSTILE}}]
+    summary["disagreements"] = [
+        {"metric": "extra", "row": 3, "judge": "pass", "human": "fail", "gap": 1, "texts": {"response": HOSTILE}}
+    ]
     return json.dumps(summary, allow_nan=False)
 
 
@@ -122,9 +156,22 @@ def test_page_holds_every_section_in_order(page):
 def test_page_content(page):
     assert "<title>Release &lt;1.4&gt; check</title>" in page
     assert page.count("<svg") >= 8  # 2 heatmaps, 4 histograms, scatter, funnel, forest
-    for text in ("support-weighted F1", "balanced accuracy", "Cohen's kappa (quadratic)", "Kendall tau-b",
-                 "position consistency", "flip rate", "tie rate", "Verbosity probe", "release gate",
-                 "unsettled", "system-5", "judge latency (s)", "toy system level", "rouge2_f"):
+    for text in (
+        "support-weighted F1",
+        "balanced accuracy",
+        "Cohen's kappa (quadratic)",
+        "Kendall tau-b",
+        "position consistency",
+        "flip rate",
+        "tie rate",
+        "Verbosity probe",
+        "release gate",
+        "unsettled",
+        "system-5",
+        "judge latency (s)",
+        "toy system level",
+        "rouge2_f",
+    ):
         assert text in page, text
     assert "balanced F1" not in page.replace("“balanced F1”", "")  # only ever named as a misnomer
 
@@ -173,8 +220,9 @@ def test_merge_and_load_summaries(tmp_path):
 
 
 def test_system_table_intervals():
-    table = rep.system_table("m", [1.0, 2.0, 3.0, 10.0, 10.0, 10.0, 5.0], ["a", "a", "a", "b", "b", "b", "c"],
-                           n_boot=300, seed=2)
+    table = rep.system_table(
+        "m", [1.0, 2.0, 3.0, 10.0, 10.0, 10.0, 5.0], ["a", "a", "a", "b", "b", "b", "c"], n_boot=300, seed=2
+    )
     rows = {r["system"]: r for r in table["rows"]}
     assert rows["a"]["mean"] == 2.0 and rows["a"]["low"] < 2.0 < rows["a"]["high"]
     assert rows["b"]["low"] == rows["b"]["high"] == 10.0
@@ -186,11 +234,12 @@ def test_report_command_prints_where_the_report_is(tmp_path, capsys):
     run.mkdir()
     (run / "summary.json").write_text(json.dumps(full_summary()), encoding="utf-8")
     table = tmp_path / "judged.jsonl"
-    table.write_text("".join(json.dumps({"q/score": s, "q/human_rating": h}) + "\n"
-                             for s, h in [(1, 1), (2, 3), (3, 3), (5, 4)]), encoding="utf-8")
+    table.write_text(
+        "".join(json.dumps({"q/score": s, "q/human_rating": h}) + "\n" for s, h in [(1, 1), (2, 3), (3, 3), (5, 4)]),
+        encoding="utf-8",
+    )
     out = tmp_path / "out" / "report.html"
-    assert main(["report", str(run), str(table), "--out", str(out), "--title", "Two inputs",
-                 "--bootstrap", "50"]) == 0
+    assert main(["report", str(run), str(table), "--out", str(out), "--title", "Two inputs", "--bootstrap", "50"]) == 0
     printed = capsys.readouterr().out
     assert printed == f"report: {out.resolve()}\n"
     page = out.read_text(encoding="utf-8")

@@ -52,15 +52,27 @@ class DevTools:
         self._from_browser, from_browser_w = os.pipe()
         # far above 3 and 4, so the redirections below cannot overwrite one pipe with the other
         to_browser_r, from_browser_w = _high_fd(to_browser_r), _high_fd(from_browser_w)
-        args = [exe, "--headless", "--disable-gpu", "--no-sandbox", "--remote-debugging-pipe",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions",
-                f"--user-data-dir={self.profile}", "about:blank"]
+        args = [
+            exe,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--remote-debugging-pipe",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            f"--user-data-dir={self.profile}",
+            "about:blank",
+        ]
         # the browser reads commands on fd 3 and writes on fd 4: bash puts the pipes there
         # (dash cannot redirect descriptors above 9)
         self.proc = subprocess.Popen(
             ["bash", "-c", f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}', "bash", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log,
-            pass_fds=(to_browser_r, from_browser_w))
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+            pass_fds=(to_browser_r, from_browser_w),
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -85,8 +97,9 @@ class DevTools:
         with open(self._log.name, "rb") as fh:
             return fh.read().decode(errors="replace")
 
-    def call(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout: float = 30.0) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
         """Send a command and wait for its answer, keeping the events that arrive meanwhile."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
@@ -122,8 +135,11 @@ class DevTools:
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.call(f"{domain}.enable", session=session)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         self.events.clear()
         self.call("Page.navigate", {"url": url}, session=session)
         self.wait_for("Page.loadEventFired")
@@ -198,15 +214,15 @@ def test_report_renders_without_console_errors(browser, tmp_path):
 def test_the_probe_sees_errors_and_blocked_loads(browser, tmp_path):
     """The negative control: the same probe flags a script error and a blocked external image."""
     page = rep.render_html(rep.new_summary()).replace(
-        "</body>", '<img src="https://example.invalid/x.png"><script>undefinedFunction()</script></body>')
+        "</body>", '<img src="https://example.invalid/x.png"><script>undefinedFunction()</script></body>'
+    )
     path = tmp_path / "broken.html"
     path.write_text(page, encoding="utf-8")
     browser.open(path.as_uri())
     problems = " | ".join(console_problems(browser.events))
     assert "example.invalid" in problems  # the Content-Security-Policy blocked the load
-    assert "script" in problems.lower()   # and the inline script was refused
-    path.write_text("<!DOCTYPE html><script>console.error('boom'); undefinedFunction()</script>",
-                    encoding="utf-8")
+    assert "script" in problems.lower()  # and the inline script was refused
+    path.write_text("<!DOCTYPE html><script>console.error('boom'); undefinedFunction()</script>", encoding="utf-8")
     browser.open(path.as_uri())
     problems = " | ".join(console_problems(browser.events))
     assert "boom" in problems and "undefinedFunction" in problems
@@ -216,8 +232,11 @@ def test_screenshot_of_the_report(browser, tmp_path):
     """A full-width screenshot of the top of the page is a real, non-trivial PNG."""
     path = rep.write_report(full_summary(), tmp_path / "report.html")
     session = browser.open(path.as_uri())
-    shot = browser.call("Page.captureScreenshot", {"format": "png", "clip": {
-        "x": 0, "y": 0, "width": 1280, "height": 900, "scale": 1}}, session=session)["data"]
+    shot = browser.call(
+        "Page.captureScreenshot",
+        {"format": "png", "clip": {"x": 0, "y": 0, "width": 1280, "height": 900, "scale": 1}},
+        session=session,
+    )["data"]
     png = base64.b64decode(shot)
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
     (tmp_path / "report.png").write_bytes(png)

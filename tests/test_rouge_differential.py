@@ -14,13 +14,11 @@ from respeval.metrics.rouge import rouge
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 # Alphabets from 2 to 40 tokens: small ones give long runs and repeated n-grams
 # (the hard cases for clipping), large ones give misses.
-token_seq = st.sampled_from([1, 2, 3, 5, 40]).flatmap(
-    lambda k: st.lists(st.integers(0, k), max_size=150))
+token_seq = st.sampled_from([1, 2, 3, 5, 40]).flatmap(lambda k: st.lists(st.integers(0, k), max_size=150))
 
 
 def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -72,8 +70,7 @@ def _numpy_lcs(a: list[int], b: list[int]) -> int:
     return int(prev[-1])
 
 
-@pytest.mark.parametrize("la, lb", [(1, 1), (63, 64), (64, 65), (65, 200), (127, 129), (1000, 1500),
-                                    (3000, 12000)])
+@pytest.mark.parametrize("la, lb", [(1, 1), (63, 64), (64, 65), (65, 200), (127, 129), (1000, 1500), (3000, 12000)])
 def test_bit_parallel_lcs_across_word_boundaries(la, lb, rng):
     for alphabet in (2, 4, 50):
         a = [rng.randrange(alphabet) for _ in range(la)]
@@ -127,8 +124,7 @@ def test_lsum_long_sentences_cross_word_boundaries(rng):
     assert _lsum(core, preds, refs).tolist() == _lsum(ref, preds, refs).tolist()
 
 
-text = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("aBc 123\n\n\u0130\u212aİK-_."),
-               max_size=60)
+text = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("aBc 123\n\n\u0130\u212aİK-_."), max_size=60)
 
 
 @SETTINGS
@@ -145,8 +141,7 @@ def test_tokenizer_every_code_point():
     """Each code point between letters: only U+0130 and the Kelvin sign lower into [a-z0-9]."""
     texts = []
     for block in range(0, 0x110000, 0x400):
-        texts.append(" ".join(f"a{chr(cp)}Z" for cp in range(block, block + 0x400)
-                              if not 0xD800 <= cp < 0xE000))
+        texts.append(" ".join(f"a{chr(cp)}Z" for cp in range(block, block + 0x400) if not 0xD800 <= cp < 0xE000))
     nv, rv = core.Vocab(), ref.Vocab()
     got = core.tokenize_rouge(nv, texts, False)
     want = ref.tokenize_rouge(rv, texts, False)
@@ -162,8 +157,7 @@ def test_lone_surrogates_are_separators():
 
 
 @SETTINGS
-@given(st.lists(st.tuples(text, st.lists(text, min_size=1, max_size=3)), min_size=1, max_size=6),
-       st.booleans())
+@given(st.lists(st.tuples(text, st.lists(text, min_size=1, max_size=3)), min_size=1, max_size=6), st.booleans())
 def test_public_rouge_native_equals_python(rows, stem):
     preds = [p for p, _ in rows]
     refs = [r for _, r in rows]
@@ -175,6 +169,7 @@ def test_public_rouge_native_equals_python(rows, stem):
 
 
 # ----------------------------------------------------------------- fuzzing
+
 
 def _valid_inputs():
     p_ids, p_off = _csr([[1, 2, 3], [4], []])
@@ -188,22 +183,26 @@ def _call(module, d, max_order=2, vocab=8, out_rows=None):
     n = len(d["pair_p"]) if out_rows is None else out_rows
     overlaps = np.zeros((n, max_order), np.int64)
     lcs = np.zeros(n, np.int64)
-    module.rouge_pair_stats(d["p_ids"], d["p_off"], d["r_ids"], d["r_off"], d["pair_p"], d["pair_r"],
-                            max_order, True, vocab, overlaps, lcs)
+    module.rouge_pair_stats(
+        d["p_ids"], d["p_off"], d["r_ids"], d["r_off"], d["pair_p"], d["pair_r"], max_order, True, vocab, overlaps, lcs
+    )
     return overlaps, lcs
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("p_ids", np.array([1, 2, 99, 4], np.int32), "not a token id"),
-    ("p_ids", np.array([1, -2, 3, 4], np.int32), "not a token id"),
-    ("p_off", np.array([0, 3, 2, 4], np.int64), "nondecreasing"),
-    ("p_off", np.array([0, 3, 4, 9], np.int64), "nondecreasing"),
-    ("p_off", np.array([-1, 3, 4, 4], np.int64), "nondecreasing"),
-    ("p_off", np.array([], np.int64), "at least one value"),
-    ("pair_p", np.array([0, 1, 3], np.int64), "out of range"),
-    ("pair_r", np.array([0, 1, -1], np.int64), "out of range"),
-    ("pair_r", np.array([0, 1], np.int64), "differ in length"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("p_ids", np.array([1, 2, 99, 4], np.int32), "not a token id"),
+        ("p_ids", np.array([1, -2, 3, 4], np.int32), "not a token id"),
+        ("p_off", np.array([0, 3, 2, 4], np.int64), "nondecreasing"),
+        ("p_off", np.array([0, 3, 4, 9], np.int64), "nondecreasing"),
+        ("p_off", np.array([-1, 3, 4, 4], np.int64), "nondecreasing"),
+        ("p_off", np.array([], np.int64), "at least one value"),
+        ("pair_p", np.array([0, 1, 3], np.int64), "out of range"),
+        ("pair_r", np.array([0, 1, -1], np.int64), "out of range"),
+        ("pair_r", np.array([0, 1], np.int64), "differ in length"),
+    ],
+)
 def test_invalid_buffers_raise_value_error(impl, field, value, message):
     module = _backend.get(impl)
     d = _valid_inputs()
@@ -217,9 +216,19 @@ def test_wrong_output_shape_and_dtype_raise():
     with pytest.raises(ValueError):
         _call(core, d, out_rows=2)
     with pytest.raises((ValueError, TypeError)):
-        core.rouge_pair_stats(d["p_ids"].astype(np.int64), d["p_off"], d["r_ids"], d["r_off"],
-                              d["pair_p"], d["pair_r"], 2, True, 8, np.zeros((3, 2), np.int64),
-                              np.zeros(3, np.int64))
+        core.rouge_pair_stats(
+            d["p_ids"].astype(np.int64),
+            d["p_off"],
+            d["r_ids"],
+            d["r_off"],
+            d["pair_p"],
+            d["pair_r"],
+            2,
+            True,
+            8,
+            np.zeros((3, 2), np.int64),
+            np.zeros(3, np.int64),
+        )
 
 
 arrays32 = st.lists(st.integers(-3, 12), max_size=12).map(lambda v: np.array(v, np.int32))
@@ -232,8 +241,19 @@ def test_fuzz_rouge_pair_stats_never_crashes(p_ids, p_off, r_ids, r_off, pair_p,
     n = len(pair_p)
     for module in (core, ref):
         try:
-            module.rouge_pair_stats(p_ids, p_off, r_ids, r_off, pair_p, pair_r, max(max_order, 0), True,
-                                    vocab, np.zeros((n, max(max_order, 0)), np.int64), np.zeros(n, np.int64))
+            module.rouge_pair_stats(
+                p_ids,
+                p_off,
+                r_ids,
+                r_off,
+                pair_p,
+                pair_r,
+                max(max_order, 0),
+                True,
+                vocab,
+                np.zeros((n, max(max_order, 0)), np.int64),
+                np.zeros(n, np.int64),
+            )
         except ValueError:
             pass
 
@@ -243,8 +263,9 @@ def test_fuzz_rouge_pair_stats_never_crashes(p_ids, p_off, r_ids, r_off, pair_p,
 def test_fuzz_lsum_pair_stats_never_crashes(p_ids, p_sent, p_rows, r_ids, r_sent, r_rows, pair_p, pair_r, vocab):
     for module in (core, ref):
         try:
-            module.lsum_pair_stats(p_ids, p_sent, p_rows, r_ids, r_sent, r_rows, pair_p, pair_r, vocab,
-                                   np.zeros(len(pair_p), np.int64))
+            module.lsum_pair_stats(
+                p_ids, p_sent, p_rows, r_ids, r_sent, r_rows, pair_p, pair_r, vocab, np.zeros(len(pair_p), np.int64)
+            )
         except ValueError:
             pass
 
@@ -255,8 +276,9 @@ ref_lists = st.lists(st.lists(st.integers(0, 4), max_size=25), min_size=1, max_s
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.lists(st.integers(0, 4), max_size=25), ref_lists), min_size=1, max_size=8),
-       st.integers(1, 6))
+@given(
+    st.lists(st.tuples(st.lists(st.integers(0, 4), max_size=25), ref_lists), min_size=1, max_size=8), st.integers(1, 6)
+)
 def test_bleu_clipped_counts_equal_reference(rows, max_order):
     hyps = [h for h, _ in rows]
     refs = [r for _, rs in rows for r in rs]
@@ -277,7 +299,8 @@ def test_fuzz_bleu_clipped_counts_never_crashes(h_ids, h_off, r_ids, r_off, row_
     n = max(len(h_off) - 1, 0)
     for module in (core, ref):
         try:
-            module.bleu_clipped_counts(h_ids, h_off, r_ids, r_off, row_refs, max_order, vocab,
-                                       np.zeros((n, max(max_order, 1)), np.int64))
+            module.bleu_clipped_counts(
+                h_ids, h_off, r_ids, r_off, row_refs, max_order, vocab, np.zeros((n, max(max_order, 1)), np.int64)
+            )
         except ValueError:
             pass

@@ -52,7 +52,8 @@ def _assert_close(got: np.ndarray, want: np.ndarray, what: str) -> None:
     worst = np.unravel_index(np.argmax(diff), diff.shape)
     assert diff.max() <= TOLERANCE, (
         f"{what}: max |diff| {diff.max():.3g} at row {worst[0]}, column {worst[1]} "
-        f"({TYPES[worst[1] // 3]} {'PRF'[worst[1] % 3]}): {got[worst]!r} vs rouge-score {want[worst]!r}")
+        f"({TYPES[worst[1] // 3]} {'PRF'[worst[1] % 3]}): {got[worst]!r} vs rouge-score {want[worst]!r}"
+    )
 
 
 def test_fixture_covers_every_corpus(corpora, oracle):

@@ -17,12 +17,22 @@ def _lines(path) -> list[str]:
     return path.read_text(encoding="utf-8").rstrip("\n").split("\n")
 
 
-@pytest.mark.parametrize("line, stem, expected", [
-    (0, False, {"rouge1": (0.68750, 0.40741, 0.51163), "rouge2": (0.53333, 0.30769, 0.39024),
-                "rougeL": (0.68750, 0.40741, 0.51163)}),
-    (1, False, {"rouge1": (0.65385, 0.40476, 0.50000), "rouge2": (0.48000, 0.29268, 0.36364)}),
-    (1, True, {"rouge1": (0.69231, 0.42857, 0.52941)}),
-])
+@pytest.mark.parametrize(
+    "line, stem, expected",
+    [
+        (
+            0,
+            False,
+            {
+                "rouge1": (0.68750, 0.40741, 0.51163),
+                "rouge2": (0.53333, 0.30769, 0.39024),
+                "rougeL": (0.68750, 0.40741, 0.51163),
+            },
+        ),
+        (1, False, {"rouge1": (0.65385, 0.40476, 0.50000), "rouge2": (0.48000, 0.29268, 0.36364)}),
+        (1, True, {"rouge1": (0.69231, 0.42857, 0.52941)}),
+    ],
+)
 def test_rouge_testdata_values(impl, line, stem, expected):
     folder = shared_data("rouge_testdata")
     target = _lines(folder / "target.txt")[line]
@@ -50,10 +60,21 @@ EDGE_CASES = [
     ("", "a", {t: (0, 0, 0) for t in TYPES}),
     ("a", "a", {"rouge1": (1, 1, 1), "rouge2": (0, 0, 0), "rougeL": (1, 1, 1), "rougeLsum": (1, 1, 1)}),
     ("A", "a", {"rouge1": (1, 1, 1), "rouge2": (0, 0, 0), "rougeL": (1, 1, 1), "rougeLsum": (1, 1, 1)}),
-    ("the the the", "the", {"rouge1": (1, 1 / 3, 0.5), "rouge2": (0, 0, 0), "rougeL": (1, 1 / 3, 0.5),
-                            "rougeLsum": (1, 1 / 3, 0.5)}),
-    ("a a a b", "a b b b", {"rouge1": (0.5, 0.5, 0.5), "rouge2": (1 / 3, 1 / 3, 1 / 3),
-                            "rougeL": (0.5, 0.5, 0.5), "rougeLsum": (0.5, 0.5, 0.5)}),
+    (
+        "the the the",
+        "the",
+        {"rouge1": (1, 1 / 3, 0.5), "rouge2": (0, 0, 0), "rougeL": (1, 1 / 3, 0.5), "rougeLsum": (1, 1 / 3, 0.5)},
+    ),
+    (
+        "a a a b",
+        "a b b b",
+        {
+            "rouge1": (0.5, 0.5, 0.5),
+            "rouge2": (1 / 3, 1 / 3, 1 / 3),
+            "rougeL": (0.5, 0.5, 0.5),
+            "rougeLsum": (0.5, 0.5, 0.5),
+        },
+    ),
     ("北京", "北京", {t: (0, 0, 0) for t in TYPES}),
     ("Привет мир", "Привет мир", {t: (0, 0, 0) for t in TYPES}),
     ("!!!", "???", {t: (0, 0, 0) for t in TYPES}),
@@ -82,8 +103,7 @@ def test_edge_cases_equal_rouge_score(target, prediction, expected):
 
 
 def test_multiple_references_pick_highest_f_first_on_ties(impl):
-    res = rouge(["a b c", "x"], [["z", "a b", "a b c", "a b c"], ["y", "q"]], ["rouge1", "rougeL"],
-                implementation=impl)
+    res = rouge(["a b c", "x"], [["z", "a b", "a b c", "a b c"], ["y", "q"]], ["rouge1", "rougeL"], implementation=impl)
     assert res["rouge1_f"][0] == 1.0 and res["rouge1_ref"][0] == 2
     assert res["rouge1_f"][1] == 0.0 and res["rouge1_ref"][1] == 0  # all zero: the first wins
 
@@ -121,15 +141,18 @@ def test_validate_types_like_rouge_score():
             validate_types([bad])
 
 
-@pytest.mark.parametrize("preds, refs, error, message", [
-    (["a", None], ["a", "b"], TypeError, r"predictions\[1\] is None"),
-    (["a", 3], ["a", "b"], TypeError, r"predictions\[1\] is int"),
-    (["a", "b"], ["a", None], TypeError, r"references\[1\] is None"),
-    (["a", "b"], ["a", ["x", 5]], TypeError, r"references\[1\]\[1\] is int"),
-    (["a", "b"], ["a", []], ValueError, r"references\[1\] is an empty list"),
-    (["a", "b"], ["a"], ValueError, "predictions has 2 rows but references has 1"),
-    ("abc", ["a"], TypeError, "not a single str"),
-])
+@pytest.mark.parametrize(
+    "preds, refs, error, message",
+    [
+        (["a", None], ["a", "b"], TypeError, r"predictions\[1\] is None"),
+        (["a", 3], ["a", "b"], TypeError, r"predictions\[1\] is int"),
+        (["a", "b"], ["a", None], TypeError, r"references\[1\] is None"),
+        (["a", "b"], ["a", ["x", 5]], TypeError, r"references\[1\]\[1\] is int"),
+        (["a", "b"], ["a", []], ValueError, r"references\[1\] is an empty list"),
+        (["a", "b"], ["a"], ValueError, "predictions has 2 rows but references has 1"),
+        ("abc", ["a"], TypeError, "not a single str"),
+    ],
+)
 def test_bad_input_names_the_row(impl, preds, refs, error, message):
     with pytest.raises(error, match=message):
         rouge(preds, refs, implementation=impl)

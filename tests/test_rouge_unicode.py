@@ -8,15 +8,18 @@ from respeval.metrics.rouge import rouge
 from respeval.tokenizers.rouge import unicode_tokens
 
 
-@pytest.mark.parametrize("text, tokens", [
-    ("北京欢迎你", ["北", "京", "欢", "迎", "你"]),
-    ("Привет, мир!", ["привет", "мир"]),
-    ("東京タワーへ行く", ["東", "京", "タ", "ワ", "ー", "へ", "行", "く"]),
-    ("안녕하세요 세계", ["안", "녕", "하", "세", "요", "세", "계"]),
-    ("नमस्ते दुनिया", ["नमस्ते", "दुनिया"]),
-    ("Hello, World! It's 3.14", ["hello", "world", "it", "s", "3", "14"]),
-    ("café crème x_y", ["café", "crème", "x", "y"]),
-])
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("北京欢迎你", ["北", "京", "欢", "迎", "你"]),
+        ("Привет, мир!", ["привет", "мир"]),
+        ("東京タワーへ行く", ["東", "京", "タ", "ワ", "ー", "へ", "行", "く"]),
+        ("안녕하세요 세계", ["안", "녕", "하", "세", "요", "세", "계"]),
+        ("नमस्ते दुनिया", ["नमस्ते", "दुनिया"]),
+        ("Hello, World! It's 3.14", ["hello", "world", "it", "s", "3", "14"]),
+        ("café crème x_y", ["café", "crème", "x", "y"]),
+    ],
+)
 def test_unicode_tokens(text, tokens):
     assert unicode_tokens(text) == tokens
 

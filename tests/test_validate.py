@@ -72,8 +72,7 @@ def test_every_agreement_number_equals_scikit_learn_on_random_label_sets():
             assert _close(getattr(a, name), float(want)), (name, getattr(a, name), want, judge, human)
         labels = sorted(set(judge) | set(human))
         assert list(a.confusion.labels) == labels
-        np.testing.assert_array_equal(a.confusion.matrix,
-                                      _sk(sk_metrics.confusion_matrix, human, judge, labels=labels))
+        np.testing.assert_array_equal(a.confusion.matrix, _sk(sk_metrics.confusion_matrix, human, judge, labels=labels))
         p, r, f, s = _sk(sk_metrics.precision_recall_fscore_support, human, judge, labels=labels)
         for i, label in enumerate(labels):
             c = a.per_class[label]
@@ -85,8 +84,11 @@ def test_explicit_label_order_sets_the_weighted_kappa_distances():
     levels = [1, 2, 3, 4, 5]
     a = val.agreement(judge, human, labels=levels)
     assert a.confusion.labels == tuple(levels)
-    for weights, name in ((None, "cohen_kappa"), ("linear", "cohen_kappa_linear"),
-                          ("quadratic", "cohen_kappa_quadratic")):
+    for weights, name in (
+        (None, "cohen_kappa"),
+        ("linear", "cohen_kappa_linear"),
+        ("quadratic", "cohen_kappa_quadratic"),
+    ):
         want = sk_metrics.cohen_kappa_score(human, judge, labels=levels, weights=weights)
         assert getattr(a, name) == pytest.approx(want, abs=TOL)
     np.testing.assert_array_equal(a.confusion.matrix, sk_metrics.confusion_matrix(human, judge, labels=levels))
@@ -121,8 +123,7 @@ def test_to_dict_is_json_ready():
     a = val.agreement(np.array([1, 2, 2]), np.array([1, 2, 1]))
     d = json.loads(json.dumps(a.to_dict(), allow_nan=False))
     assert d["labels"] == [1, 2] and d["confusion"]["matrix"] == [[1, 1], [0, 1]]
-    assert d["per_class"][0] == {"label": 1, "precision": 1.0, "recall": 0.5, "f1": 2 / 3,
-                                 "support": 2, "predicted": 1}
+    assert d["per_class"][0] == {"label": 1, "precision": 1.0, "recall": 0.5, "f1": 2 / 3, "support": 2, "predicted": 1}
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -137,10 +138,11 @@ def test_bootstrap_is_seeded_and_equals_resampling_by_hand():
     assert first == a.bootstrap(n=120, seed=7)
     assert first != a.bootstrap(n=120, seed=8)
     idx = np.random.default_rng(7).integers(0, 120, size=(120, 120))
-    for name, fn in (("accuracy", sk_metrics.accuracy_score),
-                     ("macro_f1", lambda h, j: _sk(sk_metrics.f1_score, h, j, average="macro")),
-                     ("cohen_kappa_quadratic",
-                      lambda h, j: _sk(sk_metrics.cohen_kappa_score, h, j, weights="quadratic"))):
+    for name, fn in (
+        ("accuracy", sk_metrics.accuracy_score),
+        ("macro_f1", lambda h, j: _sk(sk_metrics.f1_score, h, j, average="macro")),
+        ("cohen_kappa_quadratic", lambda h, j: _sk(sk_metrics.cohen_kappa_score, h, j, weights="quadratic")),
+    ):
         by_hand = np.array([fn(human[i], judge[i]) for i in idx])
         low, high = np.percentile(by_hand, [2.5, 97.5])
         assert first[name].low == pytest.approx(low, abs=TOL)
@@ -215,8 +217,7 @@ def test_correlations_equal_scipy():
         x, y = _random_pairs(rng, n)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = (stats.pearsonr(x, y).statistic, stats.spearmanr(x, y).statistic,
-                    stats.kendalltau(x, y).statistic)
+            want = (stats.pearsonr(x, y).statistic, stats.spearmanr(x, y).statistic, stats.kendalltau(x, y).statistic)
         c = val.correlations(x, y)
         for got, ref in zip((c.pearson, c.spearman, c.kendall_tau_b), want):
             assert _close(got, float(ref)), (n, got, ref)
@@ -258,8 +259,8 @@ def test_pairwise_consistency_by_hand():
     p = val.pairwise_consistency(original, swapped, first_shown="A")
     assert p.n == 6
     assert p.consistency == pytest.approx(3 / 6)
-    assert p.flip_rate == pytest.approx(2 / 6)          # rows 2 and 6
-    assert p.tie_rate == pytest.approx(3 / 12)          # three ties among twelve verdicts
+    assert p.flip_rate == pytest.approx(2 / 6)  # rows 2 and 6
+    assert p.tie_rate == pytest.approx(3 / 12)  # three ties among twelve verdicts
     # decisive verdicts: original A,A,B,A,B (first slot = A: 3 of 5); swapped A,B,B,A
     # (first slot = B: 2 of 4) -> 5 of 9 pick the response shown first
     assert p.first_position_rate == pytest.approx(5 / 9)
@@ -272,11 +273,12 @@ def test_pairwise_consistency_by_hand():
 def test_verbosity_pairwise_by_hand():
     judge = ["A", "A", "B", "TIE", "A"]
     human = ["A", "B", "B", "A", "B"]
-    len_a, len_b = [10, 50, 5, 10, 30], [5, 20, 9, 10, 30]   # last two: tie verdict / equal lengths
-    v = val.verbosity_pairwise(judge, human=human, length_first=len_a, length_second=len_b,
-                             first="A", second="B", n_boot=0)
+    len_a, len_b = [10, 50, 5, 10, 30], [5, 20, 9, 10, 30]  # last two: tie verdict / equal lengths
+    v = val.verbosity_pairwise(
+        judge, human=human, length_first=len_a, length_second=len_b, first="A", second="B", n_boot=0
+    )
     assert v.n == 3
-    assert v.judge == pytest.approx(1.0)   # A longer, A longer, B longer: always the longer one
+    assert v.judge == pytest.approx(1.0)  # A longer, A longer, B longer: always the longer one
     assert v.human == pytest.approx(2 / 3)  # of rows 0-2 humans picked the longer in rows 0 and 2
     assert v.excess == pytest.approx(1 / 3)
 
@@ -295,12 +297,22 @@ def test_verbosity_pointwise_rewards_length():
 
 
 def test_find_metrics_uses_vertex_names():
-    cols = ["prompt", "fluency/score", "fluency/human_rating", "safety/score",
-            "pref/pairwise_choice", "pref/human_pairwise_choice", "pref/pairwise_choice_swapped"]
+    cols = [
+        "prompt",
+        "fluency/score",
+        "fluency/human_rating",
+        "safety/score",
+        "pref/pairwise_choice",
+        "pref/human_pairwise_choice",
+        "pref/pairwise_choice_swapped",
+    ]
     found = val.find_metrics(cols)
-    assert found == [val.MetricColumns("fluency", "pointwise", "fluency/score", "fluency/human_rating"),
-                     val.MetricColumns("pref", "pairwise", "pref/pairwise_choice", "pref/human_pairwise_choice",
-                                     "pref/pairwise_choice_swapped")]
+    assert found == [
+        val.MetricColumns("fluency", "pointwise", "fluency/score", "fluency/human_rating"),
+        val.MetricColumns(
+            "pref", "pairwise", "pref/pairwise_choice", "pref/human_pairwise_choice", "pref/pairwise_choice_swapped"
+        ),
+    ]
 
 
 def test_rows_missing_either_side_are_dropped_together_and_counted():
@@ -345,8 +357,10 @@ def test_pairwise_metric_end_to_end():
 
 @pytest.mark.parametrize("ext", ["jsonl", "json", "csv", "parquet"])
 def test_load_table_formats(tmp_path, ext):
-    rows = [{"id": 1, "m/score": 4, "m/human_rating": 5, "response": "a, b"},
-            {"id": 2, "m/score": None, "m/human_rating": 3, "response": "c"}]
+    rows = [
+        {"id": 1, "m/score": 4, "m/human_rating": 5, "response": "a, b"},
+        {"id": 2, "m/score": None, "m/human_rating": 3, "response": "c"},
+    ]
     path = tmp_path / f"t.{ext}"
     if ext == "jsonl":
         path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

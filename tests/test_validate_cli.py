@@ -13,18 +13,46 @@ from respeval import validate as val
 from respeval.validate_cli import main
 
 ROWS = [
-    {"id": i, "prompt": f"question {i}", "response": "word " * (3 + i % 7), "baseline_model_response": "w " * 5,
-     "quality/score": s, "pref/pairwise_choice": p, "pref/pairwise_choice_swapped": q}
-    for i, (s, p, q) in enumerate([
-        (5, "CANDIDATE", "CANDIDATE"), (4, "BASELINE", "CANDIDATE"), (1, "TIE", "TIE"),
-        (2, "CANDIDATE", "CANDIDATE"), (None, "BASELINE", "BASELINE"), (3, "CANDIDATE", "BASELINE"),
-        (4, "BASELINE", "BASELINE"), (5, "CANDIDATE", "CANDIDATE"), (2, None, None), (1, "TIE", "CANDIDATE"),
-    ])
+    {
+        "id": i,
+        "prompt": f"question {i}",
+        "response": "word " * (3 + i % 7),
+        "baseline_model_response": "w " * 5,
+        "quality/score": s,
+        "pref/pairwise_choice": p,
+        "pref/pairwise_choice_swapped": q,
+    }
+    for i, (s, p, q) in enumerate(
+        [
+            (5, "CANDIDATE", "CANDIDATE"),
+            (4, "BASELINE", "CANDIDATE"),
+            (1, "TIE", "TIE"),
+            (2, "CANDIDATE", "CANDIDATE"),
+            (None, "BASELINE", "BASELINE"),
+            (3, "CANDIDATE", "BASELINE"),
+            (4, "BASELINE", "BASELINE"),
+            (5, "CANDIDATE", "CANDIDATE"),
+            (2, None, None),
+            (1, "TIE", "CANDIDATE"),
+        ]
+    )
 ]
 HUMAN = [
     {"id": i, "quality/human_rating": h, "pref/human_pairwise_choice": c}
-    for i, (h, c) in enumerate([(5, "CANDIDATE"), (3, "BASELINE"), (1, "TIE"), (3, "CANDIDATE"), (2, "BASELINE"),
-                                (3, "BASELINE"), (4, "BASELINE"), (4, "CANDIDATE"), (2, "TIE"), (None, "TIE")])
+    for i, (h, c) in enumerate(
+        [
+            (5, "CANDIDATE"),
+            (3, "BASELINE"),
+            (1, "TIE"),
+            (3, "CANDIDATE"),
+            (2, "BASELINE"),
+            (3, "BASELINE"),
+            (4, "BASELINE"),
+            (4, "CANDIDATE"),
+            (2, "TIE"),
+            (None, "TIE"),
+        ]
+    )
 ]
 
 
@@ -41,8 +69,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_one_file_json_equals_the_library(tmp_path, capsys):
     both = _write_jsonl(tmp_path / "both.jsonl", [{**r, **h} for r, h in zip(ROWS, HUMAN)])
-    status, out, _ = _run(capsys, "validate", "--results", str(both), "--json", "--bootstrap", "200",
-                          "--seed", "3")
+    status, out, _ = _run(capsys, "validate", "--results", str(both), "--json", "--bootstrap", "200", "--seed", "3")
     assert status == 0
     summary = json.loads(out)
     assert summary["schema"] == "respeval.run-summary/1"
@@ -51,8 +78,9 @@ def test_one_file_json_equals_the_library(tmp_path, capsys):
     quality = by_name["quality"]
     assert quality["rows"] == 10 and quality["used"] == 8
     assert quality["dropped"] == {"judge_missing": 1, "human_missing": 1, "both_missing": 0, "total": 2}
-    keep = [i for i in range(10)
-            if ROWS[i]["quality/score"] is not None and HUMAN[i]["quality/human_rating"] is not None]
+    keep = [
+        i for i in range(10) if ROWS[i]["quality/score"] is not None and HUMAN[i]["quality/human_rating"] is not None
+    ]
     lib = val.agreement([ROWS[i]["quality/score"] for i in keep], [HUMAN[i]["quality/human_rating"] for i in keep])
     for name in val.AGREEMENT_FIELDS:
         assert quality["agreement"][name] == pytest.approx(getattr(lib, name), abs=1e-12)
@@ -66,25 +94,68 @@ def test_one_file_json_equals_the_library(tmp_path, capsys):
 def test_two_files_matched_on_id_and_text_tables(tmp_path, capsys):
     results = _write_jsonl(tmp_path / "results.jsonl", ROWS)
     labels = _write_jsonl(tmp_path / "labels.jsonl", list(reversed(HUMAN)))
-    status, out, _ = _run(capsys, "validate", "--results", str(results), "--labels", str(labels),
-                          "--id-field", "id", "--metric", "quality", "--bootstrap", "50")
+    status, out, _ = _run(
+        capsys,
+        "validate",
+        "--results",
+        str(results),
+        "--labels",
+        str(labels),
+        "--id-field",
+        "id",
+        "--metric",
+        "quality",
+        "--bootstrap",
+        "50",
+    )
     assert status == 0
     assert "quality (pointwise): 8 of 10 rows used, 2 dropped" in out
-    for name in ("support-weighted F1", "balanced accuracy", "Cohen's kappa, quadratic weights",
-                 "confusion (rows: human, columns: judge)", "Kendall tau-b", "verbosity"):
+    for name in (
+        "support-weighted F1",
+        "balanced accuracy",
+        "Cohen's kappa, quadratic weights",
+        "confusion (rows: human, columns: judge)",
+        "Kendall tau-b",
+        "verbosity",
+    ):
         assert name in out
     assert "pref" not in out
 
 
 def test_explicit_fields_and_system_level_correlation(tmp_path, capsys):
-    rows = [{"system": s, "scores": {"metric": m, "human": h}}
-            for s, m, h in [("a", 0.1, 1.0), ("a", 0.2, 2.0), ("b", 0.4, 2.5), ("b", 0.3, 3.0),
-                            ("c", 0.9, 4.0), ("c", 0.7, 5.0)]]
+    rows = [
+        {"system": s, "scores": {"metric": m, "human": h}}
+        for s, m, h in [
+            ("a", 0.1, 1.0),
+            ("a", 0.2, 2.0),
+            ("b", 0.4, 2.5),
+            ("b", 0.3, 3.0),
+            ("c", 0.9, 4.0),
+            ("c", 0.7, 5.0),
+        ]
+    ]
     path = _write_jsonl(tmp_path / "scored.jsonl", rows)
     summary_path = tmp_path / "run" / "summary.json"
-    status, out, _ = _run(capsys, "validate", "--results", str(path), "--judge-field", "scores.metric",
-                          "--human-field", "scores.human", "--system-field", "system", "--level", "system",
-                          "--name", "toy", "--bootstrap", "0", "--summary-out", str(summary_path))
+    status, out, _ = _run(
+        capsys,
+        "validate",
+        "--results",
+        str(path),
+        "--judge-field",
+        "scores.metric",
+        "--human-field",
+        "scores.human",
+        "--system-field",
+        "system",
+        "--level",
+        "system",
+        "--name",
+        "toy",
+        "--bootstrap",
+        "0",
+        "--summary-out",
+        str(summary_path),
+    )
     assert status == 0
     assert "system-level correlation over 3 units" in out
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -93,13 +164,16 @@ def test_explicit_fields_and_system_level_correlation(tmp_path, capsys):
     assert [p["unit"] for p in corr["points"]] == ["a", "b", "c"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--results", "missing.jsonl"], "No such file"),
-    (["--results", "{plain}"], "no metric with both a judge and a human column"),
-    (["--results", "{plain}", "--judge-field", "x"], "--judge-field and --human-field go together"),
-    (["--results", "{both}", "--metric", "nope"], "no judge and human columns for metric(s) nope"),
-    (["--results", "{both}", "--level", "system"], "--level system needs --system-field"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--results", "missing.jsonl"], "No such file"),
+        (["--results", "{plain}"], "no metric with both a judge and a human column"),
+        (["--results", "{plain}", "--judge-field", "x"], "--judge-field and --human-field go together"),
+        (["--results", "{both}", "--metric", "nope"], "no judge and human columns for metric(s) nope"),
+        (["--results", "{both}", "--level", "system"], "--level system needs --system-field"),
+    ],
+)
 def test_input_errors_are_one_line(tmp_path, capsys, argv, message):
     plain = _write_jsonl(tmp_path / "plain.jsonl", [{"a": 1}])
     both = _write_jsonl(tmp_path / "both.jsonl", [{**r, **h} for r, h in zip(ROWS, HUMAN)])
@@ -112,12 +186,27 @@ def test_input_errors_are_one_line(tmp_path, capsys, argv, message):
 def test_runs_as_a_module(tmp_path):
     both = _write_jsonl(tmp_path / "both.jsonl", [{**r, **h} for r, h in zip(ROWS, HUMAN)])
     report = tmp_path / "report.html"
-    proc = subprocess.run([sys.executable, "-m", "respeval", "validate", "--results", str(both),
-                           "--bootstrap", "100", "--report", str(report)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "respeval",
+            "validate",
+            "--results",
+            str(both),
+            "--bootstrap",
+            "100",
+            "--report",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"report: {report.resolve()}" in proc.stdout
     assert report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    help_ = subprocess.run([sys.executable, "-m", "respeval", "validate", "--help"],
-                           capture_output=True, text=True, timeout=60)
+    help_ = subprocess.run(
+        [sys.executable, "-m", "respeval", "validate", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert "{metric}/human_pairwise_choice" in help_.stdout

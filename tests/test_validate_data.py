@@ -45,8 +45,12 @@ def pandalm() -> dict:
     panda = _json(folder / "pandalm-7b-testset-v1.json")
     assert [r["idx"] for r in tests] == [r["idx"] for r in gpt] == [r["idx"] for r in panda]
     annotators = [[int(r[f"annotator{i}"]) for r in tests] for i in (1, 2, 3)]
-    return {"tests": tests, "gpt": [r["gpt_result"] for r in gpt],
-            "pandalm": [int(r["pandalm_result"]) for r in panda], "annotators": annotators}
+    return {
+        "tests": tests,
+        "gpt": [r["gpt_result"] for r in gpt],
+        "pandalm": [int(r["pandalm_result"]) for r in panda],
+        "annotators": annotators,
+    }
 
 
 def _majority(labels: tuple[int, int, int]) -> int:
@@ -73,10 +77,13 @@ def test_pandalm_majority_label_counts(pandalm):
     assert collections.Counter(majority) == {0: 105, 1: 422, 2: 472}
 
 
-@pytest.mark.parametrize("judge, expected", [
-    ("gpt", (0.7107, 0.5879, 0.5736, 0.5755)),
-    ("pandalm", (0.6677, 0.5738, 0.5750, 0.5743)),
-])
+@pytest.mark.parametrize(
+    "judge, expected",
+    [
+        ("gpt", (0.7107, 0.5879, 0.5736, 0.5755)),
+        ("pandalm", (0.6677, 0.5738, 0.5750, 0.5743)),
+    ],
+)
 def test_pandalm_judges_against_the_majority(pandalm, judge, expected):
     majority = [_majority(t) for t in zip(*pandalm["annotators"])]
     labels = pandalm[judge] if judge == "pandalm" else [_gpt_label(a, 0) for a in pandalm["gpt"]]
@@ -100,12 +107,15 @@ def _percent(text: str) -> float:
     return float(re.search(r"([\d.]+)%", text).group(1)) / 100
 
 
-@pytest.mark.parametrize("subset, judge, strategy", [
-    ("LLMBar/Natural", "GPT-4", "Vanilla"),
-    ("LLMBar/Natural", "ChatGPT", "Vanilla"),
-    ("LLMBar/Adversarial/Neighbor", "GPT-4", "Vanilla"),
-    ("Processed/MT-Bench", "GPT-4", "Vanilla_NoRules"),
-])
+@pytest.mark.parametrize(
+    "subset, judge, strategy",
+    [
+        ("LLMBar/Natural", "GPT-4", "Vanilla"),
+        ("LLMBar/Natural", "ChatGPT", "Vanilla"),
+        ("LLMBar/Adversarial/Neighbor", "GPT-4", "Vanilla"),
+        ("Processed/MT-Bench", "GPT-4", "Vanilla_NoRules"),
+    ],
+)
 def test_llmbar_accuracy_and_position_consistency(subset, judge, strategy):
     folder = _data("judge", "llmbar", "Dataset", *subset.split("/"), "evaluators", judge, strategy)
     results, stats = _json(folder / "result.json"), _json(folder / "statistics.json")
@@ -143,8 +153,12 @@ def test_realsumm_system_kendall_rouge2_vs_litepyramid(realsumm_abstractive):
     human = [r["scores"]["litepyramid_recall"] for r in rows]
     # ROUGE-1.5.5's stored ROUGE-2 F (stemmed), and respeval's own ROUGE-2 F with stemming
     stored = [r["scores"]["rouge_2_f_score"] for r in rows]
-    ours = respeval.rouge([_sentences(r["system_summary"]) for r in rows],
-                          [_sentences(r["ref_summ"]) for r in rows], ("rouge2",), stemmer=True)["rouge2_f"]
+    ours = respeval.rouge(
+        [_sentences(r["system_summary"]) for r in rows],
+        [_sentences(r["ref_summ"]) for r in rows],
+        ("rouge2",),
+        stemmer=True,
+    )["rouge2_f"]
     for metric in (stored, ours):
         c = val.metric_human_correlation(metric, human, systems=systems, level="system")
         assert c.n == 14
@@ -178,10 +192,13 @@ def _mqm_segments(max_seg: int) -> tuple[list[str], list[str], list[str], np.nda
         system, score, seg = line.split()
         if score != "None":
             scores[(system, int(seg))] = float(score)
-    keys = sorted(k for k in targets if k[0] != "ref" and k[1] <= max_seg and k in scores
-                  and ("ref", k[1]) in targets)
-    return ([k[0] for k in keys], [targets[k] for k in keys], [targets[("ref", k[1])] for k in keys],
-            np.array([scores[k] for k in keys]))
+    keys = sorted(k for k in targets if k[0] != "ref" and k[1] <= max_seg and k in scores and ("ref", k[1]) in targets)
+    return (
+        [k[0] for k in keys],
+        [targets[k] for k in keys],
+        [targets[("ref", k[1])] for k in keys],
+        np.array([scores[k] for k in keys]),
+    )
 
 
 def test_mqm_chrf_correlates_with_expert_judgements():

@@ -14,21 +14,47 @@ class Vocab:
     def tokens(self) -> list[str]: ...
     def intern(self, tokens: list[str]) -> bytes: ...
 
-def tokenize_rouge(vocab: Vocab, texts: list[str], stem: bool = False, threads: int | None = None) -> tuple[bytes, bytes, bytes, bytes]: ...
+def tokenize_rouge(
+    vocab: Vocab, texts: list[str], stem: bool = False, threads: int | None = None
+) -> tuple[bytes, bytes, bytes, bytes]: ...
 def rouge_pair_stats(
-    pred_ids: Buffer, pred_off: Buffer, ref_ids: Buffer, ref_off: Buffer,
-    pair_pred: Buffer, pair_ref: Buffer, max_order: int, want_lcs: bool, vocab_size: int,
-    overlaps: Buffer, lcs: Buffer, threads: int | None = None,
+    pred_ids: Buffer,
+    pred_off: Buffer,
+    ref_ids: Buffer,
+    ref_off: Buffer,
+    pair_pred: Buffer,
+    pair_ref: Buffer,
+    max_order: int,
+    want_lcs: bool,
+    vocab_size: int,
+    overlaps: Buffer,
+    lcs: Buffer,
+    threads: int | None = None,
 ) -> None: ...
 def lsum_pair_stats(
-    pred_ids: Buffer, pred_sent_off: Buffer, pred_row_sents: Buffer,
-    ref_ids: Buffer, ref_sent_off: Buffer, ref_row_sents: Buffer,
-    pair_pred: Buffer, pair_ref: Buffer, vocab_size: int, hits: Buffer, threads: int | None = None,
+    pred_ids: Buffer,
+    pred_sent_off: Buffer,
+    pred_row_sents: Buffer,
+    ref_ids: Buffer,
+    ref_sent_off: Buffer,
+    ref_row_sents: Buffer,
+    pair_pred: Buffer,
+    pair_ref: Buffer,
+    vocab_size: int,
+    hits: Buffer,
+    threads: int | None = None,
 ) -> None: ...
 def pair_single_references(predictions: list[str], references: list[str]) -> tuple[list[str], bytes] | None: ...
 def bleu_clipped_counts(
-    hyp_ids: Buffer, hyp_off: Buffer, ref_ids: Buffer, ref_off: Buffer, row_refs: Buffer,
-    max_order: int, vocab_size: int, correct: Buffer, threads: int | None = None,
+    hyp_ids: Buffer,
+    hyp_off: Buffer,
+    ref_ids: Buffer,
+    ref_off: Buffer,
+    row_refs: Buffer,
+    max_order: int,
+    vocab_size: int,
+    correct: Buffer,
+    threads: int | None = None,
 ) -> None: ...
 def first_non_str(items: list) -> int: ...
 def exact_sum_bins(values: Buffer, out: Buffer) -> int: ...

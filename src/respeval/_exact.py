@@ -31,7 +31,7 @@ def exact_numerator(values: np.ndarray, implementation: str | None = None) -> in
     kernels = _backend.get(implementation)
     bins = np.zeros((3, 2048), dtype=np.int64)
     for start in range(0, x.size, _CALL_ROWS):
-        part = x[start:start + _CALL_ROWS]
+        part = x[start : start + _CALL_ROWS]
         bad = kernels.exact_sum_bins(part, bins)
         if bad >= 0:
             raise ValueError(f"cannot sum a non-finite value ({float(part[bad])!r} at position {start + bad})")
@@ -69,7 +69,7 @@ class ExactSums:
         for c in range(block.shape[1]):
             self.numerators[c] += exact_numerator(block[:, c])
 
-    def merge(self, other: "ExactSums") -> None:
+    def merge(self, other: ExactSums) -> None:
         self.numerators = [a + b for a, b in zip(self.numerators, other.numerators)]
 
     def values(self) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from respeval import _backend
 
@@ -69,6 +70,4 @@ def reference_lists(values: Any, name: str) -> tuple[list[list[str]], bool]:
 
 def same_length(a: Sequence, b: Sequence, name_a: str, name_b: str) -> None:
     if len(a) != len(b):
-        raise ValueError(
-            f"{name_a} has {len(a)} rows but {name_b} has {len(b)}: they must pair up row by row"
-        )
+        raise ValueError(f"{name_a} has {len(a)} rows but {name_b} has {len(b)}: they must pair up row by row")

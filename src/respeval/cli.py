@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from respeval import __version__
 
@@ -43,7 +43,8 @@ def _metrics(value: str) -> list[str]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown metric(s) {', '.join(unknown) or '(none given)'}; "
-            f"available: {', '.join(ROUGE_METRICS + MT_METRICS)}")
+            f"available: {', '.join(ROUGE_METRICS + MT_METRICS)}"
+        )
     return names
 
 
@@ -58,60 +59,98 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="respeval",
         description="Score LLM and agent responses against references, with the numbers of "
-                    "rouge-score (and more) from a fast native core.")
+        "rouge-score (and more) from a fast native core.",
+    )
     parser.add_argument("--version", action="version", version=f"respeval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     score = sub.add_parser(
-        "score", help="lexical metrics of predictions against references",
+        "score",
+        help="lexical metrics of predictions against references",
         description="Score predictions against references and print a corpus table with "
-                    "bootstrap confidence intervals; optionally write one result row per input row.",
-        epilog=_SCORE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "bootstrap confidence intervals; optionally write one result row per input row.",
+        epilog=_SCORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = score.add_argument_group("input")
-    src.add_argument("--example", action="store_true",
-                     help="score the small sample corpus shipped with respeval")
-    src.add_argument("--pred", metavar="FILE", action="append",
-                     help="predictions (.txt, .jsonl, .csv, .parquet); repeat for several systems")
+    src.add_argument("--example", action="store_true", help="score the small sample corpus shipped with respeval")
+    src.add_argument(
+        "--pred",
+        metavar="FILE",
+        action="append",
+        help="predictions (.txt, .jsonl, .csv, .parquet); repeat for several systems",
+    )
     src.add_argument("--ref", metavar="FILE", help="references (default: the --pred file)")
     src.add_argument("--pred-field", metavar="NAME", help="prediction field (default: response)")
     src.add_argument("--ref-field", metavar="NAME", help="reference field (default: reference)")
     src.add_argument("--id-field", metavar="NAME", help="id field of the predictions, copied to the output")
     src.add_argument("--system-field", metavar="NAME", help="field naming each row's system (one --pred file)")
     src.add_argument("--group-by", metavar="FIELD", help="also report the table per value of FIELD")
-    src.add_argument("--on-error", choices=["fail", "skip", "record"], default="fail",
-                     help="bad rows: fail (stop, naming file, line and field; default), skip (leave "
-                          "out, counted), record (leave out and write each with its reason to --errors)")
+    src.add_argument(
+        "--on-error",
+        choices=["fail", "skip", "record"],
+        default="fail",
+        help="bad rows: fail (stop, naming file, line and field; default), skip (leave "
+        "out, counted), record (leave out and write each with its reason to --errors)",
+    )
     src.add_argument("--errors", metavar="FILE", help="errors file for --on-error record (default OUT.errors.jsonl)")
     met = score.add_argument_group("metrics")
-    met.add_argument("--metrics", type=_metrics, default=["rouge1", "rouge2", "rougeL"],
-                     help="comma-separated: rouge1..rouge9, rougeL, rougeLsum, bleu (sacreBLEU, 13a), "
-                          "chrf, chrf++, ter, em (exact match), squad (SQuAD v1.1 EM and F1; the "
-                          "reference field may hold the list of gold answers) (default: rouge1,rouge2,rougeL)")
+    met.add_argument(
+        "--metrics",
+        type=_metrics,
+        default=["rouge1", "rouge2", "rougeL"],
+        help="comma-separated: rouge1..rouge9, rougeL, rougeLsum, bleu (sacreBLEU, 13a), "
+        "chrf, chrf++, ter, em (exact match), squad (SQuAD v1.1 EM and F1; the "
+        "reference field may hold the list of gold answers) (default: rouge1,rouge2,rougeL)",
+    )
     met.add_argument("--stem", action="store_true", help="Porter-stem tokens longer than 3 characters")
-    met.add_argument("--tokenizer", choices=["rouge", "rouge-unicode"], default="rouge",
-                     help="rouge: rouge-score's (exact); rouge-unicode: keeps non-Latin scripts "
-                          "(respeval's own, not rouge-score's numbers)")
+    met.add_argument(
+        "--tokenizer",
+        choices=["rouge", "rouge-unicode"],
+        default="rouge",
+        help="rouge: rouge-score's (exact); rouge-unicode: keeps non-Latin scripts "
+        "(respeval's own, not rouge-score's numbers)",
+    )
     out = score.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl or .csv)")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
-    out.add_argument("--bootstrap", type=_positive_int, default=1000, metavar="N",
-                     help="Poisson bootstrap resamples for confidence intervals (0 = none; default 1000)")
+    out.add_argument(
+        "--bootstrap",
+        type=_positive_int,
+        default=1000,
+        metavar="N",
+        help="Poisson bootstrap resamples for confidence intervals (0 = none; default 1000)",
+    )
     out.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
     out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
-    out.add_argument("--compare", metavar="SYSTEM",
-                     help="paired significance (approximate randomization) of every system against SYSTEM")
+    out.add_argument(
+        "--compare",
+        metavar="SYSTEM",
+        help="paired significance (approximate randomization) of every system against SYSTEM",
+    )
     out.add_argument("--resume", action="store_true", help="continue an interrupted run into the same --out")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     run = score.add_argument_group("execution")
-    run.add_argument("--threads", type=_positive_int, default=None,
-                     help="threads for the native core (default: all cores)")
-    run.add_argument("--chunk-size", type=_positive_int, default=20_000,
-                     help="rows per chunk: the unit of memory, progress and --resume (default 20000)")
-    run.add_argument("--engine", choices=["local", "dask"], default="local",
-                     help="local (default) or dask: one task per Parquet file of --pred (a glob), "
-                          "each file holding both fields; needs respeval[dask]")
-    run.add_argument("--scheduler", metavar="ADDRESS",
-                     help="with --engine dask: a running scheduler (tcp://host:8786); default: a "
-                          "2-worker LocalCluster on 127.0.0.1")
+    run.add_argument(
+        "--threads", type=_positive_int, default=None, help="threads for the native core (default: all cores)"
+    )
+    run.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=20_000,
+        help="rows per chunk: the unit of memory, progress and --resume (default 20000)",
+    )
+    run.add_argument(
+        "--engine",
+        choices=["local", "dask"],
+        default="local",
+        help="local (default) or dask: one task per Parquet file of --pred (a glob), "
+        "each file holding both fields; needs respeval[dask]",
+    )
+    run.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: a running scheduler (tcp://host:8786); default: a 2-worker LocalCluster on 127.0.0.1",
+    )
     from respeval.gate_cli import add_gate_parser
     from respeval.judge.cli import add_judge_parser
     from respeval.judge.methods_cli import add_method_arguments
@@ -133,17 +172,21 @@ def _prf_table(summary) -> list[str]:
         name = f[:-2]
         ci = row.intervals.get(f)
         ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
-        lines.append(f"{name:<10} {row.values[name + '_p']:8.4f} {row.values[name + '_r']:8.4f} "
-                     f"{row.values[f]:8.4f}   {ci_text}")
+        lines.append(
+            f"{name:<10} {row.values[name + '_p']:8.4f} {row.values[name + '_r']:8.4f} {row.values[f]:8.4f}   {ci_text}"
+        )
     return lines
 
 
 def _table(summary) -> str:
     from respeval.summary import format_comparisons, format_table
 
-    lines = [f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
-             + (f", {summary.rows_failed} rows failed" if summary.rows_failed else "")
-             + (f" (resumed after {summary.resumed_chunks} chunks)" if summary.resumed_chunks else ""), ""]
+    lines = [
+        f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
+        + (f", {summary.rows_failed} rows failed" if summary.rows_failed else "")
+        + (f" (resumed after {summary.resumed_chunks} chunks)" if summary.resumed_chunks else ""),
+        "",
+    ]
     if len(summary.table) == 1 and all(f.endswith("_f") for f in summary.fields):
         lines += _prf_table(summary)
     elif summary.table:
@@ -182,18 +225,33 @@ def _score(args: argparse.Namespace) -> int:
         from tqdm import tqdm
 
         # appears only for runs longer than a couple of seconds
-        bar = tqdm(total=total_rows(args.pred[0]), unit="rows", file=sys.stderr, delay=2.0,
-                   dynamic_ncols=True, desc="scoring")
+        bar = tqdm(
+            total=total_rows(args.pred[0]), unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="scoring"
+        )
     try:
-        summary = score_files(args.pred, args.ref, metrics=args.metrics, pred_field=args.pred_field,
-                              ref_field=args.ref_field, id_field=args.id_field,
-                              system_field=args.system_field, group_by=args.group_by,
-                              stemmer=args.stem, tokenizer=args.tokenizer, out=args.out,
-                              errors_out=args.errors, on_error=args.on_error, resume=args.resume,
-                              threads=args.threads, chunk_size=max(args.chunk_size, 1),
-                              bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
-                              compare_to=args.compare,
-                              progress=bar.update if bar is not None else None)
+        summary = score_files(
+            args.pred,
+            args.ref,
+            metrics=args.metrics,
+            pred_field=args.pred_field,
+            ref_field=args.ref_field,
+            id_field=args.id_field,
+            system_field=args.system_field,
+            group_by=args.group_by,
+            stemmer=args.stem,
+            tokenizer=args.tokenizer,
+            out=args.out,
+            errors_out=args.errors,
+            on_error=args.on_error,
+            resume=args.resume,
+            threads=args.threads,
+            chunk_size=max(args.chunk_size, 1),
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            compare_to=args.compare,
+            progress=bar.update if bar is not None else None,
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -220,8 +278,10 @@ def _streaming_allocator() -> None:
 
 def _score_dask(args: argparse.Namespace) -> int:
     if args.ref or args.resume or args.on_error != "fail" or args.compare:
-        raise ValueError("--engine dask reads both fields from each Parquet file and supports neither "
-                         "--ref, --resume, --on-error skip/record nor --compare yet")
+        raise ValueError(
+            "--engine dask reads both fields from each Parquet file and supports neither "
+            "--ref, --resume, --on-error skip/record nor --compare yet"
+        )
     if not args.out:
         raise ValueError("--engine dask needs --out FILE.parquet")
     try:
@@ -235,15 +295,32 @@ def _score_dask(args: argparse.Namespace) -> int:
 
         from respeval.io import count_rows
 
-        bar = tqdm(total=sum(count_rows(f) for f in files), unit="rows", file=sys.stderr, delay=2.0,
-                   dynamic_ncols=True, desc="scoring (dask)")
+        bar = tqdm(
+            total=sum(count_rows(f) for f in files),
+            unit="rows",
+            file=sys.stderr,
+            delay=2.0,
+            dynamic_ncols=True,
+            desc="scoring (dask)",
+        )
     try:
-        summary = score_parquet(files, args.out, metrics=args.metrics,
-                                pred_field=args.pred_field or "response", ref_field=args.ref_field or "reference",
-                                id_field=args.id_field, system_field=args.system_field, group_by=args.group_by,
-                                stemmer=args.stem, tokenizer=args.tokenizer, scheduler=args.scheduler,
-                                bootstrap=args.bootstrap, confidence=args.confidence, seed=args.seed,
-                                progress=bar.update if bar is not None else None)
+        summary = score_parquet(
+            files,
+            args.out,
+            metrics=args.metrics,
+            pred_field=args.pred_field or "response",
+            ref_field=args.ref_field or "reference",
+            id_field=args.id_field,
+            system_field=args.system_field,
+            group_by=args.group_by,
+            stemmer=args.stem,
+            tokenizer=args.tokenizer,
+            scheduler=args.scheduler,
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            progress=bar.update if bar is not None else None,
+        )
     finally:
         if bar is not None:
             bar.close()

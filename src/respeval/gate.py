@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +37,23 @@ from respeval.judge.results import RunSummary, wilson_interval
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.rouge import rouge
 
-__all__ = ["ACCEPT", "LEXICAL_METRICS", "REJECT", "UNDECIDED", "UNSCORED", "GateConfig", "GateReport", "GateRow",
-           "StageReport", "Thresholds", "arun_gate", "calibrate", "fit_thresholds", "run_gate", "stage_scores"]
+__all__ = [
+    "ACCEPT",
+    "LEXICAL_METRICS",
+    "REJECT",
+    "UNDECIDED",
+    "UNSCORED",
+    "GateConfig",
+    "GateReport",
+    "GateRow",
+    "StageReport",
+    "Thresholds",
+    "arun_gate",
+    "calibrate",
+    "fit_thresholds",
+    "run_gate",
+    "stage_scores",
+]
 
 ACCEPT, REJECT, UNSCORED, UNDECIDED = "accept", "reject", "unscored", "undecided"
 LEXICAL_METRICS = ("rouge1", "rouge2", "rougeL", "squad_f1")
@@ -65,8 +81,10 @@ class Thresholds:
         return None
 
     def describe(self) -> str:
-        parts = [f"accept >= {self.accept_at:.6g}" if self.accept_at is not None else "no accept",
-                 f"reject < {self.reject_below:.6g}" if self.reject_below is not None else "no reject"]
+        parts = [
+            f"accept >= {self.accept_at:.6g}" if self.accept_at is not None else "no accept",
+            f"reject < {self.reject_below:.6g}" if self.reject_below is not None else "no reject",
+        ]
         return ", ".join(parts)
 
 
@@ -86,8 +104,7 @@ class GateConfig:
         if self.normalize not in NORMALIZATIONS:
             raise ValueError(f"normalize must be one of {', '.join(NORMALIZATIONS)}, got {self.normalize!r}")
         if self.lexical_metric not in LEXICAL_METRICS:
-            raise ValueError(f"lexical metric must be one of {', '.join(LEXICAL_METRICS)}, "
-                             f"got {self.lexical_metric!r}")
+            raise ValueError(f"lexical metric must be one of {', '.join(LEXICAL_METRICS)}, got {self.lexical_metric!r}")
 
     def thresholds(self, stage: str) -> Thresholds:
         return self.exact if stage == "exact" else self.lexical
@@ -128,8 +145,9 @@ def stage_scores(records: Sequence[Mapping[str, Any]], config: GateConfig) -> di
     if config.lexical_metric == "squad_f1":
         lexical = np.asarray(squad(preds, refs, version="v2").f1, dtype=float)
     else:
-        lexical = np.asarray(rouge(preds, refs, types=[config.lexical_metric])[f"{config.lexical_metric}_f"],
-                             dtype=float)
+        lexical = np.asarray(
+            rouge(preds, refs, types=[config.lexical_metric])[f"{config.lexical_metric}_f"], dtype=float
+        )
     return {"exact": exact, "lexical": lexical}
 
 
@@ -164,8 +182,9 @@ def _fit_reject(scores: np.ndarray, labels: np.ndarray, target: float, min_suppo
     return best
 
 
-def fit_thresholds(scores: np.ndarray, labels: np.ndarray, *, target_precision: float,
-                   min_support: int = 20, reject: bool = True) -> Thresholds:
+def fit_thresholds(
+    scores: np.ndarray, labels: np.ndarray, *, target_precision: float, min_support: int = 20, reject: bool = True
+) -> Thresholds:
     """Thresholds for one stage from labelled rows (``labels``: True = the response is
     correct), each side reaching ``target_precision`` on at least ``min_support`` rows or
     switched off."""
@@ -180,9 +199,15 @@ def fit_thresholds(scores: np.ndarray, labels: np.ndarray, *, target_precision: 
     return Thresholds(accept, reject_below)
 
 
-def calibrate(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, bool], *, target_precision: float,
-              base: GateConfig | None = None, min_support: int = 20,
-              scores: Mapping[str, np.ndarray] | None = None) -> GateConfig:
+def calibrate(
+    records: Sequence[Mapping[str, Any]],
+    labels: Mapping[Any, bool],
+    *,
+    target_precision: float,
+    base: GateConfig | None = None,
+    min_support: int = 20,
+    scores: Mapping[str, np.ndarray] | None = None,
+) -> GateConfig:
     """Fit both cheap stages, in order, on the rows whose ``id`` has a human label (True =
     correct): the lexical stage is fitted on the labelled rows exact match did not settle."""
     base = base or GateConfig()
@@ -195,12 +220,14 @@ def calibrate(records: Sequence[Mapping[str, Any]], labels: Mapping[Any, bool], 
     fitted: dict[str, Thresholds] = {}
     remaining = labelled.copy()
     for stage in STAGES:
-        fitted[stage] = fit_thresholds(scores[stage][remaining], truth[remaining],
-                                       target_precision=target_precision, min_support=min_support)
+        fitted[stage] = fit_thresholds(
+            scores[stage][remaining], truth[remaining], target_precision=target_precision, min_support=min_support
+        )
         decided = np.array([fitted[stage].decide(x) is not None for x in scores[stage]], dtype=bool)
         remaining &= ~decided
-    return GateConfig(exact=fitted["exact"], lexical=fitted["lexical"], normalize=base.normalize,
-                      lexical_metric=base.lexical_metric)
+    return GateConfig(
+        exact=fitted["exact"], lexical=fitted["lexical"], normalize=base.normalize, lexical_metric=base.lexical_metric
+    )
 
 
 # --------------------------------------------------------------------------- the run
@@ -222,9 +249,17 @@ class GateRow:
     label: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "row": self.row, "decision": self.decision, "stage": self.stage,
-                "exact": self.exact, "lexical": self.lexical, "judge_score": self.judge_score,
-                "reason": self.reason, "label": self.label}
+        return {
+            "id": self.id,
+            "row": self.row,
+            "decision": self.decision,
+            "stage": self.stage,
+            "exact": self.exact,
+            "lexical": self.lexical,
+            "judge_score": self.judge_score,
+            "reason": self.reason,
+            "label": self.label,
+        }
 
 
 @dataclass
@@ -249,10 +284,17 @@ class StageReport:
         return self.labelled_correct / self.labelled if self.labelled else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"stage": self.name, "thresholds": self.thresholds, "reached": self.reached,
-                "settled": self.settled, "accepted": self.accepted, "rejected": self.rejected,
-                "unscored": self.unscored, "labelled_settled": self.labelled,
-                "precision_on_labelled": self.precision}
+        return {
+            "stage": self.name,
+            "thresholds": self.thresholds,
+            "reached": self.reached,
+            "settled": self.settled,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "unscored": self.unscored,
+            "labelled_settled": self.labelled,
+            "precision_on_labelled": self.precision,
+        }
 
 
 @dataclass
@@ -288,50 +330,75 @@ class GateReport:
         summary = self.judge_summary
         if summary is not None and self.judged and summary.cost > 0:
             cost_per_row = summary.cost / self.judged
-        return {"rows_not_judged": saved, "calls_saved": saved,
-                "judge_calls": summary.calls if summary is not None else 0,
-                "judge_cost_usd": summary.cost if summary is not None else 0.0,
-                "cost_saved_usd_estimate": None if cost_per_row is None else saved * cost_per_row,
-                "fraction_saved": saved / self.total if self.total else None}
+        return {
+            "rows_not_judged": saved,
+            "calls_saved": saved,
+            "judge_calls": summary.calls if summary is not None else 0,
+            "judge_cost_usd": summary.cost if summary is not None else 0.0,
+            "cost_saved_usd_estimate": None if cost_per_row is None else saved * cost_per_row,
+            "fraction_saved": saved / self.total if self.total else None,
+        }
 
     def to_json(self) -> dict[str, Any]:
         rate = self.pass_rate
         interval = wilson_interval(self.accepted, self.total, self.confidence) if self.total else None
         counts = {d: sum(r.decision == d for r in self.rows) for d in (ACCEPT, REJECT, UNSCORED, UNDECIDED)}
-        return {"rows": self.total, "decisions": counts, "pass_rate": rate,
-                "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1],
-                                                               "confidence": self.confidence},
-                "stages": [s.to_json() for s in self.stages], "judged": self.judged,
-                "lexical_metric": self.config.lexical_metric, "normalize": self.config.normalize,
-                "judge": self.judge_summary.to_json() if self.judge_summary is not None else None,
-                "savings": self.savings()}
+        return {
+            "rows": self.total,
+            "decisions": counts,
+            "pass_rate": rate,
+            "pass_rate_ci": None
+            if interval is None
+            else {"low": interval[0], "high": interval[1], "confidence": self.confidence},
+            "stages": [s.to_json() for s in self.stages],
+            "judged": self.judged,
+            "lexical_metric": self.config.lexical_metric,
+            "normalize": self.config.normalize,
+            "judge": self.judge_summary.to_json() if self.judge_summary is not None else None,
+            "savings": self.savings(),
+        }
 
     def format(self) -> str:
         data = self.to_json()
-        lines = [f"{self.total} rows: {data['decisions'][ACCEPT]} accepted, {data['decisions'][REJECT]} rejected, "
-                 f"{data['decisions'][UNSCORED]} unscored by the judge, {data['decisions'][UNDECIDED]} undecided"]
-        lines.append(f"{'stage':<9} {'reached':>8} {'settled':>8} {'accept':>7} {'reject':>7} {'labelled':>9} "
-                     f"{'precision':>9}  thresholds")
+        lines = [
+            f"{self.total} rows: {data['decisions'][ACCEPT]} accepted, {data['decisions'][REJECT]} rejected, "
+            f"{data['decisions'][UNSCORED]} unscored by the judge, {data['decisions'][UNDECIDED]} undecided"
+        ]
+        lines.append(
+            f"{'stage':<9} {'reached':>8} {'settled':>8} {'accept':>7} {'reject':>7} {'labelled':>9} "
+            f"{'precision':>9}  thresholds"
+        )
         for s in self.stages:
             prec = f"{s.precision:.4f}" if s.precision is not None else "-"
-            lines.append(f"{s.name:<9} {s.reached:>8} {s.settled:>8} {s.accepted:>7} {s.rejected:>7} "
-                         f"{s.labelled:>9} {prec:>9}  {s.thresholds}")
+            lines.append(
+                f"{s.name:<9} {s.reached:>8} {s.settled:>8} {s.accepted:>7} {s.rejected:>7} "
+                f"{s.labelled:>9} {prec:>9}  {s.thresholds}"
+            )
         settled = sum(s.settled for s in self.stages if s.name != "judge")
-        lines.append(f"check     {settled} settled by cheap stages + {self.judged} sent to the judge"
-                     f"{' (skipped: no --model)' if self.judge_skipped else ''} = {settled + self.judged} "
-                     f"of {self.total} rows")
+        lines.append(
+            f"check     {settled} settled by cheap stages + {self.judged} sent to the judge"
+            f"{' (skipped: no --model)' if self.judge_skipped else ''} = {settled + self.judged} "
+            f"of {self.total} rows"
+        )
         if rate := self.pass_rate:
             low, high = data["pass_rate_ci"]["low"], data["pass_rate_ci"]["high"]
-            lines.append(f"pass rate {rate:.4f}  [{low:.4f}, {high:.4f}] {int(round(self.confidence * 100))}% CI "
-                         f"(Wilson); unscored and undecided rows count as not passed")
+            lines.append(
+                f"pass rate {rate:.4f}  [{low:.4f}, {high:.4f}] {int(round(self.confidence * 100))}% CI "
+                f"(Wilson); unscored and undecided rows count as not passed"
+            )
         elif self.total:
             lines.append("pass rate 0.0000")
         sav = data["savings"]
-        cost = (f", ~${sav['cost_saved_usd_estimate']:.4f} saved (at the judged rows' mean cost)"
-                if sav["cost_saved_usd_estimate"] is not None else "")
-        lines.append(f"saved     {sav['calls_saved']} judge calls of {self.total} "
-                     f"({(sav['fraction_saved'] or 0):.1%}){cost}; judge spent {sav['judge_calls']} calls, "
-                     f"${sav['judge_cost_usd']:.4f}")
+        cost = (
+            f", ~${sav['cost_saved_usd_estimate']:.4f} saved (at the judged rows' mean cost)"
+            if sav["cost_saved_usd_estimate"] is not None
+            else ""
+        )
+        lines.append(
+            f"saved     {sav['calls_saved']} judge calls of {self.total} "
+            f"({(sav['fraction_saved'] or 0):.1%}){cost}; judge spent {sav['judge_calls']} calls, "
+            f"${sav['judge_cost_usd']:.4f}"
+        )
         return "\n".join(lines)
 
 
@@ -351,10 +418,17 @@ def _precision_update(stage: StageReport, row: GateRow) -> None:
     stage.labelled_correct += (row.decision == ACCEPT) == row.label
 
 
-async def arun_gate(records: Sequence[Mapping[str, Any]], config: GateConfig, *, model: JudgeModel | None = None,
-                    method: JudgeMethod | None = None, cache: JudgeCache | None = None,
-                    options: EngineOptions | None = None, labels: Mapping[Any, bool] | None = None,
-                    scores: Mapping[str, np.ndarray] | None = None) -> GateReport:
+async def arun_gate(
+    records: Sequence[Mapping[str, Any]],
+    config: GateConfig,
+    *,
+    model: JudgeModel | None = None,
+    method: JudgeMethod | None = None,
+    cache: JudgeCache | None = None,
+    options: EngineOptions | None = None,
+    labels: Mapping[Any, bool] | None = None,
+    scores: Mapping[str, np.ndarray] | None = None,
+) -> GateReport:
     """Run the gate over ``records`` (``response``, ``reference`` = a string or a list,
     optional ``prompt`` and ``id``).  Without ``model`` the rows left after the cheap
     stages are reported ``undecided``.  ``labels`` (id -> correct) only feed the
@@ -362,9 +436,18 @@ async def arun_gate(records: Sequence[Mapping[str, Any]], config: GateConfig, *,
     records = list(records)
     labels = labels or {}
     scores = scores if scores is not None else stage_scores(records, config)
-    rows = [GateRow(row=i, id=r.get("id", i), decision=UNDECIDED, stage="", exact=float(scores["exact"][i]),
-                    lexical=float(scores["lexical"][i]), label=labels.get(r.get("id", i)))
-            for i, r in enumerate(records)]
+    rows = [
+        GateRow(
+            row=i,
+            id=r.get("id", i),
+            decision=UNDECIDED,
+            stage="",
+            exact=float(scores["exact"][i]),
+            lexical=float(scores["lexical"][i]),
+            label=labels.get(r.get("id", i)),
+        )
+        for i, r in enumerate(records)
+    ]
     stages = []
     pending = list(range(len(rows)))
     for name in STAGES:
@@ -387,13 +470,26 @@ async def arun_gate(records: Sequence[Mapping[str, Any]], config: GateConfig, *,
     if model is not None and pending:
         summary = await _judge(records, pending, rows, model, method or Pointwise(), cache, options, judge_report)
     stages.append(judge_report)
-    return GateReport(rows=rows, stages=stages, config=config, judge_summary=summary,
-                      confidence=(options or EngineOptions()).confidence, judge_skipped=model is None and bool(pending))
+    return GateReport(
+        rows=rows,
+        stages=stages,
+        config=config,
+        judge_summary=summary,
+        confidence=(options or EngineOptions()).confidence,
+        judge_skipped=model is None and bool(pending),
+    )
 
 
-async def _judge(records: Sequence[Mapping[str, Any]], pending: list[int], rows: list[GateRow], model: JudgeModel,
-                 method: JudgeMethod, cache: JudgeCache | None, options: EngineOptions | None,
-                 report: StageReport) -> RunSummary:
+async def _judge(
+    records: Sequence[Mapping[str, Any]],
+    pending: list[int],
+    rows: list[GateRow],
+    model: JudgeModel,
+    method: JudgeMethod,
+    cache: JudgeCache | None,
+    options: EngineOptions | None,
+    report: StageReport,
+) -> RunSummary:
     async with model:
         engine = JudgeEngine(model, method, options, cache=cache)
         result = await engine.run([_judge_record(records[i], i) for i in pending])

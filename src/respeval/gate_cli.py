@@ -11,7 +11,8 @@ import asyncio
 import json
 import sys
 import xml.etree.ElementTree as ET
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from respeval.gate import (
     ACCEPT,
@@ -71,27 +72,44 @@ def _unit(value: str) -> float:
 def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``gate`` on an ``argparse`` subparsers object and return its parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "gate", help="exact -> lexical -> LLM judge escalation, for CI",
+        "gate",
+        help="exact -> lexical -> LLM judge escalation, for CI",
         description="Settle what exact match and a lexical metric can settle, two-sided, and send only "
-                    "the rest to an LLM judge. Reports rows settled and precision per stage, and judge "
-                    "calls saved.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "the rest to an LLM judge. Reports rows settled and precision per stage, and judge "
+        "calls saved.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl)")
     st = p.add_argument_group("stages")
-    st.add_argument("--normalize", choices=NORMALIZATIONS, default="squad",
-                    help="exact-match normalization (default squad)")
-    st.add_argument("--exact-reject", action="store_true",
-                    help="also reject rows that do not match exactly (off by default)")
-    st.add_argument("--lexical-metric", choices=LEXICAL_METRICS, default="rouge1",
-                    help="lexical stage score (F measure; default rouge1)")
+    st.add_argument(
+        "--normalize", choices=NORMALIZATIONS, default="squad", help="exact-match normalization (default squad)"
+    )
+    st.add_argument(
+        "--exact-reject", action="store_true", help="also reject rows that do not match exactly (off by default)"
+    )
+    st.add_argument(
+        "--lexical-metric",
+        choices=LEXICAL_METRICS,
+        default="rouge1",
+        help="lexical stage score (F measure; default rouge1)",
+    )
     st.add_argument("--lexical-accept", type=_unit, metavar="T", help="accept when the lexical score >= T")
     st.add_argument("--lexical-reject", type=_unit, metavar="T", help="reject when the lexical score < T")
     st.add_argument("--calibrate", metavar="LABELS", help="fit the thresholds on these human labels (.jsonl)")
-    st.add_argument("--labels", metavar="LABELS",
-                    help="human labels (.jsonl) for the per-stage precision only, without fitting")
-    st.add_argument("--target-precision", type=_unit, default=0.98, metavar="P",
-                    help="calibration target per stage and side (default 0.98)")
-    st.add_argument("--min-support", type=int, default=20, metavar="N",
-                    help="labelled rows a fitted side must rest on (default 20)")
+    st.add_argument(
+        "--labels", metavar="LABELS", help="human labels (.jsonl) for the per-stage precision only, without fitting"
+    )
+    st.add_argument(
+        "--target-precision",
+        type=_unit,
+        default=0.98,
+        metavar="P",
+        help="calibration target per stage and side (default 0.98)",
+    )
+    st.add_argument(
+        "--min-support", type=int, default=20, metavar="N", help="labelled rows a fitted side must rest on (default 20)"
+    )
     jd = p.add_argument_group("judge")
     jd.add_argument("--model", metavar="SPEC", help="judge for the rows left (openai:..., fake:..., python:...)")
     jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
@@ -141,15 +159,24 @@ def read_labels(path: str) -> dict[Any, bool]:
 
 
 def _config(args: argparse.Namespace, records: list[dict[str, Any]], labels: dict[Any, bool]) -> tuple[GateConfig, Any]:
-    base = GateConfig(exact=Thresholds(1.0, 1.0 if args.exact_reject else None),
-                      lexical=Thresholds(args.lexical_accept, args.lexical_reject),
-                      normalize=args.normalize, lexical_metric=args.lexical_metric)
+    base = GateConfig(
+        exact=Thresholds(1.0, 1.0 if args.exact_reject else None),
+        lexical=Thresholds(args.lexical_accept, args.lexical_reject),
+        normalize=args.normalize,
+        lexical_metric=args.lexical_metric,
+    )
     scores = stage_scores(records, base)
     if args.calibrate:
         if args.lexical_accept is not None or args.lexical_reject is not None:
             raise ValueError("--calibrate fits the thresholds: drop --lexical-accept/--lexical-reject")
-        base = calibrate(records, labels, target_precision=args.target_precision, base=base,
-                         min_support=args.min_support, scores=scores)
+        base = calibrate(
+            records,
+            labels,
+            target_precision=args.target_precision,
+            base=base,
+            min_support=args.min_support,
+            scores=scores,
+        )
     return base, scores
 
 
@@ -157,20 +184,25 @@ def write_junit(report: GateReport, path: str) -> None:
     """One ``testcase`` per row: rejected rows fail, unscored/undecided rows are errors
     (not silently skipped), accepted rows pass."""
     counts = report.to_json()["decisions"]
-    suite = ET.Element("testsuite", name="respeval.gate", tests=str(report.total),
-                       failures=str(counts[REJECT]), errors=str(counts["unscored"] + counts["undecided"]),
-                       skipped="0")
+    suite = ET.Element(
+        "testsuite",
+        name="respeval.gate",
+        tests=str(report.total),
+        failures=str(counts[REJECT]),
+        errors=str(counts["unscored"] + counts["undecided"]),
+        skipped="0",
+    )
     for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=f"respeval.gate.{row.stage or 'none'}",
-                             name=str(row.id))
+        case = ET.SubElement(suite, "testcase", classname=f"respeval.gate.{row.stage or 'none'}", name=str(row.id))
         detail = f"stage={row.stage or '-'} exact={row.exact:g} lexical={row.lexical:.4f}"
         if row.judge_score is not None:
             detail += f" judge_score={row.judge_score:g}"
         if row.decision == REJECT:
             ET.SubElement(case, "failure", message=f"rejected by {row.stage}", type="rejected").text = detail
         elif row.decision != ACCEPT:
-            ET.SubElement(case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}",
-                          type=row.decision).text = detail
+            ET.SubElement(
+                case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}", type=row.decision
+            ).text = detail
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -183,13 +215,22 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
     return EngineOptions(concurrency=args.concurrency, prices=prices)
 
 
-async def _run(args: argparse.Namespace, records: list[dict[str, Any]], config: GateConfig, scores: Any,
-               labels: dict[Any, bool]) -> GateReport:
+async def _run(
+    args: argparse.Namespace, records: list[dict[str, Any]], config: GateConfig, scores: Any, labels: dict[Any, bool]
+) -> GateReport:
     model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env) if args.model else None
     cache = JudgeCache(args.cache) if args.cache else None
     try:
-        return await arun_gate(records, config, model=model, method=Pointwise(threshold=args.threshold),
-                               cache=cache, options=engine_options(args), labels=labels, scores=scores)
+        return await arun_gate(
+            records,
+            config,
+            model=model,
+            method=Pointwise(threshold=args.threshold),
+            cache=cache,
+            options=engine_options(args),
+            labels=labels,
+            scores=scores,
+        )
     finally:
         if cache is not None:
             cache.close()
@@ -220,8 +261,7 @@ def run_gate(args: argparse.Namespace) -> int:
         return EXIT_JUDGE_STOPPED
     rate = report.pass_rate or 0.0
     if args.fail_under is not None and rate < args.fail_under:
-        print(f"respeval gate: FAILED: pass rate {rate:.4f} is below --fail-under {args.fail_under:g}",
-              file=sys.stderr)
+        print(f"respeval gate: FAILED: pass rate {rate:.4f} is below --fail-under {args.fail_under:g}", file=sys.stderr)
         return EXIT_BELOW
     return 0
 

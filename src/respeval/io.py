@@ -28,9 +28,10 @@ import csv
 import json
 import math
 import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, Union
+from typing import IO, TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -134,7 +135,9 @@ def _resolve_format(path: str, fmt: str | None, allowed: Sequence[str]) -> str:
         ext = os.path.splitext(path)[1].lower()
         fmt = _EXTENSIONS.get(ext)
         if fmt is None:
-            raise ValueError(f"cannot infer the format of {path!r} from its extension; pass fmt= one of {list(allowed)}")
+            raise ValueError(
+                f"cannot infer the format of {path!r} from its extension; pass fmt= one of {list(allowed)}"
+            )
     if fmt not in allowed:
         raise ValueError(f"unsupported format {fmt!r}; expected one of {list(allowed)}")
     return fmt
@@ -193,10 +196,12 @@ def _strip_bom(text: str, line: int) -> str:
 
 # A source record as produced by the per-format generators: its line number and either the
 # selected values (in field order) or the reason it was rejected.
-_Record = tuple[int, Union[list[Any], RowError]]
+_Record = tuple[int, list[Any] | RowError]
 
 
-def _chunked(records: Iterator[_Record], fields: Sequence[str], start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
+def _chunked(
+    records: Iterator[_Record], fields: Sequence[str], start_row: int, chunk_size: int, on_error: str
+) -> Iterator[Chunk]:
     """Group per-record results into chunks of ``chunk_size`` source records.
 
     Chunks count source records (good and bad), so chunk boundaries and ``end_row`` do not
@@ -825,7 +830,6 @@ class ResultWriter:
     def _write_parquet(self, columns: dict[str, Any]) -> None:
         """Each chunk becomes a row group; the first chunk fixes the schema."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if self._parquet is None:
             table = pa.table(columns)

@@ -20,16 +20,25 @@ import shutil
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from respeval import __version__
-from respeval.io import (Chunk, InputError, ResultWriter, RowError, count_rows, join_parquet, parquet_writer,
-                         read_columns)
+from respeval.io import (
+    Chunk,
+    InputError,
+    ResultWriter,
+    RowError,
+    count_rows,
+    join_parquet,
+    parquet_writer,
+    read_columns,
+)
 from respeval.metrics.base import MetricFamily
 from respeval.metrics.rouge import RougeFamily, validate_types
 from respeval.stats import DEFAULT_SEED
@@ -47,8 +56,9 @@ MT_METRICS = ("bleu", "chrf", "chrf++", "ter", "em", "squad")
 ALL_METRICS = ROUGE_METRICS + MT_METRICS
 
 
-def build_families(metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False,
-                   threads: int | None = None) -> list[MetricFamily]:
+def build_families(
+    metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False, threads: int | None = None
+) -> list[MetricFamily]:
     """Metric names -> families (ROUGE types are scored together)."""
     from respeval.metrics.bleu import BleuFamily
     from respeval.metrics.chrf import ChrfFamily
@@ -64,11 +74,15 @@ def build_families(metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer:
     families: list[MetricFamily] = []
     rouge_types = [m for m in names if m in ROUGE_METRICS]
     if rouge_types:
-        families.append(RougeFamily(validate_types(rouge_types), tokenizer=tokenizer, stemmer=stemmer,
-                                    threads=threads))
-    others = {"bleu": lambda: BleuFamily(threads=threads), "chrf": lambda: ChrfFamily(threads=threads),
-              "chrf++": lambda: ChrfFamily(word_order=2, threads=threads), "ter": TerFamily,
-              "em": ExactMatchFamily, "squad": SquadFamily}
+        families.append(RougeFamily(validate_types(rouge_types), tokenizer=tokenizer, stemmer=stemmer, threads=threads))
+    others = {
+        "bleu": lambda: BleuFamily(threads=threads),
+        "chrf": lambda: ChrfFamily(threads=threads),
+        "chrf++": lambda: ChrfFamily(word_order=2, threads=threads),
+        "ter": TerFamily,
+        "em": ExactMatchFamily,
+        "squad": SquadFamily,
+    }
     families += [others[m]() for m in names if m in others]
     return families
 
@@ -96,12 +110,21 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         from respeval.summary import to_json
 
-        out = {"rows_total": self.rows_total, "rows_scored": self.rows_scored,
-               "rows_failed": self.rows_failed, "fields": self.fields, "signatures": self.signatures,
-               "confidence": self.confidence, "bootstrap_samples": self.bootstrap,
-               "bootstrap_method": "poisson (weights from seed, row index, resample)", "seed": self.seed,
-               "seconds": round(self.seconds, 3), "output": self.output,
-               "errors_output": self.errors_output, "resumed_chunks": self.resumed_chunks}
+        out = {
+            "rows_total": self.rows_total,
+            "rows_scored": self.rows_scored,
+            "rows_failed": self.rows_failed,
+            "fields": self.fields,
+            "signatures": self.signatures,
+            "confidence": self.confidence,
+            "bootstrap_samples": self.bootstrap,
+            "bootstrap_method": "poisson (weights from seed, row index, resample)",
+            "seed": self.seed,
+            "seconds": round(self.seconds, 3),
+            "output": self.output,
+            "errors_output": self.errors_output,
+            "resumed_chunks": self.resumed_chunks,
+        }
         out.update(to_json(self.table, self.comparisons))
         return out
 
@@ -123,8 +146,8 @@ def _is_text(path: str) -> bool:
 
 @dataclass
 class _Inputs:
-    preds: list[str]                 # prediction files (one per system, or one with system_field)
-    ref: str | None                  # separate reference file, or None (same file as each pred)
+    preds: list[str]  # prediction files (one per system, or one with system_field)
+    ref: str | None  # separate reference file, or None (same file as each pred)
     pred_field: str
     ref_field: str
     id_field: str | None
@@ -153,17 +176,34 @@ def _fingerprint(inputs: _Inputs, families: Sequence[MetricFamily], chunk_size: 
     for path in files:
         st = os.stat(path)
         meta.append([os.path.abspath(path), st.st_size, st.st_mtime_ns])
-    blob = json.dumps({"files": meta, "families": [f.signature() for f in families],
-                       "chunk_size": chunk_size, "on_error": on_error, "fields": inputs.__dict__,
-                       "version": __version__}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {
+            "files": meta,
+            "families": [f.signature() for f in families],
+            "chunk_size": chunk_size,
+            "on_error": on_error,
+            "fields": inputs.__dict__,
+            "version": __version__,
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _reader(path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int,
-            list_fields: tuple[str, ...] = ()) -> Iterator[Chunk]:
+def _reader(
+    path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int, list_fields: tuple[str, ...] = ()
+) -> Iterator[Chunk]:
     mode = "fail" if on_error == "fail" else "record"
-    return read_columns(path, fields, fmt=input_format(path), chunk_size=chunk_size, on_error=mode,
-                        start_row=start_row, allow_list_fields=list_fields)
+    return read_columns(
+        path,
+        fields,
+        fmt=input_format(path),
+        chunk_size=chunk_size,
+        on_error=mode,
+        start_row=start_row,
+        allow_list_fields=list_fields,
+    )
 
 
 # --------------------------------------------------------------------------- parts (resume)
@@ -183,8 +223,10 @@ class _Parts:
             except (OSError, ValueError):
                 stored = {}
             if stored.get("fingerprint") != fingerprint:
-                raise ValueError(f"cannot resume into {out}: its inputs or options changed since the "
-                                 f"interrupted run (or {manifest} is missing); run without --resume")
+                raise ValueError(
+                    f"cannot resume into {out}: its inputs or options changed since the "
+                    f"interrupted run (or {manifest} is missing); run without --resume"
+                )
         elif self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -209,8 +251,7 @@ class _Parts:
             prefix.append(k)
         return prefix
 
-    def write(self, k: int, table: dict[str, Any] | None, errors: list[dict[str, Any]],
-              stats: "_ChunkStats") -> None:
+    def write(self, k: int, table: dict[str, Any] | None, errors: list[dict[str, Any]], stats: _ChunkStats) -> None:
         results = self._name(k, "results" + self.ext)
         tmp = results.with_name(results.name + ".tmp")
         if table is not None and self.ext in (".parquet", ".pq"):
@@ -255,7 +296,7 @@ class _Parts:
             os.unlink(self.out + ".tmp")
         self._live, self._live_next = None, -1
 
-    def load_stats(self, k: int) -> "_ChunkStats":
+    def load_stats(self, k: int) -> _ChunkStats:
         with np.load(self._name(k, "stats.npz"), allow_pickle=False) as z:
             return _ChunkStats.from_arrays({name: z[name] for name in z.files})
 
@@ -308,14 +349,14 @@ class _ChunkStats:
         index = []
         for i, (system, group, keys, fams) in enumerate(self.entries):
             arrays[f"keys{i}"] = keys
-            for j, (name, mat) in enumerate(fams.items()):
+            for j, (_name, mat) in enumerate(fams.items()):
                 arrays[f"stats{i}_{j}"] = mat
             index.append([system, group, list(fams)])
         arrays["index"] = np.array(json.dumps(index))
         return arrays
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "_ChunkStats":
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> _ChunkStats:
         out = cls()
         for i, (system, group, names) in enumerate(json.loads(str(arrays["index"]))):
             fams = {name: arrays[f"stats{i}_{j}"] for j, name in enumerate(names)}
@@ -332,20 +373,42 @@ def _bad_records(chunk: Chunk) -> dict[int, RowError]:
 
 def _error_row(system: str, record: int, errs: list[RowError]) -> dict[str, Any]:
     first = errs[0]
-    return {"system": system, "record": record, "file": first.path, "line": first.line, "unit": first.unit,
-            "field": first.field, "reason": "; ".join(str(e) for e in errs)}
+    return {
+        "system": system,
+        "record": record,
+        "file": first.path,
+        "line": first.line,
+        "unit": first.unit,
+        "field": first.field,
+        "reason": "; ".join(str(e) for e in errs),
+    }
 
 
-def score_files(preds: str | Sequence[str], ref: str | None = None, *,
-                metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
-                pred_field: str | None = None, ref_field: str | None = None, id_field: str | None = None,
-                system_field: str | None = None, group_by: str | None = None,
-                stemmer: bool = False, tokenizer: str = "rouge", out: str | None = None,
-                errors_out: str | None = None, on_error: str = "fail", resume: bool = False,
-                threads: int | None = None, chunk_size: int = 20_000, bootstrap: int = 1000,
-                confidence: float = 0.95, seed: int | None = DEFAULT_SEED, compare_to: str | None = None,
-                comparison_trials: int = 1000,
-                progress: Callable[[int], None] | None = None) -> RunSummary:
+def score_files(
+    preds: str | Sequence[str],
+    ref: str | None = None,
+    *,
+    metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+    pred_field: str | None = None,
+    ref_field: str | None = None,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    stemmer: bool = False,
+    tokenizer: str = "rouge",
+    out: str | None = None,
+    errors_out: str | None = None,
+    on_error: str = "fail",
+    resume: bool = False,
+    threads: int | None = None,
+    chunk_size: int = 20_000,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    compare_to: str | None = None,
+    comparison_trials: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> RunSummary:
     """Score prediction file(s) against references, chunk by chunk.
 
     Parameters
@@ -379,21 +442,28 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
             raise InputError(f"cannot read {path}: No such file or directory")
     same_file = ref is None or (len(pred_paths) == 1 and Path(ref) == Path(pred_paths[0]))
     inputs = _Inputs(
-        preds=[str(p) for p in pred_paths], ref=None if same_file else str(ref),
+        preds=[str(p) for p in pred_paths],
+        ref=None if same_file else str(ref),
         pred_field="text" if _is_text(pred_paths[0]) else (pred_field or DEFAULT_PRED_FIELD),
         ref_field="text" if (ref and _is_text(ref)) else (ref_field or DEFAULT_REF_FIELD),
-        id_field=id_field, system_field=system_field, group_field=group_by)
+        id_field=id_field,
+        system_field=system_field,
+        group_field=group_by,
+    )
     if same_file and inputs.pred_field == inputs.ref_field:
-        raise ValueError(f"the prediction and reference fields are both {inputs.pred_field!r}: "
-                         "give --ref FILE or distinct --pred-field/--ref-field")
+        raise ValueError(
+            f"the prediction and reference fields are both {inputs.pred_field!r}: "
+            "give --ref FILE or distinct --pred-field/--ref-field"
+        )
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
     if errors_out is None and out and on_error == "record":
         errors_out = out + ".errors.jsonl"
     if on_error == "record" and not errors_out:
         raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
     parts = _Parts(out, _fingerprint(inputs, families, chunk_size, on_error), resume) if out else None
-    collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None,
-                               threads=threads)
+    collector = StatsCollector(
+        families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+    )
     done = parts.done() if (parts and resume) else []
     system_names = inputs.system_names()
     rows_failed = 0
@@ -413,10 +483,17 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
     if progress is not None and start_row:
         progress(min(start_row, 10**18))
 
-    pred_readers = [_reader(p, inputs.pred_fields(), chunk_size, on_error, start_row,
-                            (inputs.ref_field,) if inputs.ref is None else ()) for p in inputs.preds]
-    ref_reader = (_reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row,
-                          (inputs.ref_field,)) if inputs.ref else None)
+    pred_readers = [
+        _reader(
+            p, inputs.pred_fields(), chunk_size, on_error, start_row, (inputs.ref_field,) if inputs.ref is None else ()
+        )
+        for p in inputs.preds
+    ]
+    ref_reader = (
+        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, (inputs.ref_field,))
+        if inputs.ref
+        else None
+    )
     k = len(done)
     # Reading (and decoding) the next chunk, writing the previous part and folding
     # its statistics into the corpus sums run on helper threads while this chunk
@@ -456,47 +533,73 @@ def score_files(preds: str | Sequence[str], ref: str | None = None, *,
                 fh.write(json.dumps(e, ensure_ascii=False) + "\n")
 
     table_rows, comparisons, fields_shown = summarize(
-        collector, families, system_names, confidence=confidence, compare_to=compare_to, trials=comparison_trials)
+        collector, families, system_names, confidence=confidence, compare_to=compare_to, trials=comparison_trials
+    )
     rows_scored = sum(r.rows for r in table_rows if r.group is None)
     return RunSummary(
-        rows_total=rows_scored + rows_failed, rows_scored=rows_scored, rows_failed=rows_failed,
-        table=table_rows, comparisons=comparisons, fields=fields_shown,
-        signatures={f.name: f.signature() for f in families}, seconds=time.perf_counter() - started,
-        output=out, errors_output=errors_out if on_error == "record" else None, confidence=confidence,
-        bootstrap=bootstrap, seed=seed, error_examples=error_examples, resumed_chunks=len(done))
+        rows_total=rows_scored + rows_failed,
+        rows_scored=rows_scored,
+        rows_failed=rows_failed,
+        table=table_rows,
+        comparisons=comparisons,
+        fields=fields_shown,
+        signatures={f.name: f.signature() for f in families},
+        seconds=time.perf_counter() - started,
+        output=out,
+        errors_output=errors_out if on_error == "record" else None,
+        confidence=confidence,
+        bootstrap=bootstrap,
+        seed=seed,
+        error_examples=error_examples,
+        resumed_chunks=len(done),
+    )
 
 
-def summarize(collector: StatsCollector, families: Sequence[MetricFamily], system_names: Sequence[str], *,
-              confidence: float, compare_to: str | None = None,
-              trials: int = 1000) -> tuple[list[CorpusRow], list[Comparison], list[str]]:
+def summarize(
+    collector: StatsCollector,
+    families: Sequence[MetricFamily],
+    system_names: Sequence[str],
+    *,
+    confidence: float,
+    compare_to: str | None = None,
+    trials: int = 1000,
+) -> tuple[list[CorpusRow], list[Comparison], list[str]]:
     """The corpus table (per system and slice) and the comparisons against ``compare_to``."""
     names = list(system_names)
-    table_rows = [corpus_row(system, group, collector, confidence=confidence)
-                  for system, group in sorted(collector.keys(), key=lambda sg: (_order(names, sg[0]), sg[0], sg[1] or ""))]
+    table_rows = [
+        corpus_row(system, group, collector, confidence=confidence)
+        for system, group in sorted(collector.keys(), key=lambda sg: (_order(names, sg[0]), sg[0], sg[1] or ""))
+    ]
     fields_shown = [f for fam in families for f in fam.headline]
     comparisons: list[Comparison] = []
     if compare_to is not None:
         systems = {s for s, _ in collector.keys()}
         if compare_to not in systems:
-            raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: "
-                             f"{', '.join(sorted(systems))}")
+            raise ValueError(
+                f"--compare {compare_to!r} is not a system of this run; systems: {', '.join(sorted(systems))}"
+            )
         for system, group in collector.keys():
             if system != compare_to and (compare_to, group) in collector.keys():
-                comparisons.append(compare(system, compare_to, group, collector, fields=fields_shown,
-                                           trials=trials, seed=collector.seed))
+                comparisons.append(
+                    compare(
+                        system, compare_to, group, collector, fields=fields_shown, trials=trials, seed=collector.seed
+                    )
+                )
     return table_rows, comparisons, fields_shown
 
 
-def _table_chunk(table: Any, fields: list[str], list_fields: tuple[str, ...], source: str,
-                 record_offset: int = 0) -> Chunk:
+def _table_chunk(
+    table: Any, fields: list[str], list_fields: tuple[str, ...], source: str, record_offset: int = 0
+) -> Chunk:
     """An Arrow table as one Chunk, every value checked (a null or a non-str names its row)."""
     import pyarrow as pa
 
     columns: dict[str, list[Any]] = {}
     missing = [f for f in fields if f not in table.column_names]
     if missing:
-        raise InputError(f"{source}: missing column {missing[0]!r}; available columns: "
-                         f"{', '.join(map(repr, table.column_names))}")
+        raise InputError(
+            f"{source}: missing column {missing[0]!r}; available columns: {', '.join(map(repr, table.column_names))}"
+        )
     for name in fields:
         column = table.column(name)
         values = column.to_pylist()
@@ -504,21 +607,36 @@ def _table_chunk(table: Any, fields: list[str], list_fields: tuple[str, ...], so
             columns[name] = values  # every value is a str: nothing to check row by row
             continue
         for i, v in enumerate(values):
-            ok = isinstance(v, str) or (name in list_fields and isinstance(v, list) and v
-                                        and all(isinstance(x, str) for x in v))
+            ok = isinstance(v, str) or (
+                name in list_fields and isinstance(v, list) and v and all(isinstance(x, str) for x in v)
+            )
             if not ok:
                 what = "null" if v is None else type(v).__name__
                 raise InputError(f"{source}:row {record_offset + i}: field {name!r}: expected a string, got {what}")
         columns[name] = values
     n = table.num_rows
-    return Chunk(record_offset, list(range(record_offset, record_offset + n)), columns, [],
-                 record_offset + n, list(range(record_offset, record_offset + n)))
+    return Chunk(
+        record_offset,
+        list(range(record_offset, record_offset + n)),
+        columns,
+        [],
+        record_offset + n,
+        list(range(record_offset, record_offset + n)),
+    )
 
 
-def score_arrow(table: Any, families: Sequence[MetricFamily], *, pred_field: str = DEFAULT_PRED_FIELD,
-                ref_field: str = DEFAULT_REF_FIELD, id_field: str | None = None,
-                system_field: str | None = None, group_by: str | None = None,
-                source: str = "table", record_offset: int = 0) -> tuple[Any, "_ChunkStats"]:
+def score_arrow(
+    table: Any,
+    families: Sequence[MetricFamily],
+    *,
+    pred_field: str = DEFAULT_PRED_FIELD,
+    ref_field: str = DEFAULT_REF_FIELD,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    source: str = "table",
+    record_offset: int = 0,
+) -> tuple[Any, _ChunkStats]:
     """The engine-neutral core: an Arrow table in, per-row results and statistics out.
 
     Rows are keyed by ``record_offset + position``.  Dask, Ray Data
@@ -527,20 +645,38 @@ def score_arrow(table: Any, families: Sequence[MetricFamily], *, pred_field: str
     """
     import pyarrow as pa
 
-    inputs = _Inputs(preds=[source], ref=None, pred_field=pred_field, ref_field=ref_field,
-                     id_field=id_field, system_field=system_field, group_field=group_by)
+    inputs = _Inputs(
+        preds=[source],
+        ref=None,
+        pred_field=pred_field,
+        ref_field=ref_field,
+        id_field=id_field,
+        system_field=system_field,
+        group_field=group_by,
+    )
     chunk = _table_chunk(table, inputs.pred_fields(), (ref_field,), source, record_offset)
     name = "" if system_field else "default"
     columns, _errors, stats = _score_chunk(inputs, [name], families, [chunk], None)
     return (pa.table(columns) if columns is not None else pa.table({})), stats
 
 
-def score_table(table: Any, *, metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
-                pred_field: str = DEFAULT_PRED_FIELD, ref_field: str = DEFAULT_REF_FIELD,
-                id_field: str | None = None, system_field: str | None = None, group_by: str | None = None,
-                stemmer: bool = False, tokenizer: str = "rouge", threads: int | None = None,
-                bootstrap: int = 1000, confidence: float = 0.95, seed: int | None = DEFAULT_SEED,
-                compare_to: str | None = None) -> tuple[Any, RunSummary]:
+def score_table(
+    table: Any,
+    *,
+    metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+    pred_field: str = DEFAULT_PRED_FIELD,
+    ref_field: str = DEFAULT_REF_FIELD,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    stemmer: bool = False,
+    tokenizer: str = "rouge",
+    threads: int | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    compare_to: str | None = None,
+) -> tuple[Any, RunSummary]:
     """Score an Arrow table or pandas DataFrame in memory: (results table, summary).
 
     The same rows, metrics and summary as ``score_files`` on the same data.
@@ -551,22 +687,43 @@ def score_table(table: Any, *, metrics: Sequence[str] = ("rouge1", "rouge2", "ro
     if not isinstance(table, pa.Table):
         table = pa.Table.from_pandas(table, preserve_index=False)
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
-    results, stats = score_arrow(table, families, pred_field=pred_field, ref_field=ref_field,
-                                 id_field=id_field, system_field=system_field, group_by=group_by)
-    collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None,
-                               threads=threads)
+    results, stats = score_arrow(
+        table,
+        families,
+        pred_field=pred_field,
+        ref_field=ref_field,
+        id_field=id_field,
+        system_field=system_field,
+        group_by=group_by,
+    )
+    collector = StatsCollector(
+        families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+    )
     for system, group, keys, fams in stats.entries:
         collector.add(system, group, keys, fams)
-    rows, comps, fields = summarize(collector, families, ["default"], confidence=confidence,
-                                    compare_to=compare_to)
+    rows, comps, fields = summarize(collector, families, ["default"], confidence=confidence, compare_to=compare_to)
     scored = sum(r.rows for r in rows if r.group is None)
-    summary = RunSummary(scored, scored, 0, rows, comps, fields, {f.name: f.signature() for f in families},
-                         time.perf_counter() - started, None, None, confidence, bootstrap, seed)
+    summary = RunSummary(
+        scored,
+        scored,
+        0,
+        rows,
+        comps,
+        fields,
+        {f.name: f.signature() for f in families},
+        time.perf_counter() - started,
+        None,
+        None,
+        confidence,
+        bootstrap,
+        seed,
+    )
     return results, summary
 
 
-def _lockstep(pred_readers: list[Iterator[Chunk]], ref_reader: Iterator[Chunk] | None
-              ) -> Iterator[tuple[list[Chunk | None], Chunk | None]]:
+def _lockstep(
+    pred_readers: list[Iterator[Chunk]], ref_reader: Iterator[Chunk] | None
+) -> Iterator[tuple[list[Chunk | None], Chunk | None]]:
     """Chunk k of every file together, until every file is exhausted."""
     while True:
         p_chunks = [next(r, None) for r in pred_readers]
@@ -636,8 +793,10 @@ def _check_lockstep(inputs: _Inputs, p_chunks: list[Chunk | None], r_chunk: Chun
         longest = max(known, key=lambda p: known[p])
         for p, e in ends.items():
             if e is None or e < known[longest]:
-                raise InputError(f"{longest} has more rows than {p} ({p} ends before row {known[longest]}): "
-                                 "predictions and references must pair up row by row")
+                raise InputError(
+                    f"{longest} has more rows than {p} ({p} ends before row {known[longest]}): "
+                    "predictions and references must pair up row by row"
+                )
 
 
 @dataclass
@@ -651,8 +810,14 @@ class _SystemRows:
     groups: list[Any] = field(default_factory=list)
 
 
-def _chunk_rows(inputs: _Inputs, file_name: str, chunk: Chunk, r_chunk: Chunk | None,
-                refs_by_record: dict[int, Any] | None, rows: dict[str, _SystemRows]) -> None:
+def _chunk_rows(
+    inputs: _Inputs,
+    file_name: str,
+    chunk: Chunk,
+    r_chunk: Chunk | None,
+    refs_by_record: dict[int, Any] | None,
+    rows: dict[str, _SystemRows],
+) -> None:
     """Sort a chunk's good rows by system.  The common case (one system per file,
     no bad row, the reference file in step) takes whole columns without a row loop."""
     cols = chunk.columns
@@ -685,9 +850,13 @@ def _chunk_rows(inputs: _Inputs, file_name: str, chunk: Chunk, r_chunk: Chunk | 
             into.groups.append(groups[i])
 
 
-def _score_chunk(inputs: _Inputs, system_names: list[str], families: Sequence[MetricFamily],
-                 p_chunks: list[Chunk], r_chunk: Chunk | None
-                 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], _ChunkStats]:
+def _score_chunk(
+    inputs: _Inputs,
+    system_names: list[str],
+    families: Sequence[MetricFamily],
+    p_chunks: list[Chunk],
+    r_chunk: Chunk | None,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], _ChunkStats]:
     """Score one chunk for every system: result table, error rows, statistics.
 
     A row fails for a system when its prediction record or its reference record
@@ -736,8 +905,7 @@ def _score_chunk(inputs: _Inputs, system_names: list[str], families: Sequence[Me
             groups = np.array([str(g) for g in got.groups], dtype=object)
             for g in sorted(set(got.groups), key=str):
                 mask = groups == str(g)
-                stats.entries.append((system, str(g), records[mask],
-                                      {name: m[mask] for name, m in fam_stats.items()}))
+                stats.entries.append((system, str(g), records[mask], {name: m[mask] for name, m in fam_stats.items()}))
     table = _concat_parts(table_parts) if table_parts else None
     return table, errors, stats
 

@@ -66,17 +66,32 @@ import numpy as np
 from respeval import __version__
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 
-__all__ = ["SCHEMA", "check_summary", "correlation_entry", "load_summaries", "merge_summaries",
-           "new_summary", "render_html", "system_table", "validation_summary", "write_report"]
+__all__ = [
+    "SCHEMA",
+    "check_summary",
+    "correlation_entry",
+    "load_summaries",
+    "merge_summaries",
+    "new_summary",
+    "render_html",
+    "system_table",
+    "validation_summary",
+    "write_report",
+]
 
 SCHEMA = "respeval.run-summary/1"
-LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems",
-             "disagreements")
+LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems", "disagreements")
 # Section id, navigation title: the report always has all of them, in this order.
-SECTIONS = (("summary", "Summary"), ("agreement", "Judge vs human"),
-            ("confusion", "Confusion matrices"), ("correlations", "Metric vs human"),
-            ("distributions", "Score distributions"), ("gate", "Gate funnel"),
-            ("systems", "Systems"), ("disagreements", "Worst disagreements"))
+SECTIONS = (
+    ("summary", "Summary"),
+    ("agreement", "Judge vs human"),
+    ("confusion", "Confusion matrices"),
+    ("correlations", "Metric vs human"),
+    ("distributions", "Score distributions"),
+    ("gate", "Gate funnel"),
+    ("systems", "Systems"),
+    ("disagreements", "Worst disagreements"),
+)
 
 PALETTE = ("#2563eb", "#f59e0b", "#10b981", "#ef4444", "#8b5cf6", "#0ea5e9")
 _MAX_DISAGREEMENTS = 10  # per metric
@@ -93,17 +108,25 @@ def new_summary(title: str | None = None, meta: Mapping[str, Any] | None = None)
     return summary
 
 
-def validation_summary(results: Iterable[Any], title: str | None = None,
-                       meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def validation_summary(
+    results: Iterable[Any], title: str | None = None, meta: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A run summary holding :class:`respeval.validate.MetricValidation` results."""
     summary = new_summary(title, meta)
     summary["validation"] = [r.to_dict() for r in results]
     return summary
 
 
-def system_table(metric: str, values: Sequence[float], systems: Sequence[Any], *,
-                 n_boot: int = 1000, seed: int | None = DEFAULT_SEED, confidence: float = 0.95,
-                 higher_is_better: bool = True) -> dict[str, Any]:
+def system_table(
+    metric: str,
+    values: Sequence[float],
+    systems: Sequence[Any],
+    *,
+    n_boot: int = 1000,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = 0.95,
+    higher_is_better: bool = True,
+) -> dict[str, Any]:
     """Per-system means of ``values`` with seeded bootstrap intervals (rows resampled within
     each system), as a ``systems`` entry of a run summary."""
     vals = np.asarray(values, dtype=np.float64)
@@ -113,28 +136,34 @@ def system_table(metric: str, values: Sequence[float], systems: Sequence[Any], *
     rows = []
     for name in dict.fromkeys(names):
         mine = vals[[i for i, s in enumerate(names) if s == name]]
-        row: dict[str, Any] = {"system": name, "mean": float(mine.mean()), "n": int(mine.size),
-                               "low": None, "high": None}
+        row: dict[str, Any] = {
+            "system": name,
+            "mean": float(mine.mean()),
+            "n": int(mine.size),
+            "low": None,
+            "high": None,
+        }
         if n_boot and mine.size > 1:
             low, _, high = percentile_interval(bootstrap_means(mine[:, None], n_boot, seed), confidence)[:, 0]
             row.update(low=float(low), high=float(high))
         rows.append(row)
-    return {"metric": metric, "confidence": confidence, "higher_is_better": higher_is_better,
-            "rows": rows}
+    return {"metric": metric, "confidence": confidence, "higher_is_better": higher_is_better, "rows": rows}
 
 
-def correlation_entry(name: str, correlation: Any, *, metric: str, human: str,
-                      intervals: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def correlation_entry(
+    name: str, correlation: Any, *, metric: str, human: str, intervals: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A ``correlations`` entry from a :class:`respeval.validate.Correlation` (system-level
     correlations keep their points for a scatter plot)."""
     entry = {"name": name, "metric": metric, "human": human, **correlation.to_dict()}
     entry.pop("units", None)
     if intervals:
-        entry["intervals"] = {k: v.to_dict() if hasattr(v, "to_dict") else dict(v)
-                              for k, v in intervals.items()}
+        entry["intervals"] = {k: v.to_dict() if hasattr(v, "to_dict") else dict(v) for k, v in intervals.items()}
     if correlation.level == "system" and correlation.units:
-        entry["points"] = [{"unit": u, "x": float(x), "y": float(y)}
-                           for u, x, y in zip(correlation.units, correlation._x, correlation._y)]
+        entry["points"] = [
+            {"unit": u, "x": float(x), "y": float(y)}
+            for u, x, y in zip(correlation.units, correlation._x, correlation._y)
+        ]
     return entry
 
 
@@ -171,10 +200,13 @@ def load_summaries(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = [s for f in sorted(path.glob("*.json")) if (s := _read_json(f)) is not None
-                     and isinstance(s, dict) and s.get("schema") == SCHEMA]
+            found = [
+                s
+                for f in sorted(path.glob("*.json"))
+                if (s := _read_json(f)) is not None and isinstance(s, dict) and s.get("schema") == SCHEMA
+            ]
             if not found:
-                raise ValueError(f"{path}: no run summary (*.json with \"schema\": \"{SCHEMA}\")")
+                raise ValueError(f'{path}: no run summary (*.json with "schema": "{SCHEMA}")')
             out.extend(found)
             continue
         summary = _read_json(path)
@@ -291,13 +323,14 @@ def _tick_label(t: float) -> str:
 
 
 def _svg(width: float, height: float, body: str, label: str) -> str:
-    return (f'<svg class="plot" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
-            f'height="{height:.0f}" role="img" aria-label="{_e(label)}">{body}</svg>')
+    return (
+        f'<svg class="plot" viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+        f'height="{height:.0f}" role="img" aria-label="{_e(label)}">{body}</svg>'
+    )
 
 
 def _text(x: float, y: float, s: Any, anchor: str = "start", cls: str = "", extra: str = "") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" class="{cls}" {extra}>'
-            f"{_e(s)}</text>")
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" class="{cls}" {extra}>{_e(s)}</text>'
 
 
 def _short(label: Any, limit: int = 22) -> str:
@@ -322,9 +355,17 @@ def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title:
     cell = max(34, min(64, 360 // max(k, 1)))
     left, top = 40 + 7 * max((len(_short(x, 12)) for x in labels), default=1), 58
     width, height = left + cell * k + 20, top + cell * k + 8
-    parts = [_text(left + cell * k / 2, 16, "judge label", "middle", "axis-title"),
-             _text(14, top + cell * k / 2, "human label", "middle", "axis-title",
-                   f'transform="rotate(-90 14 {top + cell * k / 2:.1f})"')]
+    parts = [
+        _text(left + cell * k / 2, 16, "judge label", "middle", "axis-title"),
+        _text(
+            14,
+            top + cell * k / 2,
+            "human label",
+            "middle",
+            "axis-title",
+            f'transform="rotate(-90 14 {top + cell * k / 2:.1f})"',
+        ),
+    ]
     for j, lab in enumerate(labels):
         parts.append(_text(left + cell * (j + 0.5), top - 10, _short(lab, 8), "middle", "tick"))
     for i, row in enumerate(matrix):
@@ -335,16 +376,21 @@ def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title:
             x, y = left + cell * j, top + cell * i
             stroke = ' stroke="#0f172a" stroke-width="1.5"' if i == j else ' stroke="#fff"'
             tip = f"human {_e(labels[i])}, judge {_e(labels[j])}: {count} ({_pct(share)} of the row)"
-            parts.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_mix(share)}"{stroke}>'
-                         f"<title>{tip}</title></rect>")
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_mix(share)}"{stroke}>'
+                f"<title>{tip}</title></rect>"
+            )
             colour = "#fff" if share > 0.55 else "#0f172a"
-            parts.append(_text(x + cell / 2, y + cell / 2 + 4, f"{count:g}", "middle", "cell",
-                               f'fill="{colour}"'))
+            parts.append(_text(x + cell / 2, y + cell / 2 + 4, f"{count:g}", "middle", "cell", f'fill="{colour}"'))
     return _svg(width, height, "".join(parts), title)
 
 
-def svg_bars(categories: Sequence[Any], series: Sequence[Mapping[str, Any]], title: str,
-             numeric_edges: Sequence[float] | None = None) -> str:
+def svg_bars(
+    categories: Sequence[Any],
+    series: Sequence[Mapping[str, Any]],
+    title: str,
+    numeric_edges: Sequence[float] | None = None,
+) -> str:
     """Grouped vertical bars: one group per category (or histogram bin), one bar per series."""
     n_cat, n_ser = max(len(categories), 1), max(len(series), 1)
     left, right, top, bottom = 48, 12, 26, 46
@@ -365,9 +411,11 @@ def svg_bars(categories: Sequence[Any], series: Sequence[Mapping[str, Any]], tit
             count = s["counts"][c]
             h = count * scale
             x = left + group * c + 3 + bar * s_i
-            parts.append(f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(bar - 1, 1):.1f}" '
-                         f'height="{h:.1f}" fill="{PALETTE[s_i % len(PALETTE)]}">'
-                         f"<title>{_e(s['name'])}, {_e(cat)}: {count:g}</title></rect>")
+            parts.append(
+                f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(bar - 1, 1):.1f}" '
+                f'height="{h:.1f}" fill="{PALETTE[s_i % len(PALETTE)]}">'
+                f"<title>{_e(s['name'])}, {_e(cat)}: {count:g}</title></rect>"
+            )
         if numeric_edges is None and (n_cat <= 12 or c % max(1, n_cat // 12) == 0):
             parts.append(_text(left + group * (c + 0.5), height - bottom + 16, _short(cat, 10), "middle", "tick"))
     if numeric_edges is not None:
@@ -401,20 +449,40 @@ def svg_funnel(total: int, stages: Sequence[Mapping[str, Any]], title: str) -> s
         y = top + row_h * i
         colour = PALETTE[i % len(PALETTE)]
         parts.append(_text(label_w - 10, y + 20, _short(stage.get("stage", f"stage {i + 1}"), 18), "end", "label"))
-        parts.append(f'<rect x="{label_w}" y="{y + 4}" width="{remaining * scale:.1f}" height="{row_h - 10}" '
-                     f'fill="{colour}" opacity="0.18"><title>{remaining} rows reach this stage</title></rect>')
-        parts.append(f'<rect x="{label_w}" y="{y + 4}" width="{settled * scale:.1f}" height="{row_h - 10}" '
-                     f'fill="{colour}"><title>{settled} rows settled here</title></rect>')
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 4}" width="{remaining * scale:.1f}" height="{row_h - 10}" '
+            f'fill="{colour}" opacity="0.18"><title>{remaining} rows reach this stage</title></rect>'
+        )
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 4}" width="{settled * scale:.1f}" height="{row_h - 10}" '
+            f'fill="{colour}"><title>{settled} rows settled here</title></rect>'
+        )
         share = settled / total if total else 0
-        parts.append(_text(label_w + remaining * scale + 8, y + 20,
-                           f"{settled:,} settled of {remaining:,} ({_pct(share)} of all)", "start", "tick"))
+        parts.append(
+            _text(
+                label_w + remaining * scale + 8,
+                y + 20,
+                f"{settled:,} settled of {remaining:,} ({_pct(share)} of all)",
+                "start",
+                "tick",
+            )
+        )
         remaining -= settled
     y = top + row_h * len(stages)
     parts.append(_text(label_w - 10, y + 20, "unsettled", "end", "label"))
-    parts.append(f'<rect x="{label_w}" y="{y + 4}" width="{max(remaining, 0) * scale:.1f}" height="{row_h - 10}" '
-                 f'fill="#94a3b8"><title>{remaining} rows not settled</title></rect>')
-    parts.append(_text(label_w + max(remaining, 0) * scale + 8, y + 20,
-                       f"{remaining:,} ({_pct(remaining / total if total else 0)})", "start", "tick"))
+    parts.append(
+        f'<rect x="{label_w}" y="{y + 4}" width="{max(remaining, 0) * scale:.1f}" height="{row_h - 10}" '
+        f'fill="#94a3b8"><title>{remaining} rows not settled</title></rect>'
+    )
+    parts.append(
+        _text(
+            label_w + max(remaining, 0) * scale + 8,
+            y + 20,
+            f"{remaining:,} ({_pct(remaining / total if total else 0)})",
+            "start",
+            "tick",
+        )
+    )
     return _svg(width, height, "".join(parts), title)
 
 
@@ -441,10 +509,14 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str) -> str:
         y = top + row_h * i + row_h / 2
         parts.append(_text(label_w - 10, y + 4, _short(r.get("system"), 22), "end", "label"))
         if r.get("low") is not None and r.get("high") is not None:
-            parts.append(f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-                         f'stroke="{PALETTE[0]}" stroke-width="2.5" stroke-linecap="round"/>')
-        parts.append(f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{PALETTE[0]}" stroke="#fff">'
-                     f'<title>{_e(r.get("system"))}: {_fmt(r["mean"])}</title></circle>')
+            parts.append(
+                f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                f'stroke="{PALETTE[0]}" stroke-width="2.5" stroke-linecap="round"/>'
+            )
+        parts.append(
+            f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{PALETTE[0]}" stroke="#fff">'
+            f"<title>{_e(r.get('system'))}: {_fmt(r['mean'])}</title></circle>"
+        )
         parts.append(_text(width - 6, y + 4, _fmt(r["mean"], 3), "end", "tick"))
     return _svg(width, height, "".join(parts), title)
 
@@ -472,11 +544,16 @@ def svg_scatter(points: Sequence[Mapping[str, Any]], x_label: str, y_label: str,
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="grid"/>')
         parts.append(_text(left - 6, sy(t) + 4, _tick_label(t), "end", "tick"))
     parts.append(_text(left + plot_w / 2, height - 6, x_label, "middle", "axis-title"))
-    parts.append(_text(14, top + plot_h / 2, y_label, "middle", "axis-title",
-                       f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'))
+    parts.append(
+        _text(
+            14, top + plot_h / 2, y_label, "middle", "axis-title", f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'
+        )
+    )
     for p, x, y in zip(points, xs, ys):
-        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="{PALETTE[0]}" opacity="0.8">'
-                     f'<title>{_e(p.get("unit", ""))}: {_fmt(x)}, {_fmt(y)}</title></circle>')
+        parts.append(
+            f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="{PALETTE[0]}" opacity="0.8">'
+            f"<title>{_e(p.get('unit', ''))}: {_fmt(x)}, {_fmt(y)}</title></circle>"
+        )
     return _svg(width, height, "".join(parts), title)
 
 
@@ -491,19 +568,31 @@ def _section_summary(s: Mapping[str, Any]) -> str:
     headline = [_headline_row(v) for v in s.get("validation", [])]
     if headline:
         parts.append("<h3>Judges against human labels</h3>")
-        parts.append(_table(["metric", "rows used", "dropped", "accuracy", "macro F1",
-                             "Cohen's kappa", "Kendall tau-b"], headline))
-    corr = [[_e(c.get("name") or c.get("metric")), _e(c.get("level", "")), _fmt(c.get("n")),
-             _fmt(c.get("kendall_tau_b")) + _ci((c.get("intervals") or {}).get("kendall_tau_b"))]
-            for c in s.get("correlations", [])]
+        parts.append(
+            _table(
+                ["metric", "rows used", "dropped", "accuracy", "macro F1", "Cohen's kappa", "Kendall tau-b"], headline
+            )
+        )
+    corr = [
+        [
+            _e(c.get("name") or c.get("metric")),
+            _e(c.get("level", "")),
+            _fmt(c.get("n")),
+            _fmt(c.get("kendall_tau_b")) + _ci((c.get("intervals") or {}).get("kendall_tau_b")),
+        ]
+        for c in s.get("correlations", [])
+    ]
     if corr:
         parts.append("<h3>Metrics against human scores</h3>")
         parts.append(_table(["comparison", "level", "n", "Kendall tau-b"], corr))
     if s.get("scores"):
         parts.append("<h3>Scores</h3>")
-        parts.append(_table(["metric", "mean", "interval", "n"], (
-            [_e(r.get("metric")), _fmt(r.get("mean")), _ci(r), _fmt(r.get("n"))]
-            for r in s["scores"])))
+        parts.append(
+            _table(
+                ["metric", "mean", "interval", "n"],
+                ([_e(r.get("metric")), _fmt(r.get("mean")), _ci(r), _fmt(r.get("n"))] for r in s["scores"]),
+            )
+        )
     return "".join(parts) or _empty("This run summary holds no scores, validation or correlations.")
 
 
@@ -511,11 +600,15 @@ def _headline_row(v: Mapping[str, Any]) -> list[str]:
     ag = v.get("agreement") or {}
     iv = ag.get("intervals", {})
     corr = v.get("correlation") or {}
-    return [_e(v.get("metric")), _fmt(v.get("used")), _fmt((v.get("dropped") or {}).get("total", 0)),
-            _fmt(ag.get("accuracy")) + _ci(iv.get("accuracy")),
-            _fmt(ag.get("macro_f1")) + _ci(iv.get("macro_f1")),
-            _fmt(ag.get("cohen_kappa")) + _ci(iv.get("cohen_kappa")),
-            _fmt(corr.get("kendall_tau_b")) + _ci(corr.get("intervals", {}).get("kendall_tau_b"))]
+    return [
+        _e(v.get("metric")),
+        _fmt(v.get("used")),
+        _fmt((v.get("dropped") or {}).get("total", 0)),
+        _fmt(ag.get("accuracy")) + _ci(iv.get("accuracy")),
+        _fmt(ag.get("macro_f1")) + _ci(iv.get("macro_f1")),
+        _fmt(ag.get("cohen_kappa")) + _ci(iv.get("cohen_kappa")),
+        _fmt(corr.get("kendall_tau_b")) + _ci(corr.get("intervals", {}).get("kendall_tau_b")),
+    ]
 
 
 _AGREEMENT_ROWS = (
@@ -540,39 +633,63 @@ def _section_agreement(s: Mapping[str, Any]) -> str:
 
 def _validation_card(v: Mapping[str, Any]) -> str:
     dropped = v.get("dropped") or {}
-    head = (f'<h3>{_e(v.get("metric"))} <span class="tag">{_e(v.get("kind"))}</span></h3>'
-            f'<p class="note">{_fmt(v.get("used"))} of {_fmt(v.get("rows"))} rows used; '
-            f'{_fmt(dropped.get("total", 0))} dropped (judge missing {_fmt(dropped.get("judge_missing", 0))}, '
-            f'human missing {_fmt(dropped.get("human_missing", 0))}, both {_fmt(dropped.get("both_missing", 0))}). '
-            f'Columns: <code>{_e(v.get("judge_column"))}</code> vs <code>{_e(v.get("human_column"))}</code>.</p>')
-    right = [_per_class_block(v.get("agreement")), _correlation_block(v.get("correlation")),
-             _pairwise_block(v.get("pairwise"), v.get("pairwise_note")), _verbosity_block(v.get("verbosity"))]
-    return (f'<div class="card">{head}<div class="cols"><div>{_agreement_block(v)}</div>'
-            f'<div>{"".join(b for b in right if b)}</div></div></div>')
+    head = (
+        f'<h3>{_e(v.get("metric"))} <span class="tag">{_e(v.get("kind"))}</span></h3>'
+        f'<p class="note">{_fmt(v.get("used"))} of {_fmt(v.get("rows"))} rows used; '
+        f"{_fmt(dropped.get('total', 0))} dropped (judge missing {_fmt(dropped.get('judge_missing', 0))}, "
+        f"human missing {_fmt(dropped.get('human_missing', 0))}, both {_fmt(dropped.get('both_missing', 0))}). "
+        f"Columns: <code>{_e(v.get('judge_column'))}</code> vs <code>{_e(v.get('human_column'))}</code>.</p>"
+    )
+    right = [
+        _per_class_block(v.get("agreement")),
+        _correlation_block(v.get("correlation")),
+        _pairwise_block(v.get("pairwise"), v.get("pairwise_note")),
+        _verbosity_block(v.get("verbosity")),
+    ]
+    return (
+        f'<div class="card">{head}<div class="cols"><div>{_agreement_block(v)}</div>'
+        f"<div>{''.join(b for b in right if b)}</div></div></div>"
+    )
 
 
 def _agreement_block(v: Mapping[str, Any]) -> str:
     ag = v.get("agreement")
     if not ag:
-        return f'<div>{_empty(v.get("agreement_note") or "No agreement statistics.")}</div>'
+        return f"<div>{_empty(v.get('agreement_note') or 'No agreement statistics.')}</div>"
     iv = ag.get("intervals", {})
-    rows = [[f'<span title="{_e(help_)}">{name}</span>', f"<b>{_fmt(ag.get(key))}</b>", _ci(iv.get(key))]
-            for key, name, help_ in _AGREEMENT_ROWS]
+    rows = [
+        [f'<span title="{_e(help_)}">{name}</span>', f"<b>{_fmt(ag.get(key))}</b>", _ci(iv.get(key))]
+        for key, name, help_ in _AGREEMENT_ROWS
+    ]
     conf = next(iter(iv.values())).get("confidence") if iv else None
     ci_head = f"{round(100 * conf)}% interval" if conf else "interval"
-    return (f'<h4>Agreement with the human labels</h4>{_table(["statistic", "value", ci_head], rows, "compact")}'
-            '<p class="muted">Balanced accuracy is the mean recall over the labels humans used. '
-            'Macro averages weigh every label equally; the support-weighted F1 weighs each label\'s F1 '
-            'by how often humans used it (the figure some tools call “balanced F1”). Linear and '
-            'quadratic kappa treat the label order as ordinal.</p>')
+    return (
+        f"<h4>Agreement with the human labels</h4>{_table(['statistic', 'value', ci_head], rows, 'compact')}"
+        '<p class="muted">Balanced accuracy is the mean recall over the labels humans used. '
+        "Macro averages weigh every label equally; the support-weighted F1 weighs each label's F1 "
+        "by how often humans used it (the figure some tools call “balanced F1”). Linear and "
+        "quadratic kappa treat the label order as ordinal.</p>"
+    )
 
 
 def _per_class_block(ag: Mapping[str, Any] | None) -> str:
     if not ag:
         return ""
-    table = _table(["label", "precision", "recall", "F1", "human used", "judge used"], (
-        [_e(c["label"]), _fmt(c["precision"]), _fmt(c["recall"]), _fmt(c["f1"]), _fmt(c["support"]),
-         _fmt(c.get("predicted"))] for c in ag.get("per_class", [])), "compact")
+    table = _table(
+        ["label", "precision", "recall", "F1", "human used", "judge used"],
+        (
+            [
+                _e(c["label"]),
+                _fmt(c["precision"]),
+                _fmt(c["recall"]),
+                _fmt(c["f1"]),
+                _fmt(c["support"]),
+                _fmt(c.get("predicted")),
+            ]
+            for c in ag.get("per_class", [])
+        ),
+        "compact",
+    )
     return f"<h4>Per label</h4>{table}"
 
 
@@ -580,30 +697,38 @@ def _correlation_block(c: Mapping[str, Any] | None) -> str:
     if not c:
         return ""
     iv = c.get("intervals", {})
-    rows = [[name, f"<b>{_fmt(c.get(key))}</b>", _ci(iv.get(key))]
-            for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"),
-                              ("kendall_tau_b", "Kendall tau-b"))]
-    return (f'<h4>Correlation with human ratings ({_fmt(c.get("n"))} rows)</h4>'
-            f'{_table(["statistic", "value", "interval"], rows, "compact")}')
+    rows = [
+        [name, f"<b>{_fmt(c.get(key))}</b>", _ci(iv.get(key))]
+        for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall_tau_b", "Kendall tau-b"))
+    ]
+    return (
+        f"<h4>Correlation with human ratings ({_fmt(c.get('n'))} rows)</h4>"
+        f"{_table(['statistic', 'value', 'interval'], rows, 'compact')}"
+    )
 
 
 def _pairwise_block(p: Mapping[str, Any] | None, note: str | None) -> str:
     if not p:
-        return f'<h4>Position consistency</h4>{_empty(note)}' if note else ""
+        return f"<h4>Position consistency</h4>{_empty(note)}" if note else ""
     iv = p.get("intervals", {})
-    rows = [[f'<span title="{_e(h)}">{name}</span>', f"<b>{_fmt(p.get(key))}</b>", _ci(iv.get(key))]
-            for key, name, h in (
-                ("consistency", "position consistency", "same verdict in both orders"),
-                ("flip_rate", "flip rate", "winner changes with the order"),
-                ("tie_rate", "tie rate", "share of verdicts that are ties"),
-                ("consistency_kappa", "kappa between orders", "agreement of the two orders beyond chance"),
-                ("first_position_rate", "picks the first shown", "of decisive verdicts; 50% = no bias"))]
+    rows = [
+        [f'<span title="{_e(h)}">{name}</span>', f"<b>{_fmt(p.get(key))}</b>", _ci(iv.get(key))]
+        for key, name, h in (
+            ("consistency", "position consistency", "same verdict in both orders"),
+            ("flip_rate", "flip rate", "winner changes with the order"),
+            ("tie_rate", "tie rate", "share of verdicts that are ties"),
+            ("consistency_kappa", "kappa between orders", "agreement of the two orders beyond chance"),
+            ("first_position_rate", "picks the first shown", "of decisive verdicts; 50% = no bias"),
+        )
+    ]
     extra = f'<p class="note">{_e(note)}</p>' if note else ""
-    return (f'<h4>Position consistency ({_fmt(p.get("n"))} items, asked in both orders)</h4>'
-            f'{_table(["statistic", "value", "interval"], rows, "compact")}'
-            '<p class="muted">Flips: the winner changes with the order. Ties: share of all verdicts. '
-            'First shown: share of decisive verdicts for whichever response came first (0.5 = no '
-            f'position bias).</p>{extra}')
+    return (
+        f"<h4>Position consistency ({_fmt(p.get('n'))} items, asked in both orders)</h4>"
+        f"{_table(['statistic', 'value', 'interval'], rows, 'compact')}"
+        '<p class="muted">Flips: the winner changes with the order. Ties: share of all verdicts. '
+        "First shown: share of decisive verdicts for whichever response came first (0.5 = no "
+        f"position bias).</p>{extra}"
+    )
 
 
 def _verbosity_block(vb: Mapping[str, Any] | None) -> str:
@@ -625,10 +750,15 @@ def _verbosity_block(vb: Mapping[str, Any] | None) -> str:
             verdict = '<p class="ok">The judge favours longer responses less than humans do.</p>'
         else:
             verdict = '<p class="ok">No length preference beyond the humans\' (the interval covers 0).</p>'
-    rows = [["judge", f"<b>{judge}</b>", _ci(iv.get("judge"))], ["human", human, ""],
-            ["judge − human", f"<b>{excess_s}</b>", _ci(ex_iv)]]
-    return (f'<h4>Verbosity probe ({_fmt(vb.get("n"))} rows)</h4><p class="muted">{_e(what)}</p>'
-            f'{_table(["", "value", "interval"], rows, "compact")}{verdict}')
+    rows = [
+        ["judge", f"<b>{judge}</b>", _ci(iv.get("judge"))],
+        ["human", human, ""],
+        ["judge − human", f"<b>{excess_s}</b>", _ci(ex_iv)],
+    ]
+    return (
+        f'<h4>Verbosity probe ({_fmt(vb.get("n"))} rows)</h4><p class="muted">{_e(what)}</p>'
+        f"{_table(['', 'value', 'interval'], rows, 'compact')}{verdict}"
+    )
 
 
 def _section_confusion(s: Mapping[str, Any]) -> str:
@@ -638,21 +768,29 @@ def _section_confusion(s: Mapping[str, Any]) -> str:
         if not conf:
             continue
         plot = svg_heatmap(conf["labels"], conf["matrix"], f"confusion matrix of {v.get('metric')}")
-        cards.append(f'<figure class="card fig"><figcaption><b>{_e(v.get("metric"))}</b> · '
-                     f'{_fmt(v.get("used"))} rows</figcaption>{plot}</figure>')
+        cards.append(
+            f'<figure class="card fig"><figcaption><b>{_e(v.get("metric"))}</b> · '
+            f"{_fmt(v.get('used'))} rows</figcaption>{plot}</figure>"
+        )
     if not cards:
         return _empty("No confusion matrix: no judge labels were compared with human labels.")
-    return ('<p class="note">Rows are the human label, columns the judge\'s; the colour is the share '
-            'of the row (how the judge labelled what humans called that label); the diagonal is '
-            f'outlined.</p><div class="figs">{"".join(cards)}</div>')
+    return (
+        '<p class="note">Rows are the human label, columns the judge\'s; the colour is the share '
+        "of the row (how the judge labelled what humans called that label); the diagonal is "
+        f'outlined.</p><div class="figs">{"".join(cards)}</div>'
+    )
 
 
 def _section_correlations(s: Mapping[str, Any]) -> str:
     items = s.get("correlations", [])
     cards = [_correlation_card(c) for c in items]
-    cards += [_correlation_card({"name": f"{v.get('metric')} (judge)", "metric": "judge score",
-                                 "human": "human rating", **v["correlation"]})
-              for v in s.get("validation", []) if v.get("correlation")]
+    cards += [
+        _correlation_card(
+            {"name": f"{v.get('metric')} (judge)", "metric": "judge score", "human": "human rating", **v["correlation"]}
+        )
+        for v in s.get("validation", [])
+        if v.get("correlation")
+    ]
     if not cards:
         return _empty("No metric was correlated with human scores in this run.")
     return f'<div class="figs">{"".join(cards)}</div>'
@@ -660,17 +798,24 @@ def _section_correlations(s: Mapping[str, Any]) -> str:
 
 def _correlation_card(c: Mapping[str, Any]) -> str:
     iv = c.get("intervals") or {}
-    rows = [[name, f"<b>{_fmt(c.get(key))}</b>", _ci(iv.get(key))]
-            for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"),
-                              ("kendall_tau_b", "Kendall tau-b"))]
+    rows = [
+        [name, f"<b>{_fmt(c.get(key))}</b>", _ci(iv.get(key))]
+        for key, name in (("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall_tau_b", "Kendall tau-b"))
+    ]
     plot = ""
     if c.get("points"):
-        plot = svg_scatter(c["points"], str(c.get("metric", "metric")), str(c.get("human", "human")),
-                           f"{c.get('metric')} against {c.get('human')}")
-    return (f'<div class="card fig"><h3>{_e(c.get("name") or c.get("metric"))}</h3>'
-            f'<p class="note">{_e(c.get("metric"))} vs {_e(c.get("human"))}, {_e(c.get("level", "segment"))} '
-            f'level, n = {_fmt(c.get("n"))}</p>{_table(["statistic", "value", "interval"], rows, "compact")}'
-            f"{plot}</div>")
+        plot = svg_scatter(
+            c["points"],
+            str(c.get("metric", "metric")),
+            str(c.get("human", "human")),
+            f"{c.get('metric')} against {c.get('human')}",
+        )
+    return (
+        f'<div class="card fig"><h3>{_e(c.get("name") or c.get("metric"))}</h3>'
+        f'<p class="note">{_e(c.get("metric"))} vs {_e(c.get("human"))}, {_e(c.get("level", "segment"))} '
+        f"level, n = {_fmt(c.get('n'))}</p>{_table(['statistic', 'value', 'interval'], rows, 'compact')}"
+        f"{plot}</div>"
+    )
 
 
 def _distribution_plot(d: Mapping[str, Any]) -> str | None:
@@ -680,8 +825,11 @@ def _distribution_plot(d: Mapping[str, Any]) -> str | None:
         if values.size == 0:
             return None
         edges = np.histogram_bin_edges(values, bins=min(30, max(5, int(math.sqrt(values.size)))))
-        d = {"kind": "numeric", "edges": edges.tolist(),
-             "series": [{"name": name, "counts": np.histogram(values, bins=edges)[0].tolist()}]}
+        d = {
+            "kind": "numeric",
+            "edges": edges.tolist(),
+            "series": [{"name": name, "counts": np.histogram(values, bins=edges)[0].tolist()}],
+        }
     series = d.get("series") or []
     if not series:
         return None
@@ -695,8 +843,11 @@ def _distribution_plot(d: Mapping[str, Any]) -> str | None:
 
 
 def _section_distributions(s: Mapping[str, Any]) -> str:
-    entries = [(f"{v.get('metric')}: judge and human", v["distribution"])
-               for v in s.get("validation", []) if v.get("distribution")]
+    entries = [
+        (f"{v.get('metric')}: judge and human", v["distribution"])
+        for v in s.get("validation", [])
+        if v.get("distribution")
+    ]
     entries += [(str(d.get("name", "distribution")), d) for d in s.get("distributions", [])]
     cards = []
     for caption, d in entries:
@@ -717,10 +868,12 @@ def _section_gate(s: Mapping[str, Any]) -> str:
         total = int(f.get("total", 0))
         stages = f.get("stages", [])
         settled = sum(int(st.get("settled", 0)) for st in stages)
-        cards.append(f'<div class="card"><h3>{_e(f.get("name", "gate"))}</h3>'
-                     f'<p class="note">{total:,} rows; {settled:,} settled ({_pct(settled / total if total else 0)}). '
-                     f'Each row stops at the first stage that can settle it; only the rest go on.</p>'
-                     f'{svg_funnel(total, stages, "gate funnel")}</div>')
+        cards.append(
+            f'<div class="card"><h3>{_e(f.get("name", "gate"))}</h3>'
+            f'<p class="note">{total:,} rows; {settled:,} settled ({_pct(settled / total if total else 0)}). '
+            f"Each row stops at the first stage that can settle it; only the rest go on.</p>"
+            f"{svg_funnel(total, stages, 'gate funnel')}</div>"
+        )
     return "".join(cards)
 
 
@@ -730,14 +883,21 @@ def _section_systems(s: Mapping[str, Any]) -> str:
         return _empty("No per-system comparison in this run.")
     cards = []
     for t in tables:
-        rows = sorted(t.get("rows", []), key=lambda r: -(r.get("mean") or 0) if t.get("higher_is_better", True)
-                      else (r.get("mean") or 0))
+        rows = sorted(
+            t.get("rows", []),
+            key=lambda r: -(r.get("mean") or 0) if t.get("higher_is_better", True) else (r.get("mean") or 0),
+        )
         conf = t.get("confidence")
         head = f"{round(100 * conf)}% interval" if conf else "interval"
-        table = _table(["system", "mean", head, "n"], ([_e(r.get("system")), f"<b>{_fmt(r.get('mean'))}</b>",
-                                                       _ci(r), _fmt(r.get("n"))] for r in rows), "compact")
-        cards.append(f'<div class="card"><h3>{_e(t.get("metric"))}</h3><div class="side">'
-                     f'<div>{svg_forest(rows, str(t.get("metric")))}</div><div>{table}</div></div></div>')
+        table = _table(
+            ["system", "mean", head, "n"],
+            ([_e(r.get("system")), f"<b>{_fmt(r.get('mean'))}</b>", _ci(r), _fmt(r.get("n"))] for r in rows),
+            "compact",
+        )
+        cards.append(
+            f'<div class="card"><h3>{_e(t.get("metric"))}</h3><div class="side">'
+            f"<div>{svg_forest(rows, str(t.get('metric')))}</div><div>{table}</div></div></div>"
+        )
     return "".join(cards)
 
 
@@ -749,11 +909,14 @@ def _section_disagreements(s: Mapping[str, Any]) -> str:
         groups.setdefault(str(d.get("metric", "")), []).append(d)
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
-        return _empty("No disagreements to show: the judge agreed with every human label, or "
-                      "no human labels were given.")
-    parts = ['<p class="note">Per metric, the rows where judge and human differ most: the largest '
-             'score gap, or for pairwise verdicts opposite winners (gap 2) before a tie against a '
-             'winner (gap 1).</p>']
+        return _empty(
+            "No disagreements to show: the judge agreed with every human label, or no human labels were given."
+        )
+    parts = [
+        '<p class="note">Per metric, the rows where judge and human differ most: the largest '
+        "score gap, or for pairwise verdicts opposite winners (gap 2) before a tie against a "
+        "winner (gap 1).</p>"
+    ]
     for metric, items in groups.items():
         worst = sorted(items, key=lambda d: -(d.get("gap") or 0))[:_MAX_DISAGREEMENTS]
         parts.append(f"<h3>{_e(metric)}</h3>")
@@ -765,9 +928,11 @@ _CONTEXT_TEXTS = ("prompt", "instruction", "input", "reference")
 
 
 def _text_block(name: str, text: Any) -> str:
-    return (f'<div class="text"><div class="text-name">{_e(name)} '
-            f'<span class="muted">({len(str(text).split()):,} words)</span></div>'
-            f'<div class="text-body">{_e(text)}</div></div>')
+    return (
+        f'<div class="text"><div class="text-name">{_e(name)} '
+        f'<span class="muted">({len(str(text).split()):,} words)</span></div>'
+        f'<div class="text-body">{_e(text)}</div></div>'
+    )
 
 
 def _disagreement_card(d: Mapping[str, Any]) -> str:
@@ -776,11 +941,12 @@ def _disagreement_card(d: Mapping[str, Any]) -> str:
     context = [(k, texts.pop(k)) for k in _CONTEXT_TEXTS if k in texts]
     explanation = [(k, texts.pop(k)) for k in ("explanation",) if k in texts]
     rows = [items for items in (context, list(texts.items()), explanation) if items]
-    body = "".join('<div class="texts">' + "".join(_text_block(k, v) for k, v in items) + "</div>"
-                   for items in rows)
-    return (f'<div class="card dis"><div class="dis-head">row {_e(d.get("row"))} · judge '
-            f'<b>{_e(d.get("judge"))}</b> · human <b>{_e(d.get("human"))}</b> · gap {_fmt(d.get("gap"), 2)}'
-            f'</div>{body or _empty("no texts")}</div>')
+    body = "".join('<div class="texts">' + "".join(_text_block(k, v) for k, v in items) + "</div>" for items in rows)
+    return (
+        f'<div class="card dis"><div class="dis-head">row {_e(d.get("row"))} · judge '
+        f"<b>{_e(d.get('judge'))}</b> · human <b>{_e(d.get('human'))}</b> · gap {_fmt(d.get('gap'), 2)}"
+        f"</div>{body or _empty('no texts')}</div>"
+    )
 
 
 # --------------------------------------------------------------------------- page
@@ -837,10 +1003,16 @@ svg .grid { stroke:#e2e8f0; stroke-width:1; } svg .axis { stroke:#94a3b8; stroke
 footer { color:var(--muted); font-size:12px; text-align:center; padding:16px; }
 """
 
-_RENDERERS = {"summary": _section_summary, "agreement": _section_agreement,
-              "confusion": _section_confusion, "correlations": _section_correlations,
-              "distributions": _section_distributions, "gate": _section_gate,
-              "systems": _section_systems, "disagreements": _section_disagreements}
+_RENDERERS = {
+    "summary": _section_summary,
+    "agreement": _section_agreement,
+    "confusion": _section_confusion,
+    "correlations": _section_correlations,
+    "distributions": _section_distributions,
+    "gate": _section_gate,
+    "systems": _section_systems,
+    "disagreements": _section_disagreements,
+}
 
 
 def render_html(summary: Mapping[str, Any]) -> str:
@@ -848,16 +1020,17 @@ def render_html(summary: Mapping[str, Any]) -> str:
     check_summary(summary)
     title = str(summary.get("title") or "respeval report")
     nav = "".join(f'<a href="#{sid}">{name}</a>' for sid, name in SECTIONS)
-    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{_RENDERERS[sid](summary)}</section>'
-                   for sid, name in SECTIONS)
+    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{_RENDERERS[sid](summary)}</section>' for sid, name in SECTIONS)
     created = f" · {_e(summary['created'])}" if summary.get("created") else ""
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-            "style-src 'unsafe-inline'; img-src data:\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<link rel=\"icon\" href=\"data:,\">"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-            f"<header><h1>{_e(title)}</h1><div class=\"sub\">respeval {_e(__version__)}{created}</div></header>"
-            f"<nav>{nav}</nav><main>{body}</main>"
-            "<footer>Self-contained report: no network, no scripts. Intervals are seeded percentile "
-            "bootstrap intervals.</footer></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f'<header><h1>{_e(title)}</h1><div class="sub">respeval {_e(__version__)}{created}</div></header>'
+        f"<nav>{nav}</nav><main>{body}</main>"
+        "<footer>Self-contained report: no network, no scripts. Intervals are seeded percentile "
+        "bootstrap intervals.</footer></body></html>\n"
+    )

@@ -33,8 +33,14 @@ def new_accumulator(width: int, n_samples: int) -> np.ndarray:
     return np.zeros((width + 1, n_samples), dtype=np.float64)
 
 
-def bootstrap_add(acc: np.ndarray, matrix: np.ndarray, keys: np.ndarray, seed: int, threads: int | None = None,
-                  implementation: str | None = None) -> None:
+def bootstrap_add(
+    acc: np.ndarray,
+    matrix: np.ndarray,
+    keys: np.ndarray,
+    seed: int,
+    threads: int | None = None,
+    implementation: str | None = None,
+) -> None:
     """Add rows (``matrix``, keyed by ``keys``) to the replicate sums in ``acc``."""
     matrix = np.ascontiguousarray(matrix, dtype=np.float64)
     keys = np.ascontiguousarray(keys, dtype=np.int64)
@@ -49,15 +55,15 @@ def replicate_sums(acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(acc[:-1, keep].T), sizes[keep]
 
 
-def bootstrap_means(matrix: np.ndarray, n_samples: int, seed: int | None, threads: int | None = None,
-                    implementation: str | None = None) -> np.ndarray:
+def bootstrap_means(
+    matrix: np.ndarray, n_samples: int, seed: int | None, threads: int | None = None, implementation: str | None = None
+) -> np.ndarray:
     """Column means of the bootstrap replicates of the rows of ``matrix`` (rows keyed 0..n-1)."""
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise ValueError("bootstrap needs at least one row")
     acc = new_accumulator(matrix.shape[1], n_samples)
-    bootstrap_add(acc, matrix, np.arange(matrix.shape[0], dtype=np.int64), resolve_seed(seed), threads,
-                  implementation)
+    bootstrap_add(acc, matrix, np.arange(matrix.shape[0], dtype=np.int64), resolve_seed(seed), threads, implementation)
     sums, sizes = replicate_sums(acc)
     return sums / sizes[:, None]
 

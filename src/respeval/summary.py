@@ -11,8 +11,9 @@ both systems' rows side by side.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +74,15 @@ class StatsCollector:
     row's bootstrap weights.
     """
 
-    def __init__(self, families: Sequence[MetricFamily], *, bootstrap: int = 0,
-                 seed: int | None = DEFAULT_SEED, keep_rows: bool = False, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        families: Sequence[MetricFamily],
+        *,
+        bootstrap: int = 0,
+        seed: int | None = DEFAULT_SEED,
+        keep_rows: bool = False,
+        threads: int | None = None,
+    ) -> None:
         self.families = list(families)
         self.bootstrap = int(bootstrap)
         self.seed = resolve_seed(seed)
@@ -85,8 +93,7 @@ class StatsCollector:
         self._kept_keys: dict[tuple[str, str | None], list[np.ndarray]] = {}
         self._kept_stats: dict[tuple[str, str | None, str], list[np.ndarray]] = {}
 
-    def add(self, system: str, group: str | None, row_keys: np.ndarray,
-            stats_by_family: dict[str, np.ndarray]) -> None:
+    def add(self, system: str, group: str | None, row_keys: np.ndarray, stats_by_family: dict[str, np.ndarray]) -> None:
         keys = np.ascontiguousarray(row_keys, dtype=np.int64)
         self._rows[(system, group)] = self._rows.get((system, group), 0) + len(keys)
         if self.keep_rows:
@@ -97,8 +104,10 @@ class StatsCollector:
             finite = np.isfinite(mat)
             if not finite.all():
                 r, c = map(int, np.argwhere(~finite)[0])
-                raise ValueError(f"record {int(keys[r])} of system {system!r}: {fam.name} statistic "
-                                 f"{fam.stat_names[c]} is {float(mat[r, c])!r}, which no corpus sum can hold")
+                raise ValueError(
+                    f"record {int(keys[r])} of system {system!r}: {fam.name} statistic "
+                    f"{fam.stat_names[c]} is {float(mat[r, c])!r}, which no corpus sum can hold"
+                )
             series = self._series.get((system, group, fam.name))
             if series is None:
                 series = self._series[(system, group, fam.name)] = _Series(ExactSums(width))
@@ -134,8 +143,7 @@ class StatsCollector:
         series = self._series.get((system, group, family.name))
         return series.sums.values() if series else np.zeros(len(family.stat_names))
 
-    def replicates(self, system: str, group: str | None, family: MetricFamily
-                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    def replicates(self, system: str, group: str | None, family: MetricFamily) -> tuple[np.ndarray, np.ndarray] | None:
         """(sums, sizes) of the bootstrap replicates that drew a row, or None without bootstrap."""
         series = self._series.get((system, group, family.name))
         if series is None or self.bootstrap <= 0:
@@ -177,8 +185,16 @@ def corpus_row(system: str, group: str | None, collector: StatsCollector, *, con
     return CorpusRow(system, group, rows, values, intervals)
 
 
-def compare(system: str, baseline: str, group: str | None, collector: StatsCollector, *,
-            fields: Iterable[str], trials: int, seed: int | None) -> Comparison:
+def compare(
+    system: str,
+    baseline: str,
+    group: str | None,
+    collector: StatsCollector,
+    *,
+    fields: Iterable[str],
+    trials: int,
+    seed: int | None,
+) -> Comparison:
     """Paired approximate randomization on the rows both systems scored.
 
     Each trial swaps every row's statistics between the two systems with
@@ -256,8 +272,26 @@ def format_comparisons(comps: Sequence[Comparison], fields: Sequence[str]) -> st
 
 def to_json(rows: Sequence[CorpusRow], comps: Sequence[Comparison]) -> dict[str, Any]:
     return {
-        "systems": [{"system": r.system, "group": r.group, "rows": r.rows, "values": r.values,
-                     "intervals": {k: list(v) for k, v in r.intervals.items()}} for r in rows],
-        "comparisons": [{"system": c.system, "baseline": c.baseline, "group": c.group, "rows": c.rows,
-                         "delta": c.delta, "p_value": c.p_value, "method": c.method} for c in comps],
+        "systems": [
+            {
+                "system": r.system,
+                "group": r.group,
+                "rows": r.rows,
+                "values": r.values,
+                "intervals": {k: list(v) for k, v in r.intervals.items()},
+            }
+            for r in rows
+        ],
+        "comparisons": [
+            {
+                "system": c.system,
+                "baseline": c.baseline,
+                "group": c.group,
+                "rows": c.rows,
+                "delta": c.delta,
+                "p_value": c.p_value,
+                "method": c.method,
+            }
+            for c in comps
+        ],
     }

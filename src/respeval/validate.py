@@ -76,12 +76,37 @@ import numpy as np
 from respeval.stats import DEFAULT_SEED
 
 __all__ = [
-    "AGREEMENT_FIELDS", "PAIRWISE_SCHEMES", "TEXT_COLUMNS", "Agreement", "ClassStats", "Confusion",
-    "Correlation", "Interval", "MetricColumns", "MetricValidation", "PairwiseConsistency",
-    "PairwiseScheme", "VerbosityProbe", "agreement", "correlations", "find_metrics", "is_number",
-    "join_tables", "kendall_tau_b", "load_table", "metric_human_correlation", "pairwise_consistency",
-    "pearson", "rankdata", "spearman", "table_column", "text_length", "validate_pair",
-    "validate_table", "verbosity_pairwise", "verbosity_pointwise",
+    "AGREEMENT_FIELDS",
+    "PAIRWISE_SCHEMES",
+    "TEXT_COLUMNS",
+    "Agreement",
+    "ClassStats",
+    "Confusion",
+    "Correlation",
+    "Interval",
+    "MetricColumns",
+    "MetricValidation",
+    "PairwiseConsistency",
+    "PairwiseScheme",
+    "VerbosityProbe",
+    "agreement",
+    "correlations",
+    "find_metrics",
+    "is_number",
+    "join_tables",
+    "kendall_tau_b",
+    "load_table",
+    "metric_human_correlation",
+    "pairwise_consistency",
+    "pearson",
+    "rankdata",
+    "spearman",
+    "table_column",
+    "text_length",
+    "validate_pair",
+    "validate_table",
+    "verbosity_pairwise",
+    "verbosity_pointwise",
 ]
 
 DEFAULT_CONFIDENCE = 0.95
@@ -109,8 +134,12 @@ class Interval:
 
     def to_dict(self) -> dict[str, float | None]:
         """JSON-ready form (NaN as ``None``)."""
-        return {"estimate": _num(self.estimate), "low": _num(self.low), "high": _num(self.high),
-                "confidence": self.confidence}
+        return {
+            "estimate": _num(self.estimate),
+            "low": _num(self.low),
+            "high": _num(self.high),
+            "confidence": self.confidence,
+        }
 
 
 @dataclass(frozen=True)
@@ -130,8 +159,14 @@ class ClassStats:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"label": _plain(self.label), "precision": self.precision, "recall": self.recall,
-                "f1": self.f1, "support": self.support, "predicted": self.predicted}
+        return {
+            "label": _plain(self.label),
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "support": self.support,
+            "predicted": self.predicted,
+        }
 
 
 @dataclass(frozen=True)
@@ -145,8 +180,12 @@ class Confusion:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"labels": [_plain(x) for x in self.labels], "matrix": self.matrix.tolist(),
-                "rows": "human", "columns": "judge"}
+        return {
+            "labels": [_plain(x) for x in self.labels],
+            "matrix": self.matrix.tolist(),
+            "rows": "human",
+            "columns": "judge",
+        }
 
 
 # Scalar agreement statistics, in report order, with their honest names.
@@ -191,8 +230,9 @@ class Agreement:
         """The label order of the confusion matrix and of the weighted kappas."""
         return self.confusion.labels
 
-    def bootstrap(self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED,
-                  confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Interval]:
+    def bootstrap(
+        self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
+    ) -> dict[str, Interval]:
         """Seeded percentile intervals of every scalar statistic.
 
         Rows (judge label and human label together) are resampled with replacement ``n``
@@ -230,8 +270,9 @@ class Correlation:
     _x: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
     _y: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
 
-    def bootstrap(self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED,
-                  confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Interval]:
+    def bootstrap(
+        self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
+    ) -> dict[str, Interval]:
         """Percentile intervals from resampling the correlated pairs (rows, or systems at
         system level) with replacement."""
         samples = {name: np.empty(n) for name in ("pearson", "spearman", "kendall_tau_b")}
@@ -245,9 +286,13 @@ class Correlation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        out: dict[str, Any] = {"n": self.n, "level": self.level, "pearson": _num(self.pearson),
-                               "spearman": _num(self.spearman),
-                               "kendall_tau_b": _num(self.kendall_tau_b)}
+        out: dict[str, Any] = {
+            "n": self.n,
+            "level": self.level,
+            "pearson": _num(self.pearson),
+            "spearman": _num(self.spearman),
+            "kendall_tau_b": _num(self.kendall_tau_b),
+        }
         if self.units:
             out["units"] = list(self.units)
         return out
@@ -273,13 +318,16 @@ class PairwiseConsistency:
     first_position_rate: float | None
     _rows: np.ndarray = field(repr=False, compare=False)
 
-    def bootstrap(self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED,
-                  confidence: float = DEFAULT_CONFIDENCE) -> dict[str, Interval]:
+    def bootstrap(
+        self, n: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
+    ) -> dict[str, Interval]:
         """Percentile intervals of the rates (items resampled with replacement)."""
         means = _resampled_means(self._rows, n, seed)
-        out = {"consistency": _interval(self.consistency, means[:, 0], confidence),
-               "flip_rate": _interval(self.flip_rate, means[:, 1], confidence),
-               "tie_rate": _interval(self.tie_rate, means[:, 2] / 2, confidence)}
+        out = {
+            "consistency": _interval(self.consistency, means[:, 0], confidence),
+            "flip_rate": _interval(self.flip_rate, means[:, 1], confidence),
+            "tie_rate": _interval(self.tie_rate, means[:, 2] / 2, confidence),
+        }
         if self.first_position_rate is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
                 ratio = means[:, 3] / means[:, 4]
@@ -288,9 +336,14 @@ class PairwiseConsistency:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"n": self.n, "consistency": self.consistency, "flip_rate": self.flip_rate,
-                "tie_rate": self.tie_rate, "consistency_kappa": _num(self.consistency_kappa),
-                "first_position_rate": _num(self.first_position_rate)}
+        return {
+            "n": self.n,
+            "consistency": self.consistency,
+            "flip_rate": self.flip_rate,
+            "tie_rate": self.tie_rate,
+            "consistency_kappa": _num(self.consistency_kappa),
+            "first_position_rate": _num(self.first_position_rate),
+        }
 
 
 @dataclass(frozen=True)
@@ -314,8 +367,13 @@ class VerbosityProbe:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        out: dict[str, Any] = {"kind": self.kind, "n": self.n, "judge": _num(self.judge),
-                               "human": _num(self.human), "excess": _num(self.excess)}
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "n": self.n,
+            "judge": _num(self.judge),
+            "human": _num(self.human),
+            "excess": _num(self.excess),
+        }
         out["intervals"] = {k: v.to_dict() for k, v in self.intervals.items()}
         return out
 
@@ -323,8 +381,9 @@ class VerbosityProbe:
 # --------------------------------------------------------------------------- agreement
 
 
-def agreement(judge_labels: Iterable[Label], human_labels: Iterable[Label], *,
-              labels: Sequence[Label] | None = None) -> Agreement:
+def agreement(
+    judge_labels: Iterable[Label], human_labels: Iterable[Label], *, labels: Sequence[Label] | None = None
+) -> Agreement:
     """Agreement of ``judge_labels`` with ``human_labels`` (same length, no missing values).
 
     ``labels`` fixes the label order (default: sorted union of both sides) and may add labels
@@ -350,8 +409,13 @@ def agreement(judge_labels: Iterable[Label], human_labels: Iterable[Label], *,
     matrix = np.bincount(codes, minlength=k * k).reshape(k, k)
     stats = _confusion_stats(matrix)
     per_class = _per_class(order, matrix)
-    return Agreement(n=len(judge), confusion=Confusion(order, matrix), per_class=per_class,
-                     _codes=codes, **{name: float(stats[name]) for name in AGREEMENT_FIELDS})
+    return Agreement(
+        n=len(judge),
+        confusion=Confusion(order, matrix),
+        per_class=per_class,
+        _codes=codes,
+        **{name: float(stats[name]) for name in AGREEMENT_FIELDS},
+    )
 
 
 def _codes(values: list[Label], index: Mapping[Label, int], side: str) -> np.ndarray:
@@ -366,8 +430,9 @@ def _sorted_labels(values: Iterable[Label]) -> tuple[Label, ...]:
     try:
         return tuple(sorted(values))  # type: ignore[type-var]  # labels of one type compare
     except TypeError:
-        raise ValueError(f"labels of different types cannot be ordered: {values!r}; "
-                         "pass labels= to give their order") from None
+        raise ValueError(
+            f"labels of different types cannot be ordered: {values!r}; pass labels= to give their order"
+        ) from None
 
 
 def _confusion_stats(mats: np.ndarray) -> dict[str, np.ndarray]:
@@ -375,8 +440,8 @@ def _confusion_stats(mats: np.ndarray) -> dict[str, np.ndarray]:
     mats = np.asarray(mats, dtype=np.float64)
     k = mats.shape[-1]
     tp = np.diagonal(mats, axis1=-2, axis2=-1)
-    support = mats.sum(axis=-1)        # human uses of each label
-    predicted = mats.sum(axis=-2)      # judge uses of each label
+    support = mats.sum(axis=-1)  # human uses of each label
+    predicted = mats.sum(axis=-2)  # judge uses of each label
     n = support.sum(axis=-1)
     precision = _safe_div(tp, predicted)
     recall = _safe_div(tp, support)
@@ -394,8 +459,11 @@ def _confusion_stats(mats: np.ndarray) -> dict[str, np.ndarray]:
     expected = support[..., :, None] * predicted[..., None, :] / n[..., None, None]
     idx = np.arange(k)
     distance = np.abs(idx[:, None] - idx[None, :]).astype(np.float64)
-    weights = {"cohen_kappa": (distance > 0).astype(np.float64), "cohen_kappa_linear": distance,
-               "cohen_kappa_quadratic": distance ** 2}
+    weights = {
+        "cohen_kappa": (distance > 0).astype(np.float64),
+        "cohen_kappa_linear": distance,
+        "cohen_kappa_quadratic": distance**2,
+    }
     for name, w in weights.items():
         observed = (w * mats).sum(axis=(-2, -1))
         chance = (w * expected).sum(axis=(-2, -1))
@@ -419,9 +487,12 @@ def _per_class(order: tuple[Label, ...], matrix: np.ndarray) -> dict[Label, Clas
     support, predicted = matrix.sum(axis=1), matrix.sum(axis=0)
     precision, recall = _safe_div(tp, predicted), _safe_div(tp, support)
     f1 = _safe_div(2 * tp, support + predicted)
-    return {label: ClassStats(label, float(precision[i]), float(recall[i]), float(f1[i]),
-                              int(support[i]), int(predicted[i]))
-            for i, label in enumerate(order)}
+    return {
+        label: ClassStats(
+            label, float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]), int(predicted[i])
+        )
+        for i, label in enumerate(order)
+    }
 
 
 def _resample_indices(rows: int, n: int, seed: int | None) -> Iterator[tuple[int, np.ndarray]]:
@@ -444,7 +515,7 @@ def _resampled_confusions(codes: np.ndarray, k: int, n: int, seed: int | None) -
     for start, idx in _resample_indices(codes.size, n, seed):
         b = idx.shape[0]
         sample = codes[idx] + (np.arange(b) * (k * k))[:, None]
-        out[start:start + b] = np.bincount(sample.ravel(), minlength=b * k * k).reshape(b, k, k)
+        out[start : start + b] = np.bincount(sample.ravel(), minlength=b * k * k).reshape(b, k, k)
     return out
 
 
@@ -452,7 +523,7 @@ def _resampled_means(matrix: np.ndarray, n: int, seed: int | None) -> np.ndarray
     """Column means of ``n`` bootstrap resamples of the rows of ``matrix``: shape ``(n, cols)``."""
     out = np.empty((n, matrix.shape[1]))
     for start, idx in _resample_indices(matrix.shape[0], n, seed):
-        out[start:start + idx.shape[0]] = matrix[idx].mean(axis=1)
+        out[start : start + idx.shape[0]] = matrix[idx].mean(axis=1)
     return out
 
 
@@ -462,8 +533,7 @@ def _interval(estimate: float | None, samples: np.ndarray, confidence: float) ->
     samples = np.asarray(samples, dtype=np.float64)
     samples = samples[~np.isnan(samples)]
     delta = (1 - confidence) / 2
-    low, high = (np.percentile(samples, [100 * delta, 100 * (1 - delta)]) if samples.size
-                 else (math.nan, math.nan))
+    low, high = np.percentile(samples, [100 * delta, 100 * (1 - delta)]) if samples.size else (math.nan, math.nan)
     est = math.nan if estimate is None else float(estimate)
     return Interval(est, float(low), float(high), confidence)
 
@@ -577,13 +647,23 @@ def kendall_tau_b(x: Iterable[float], y: Iterable[float]) -> float:
 def correlations(x: Iterable[float], y: Iterable[float]) -> Correlation:
     """Pearson, Spearman and Kendall tau-b of paired values (row by row)."""
     xa, ya = _as_float_pair(x, y)
-    return Correlation(n=int(xa.size), pearson=pearson(xa, ya), spearman=spearman(xa, ya),
-                       kendall_tau_b=kendall_tau_b(xa, ya), _x=xa, _y=ya)
+    return Correlation(
+        n=int(xa.size),
+        pearson=pearson(xa, ya),
+        spearman=spearman(xa, ya),
+        kendall_tau_b=kendall_tau_b(xa, ya),
+        _x=xa,
+        _y=ya,
+    )
 
 
-def metric_human_correlation(metric: Iterable[float], human: Iterable[float], *,
-                             systems: Iterable[Hashable] | None = None,
-                             level: Literal["segment", "system"] = "segment") -> Correlation:
+def metric_human_correlation(
+    metric: Iterable[float],
+    human: Iterable[float],
+    *,
+    systems: Iterable[Hashable] | None = None,
+    level: Literal["segment", "system"] = "segment",
+) -> Correlation:
     """Correlation of an automatic metric with human scores.
 
     ``level="segment"`` pools every row; ``level="system"`` first averages metric and human
@@ -608,8 +688,9 @@ def metric_human_correlation(metric: Iterable[float], human: Iterable[float], *,
     mx = np.bincount(idx, weights=xa, minlength=len(units)) / counts
     my = np.bincount(idx, weights=ya, minlength=len(units)) / counts
     c = correlations(mx, my)
-    return Correlation(c.n, c.pearson, c.spearman, c.kendall_tau_b, level="system",
-                       units=tuple(str(u) for u in units), _x=mx, _y=my)
+    return Correlation(
+        c.n, c.pearson, c.spearman, c.kendall_tau_b, level="system", units=tuple(str(u) for u in units), _x=mx, _y=my
+    )
 
 
 # --------------------------------------------------------------------------- pairwise
@@ -618,9 +699,13 @@ def metric_human_correlation(metric: Iterable[float], human: Iterable[float], *,
 DEFAULT_TIES: tuple[Label, ...] = ("TIE", "Tie", "tie", 0, "0")
 
 
-def pairwise_consistency(original: Sequence[Label], swapped: Sequence[Label], *,
-                         ties: Iterable[Label] = DEFAULT_TIES,
-                         first_shown: Label | None = None) -> PairwiseConsistency:
+def pairwise_consistency(
+    original: Sequence[Label],
+    swapped: Sequence[Label],
+    *,
+    ties: Iterable[Label] = DEFAULT_TIES,
+    first_shown: Label | None = None,
+) -> PairwiseConsistency:
     """Position consistency of a pairwise judge asked in both orders.
 
     ``original[i]`` is the verdict with the responses in their original order, ``swapped[i]``
@@ -645,20 +730,28 @@ def pairwise_consistency(original: Sequence[Label], swapped: Sequence[Label], *,
     if first_shown is not None:
         first_rate = float(first_picks.sum() / decisive.sum()) if decisive.sum() else math.nan
     return PairwiseConsistency(
-        n=len(a), consistency=float(same.mean()), flip_rate=float(flip.mean()),
+        n=len(a),
+        consistency=float(same.mean()),
+        flip_rate=float(flip.mean()),
         tie_rate=float((tie_a.sum() + tie_b.sum()) / (2 * len(a))),
-        consistency_kappa=agreement(b, a).cohen_kappa, first_position_rate=first_rate, _rows=rows)
+        consistency_kappa=agreement(b, a).cohen_kappa,
+        first_position_rate=first_rate,
+        _rows=rows,
+    )
 
 
-def _first_position_counts(a: list[Label], b: list[Label], tie_a: np.ndarray, tie_b: np.ndarray,
-                           first_shown: Label | None) -> tuple[np.ndarray, np.ndarray]:
+def _first_position_counts(
+    a: list[Label], b: list[Label], tie_a: np.ndarray, tie_b: np.ndarray, first_shown: Label | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per item: decisive verdicts for the response in the first slot, and decisive verdicts."""
     decisive = (~tie_a).astype(int) + (~tie_b)
     if first_shown is None:
         return np.zeros(len(a)), decisive
     # original order: the first slot holds `first_shown`; swapped order: the other response
-    picks = np.array([(not ta and x == first_shown) + (not tb and y != first_shown)
-                      for x, y, ta, tb in zip(a, b, tie_a, tie_b)], dtype=np.float64)
+    picks = np.array(
+        [(not ta and x == first_shown) + (not tb and y != first_shown) for x, y, ta, tb in zip(a, b, tie_a, tie_b)],
+        dtype=np.float64,
+    )
     return picks, decisive
 
 
@@ -667,11 +760,18 @@ def text_length(texts: Iterable[str | None]) -> np.ndarray:
     return np.array([len(t.split()) if isinstance(t, str) else 0 for t in texts], dtype=np.int64)
 
 
-def verbosity_pairwise(judge: Sequence[Label], *, length_first: Lengths,
-                       length_second: Lengths, first: Label, second: Label,
-                       human: Sequence[Label] | None = None, n_boot: int = DEFAULT_RESAMPLES,
-                       seed: int | None = DEFAULT_SEED,
-                       confidence: float = DEFAULT_CONFIDENCE) -> VerbosityProbe:
+def verbosity_pairwise(
+    judge: Sequence[Label],
+    *,
+    length_first: Lengths,
+    length_second: Lengths,
+    first: Label,
+    second: Label,
+    human: Sequence[Label] | None = None,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> VerbosityProbe:
     """Share of decisive verdicts that pick the longer response, judge vs human.
 
     ``first``/``second`` are the labels naming the responses whose lengths are
@@ -701,8 +801,9 @@ def verbosity_pairwise(judge: Sequence[Label], *, length_first: Lengths,
     return VerbosityProbe("pairwise", int(j_dec.sum()), judge_rate, human_rate, excess, intervals)
 
 
-def _longer_picks(verdicts: Sequence[Label], longer: np.ndarray, first: Label,
-                  second: Label) -> tuple[np.ndarray, np.ndarray]:
+def _longer_picks(
+    verdicts: Sequence[Label], longer: np.ndarray, first: Label, second: Label
+) -> tuple[np.ndarray, np.ndarray]:
     pick = np.array([1 if v == first else 2 if v == second else 0 for v in verdicts])
     decisive = (pick > 0) & (longer > 0)
     return decisive, decisive & (pick == longer)
@@ -712,10 +813,15 @@ def _ratio(num: float, den: float) -> float:
     return float(num / den) if den else math.nan
 
 
-def verbosity_pointwise(judge: Sequence[float], lengths: Lengths,
-                        human: Sequence[float] | None = None, *, n_boot: int = DEFAULT_RESAMPLES,
-                        seed: int | None = DEFAULT_SEED,
-                        confidence: float = DEFAULT_CONFIDENCE) -> VerbosityProbe:
+def verbosity_pointwise(
+    judge: Sequence[float],
+    lengths: Lengths,
+    human: Sequence[float] | None = None,
+    *,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> VerbosityProbe:
     """Spearman correlation of scores with response length, judge minus human."""
     j = correlations(lengths, judge)
     intervals: dict[str, Interval] = {}
@@ -724,15 +830,29 @@ def verbosity_pointwise(judge: Sequence[float], lengths: Lengths,
         human_rho = spearman(lengths, human)
         excess = j.spearman - human_rho
     if n_boot and j.n > 1:
-        intervals = _pointwise_verbosity_intervals(np.asarray(lengths, dtype=np.float64), j._y,
-                                                   None if human is None else np.asarray(human, dtype=np.float64),
-                                                   j.spearman, excess, n_boot, seed, confidence)
+        intervals = _pointwise_verbosity_intervals(
+            np.asarray(lengths, dtype=np.float64),
+            j._y,
+            None if human is None else np.asarray(human, dtype=np.float64),
+            j.spearman,
+            excess,
+            n_boot,
+            seed,
+            confidence,
+        )
     return VerbosityProbe("pointwise", j.n, j.spearman, human_rho, excess, intervals)
 
 
-def _pointwise_verbosity_intervals(lengths: np.ndarray, judge: np.ndarray, human: np.ndarray | None,
-                                   judge_rho: float, excess: float | None, n_boot: int,
-                                   seed: int | None, confidence: float) -> dict[str, Interval]:
+def _pointwise_verbosity_intervals(
+    lengths: np.ndarray,
+    judge: np.ndarray,
+    human: np.ndarray | None,
+    judge_rho: float,
+    excess: float | None,
+    n_boot: int,
+    seed: int | None,
+    confidence: float,
+) -> dict[str, Interval]:
     j, e = np.empty(n_boot), np.full(n_boot, math.nan)
     for start, block in _resample_indices(lengths.size, n_boot, seed):
         for i, idx in enumerate(block, start):
@@ -776,8 +896,11 @@ def find_metrics(columns: Iterable[str]) -> list[MetricColumns]:
             found.append(MetricColumns(name, "pointwise", col, f"{name}/human_rating"))
         elif suffix == "pairwise_choice" and f"{name}/human_pairwise_choice" in present:
             swapped = f"{name}/pairwise_choice_swapped"
-            found.append(MetricColumns(name, "pairwise", col, f"{name}/human_pairwise_choice",
-                                       swapped if swapped in present else None))
+            found.append(
+                MetricColumns(
+                    name, "pairwise", col, f"{name}/human_pairwise_choice", swapped if swapped in present else None
+                )
+            )
     return found
 
 
@@ -855,16 +978,18 @@ def _parse_csv_column(cells: list[str | None]) -> list[Any]:
     return values
 
 
-def join_tables(results: Mapping[str, list[Any]], labels: Mapping[str, list[Any]], *,
-                id_field: str | None = None) -> dict[str, list[Any]]:
+def join_tables(
+    results: Mapping[str, list[Any]], labels: Mapping[str, list[Any]], *, id_field: str | None = None
+) -> dict[str, list[Any]]:
     """Columns of ``results`` and ``labels`` side by side, row by row, or matched on
     ``id_field`` (every results row keeps its place; a row with no label gets ``None``, which
     validation then drops and counts).  A column in both tables keeps the results' values."""
     n_res = _n_rows(results)
     if id_field is None:
         if n_res != _n_rows(labels):
-            raise ValueError(f"results has {n_res} rows but labels has {_n_rows(labels)}; "
-                             "give an id field to match them")
+            raise ValueError(
+                f"results has {n_res} rows but labels has {_n_rows(labels)}; give an id field to match them"
+            )
         order: list[int | None] = list(range(n_res))
     else:
         for name, table in (("results", results), ("labels", labels)):
@@ -911,9 +1036,20 @@ def table_column(table: Mapping[str, list[Any]], name: str) -> list[Any]:
 # --------------------------------------------------------------------------- one metric, end to end
 
 
-TEXT_COLUMNS = ("prompt", "instruction", "input", "reference", "response", "baseline_model_response",
-                "response_a", "response_b", "response1", "response2", "output_1", "output_2")
-
+TEXT_COLUMNS = (
+    "prompt",
+    "instruction",
+    "input",
+    "reference",
+    "response",
+    "baseline_model_response",
+    "response_a",
+    "response_b",
+    "response1",
+    "response2",
+    "output_1",
+    "output_2",
+)
 
 
 @dataclass(frozen=True)
@@ -923,9 +1059,9 @@ class PairwiseScheme:
     first: Label
     second: Label
     tie: Label
-    first_texts: tuple[str, ...]     # columns holding the response ``first`` names
+    first_texts: tuple[str, ...]  # columns holding the response ``first`` names
     second_texts: tuple[str, ...]
-    shown_first: Label | None        # the label of the response shown first, if known
+    shown_first: Label | None  # the label of the response shown first, if known
 
     @property
     def labels(self) -> frozenset[Label]:
@@ -967,9 +1103,14 @@ class MetricValidation:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (labels as plain values, NaN as ``null``)."""
         out: dict[str, Any] = {
-            "metric": self.name, "kind": self.kind, "judge_column": self.judge_column,
-            "human_column": self.human_column, "rows": self.rows, "used": self.used,
-            "dropped": dict(self.dropped)}
+            "metric": self.name,
+            "kind": self.kind,
+            "judge_column": self.judge_column,
+            "human_column": self.human_column,
+            "rows": self.rows,
+            "used": self.used,
+            "dropped": dict(self.dropped),
+        }
         out["agreement"] = _with_intervals(self.agreement, self.agreement_intervals)
         out["agreement_note"] = self.agreement_note
         out["correlation"] = _with_intervals(self.correlation, self.correlation_intervals)
@@ -989,14 +1130,22 @@ def _with_intervals(result: Any, intervals: Mapping[str, Interval]) -> dict[str,
     return out
 
 
-def validate_pair(judge: Sequence[Any], human: Sequence[Any], *, name: str = "judge",
-                  kind: Literal["pointwise", "pairwise"] | None = None,
-                  judge_column: str = "", human_column: str = "",
-                  swapped: Sequence[Any] | None = None,
-                  texts: Mapping[str, Sequence[Any]] | None = None,
-                  first_shown: Label | None = None, n_boot: int = DEFAULT_RESAMPLES,
-                  seed: int | None = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE,
-                  max_disagreements: int = 10) -> MetricValidation:
+def validate_pair(
+    judge: Sequence[Any],
+    human: Sequence[Any],
+    *,
+    name: str = "judge",
+    kind: Literal["pointwise", "pairwise"] | None = None,
+    judge_column: str = "",
+    human_column: str = "",
+    swapped: Sequence[Any] | None = None,
+    texts: Mapping[str, Sequence[Any]] | None = None,
+    first_shown: Label | None = None,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    max_disagreements: int = 10,
+) -> MetricValidation:
     """Validate one judged metric against human values, end to end.
 
     Drops rows where either side is missing (counted in ``dropped``); numeric-looking strings
@@ -1017,8 +1166,7 @@ def validate_pair(judge: Sequence[Any], human: Sequence[Any], *, name: str = "ju
     keep, dropped = _complete_rows(judge, human)
     j = _coerce([judge[i] for i in keep])
     h = _coerce([human[i] for i in keep])
-    result = MetricValidation(name, kind, judge_column, human_column, rows=len(judge),
-                              used=len(keep), dropped=dropped)
+    result = MetricValidation(name, kind, judge_column, human_column, rows=len(judge), used=len(keep), dropped=dropped)
     if not keep:
         result.agreement_note = "no row has both a judge and a human value"
         return result
@@ -1028,8 +1176,9 @@ def validate_pair(judge: Sequence[Any], human: Sequence[Any], *, name: str = "ju
         _add_correlation(result, j, h, boot)
     kept_texts = {k: [v[i] for i in keep] for k, v in (texts or {}).items()}
     if kind == "pairwise":
-        _add_pairwise(result, j, h, None if swapped is None else [swapped[i] for i in keep],
-                      kept_texts, first_shown, boot)
+        _add_pairwise(
+            result, j, h, None if swapped is None else [swapped[i] for i in keep], kept_texts, first_shown, boot
+        )
     else:
         _add_pointwise_verbosity(result, j, h, kept_texts, boot)
     result.distribution = _distribution(j, h)
@@ -1100,8 +1249,9 @@ def _are_labels(values: list[Any]) -> bool:
 
 def _add_agreement(result: MetricValidation, j: list[Any], h: list[Any], boot: dict[str, Any]) -> None:
     if not (_are_labels(j) and _are_labels(h)):
-        result.agreement_note = ("not computed: the values are not labels (non-integer numbers "
-                                 "or more than 20 levels); see the correlations")
+        result.agreement_note = (
+            "not computed: the values are not labels (non-integer numbers or more than 20 levels); see the correlations"
+        )
         return
     try:
         result.agreement = agreement(j, h)
@@ -1126,14 +1276,22 @@ def _pairwise_scheme(values: Iterable[Label]) -> PairwiseScheme | None:
     return next((scheme for scheme in PAIRWISE_SCHEMES if seen <= scheme.labels), None)
 
 
-def _add_pairwise(result: MetricValidation, j: list[Any], h: list[Any], swapped: list[Any] | None,
-                  texts: Mapping[str, list[Any]], first_shown: Label | None, boot: dict[str, Any]) -> None:
+def _add_pairwise(
+    result: MetricValidation,
+    j: list[Any],
+    h: list[Any],
+    swapped: list[Any] | None,
+    texts: Mapping[str, list[Any]],
+    first_shown: Label | None,
+    boot: dict[str, Any],
+) -> None:
     scheme = _pairwise_scheme(j + h)
     ties = DEFAULT_TIES if scheme is None else (scheme.tie,)
     shown = first_shown if first_shown is not None else (scheme.shown_first if scheme else None)
     if swapped is None:
-        result.pairwise_note = ("position consistency needs the verdicts in the swapped order "
-                                "({metric}/pairwise_choice_swapped)")
+        result.pairwise_note = (
+            "position consistency needs the verdicts in the swapped order ({metric}/pairwise_choice_swapped)"
+        )
     else:
         both = [i for i, v in enumerate(swapped) if not _is_missing(v)]
         if both:
@@ -1149,18 +1307,27 @@ def _add_pairwise(result: MetricValidation, j: list[Any], h: list[Any], swapped:
     second = next((c for c in scheme.second_texts if c in texts), None)
     if first and second:
         result.verbosity = verbosity_pairwise(
-            j, human=h, length_first=text_length(texts[first]), length_second=text_length(texts[second]),
-            first=scheme.first, second=scheme.second, n_boot=boot["n"], seed=boot["seed"],
-            confidence=boot["confidence"])
+            j,
+            human=h,
+            length_first=text_length(texts[first]),
+            length_second=text_length(texts[second]),
+            first=scheme.first,
+            second=scheme.second,
+            n_boot=boot["n"],
+            seed=boot["seed"],
+            confidence=boot["confidence"],
+        )
 
 
-def _add_pointwise_verbosity(result: MetricValidation, j: list[Any], h: list[Any],
-                             texts: Mapping[str, list[Any]], boot: dict[str, Any]) -> None:
+def _add_pointwise_verbosity(
+    result: MetricValidation, j: list[Any], h: list[Any], texts: Mapping[str, list[Any]], boot: dict[str, Any]
+) -> None:
     if "response" not in texts or not all(is_number(v) for v in j) or len(j) < 3:
         return
     human = h if all(is_number(v) for v in h) else None
-    result.verbosity = verbosity_pointwise(j, text_length(texts["response"]), human, n_boot=boot["n"],
-                                           seed=boot["seed"], confidence=boot["confidence"])
+    result.verbosity = verbosity_pointwise(
+        j, text_length(texts["response"]), human, n_boot=boot["n"], seed=boot["seed"], confidence=boot["confidence"]
+    )
 
 
 def _distribution(j: list[Any], h: list[Any]) -> dict[str, Any]:
@@ -1170,15 +1337,24 @@ def _distribution(j: list[Any], h: list[Any]) -> dict[str, Any]:
             labels = _sorted_labels(set(j) | set(h))
         except ValueError:
             labels = tuple(dict.fromkeys(j + h))
-        return {"kind": "categorical", "labels": [_plain(x) for x in labels],
-                "series": [{"name": side, "counts": [vals.count(x) for x in labels]}
-                           for side, vals in (("judge", j), ("human", h))]}
+        return {
+            "kind": "categorical",
+            "labels": [_plain(x) for x in labels],
+            "series": [
+                {"name": side, "counts": [vals.count(x) for x in labels]} for side, vals in (("judge", j), ("human", h))
+            ],
+        }
     if all(is_number(v) for v in j + h):
         bins = min(30, max(5, int(math.sqrt(len(j)))))
         edges = np.histogram_bin_edges(np.asarray(j + h, dtype=np.float64), bins=bins)
-        return {"kind": "numeric", "edges": edges.tolist(),
-                "series": [{"name": side, "counts": np.histogram(vals, bins=edges)[0].tolist()}
-                           for side, vals in (("judge", j), ("human", h))]}
+        return {
+            "kind": "numeric",
+            "edges": edges.tolist(),
+            "series": [
+                {"name": side, "counts": np.histogram(vals, bins=edges)[0].tolist()}
+                for side, vals in (("judge", j), ("human", h))
+            ],
+        }
     return {"kind": "none"}
 
 
@@ -1194,15 +1370,23 @@ def _disagreement_size(a: Any, b: Any, kind: str, ties: set[Label]) -> float:
     return 1.0
 
 
-def _disagreements(j: list[Any], h: list[Any], keep: list[int], texts: Mapping[str, list[Any]],
-                   kind: str, limit: int) -> list[dict[str, Any]]:
+def _disagreements(
+    j: list[Any], h: list[Any], keep: list[int], texts: Mapping[str, list[Any]], kind: str, limit: int
+) -> list[dict[str, Any]]:
     """The ``limit`` rows where judge and human differ most (largest gap first, then row)."""
     ties = set(DEFAULT_TIES)
     sizes = [_disagreement_size(a, b, kind, ties) for a, b in zip(j, h)]
     worst = sorted((i for i, s in enumerate(sizes) if s > 0), key=lambda i: (-sizes[i], i))[:limit]
-    return [{"row": keep[i], "judge": j[i], "human": h[i], "gap": sizes[i],
-             "texts": {k: _clip(v[i]) for k, v in texts.items() if not _is_missing(v[i])}}
-            for i in worst]
+    return [
+        {
+            "row": keep[i],
+            "judge": j[i],
+            "human": h[i],
+            "gap": sizes[i],
+            "texts": {k: _clip(v[i]) for k, v in texts.items() if not _is_missing(v[i])},
+        }
+        for i in worst
+    ]
 
 
 def _clip(value: Any) -> str:
@@ -1210,10 +1394,16 @@ def _clip(value: Any) -> str:
     return text if len(text) <= _TEXT_LIMIT else text[:_TEXT_LIMIT] + " […]"
 
 
-def validate_table(table: Mapping[str, list[Any]], *, metrics: Sequence[MetricColumns] | None = None,
-                   n_boot: int = DEFAULT_RESAMPLES, seed: int | None = DEFAULT_SEED,
-                   confidence: float = DEFAULT_CONFIDENCE, first_shown: Label | None = None,
-                   max_disagreements: int = 10) -> list[MetricValidation]:
+def validate_table(
+    table: Mapping[str, list[Any]],
+    *,
+    metrics: Sequence[MetricColumns] | None = None,
+    n_boot: int = DEFAULT_RESAMPLES,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = DEFAULT_CONFIDENCE,
+    first_shown: Label | None = None,
+    max_disagreements: int = 10,
+) -> list[MetricValidation]:
     """Validate every metric of a table (default: :func:`find_metrics` on its columns).
 
     Text columns for the verbosity probe and the disagreements are taken from
@@ -1221,20 +1411,33 @@ def validate_table(table: Mapping[str, list[Any]], *, metrics: Sequence[MetricCo
     """
     found = list(metrics) if metrics is not None else find_metrics(table)
     if not found:
-        raise ValueError("no metric with both a judge and a human column: expected "
-                         "{metric}/score with {metric}/human_rating, or {metric}/pairwise_choice "
-                         f"with {{metric}}/human_pairwise_choice; columns: {', '.join(list(table)[:20])}")
+        raise ValueError(
+            "no metric with both a judge and a human column: expected "
+            "{metric}/score with {metric}/human_rating, or {metric}/pairwise_choice "
+            f"with {{metric}}/human_pairwise_choice; columns: {', '.join(list(table)[:20])}"
+        )
     out = []
     for m in found:
         texts = {c: table_column(table, c) for c in TEXT_COLUMNS if c in table}
         if f"{m.name}/explanation" in table:
             texts["explanation"] = list(table[f"{m.name}/explanation"])
-        out.append(validate_pair(
-            table_column(table, m.judge), table_column(table, m.human), name=m.name, kind=m.kind,
-            judge_column=m.judge, human_column=m.human,
-            swapped=table_column(table, m.swapped) if m.swapped else None, texts=texts,
-            first_shown=first_shown, n_boot=n_boot, seed=seed, confidence=confidence,
-            max_disagreements=max_disagreements))
+        out.append(
+            validate_pair(
+                table_column(table, m.judge),
+                table_column(table, m.human),
+                name=m.name,
+                kind=m.kind,
+                judge_column=m.judge,
+                human_column=m.human,
+                swapped=table_column(table, m.swapped) if m.swapped else None,
+                texts=texts,
+                first_shown=first_shown,
+                n_boot=n_boot,
+                seed=seed,
+                confidence=confidence,
+                max_disagreements=max_disagreements,
+            )
+        )
     return out
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from respeval import report as rep
@@ -55,20 +55,32 @@ def _confidence(value: str) -> float:
 def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``validate`` sub-command to an ``argparse`` sub-parsers object."""
     p = subparsers.add_parser(
-        "validate", help="check a judge (or a metric) against human labels",
+        "validate",
+        help="check a judge (or a metric) against human labels",
         description="Agreement of judge verdicts with human labels (accuracy, balanced accuracy, "
-                    "macro and support-weighted F1, Cohen's kappa, confusion matrix), correlations "
-                    "for numeric scores, position consistency for pairwise judges, a verbosity "
-                    "probe; seeded bootstrap intervals throughout.",
-        epilog=_VALIDATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "macro and support-weighted F1, Cohen's kappa, confusion matrix), correlations "
+        "for numeric scores, position consistency for pairwise judges, a verbosity "
+        "probe; seeded bootstrap intervals throughout.",
+        epilog=_VALIDATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = p.add_argument_group("input")
-    src.add_argument("--results", required=True, metavar="FILE",
-                     help="judge results (.jsonl, .json, .csv, .parquet); may hold the human labels too")
+    src.add_argument(
+        "--results",
+        required=True,
+        metavar="FILE",
+        help="judge results (.jsonl, .json, .csv, .parquet); may hold the human labels too",
+    )
     src.add_argument("--labels", metavar="FILE", help="human labels, if not in --results")
-    src.add_argument("--id-field", metavar="NAME", help="match --labels rows to --results rows on this field "
-                     "(default: row order)")
-    src.add_argument("--metric", action="append", metavar="NAME",
-                     help="validate only this metric (repeatable; default: every metric found)")
+    src.add_argument(
+        "--id-field", metavar="NAME", help="match --labels rows to --results rows on this field (default: row order)"
+    )
+    src.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="validate only this metric (repeatable; default: every metric found)",
+    )
     cols = p.add_argument_group("explicit columns (instead of Vertex's names)")
     cols.add_argument("--judge-field", metavar="COL", help="judge (or metric) values; dotted paths reach into objects")
     cols.add_argument("--human-field", metavar="COL", help="human values")
@@ -77,17 +89,32 @@ def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
     cols.add_argument("--name", default="judge", help="name of the metric in the output (default: judge)")
     corr = p.add_argument_group("correlation")
     corr.add_argument("--system-field", metavar="COL", help="system of each row (for --level system)")
-    corr.add_argument("--level", choices=["segment", "system"], default="segment",
-                      help="correlate rows (segment) or per-system means (system); default segment")
+    corr.add_argument(
+        "--level",
+        choices=["segment", "system"],
+        default="segment",
+        help="correlate rows (segment) or per-system means (system); default segment",
+    )
     opt = p.add_argument_group("options")
-    opt.add_argument("--first-shown", metavar="LABEL",
-                     help="pairwise label of the response shown first (default: A, or 1)")
-    opt.add_argument("--bootstrap", type=_nonneg_int, default=1000, metavar="N",
-                     help="bootstrap resamples for intervals (0 = none; default 1000)")
+    opt.add_argument(
+        "--first-shown", metavar="LABEL", help="pairwise label of the response shown first (default: A, or 1)"
+    )
+    opt.add_argument(
+        "--bootstrap",
+        type=_nonneg_int,
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples for intervals (0 = none; default 1000)",
+    )
     opt.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     opt.add_argument("--confidence", type=_confidence, default=0.95, help="interval level (default 0.95)")
-    opt.add_argument("--disagreements", type=_nonneg_int, default=10, metavar="K",
-                     help="worst disagreements kept per metric (default 10)")
+    opt.add_argument(
+        "--disagreements",
+        type=_nonneg_int,
+        default=10,
+        metavar="K",
+        help="worst disagreements kept per metric (default 10)",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print the run summary as JSON")
     out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
@@ -99,17 +126,28 @@ def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
 def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``report`` sub-command to an ``argparse`` sub-parsers object."""
     p = subparsers.add_parser(
-        "report", help="one self-contained HTML report of a run",
+        "report",
+        help="one self-contained HTML report of a run",
         description="Render run summaries (JSON files, or directories of them) into one HTML file "
-                    "that opens without network: summary tables, confusion heatmaps, score "
-                    "distributions, the gate funnel, systems with intervals, worst disagreements. "
-                    "A results table with Vertex's judge and human columns is validated first.")
-    p.add_argument("inputs", nargs="+", metavar="RUN_DIR_OR_FILES",
-                   help="run summaries (*.json), directories holding them, or results tables")
+        "that opens without network: summary tables, confusion heatmaps, score "
+        "distributions, the gate funnel, systems with intervals, worst disagreements. "
+        "A results table with Vertex's judge and human columns is validated first.",
+    )
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="RUN_DIR_OR_FILES",
+        help="run summaries (*.json), directories holding them, or results tables",
+    )
     p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument("--title", help="page title")
-    p.add_argument("--bootstrap", type=_nonneg_int, default=1000, metavar="N",
-                   help="resamples when validating a results table (default 1000)")
+    p.add_argument(
+        "--bootstrap",
+        type=_nonneg_int,
+        default=1000,
+        metavar="N",
+        help="resamples when validating a results table (default 1000)",
+    )
     p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
     p.set_defaults(func=run_report)
     return p
@@ -136,8 +174,10 @@ def _selected_metrics(args: argparse.Namespace, table: dict[str, list[Any]]) -> 
         names = {m.name for m in found}
         missing = [m for m in args.metric if m not in names]
         if missing:
-            raise ValueError(f"no judge and human columns for metric(s) {', '.join(missing)}; "
-                             f"found: {', '.join(sorted(names)) or 'none'}")
+            raise ValueError(
+                f"no judge and human columns for metric(s) {', '.join(missing)}; "
+                f"found: {', '.join(sorted(names)) or 'none'}"
+            )
         found = [m for m in found if m.name in args.metric]
     return found
 
@@ -151,8 +191,9 @@ def _first_shown(value: str | None) -> Any:
         return value
 
 
-def _system_correlations(args: argparse.Namespace, table: dict[str, list[Any]],
-                         results: Sequence[val.MetricValidation]) -> list[dict[str, Any]]:
+def _system_correlations(
+    args: argparse.Namespace, table: dict[str, list[Any]], results: Sequence[val.MetricValidation]
+) -> list[dict[str, Any]]:
     """System-level correlations (``--level system``) of every numeric judge/human pair."""
     if args.level != "system":
         return []
@@ -162,12 +203,16 @@ def _system_correlations(args: argparse.Namespace, table: dict[str, list[Any]],
     out = []
     for r in results:
         judge, human = val.table_column(table, r.judge_column), val.table_column(table, r.human_column)
-        keep = [i for i, (a, b) in enumerate(zip(judge, human))
-                if val.is_number(a) and val.is_number(b) and systems[i] is not None]
+        keep = [
+            i
+            for i, (a, b) in enumerate(zip(judge, human))
+            if val.is_number(a) and val.is_number(b) and systems[i] is not None
+        ]
         if not keep:
             continue
-        corr = val.metric_human_correlation([judge[i] for i in keep], [human[i] for i in keep],
-                                            systems=[systems[i] for i in keep], level="system")
+        corr = val.metric_human_correlation(
+            [judge[i] for i in keep], [human[i] for i in keep], systems=[systems[i] for i in keep], level="system"
+        )
         out.append(rep.correlation_entry(r.name, corr, metric=r.judge_column, human=r.human_column))
     return out
 
@@ -176,12 +221,21 @@ def build_validation_summary(args: argparse.Namespace) -> dict[str, Any]:
     """Run the validation the arguments ask for; returns the run summary."""
     table = _load_joined(args)
     metrics = _selected_metrics(args, table)
-    results = val.validate_table(table, metrics=metrics, n_boot=args.bootstrap, seed=args.seed,
-                                 confidence=args.confidence, first_shown=_first_shown(args.first_shown),
-                                 max_disagreements=args.disagreements)
-    meta = {"results": str(args.results), "labels": str(args.labels or args.results),
-            "bootstrap": f"{args.bootstrap} resamples, seed {args.seed}, "
-                         f"{round(100 * args.confidence)}% percentile intervals"}
+    results = val.validate_table(
+        table,
+        metrics=metrics,
+        n_boot=args.bootstrap,
+        seed=args.seed,
+        confidence=args.confidence,
+        first_shown=_first_shown(args.first_shown),
+        max_disagreements=args.disagreements,
+    )
+    meta = {
+        "results": str(args.results),
+        "labels": str(args.labels or args.results),
+        "bootstrap": f"{args.bootstrap} resamples, seed {args.seed}, "
+        f"{round(100 * args.confidence)}% percentile intervals",
+    }
     summary = rep.validation_summary(results, title=f"Validation of {Path(args.results).name}", meta=meta)
     correlations = _system_correlations(args, table, results)
     if correlations:
@@ -205,24 +259,38 @@ def format_validation(summary: dict[str, Any]) -> str:
     lines: list[str] = []
     for v in summary.get("validation", []):
         d = v["dropped"]
-        lines += [f"{v['metric']} ({v['kind']}): {v['used']} of {v['rows']} rows used, {d['total']} dropped "
-                  f"(judge missing {d['judge_missing']}, human missing {d['human_missing']}, "
-                  f"both {d['both_missing']})", ""]
+        lines += [
+            f"{v['metric']} ({v['kind']}): {v['used']} of {v['rows']} rows used, {d['total']} dropped "
+            f"(judge missing {d['judge_missing']}, human missing {d['human_missing']}, "
+            f"both {d['both_missing']})",
+            "",
+        ]
         lines += _format_agreement(v)
-        lines += _format_block("correlation with human ratings", v.get("correlation"),
-                               [("pearson", "Pearson r"), ("spearman", "Spearman rho"),
-                                ("kendall_tau_b", "Kendall tau-b")])
-        lines += _format_block("position consistency (both orders)", v.get("pairwise"),
-                               [("consistency", "consistency"), ("flip_rate", "flip rate"),
-                                ("tie_rate", "tie rate"), ("consistency_kappa", "kappa between orders"),
-                                ("first_position_rate", "picks the first shown")])
+        lines += _format_block(
+            "correlation with human ratings",
+            v.get("correlation"),
+            [("pearson", "Pearson r"), ("spearman", "Spearman rho"), ("kendall_tau_b", "Kendall tau-b")],
+        )
+        lines += _format_block(
+            "position consistency (both orders)",
+            v.get("pairwise"),
+            [
+                ("consistency", "consistency"),
+                ("flip_rate", "flip rate"),
+                ("tie_rate", "tie rate"),
+                ("consistency_kappa", "kappa between orders"),
+                ("first_position_rate", "picks the first shown"),
+            ],
+        )
         if v.get("pairwise_note"):
             lines += [f"  note: {v['pairwise_note']}", ""]
         lines += _format_verbosity(v.get("verbosity"))
     for c in summary.get("correlations", []):
-        lines.append(f"{c['name']}: {c['level']}-level correlation over {c['n']} units: Pearson "
-                     f"{_value(c['pearson'])}, Spearman {_value(c['spearman'])}, Kendall tau-b "
-                     f"{_value(c['kendall_tau_b'])}")
+        lines.append(
+            f"{c['name']}: {c['level']}-level correlation over {c['n']} units: Pearson "
+            f"{_value(c['pearson'])}, Spearman {_value(c['spearman'])}, Kendall tau-b "
+            f"{_value(c['kendall_tau_b'])}"
+        )
     return "\n".join(lines).rstrip()
 
 
@@ -236,14 +304,18 @@ def _format_agreement(v: dict[str, Any]) -> list[str]:
         lines.append(f"  {name:<42} {_value(ag[key]):>8}   {_ci_text(iv, key)}")
     labels = [str(x) for x in ag["labels"]]
     width = max(6, *(len(x) for x in labels)) + 1
-    lines += ["", "  confusion (rows: human, columns: judge)",
-              "  " + " " * width + "".join(f"{x:>{width}}" for x in labels)]
+    lines += [
+        "",
+        "  confusion (rows: human, columns: judge)",
+        "  " + " " * width + "".join(f"{x:>{width}}" for x in labels),
+    ]
     for lab, row in zip(labels, ag["confusion"]["matrix"]):
         lines.append(f"  {lab:>{width}}" + "".join(f"{c:>{width}}" for c in row))
     lines += ["", f"  {'label':>{width}} {'precision':>10} {'recall':>8} {'F1':>8} {'support':>8}"]
     for c in ag["per_class"]:
-        lines.append(f"  {str(c['label']):>{width}} {c['precision']:10.4f} {c['recall']:8.4f} "
-                     f"{c['f1']:8.4f} {c['support']:8d}")
+        lines.append(
+            f"  {str(c['label']):>{width}} {c['precision']:10.4f} {c['recall']:8.4f} {c['f1']:8.4f} {c['support']:8d}"
+        )
     return lines + [""]
 
 
@@ -262,11 +334,15 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
         return []
     iv = vb.get("intervals", {})
     if vb["kind"] == "pairwise":
-        text = (f"  verbosity: share of decisive verdicts picking the longer response: judge "
-                f"{_value(vb['judge'])} {_ci_text(iv, 'judge')}, human {_value(vb['human'])}")
+        text = (
+            f"  verbosity: share of decisive verdicts picking the longer response: judge "
+            f"{_value(vb['judge'])} {_ci_text(iv, 'judge')}, human {_value(vb['human'])}"
+        )
     else:
-        text = (f"  verbosity: Spearman(score, length) judge {_value(vb['judge'])} {_ci_text(iv, 'judge')}; "
-                f"human {_value(vb['human'])}")
+        text = (
+            f"  verbosity: Spearman(score, length) judge {_value(vb['judge'])} {_ci_text(iv, 'judge')}; "
+            f"human {_value(vb['human'])}"
+        )
     if vb.get("excess") is not None:
         text += f", judge - human {vb['excess']:+.4f} {_ci_text(iv, 'excess')}"
     return [text, ""]
@@ -303,8 +379,7 @@ def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]
         return rep.load_summaries([path])
     if path.suffix.lower() in _TABLE_SUFFIXES | {".json"}:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
-        return [rep.validation_summary(results, title=f"Validation of {path.name}",
-                                       meta={"results": str(path)})]
+        return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
     raise ValueError(f"{path}: not a run summary, a directory or a results table")
 
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Union
 
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
@@ -62,7 +63,7 @@ SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
 LOG_ZERO = -9999999999
 
 Number = Union[int, float]
-Ngram = Tuple[str, ...]
+Ngram = tuple[str, ...]
 
 
 @dataclass
@@ -88,9 +89,9 @@ class BLEUResult:
     """
 
     score: float
-    counts: List[Number]
-    totals: List[Number]
-    precisions: List[float]
+    counts: list[Number]
+    totals: list[Number]
+    precisions: list[float]
     bp: float
     sys_len: int
     ref_len: int
@@ -113,7 +114,7 @@ class BLEUResult:
 # --- pre-processing and statistics -------------------------------------------------------
 
 
-def preprocess(sentence: str, tokenize: str = "13a", lowercase: bool = False) -> List[str]:
+def preprocess(sentence: str, tokenize: str = "13a", lowercase: bool = False) -> list[str]:
     """Turn a segment into BLEU tokens exactly as sacreBLEU does.
 
     Parameters
@@ -135,7 +136,7 @@ def preprocess(sentence: str, tokenize: str = "13a", lowercase: bool = False) ->
     return get_tokenizer(tokenize)(sentence.rstrip()).split()
 
 
-def extract_ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> "Counter[Ngram]":
+def extract_ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> Counter[Ngram]:
     """Count every n-gram of order 1..max_order.
 
     Parameters
@@ -151,9 +152,7 @@ def extract_ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> "Counte
         Token tuples to counts (all orders in one table; the tuple length is the order).
     """
     tokens = tuple(tokens)
-    return Counter(
-        [tokens[start : start + n] for n in range(1, max_order + 1) for start in range(len(tokens) - n + 1)]
-    )
+    return Counter([tokens[start : start + n] for n in range(1, max_order + 1) for start in range(len(tokens) - n + 1)])
 
 
 def closest_ref_length(hyp_len: int, ref_lens: Iterable[int]) -> int:
@@ -186,13 +185,11 @@ class ReferenceInfo:
         The length of every reference.
     """
 
-    max_counts: "Counter[Ngram]"
-    lengths: Tuple[int, ...]
+    max_counts: Counter[Ngram]
+    lengths: tuple[int, ...]
 
 
-def reference_info(
-    refs_tokens: Sequence[Optional[Sequence[str]]], max_order: int = MAX_ORDER
-) -> ReferenceInfo:
+def reference_info(refs_tokens: Sequence[Sequence[str] | None], max_order: int = MAX_ORDER) -> ReferenceInfo:
     """Build the clipping table and lengths of one segment's references.
 
     Parameters
@@ -211,7 +208,7 @@ def reference_info(
     refs = [ref for ref in refs_tokens if ref is not None]
     if not refs:
         raise ValueError("a segment needs at least one reference that is not None")
-    max_counts: "Counter[Ngram]" = Counter()
+    max_counts: Counter[Ngram] = Counter()
     for ref in refs:
         for ngram, count in extract_ngrams(ref, max_order).items():
             if count > max_counts[ngram]:
@@ -219,9 +216,7 @@ def reference_info(
     return ReferenceInfo(max_counts, tuple(len(ref) for ref in refs))
 
 
-def stats_from_info(
-    hyp_tokens: Sequence[str], info: ReferenceInfo, max_order: int = MAX_ORDER
-) -> List[int]:
+def stats_from_info(hyp_tokens: Sequence[str], info: ReferenceInfo, max_order: int = MAX_ORDER) -> list[int]:
     """Sufficient statistics of a hypothesis against prepared references.
 
     Returns
@@ -242,9 +237,9 @@ def stats_from_info(
 
 def segment_stats(
     hyp_tokens: Sequence[str],
-    refs_tokens: Sequence[Optional[Sequence[str]]],
+    refs_tokens: Sequence[Sequence[str] | None],
     max_order: int = MAX_ORDER,
-) -> List[int]:
+) -> list[int]:
     """Sufficient statistics of one segment.
 
     Parameters
@@ -277,14 +272,14 @@ class PreparedReferences:
     Build with :func:`prepare_references`; pass in place of the reference streams.
     """
 
-    infos: Tuple[ReferenceInfo, ...]
+    infos: tuple[ReferenceInfo, ...]
     tokenize: str
     lowercase: bool
     max_order: int
 
 
 def prepare_references(
-    references: Sequence[Sequence[Optional[str]]],
+    references: Sequence[Sequence[str | None]],
     *,
     tokenize: str = "13a",
     lowercase: bool = False,
@@ -303,12 +298,12 @@ def prepare_references(
 
 def corpus_stats(
     hypotheses: Sequence[str],
-    references: Union[Sequence[Sequence[Optional[str]]], PreparedReferences],
+    references: Sequence[Sequence[str | None]] | PreparedReferences,
     *,
     tokenize: str = "13a",
     lowercase: bool = False,
     max_order: int = MAX_ORDER,
-) -> List[List[int]]:
+) -> list[list[int]]:
     """Per-segment statistics of a corpus.
 
     Parameters
@@ -330,19 +325,15 @@ def corpus_stats(
         One row per segment.
     """
     if not isinstance(references, PreparedReferences):
-        references = prepare_references(
-            references, tokenize=tokenize, lowercase=lowercase, max_order=max_order
-        )
+        references = prepare_references(references, tokenize=tokenize, lowercase=lowercase, max_order=max_order)
     prepared = references
     return [
-        stats_from_info(
-            preprocess(hypothesis, prepared.tokenize, prepared.lowercase), info, prepared.max_order
-        )
+        stats_from_info(preprocess(hypothesis, prepared.tokenize, prepared.lowercase), info, prepared.max_order)
         for hypothesis, info in zip(hypotheses, prepared.infos)
     ]
 
 
-def sum_stats(rows: Sequence[Sequence[Number]]) -> List[Number]:
+def sum_stats(rows: Sequence[Sequence[Number]]) -> list[Number]:
     """Column sums of statistics rows (the corpus statistics are plain sums)."""
     if not rows:
         raise ValueError("no statistics rows to sum")
@@ -371,7 +362,7 @@ def brevity_penalty(sys_len: int, ref_len: int) -> float:
 def compute_bleu(
     stats: Sequence[Number],
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     effective_order: bool = False,
     max_order: int = MAX_ORDER,
 ) -> BLEUResult:
@@ -449,12 +440,12 @@ def compute_bleu(
 
 def corpus_bleu(
     hypotheses: Sequence[str],
-    references: Union[Sequence[Sequence[Optional[str]]], PreparedReferences],
+    references: Sequence[Sequence[str | None]] | PreparedReferences,
     *,
     tokenize: str = "13a",
     lowercase: bool = False,
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     effective_order: bool = False,
     max_order: int = MAX_ORDER,
 ) -> BLEUResult:
@@ -475,20 +466,18 @@ def corpus_bleu(
     """
     if isinstance(references, PreparedReferences):
         max_order = references.max_order
-    rows = corpus_stats(
-        hypotheses, references, tokenize=tokenize, lowercase=lowercase, max_order=max_order
-    )
+    rows = corpus_stats(hypotheses, references, tokenize=tokenize, lowercase=lowercase, max_order=max_order)
     return compute_bleu(sum_stats(rows), smooth_method, smooth_value, effective_order, max_order)
 
 
 def sentence_bleu(
     hypothesis: str,
-    references: Sequence[Optional[str]],
+    references: Sequence[str | None],
     *,
     tokenize: str = "13a",
     lowercase: bool = False,
     smooth_method: str = "exp",
-    smooth_value: Optional[float] = None,
+    smooth_value: float | None = None,
     effective_order: bool = True,
     max_order: int = MAX_ORDER,
 ) -> BLEUResult:

@@ -30,8 +30,9 @@ of 0 makes its paired tests unseeded; here 0 is an ordinary seed.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -73,12 +74,12 @@ class PairedResult:
     """
 
     score: float
-    p_value: Optional[float] = None
-    mean: Optional[float] = None
-    ci: Optional[float] = None
+    p_value: float | None = None
+    mean: float | None = None
+    ci: float | None = None
 
 
-def sum_rows(stats: Stats) -> List[Number]:
+def sum_rows(stats: Stats) -> list[Number]:
     """Column sums with a running ``+=`` (sacreBLEU's ``sum_of_lists``), in Python numbers."""
     if not stats:
         raise ValueError("no statistics rows")
@@ -89,13 +90,13 @@ def sum_rows(stats: Stats) -> List[Number]:
     return totals
 
 
-def resample_indices(n_rows: int, n_samples: int, seed: Optional[int] = DEFAULT_SEED) -> np.ndarray:
+def resample_indices(n_rows: int, n_samples: int, seed: int | None = DEFAULT_SEED) -> np.ndarray:
     """``default_rng(seed).choice(n_rows, size=(n_samples, n_rows), replace=True)``."""
     rng = np.random.default_rng(seed)
     return rng.choice(n_rows, size=(n_samples, n_rows), replace=True)
 
 
-def _scores_of_resamples(stats32: np.ndarray, indices: np.ndarray, score_fn: ScoreFn) -> List[Any]:
+def _scores_of_resamples(stats32: np.ndarray, indices: np.ndarray, score_fn: ScoreFn) -> list[Any]:
     """Score every resample from its float32 column sums.
 
     ``stats32[row_indices]`` is the same C-ordered (N, k) block sacreBLEU gets from
@@ -106,8 +107,8 @@ def _scores_of_resamples(stats32: np.ndarray, indices: np.ndarray, score_fn: Sco
 
 
 def bootstrap_scores(
-    stats: Stats, score_fn: ScoreFn, n_samples: int = DEFAULT_BS_SAMPLES, seed: Optional[int] = DEFAULT_SEED
-) -> List[Any]:
+    stats: Stats, score_fn: ScoreFn, n_samples: int = DEFAULT_BS_SAMPLES, seed: int | None = DEFAULT_SEED
+) -> list[Any]:
     """Scores of ``n_samples`` bootstrap resamples of the segments (sacreBLEU's ``_bootstrap_resample``).
 
     Parameters
@@ -130,7 +131,7 @@ def bootstrap_scores(
     return _scores_of_resamples(np.array(stats, dtype="float32"), indices, score_fn)
 
 
-def _interval_bounds(sorted_scores: Sequence[Any]) -> Tuple[Any, Any]:
+def _interval_bounds(sorted_scores: Sequence[Any]) -> tuple[Any, Any]:
     """The 2.5% and 97.5% order statistics as sacreBLEU picks them (n // 40 from each end)."""
     n = len(sorted_scores)
     lower_index = n // 40
@@ -139,8 +140,8 @@ def _interval_bounds(sorted_scores: Sequence[Any]) -> Tuple[Any, Any]:
 
 
 def bootstrap_ci(
-    stats: Stats, score_fn: ScoreFn, n_samples: int = DEFAULT_BS_SAMPLES, seed: Optional[int] = DEFAULT_SEED
-) -> Tuple[Any, Any]:
+    stats: Stats, score_fn: ScoreFn, n_samples: int = DEFAULT_BS_SAMPLES, seed: int | None = DEFAULT_SEED
+) -> tuple[Any, Any]:
     """Bootstrap mean and 95% half-width, as ``corpus_score(..., n_bootstrap=n_samples)``.
 
     Returns
@@ -154,7 +155,7 @@ def bootstrap_ci(
     return statistics.mean(scores), 0.5 * (upper - lower)
 
 
-def estimate_ci(scores: Sequence[Any]) -> Tuple[Any, Any]:
+def estimate_ci(scores: Sequence[Any]) -> tuple[Any, Any]:
     """Mean and 95% half-width of scores with numpy (sacreBLEU ``significance.estimate_ci``)."""
     ordered = np.sort(np.array(scores))
     lower, upper = _interval_bounds(ordered)
@@ -178,7 +179,7 @@ def baseline_result(
     test: str = "bs",
     n_samples: int = 0,
     n_ar_confidence: int = -1,
-    seed: Optional[int] = DEFAULT_SEED,
+    seed: int | None = DEFAULT_SEED,
 ) -> PairedResult:
     """The baseline row of a paired test (score and, if requested, its bootstrap CI).
 
@@ -204,9 +205,7 @@ def baseline_result(
     confidence_n = n_samples if test == "bs" else n_ar_confidence
     result = PairedResult(score_fn(sum_rows(baseline_stats)))
     if confidence_n > 0:
-        result.mean, result.ci = estimate_ci(
-            bootstrap_scores(baseline_stats, score_fn, confidence_n, seed)
-        )
+        result.mean, result.ci = estimate_ci(bootstrap_scores(baseline_stats, score_fn, confidence_n, seed))
     return result
 
 
@@ -216,7 +215,7 @@ def paired_bootstrap(
     score_fn: ScoreFn,
     *,
     n_samples: int = DEFAULT_BS_SAMPLES,
-    seed: Optional[int] = DEFAULT_SEED,
+    seed: int | None = DEFAULT_SEED,
 ) -> PairedResult:
     """Paired bootstrap resampling test of a system against the baseline (``--paired-bs``).
 
@@ -244,12 +243,8 @@ def paired_bootstrap(
     system_score = score_fn(sum_rows(system_stats))
     observed = abs(baseline_score - system_score)
 
-    scores_baseline = np.array(
-        _scores_of_resamples(np.array(baseline_stats, dtype="float32"), indices, score_fn)
-    )
-    scores_system = np.array(
-        _scores_of_resamples(np.array(system_stats, dtype="float32"), indices, score_fn)
-    )
+    scores_baseline = np.array(_scores_of_resamples(np.array(baseline_stats, dtype="float32"), indices, score_fn))
+    scores_system = np.array(_scores_of_resamples(np.array(system_stats, dtype="float32"), indices, score_fn))
     mean, ci = estimate_ci(scores_system)
 
     differences = np.abs(scores_system - scores_baseline)
@@ -264,7 +259,7 @@ def paired_approximate_randomization(
     *,
     n_samples: int = DEFAULT_AR_SAMPLES,
     n_ar_confidence: int = -1,
-    seed: Optional[int] = DEFAULT_SEED,
+    seed: int | None = DEFAULT_SEED,
 ) -> PairedResult:
     """Paired approximate randomization test against the baseline (``--paired-ar``).
 

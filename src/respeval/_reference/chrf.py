@@ -24,8 +24,9 @@ Details that matter for exactness:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Union
 
 __all__ = [
     "PUNCTUATION",
@@ -58,7 +59,7 @@ Number = Union[int, float]
 # --- n-gram extraction --------------------------------------------------------------------
 
 
-def char_ngrams(text: str, max_order: int, whitespace: bool = False) -> List["Counter[str]"]:
+def char_ngrams(text: str, max_order: int, whitespace: bool = False) -> list[Counter[str]]:
     """Character n-gram counts for n = 1..max_order.
 
     Parameters
@@ -77,13 +78,10 @@ def char_ngrams(text: str, max_order: int, whitespace: bool = False) -> List["Co
     """
     if not whitespace:
         text = "".join(text.split())
-    return [
-        Counter([text[start : start + n] for start in range(len(text) - n + 1)])
-        for n in range(1, max_order + 1)
-    ]
+    return [Counter([text[start : start + n] for start in range(len(text) - n + 1)]) for n in range(1, max_order + 1)]
 
 
-def split_punctuation(text: str) -> List[str]:
+def split_punctuation(text: str) -> list[str]:
     """chrF++'s word split: ``split()``, then peel one ASCII punctuation character.
 
     Parameters
@@ -102,7 +100,7 @@ def split_punctuation(text: str) -> List[str]:
     >>> split_punctuation("(hi) there, 'x'")
     ['(hi', ')', 'there', ',', "'x", "'"]
     """
-    words: List[str] = []
+    words: list[str] = []
     for word in text.split():
         if len(word) > 1 and word[-1] in PUNCTUATION:
             words += [word[:-1], word[-1]]
@@ -113,14 +111,14 @@ def split_punctuation(text: str) -> List[str]:
     return words
 
 
-def word_ngrams(words: Sequence[str], n: int) -> "Counter[str]":
+def word_ngrams(words: Sequence[str], n: int) -> Counter[str]:
     """Word n-gram counts of one order, n-grams joined with a space."""
     return Counter([" ".join(words[start : start + n]) for start in range(len(words) - n + 1)])
 
 
 def extract_ngrams(
     text: str, char_order: int = CHAR_ORDER, word_order: int = WORD_ORDER, whitespace: bool = False
-) -> List["Counter[str]"]:
+) -> list[Counter[str]]:
     """All n-gram counters of a segment: character orders, then word orders."""
     counters = char_ngrams(text, char_order, whitespace)
     if word_order > 0:
@@ -132,15 +130,13 @@ def extract_ngrams(
 # --- statistics ---------------------------------------------------------------------------
 
 
-def match_stats(
-    hyp_ngrams: Sequence["Counter[str]"], ref_ngrams: Sequence["Counter[str]"]
-) -> List[int]:
+def match_stats(hyp_ngrams: Sequence[Counter[str]], ref_ngrams: Sequence[Counter[str]]) -> list[int]:
     """``[hyp, ref, match]`` per order for one hypothesis/reference pair.
 
     ``hyp`` is 0 when the reference has no n-gram of that order, so such an order
     contributes nothing to precision either.
     """
-    row: List[int] = []
+    row: list[int] = []
     for hyp_counts, ref_counts in zip(hyp_ngrams, ref_ngrams):
         matches = 0
         for ngram in hyp_counts.keys() & ref_counts.keys():
@@ -152,20 +148,20 @@ def match_stats(
 
 
 def best_reference_stats(
-    hyp_ngrams: Sequence["Counter[str]"],
-    refs_ngrams: Sequence[Sequence["Counter[str]"]],
+    hyp_ngrams: Sequence[Counter[str]],
+    refs_ngrams: Sequence[Sequence[Counter[str]]],
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,
     beta: float = BETA,
     eps_smoothing: bool = False,
-) -> List[int]:
+) -> list[int]:
     """Statistics against the reference with the highest sentence-level score.
 
     The score is :func:`chrf_score` in the requested mode; the first reference wins ties.
     """
     if not refs_ngrams:
         raise ValueError("a segment needs at least one reference that is not None")
-    best_row: List[int] = []
+    best_row: list[int] = []
     best_score = -1.0
     for ref_ngrams in refs_ngrams:
         row = match_stats(hyp_ngrams, ref_ngrams)
@@ -177,7 +173,7 @@ def best_reference_stats(
 
 def segment_stats(
     hypothesis: str,
-    references: Sequence[Optional[str]],
+    references: Sequence[str | None],
     *,
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,
@@ -185,7 +181,7 @@ def segment_stats(
     whitespace: bool = False,
     lowercase: bool = False,
     eps_smoothing: bool = False,
-) -> List[int]:
+) -> list[int]:
     """Statistics of one segment against its best reference.
 
     Parameters
@@ -235,7 +231,7 @@ class PreparedReferences:
     ``ngrams[i][k]`` holds the n-gram counters of the k-th reference of segment i.
     """
 
-    ngrams: Tuple[Tuple[List["Counter[str]"], ...], ...]
+    ngrams: tuple[tuple[list[Counter[str]], ...], ...]
     char_order: int
     word_order: int
     whitespace: bool
@@ -243,7 +239,7 @@ class PreparedReferences:
 
 
 def prepare_references(
-    references: Sequence[Sequence[Optional[str]]],
+    references: Sequence[Sequence[str | None]],
     *,
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,
@@ -264,7 +260,7 @@ def prepare_references(
 
 def corpus_stats(
     hypotheses: Sequence[str],
-    references: Union[Sequence[Sequence[Optional[str]]], PreparedReferences],
+    references: Sequence[Sequence[str | None]] | PreparedReferences,
     *,
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,
@@ -272,7 +268,7 @@ def corpus_stats(
     whitespace: bool = False,
     lowercase: bool = False,
     eps_smoothing: bool = False,
-) -> List[List[int]]:
+) -> list[list[int]]:
     """Per-segment statistics of a corpus.
 
     Parameters
@@ -307,9 +303,7 @@ def corpus_stats(
             hypothesis = hypothesis.lower()
         hyp_ngrams = extract_ngrams(hypothesis, prep.char_order, prep.word_order, prep.whitespace)
         rows.append(
-            best_reference_stats(
-                hyp_ngrams, refs_ngrams, prep.char_order, prep.word_order, beta, eps_smoothing
-            )
+            best_reference_stats(hyp_ngrams, refs_ngrams, prep.char_order, prep.word_order, beta, eps_smoothing)
         )
     return rows
 
@@ -382,7 +376,7 @@ def chrf_score(
 
 def corpus_chrf(
     hypotheses: Sequence[str],
-    references: Union[Sequence[Sequence[Optional[str]]], PreparedReferences],
+    references: Sequence[Sequence[str | None]] | PreparedReferences,
     *,
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,
@@ -415,7 +409,7 @@ def corpus_chrf(
 
 def sentence_chrf(
     hypothesis: str,
-    references: Sequence[Optional[str]],
+    references: Sequence[str | None],
     *,
     char_order: int = CHAR_ORDER,
     word_order: int = WORD_ORDER,

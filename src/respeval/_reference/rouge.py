@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +78,9 @@ def rouge_tokens(text: str) -> list[str]:
     return [t for t in _SPACES.split(text) if _VALID_TOKEN.match(t)]
 
 
-def tokenize_rouge(vocab: Vocab, texts: list, stem: bool = False, threads: int | None = None) -> tuple[bytes, bytes, bytes, bytes]:
+def tokenize_rouge(
+    vocab: Vocab, texts: list, stem: bool = False, threads: int | None = None
+) -> tuple[bytes, bytes, bytes, bytes]:
     """Same contract as ``_core.tokenize_rouge``: ids, offsets, sentence offsets, row->sentences."""
     ids: list[int] = []
     offsets = [0]
@@ -195,13 +197,25 @@ def _check_pairs(pair_a: np.ndarray, pair_b: np.ndarray, na: int, nb: int) -> No
     bad = np.flatnonzero((pair_a < 0) | (pair_a >= na) | (pair_b < 0) | (pair_b >= nb))
     if bad.size:
         w = bad[0]
-        raise ValueError(f"pair {w} = ({pair_a[w]}, {pair_b[w]}) is out of range "
-                         f"for {na} predictions and {nb} references")
+        raise ValueError(
+            f"pair {w} = ({pair_a[w]}, {pair_b[w]}) is out of range for {na} predictions and {nb} references"
+        )
 
 
-def rouge_pair_stats(pred_ids, pred_off, ref_ids, ref_off, pair_pred, pair_ref,
-                     max_order: int, want_lcs: bool, vocab_size: int,
-                     overlaps, lcs, threads=None) -> None:
+def rouge_pair_stats(
+    pred_ids,
+    pred_off,
+    ref_ids,
+    ref_off,
+    pair_pred,
+    pair_ref,
+    max_order: int,
+    want_lcs: bool,
+    vocab_size: int,
+    overlaps,
+    lcs,
+    threads=None,
+) -> None:
     """Same contract as ``_core.rouge_pair_stats``."""
     pred_ids, pred_off = _rows(pred_ids, pred_off)
     ref_ids, ref_off = _rows(ref_ids, ref_off)
@@ -227,8 +241,19 @@ def _sentences(ids: np.ndarray, sent_off: np.ndarray, row_sents: np.ndarray, row
     return [ids[sent_off[s] : sent_off[s + 1]].tolist() for s in range(first, last)]
 
 
-def lsum_pair_stats(pred_ids, pred_sent_off, pred_row_sents, ref_ids, ref_sent_off, ref_row_sents,
-                    pair_pred, pair_ref, vocab_size: int, hits, threads=None) -> None:
+def lsum_pair_stats(
+    pred_ids,
+    pred_sent_off,
+    pred_row_sents,
+    ref_ids,
+    ref_sent_off,
+    ref_row_sents,
+    pair_pred,
+    pair_ref,
+    vocab_size: int,
+    hits,
+    threads=None,
+) -> None:
     """Same contract as ``_core.lsum_pair_stats``."""
     pred_ids, pred_sent_off = _rows(pred_ids, pred_sent_off)
     ref_ids, ref_sent_off = _rows(ref_ids, ref_sent_off)
@@ -249,8 +274,9 @@ def lsum_pair_stats(pred_ids, pred_sent_off, pred_row_sents, ref_ids, ref_sent_o
         )
 
 
-def bleu_clipped_counts(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, max_order: int, vocab_size: int,
-                        correct, threads=None) -> None:
+def bleu_clipped_counts(
+    hyp_ids, hyp_off, ref_ids, ref_off, row_refs, max_order: int, vocab_size: int, correct, threads=None
+) -> None:
     """Same contract as ``_core.bleu_clipped_counts``: sacrebleu's clipping by the
     maximum count of each n-gram over the row's references."""
     hyp_ids, hyp_off = _rows(hyp_ids, hyp_off)
@@ -274,7 +300,6 @@ def bleu_clipped_counts(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, max_order:
                 for gram, count in _ngrams(ref, n).items():
                     max_ref[gram] = max(max_ref[gram], count)
             correct[k, n - 1] = sum(min(count, max_ref[g]) for g, count in _ngrams(hyp, n).items())
-
 
 
 # Exact sums and the streaming bootstrap live in their own modules; the backend serves them from here.

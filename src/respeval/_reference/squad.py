@@ -27,9 +27,10 @@ import re
 import string
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Union
 
 __all__ = [
     "evaluate_v1",
@@ -50,7 +51,7 @@ _ASCII_PUNCTUATION = frozenset(string.punctuation)
 # `\b` is Unicode-aware for str patterns, so "a" inside "naïve a" is a word of its own.
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
-Golds = Union[Mapping[str, Sequence[str]], Iterable[Tuple[str, Sequence[str]]]]
+Golds = Union[Mapping[str, Sequence[str]], Iterable[tuple[str, Sequence[str]]]]
 Score = Union[bool, int, float]
 
 
@@ -89,7 +90,7 @@ def squad_exact_match(prediction: str, ground_truth: str) -> bool:
     return normalize_answer(prediction) == normalize_answer(ground_truth)
 
 
-def _bag_f1(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Union[int, float]:
+def _bag_f1(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> int | float:
     """F1 of two token bags; ``0`` (an int, as in the scripts) when nothing overlaps."""
     overlap = sum((Counter(pred_tokens) & Counter(gold_tokens)).values())
     if overlap == 0:
@@ -99,7 +100,7 @@ def _bag_f1(pred_tokens: Sequence[str], gold_tokens: Sequence[str]) -> Union[int
     return (2 * precision * recall) / (precision + recall)
 
 
-def squad_f1(prediction: str, ground_truth: str, *, version: str = "v1") -> Union[int, float]:
+def squad_f1(prediction: str, ground_truth: str, *, version: str = "v1") -> int | float:
     """SQuAD token F1 of one prediction against one gold answer.
 
     Parameters
@@ -125,9 +126,7 @@ def squad_f1(prediction: str, ground_truth: str, *, version: str = "v1") -> Unio
     return _bag_f1(pred_tokens, gold_tokens)
 
 
-def max_over_ground_truths(
-    metric: Callable[[str, str], Score], prediction: str, ground_truths: Sequence[str]
-) -> Score:
+def max_over_ground_truths(metric: Callable[[str, str], Score], prediction: str, ground_truths: Sequence[str]) -> Score:
     """Best score of ``prediction`` over the gold answers.
 
     Raises
@@ -141,14 +140,14 @@ def max_over_ground_truths(
 # --- corpus evaluation ---------------------------------------------------------------------
 
 
-def _gold_items(golds: Golds) -> List[Tuple[str, Sequence[str]]]:
+def _gold_items(golds: Golds) -> list[tuple[str, Sequence[str]]]:
     """(question id, gold answers) pairs in order."""
     if isinstance(golds, Mapping):
         return list(golds.items())
     return list(golds)
 
 
-def evaluate_v1(golds: Golds, predictions: Mapping[str, str]) -> Dict[str, float]:
+def evaluate_v1(golds: Golds, predictions: Mapping[str, str]) -> dict[str, float]:
     """Corpus EM and F1 exactly as ``evaluate-v1.1.py``.
 
     Parameters
@@ -179,11 +178,11 @@ def evaluate_v1(golds: Golds, predictions: Mapping[str, str]) -> Dict[str, float
 
 
 def _v2_scores(
-    items: Sequence[Tuple[str, Sequence[str]]], predictions: Mapping[str, str]
-) -> Tuple[Dict[str, int], Dict[str, Union[int, float]]]:
+    items: Sequence[tuple[str, Sequence[str]]], predictions: Mapping[str, str]
+) -> tuple[dict[str, int], dict[str, int | float]]:
     """Per-question v2 EM and F1 (the script's ``get_raw_scores``)."""
-    exact: Dict[str, int] = {}
-    f1: Dict[str, Union[int, float]] = {}
+    exact: dict[str, int] = {}
+    f1: dict[str, int | float] = {}
     for qid, answers in items:
         gold = [answer for answer in answers if normalize_answer(answer)] or [""]
         if qid not in predictions:
@@ -194,7 +193,7 @@ def _v2_scores(
     return exact, f1
 
 
-def _mean_100(scores: Mapping[str, Union[int, float]], qids: Sequence[str]) -> float:
+def _mean_100(scores: Mapping[str, int | float], qids: Sequence[str]) -> float:
     """``100 * sum / count`` over the given questions, summed with ``sum()`` as the script does."""
     return 100.0 * sum(scores[qid] for qid in qids) / len(qids)
 
@@ -203,9 +202,9 @@ def evaluate_v2(
     golds: Golds,
     predictions: Mapping[str, str],
     *,
-    na_probs: Optional[Mapping[str, float]] = None,
+    na_probs: Mapping[str, float] | None = None,
     na_prob_thresh: float = 1.0,
-) -> Dict[str, float]:
+) -> dict[str, float]:
     """Corpus EM and F1 exactly as ``evaluate-v2.0.py`` (without the best-threshold search).
 
     Parameters
@@ -241,7 +240,7 @@ def evaluate_v2(
                     scores[qid] = float(not has_answer[qid])
 
     qids = list(exact)
-    result: Dict[str, float] = {
+    result: dict[str, float] = {
         "exact": _mean_100(exact, qids),
         "f1": _mean_100(f1, qids),
         "total": len(qids),
@@ -258,9 +257,9 @@ def evaluate_v2(
 # --- loaders ----------------------------------------------------------------------------------
 
 
-def load_gold_jsonl(path: Union[str, Path]) -> Dict[str, List[str]]:
+def load_gold_jsonl(path: str | Path) -> dict[str, list[str]]:
     """Read one-question-per-line gold answers: ``{"id": ..., "answers": [...]}``."""
-    golds: Dict[str, List[str]] = {}
+    golds: dict[str, list[str]] = {}
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
@@ -269,7 +268,7 @@ def load_gold_jsonl(path: Union[str, Path]) -> Dict[str, List[str]]:
     return golds
 
 
-def load_official_dataset(path: Union[str, Path]) -> Dict[str, List[str]]:
+def load_official_dataset(path: str | Path) -> dict[str, list[str]]:
     """Read gold answers from the official nested SQuAD JSON (``data/paragraphs/qas``)."""
     with open(path, encoding="utf-8") as handle:
         dataset = json.load(handle)

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Union
 
 __all__ = [
     "TERResult",
@@ -108,7 +109,7 @@ _REMOVE_PUNCT = [(r"[\.,\?:;!\"\(\)]", "")]
 _REMOVE_ASIAN_PUNCT = [(_ASIAN_PUNCT, ""), (_FULL_WIDTH_PUNCT, "")]
 
 
-def _apply(rules: Sequence[Tuple[str, str]], text: str) -> str:
+def _apply(rules: Sequence[tuple[str, str]], text: str) -> str:
     """Apply regex substitutions in order (``re`` caches the compiled patterns)."""
     for pattern, replacement in rules:
         text = re.sub(pattern, replacement, text)
@@ -172,7 +173,7 @@ _MISSING_REF = "r"  # reference word with no hypothesis counterpart (an insertio
 _UNDEF = "x"  # cell outside the beam
 
 # One DP row: the costs and the operation that reached each cell.
-Row = Tuple[List[int], List[str]]
+Row = tuple[list[int], list[str]]
 
 
 class _BeamEditDistance:
@@ -199,10 +200,10 @@ class _BeamEditDistance:
         else:
             self.beam = BEAM_WIDTH
         # trie: word -> (child trie, row after that word)
-        self._trie: Dict[str, Tuple[dict, Row]] = {}
+        self._trie: dict[str, tuple[dict, Row]] = {}
         self._cached_rows = 0
 
-    def __call__(self, hyp: Sequence[str]) -> Tuple[int, List[Row]]:
+    def __call__(self, hyp: Sequence[str]) -> tuple[int, list[Row]]:
         """Return the edit distance and all DP rows (row i = after i hypothesis words)."""
         assert len(hyp) == self.hyp_len
         rows = [self.first_row]
@@ -259,10 +260,10 @@ class _BeamEditDistance:
         return costs, ops
 
 
-def _backtrace(rows: List[Row]) -> List[str]:
+def _backtrace(rows: list[Row]) -> list[str]:
     """Operations along the optimal path, from the top-left to the bottom-right cell."""
     i, j = len(rows) - 1, len(rows[0][0]) - 1
-    path: List[str] = []
+    path: list[str] = []
     while i > 0 or j > 0:
         op = rows[i][1][j]
         path.append(op)
@@ -278,7 +279,7 @@ def _backtrace(rows: List[Row]) -> List[str]:
     return path
 
 
-def _alignment(path: Sequence[str]) -> Tuple[Dict[int, int], List[int], List[int]]:
+def _alignment(path: Sequence[str]) -> tuple[dict[int, int], list[int], list[int]]:
     """Alignment and error flags from an edit path.
 
     Returns
@@ -289,9 +290,9 @@ def _alignment(path: Sequence[str]) -> Tuple[Dict[int, int], List[int], List[int
     ref_err, hyp_err : list of int
         1 where the reference (hypothesis) word is not matched exactly.
     """
-    align: Dict[int, int] = {}
-    ref_err: List[int] = []
-    hyp_err: List[int] = []
+    align: dict[int, int] = {}
+    ref_err: list[int] = []
+    hyp_err: list[int] = []
     h = r = -1
     for op in path:
         if op in (_MATCH, _SUB):
@@ -316,7 +317,7 @@ def _alignment(path: Sequence[str]) -> Tuple[Dict[int, int], List[int], List[int
 # =========================================================================================
 
 
-def _matching_runs(hyp: Sequence[str], ref: Sequence[str]) -> Iterator[Tuple[int, int, int]]:
+def _matching_runs(hyp: Sequence[str], ref: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """Yield ``(hyp_start, ref_start, length)`` for every equal word run.
 
     Runs start at positions at most ``MAX_SHIFT_DIST`` apart and are 1..``MAX_SHIFT_SIZE``
@@ -338,7 +339,7 @@ def _matching_runs(hyp: Sequence[str], ref: Sequence[str]) -> Iterator[Tuple[int
                 yield h, r, length
 
 
-def _move_block(words: Sequence[str], start: int, length: int, target: int) -> List[str]:
+def _move_block(words: Sequence[str], start: int, length: int, target: int) -> list[str]:
     """Move ``words[start:start+length]`` to ``target``, as sacreBLEU defines it.
 
     A target before the block inserts it before ``words[target]``; a target after the
@@ -351,17 +352,12 @@ def _move_block(words: Sequence[str], start: int, length: int, target: int) -> L
         return words[:target] + block + words[target:start] + words[start + length :]
     if target > start + length:
         return words[:start] + words[start + length : target] + block + words[target:]
-    return (
-        words[:start]
-        + words[start + length : length + target]
-        + block
-        + words[length + target :]
-    )
+    return words[:start] + words[start + length : length + target] + block + words[length + target :]
 
 
 def _best_shift(
-    hyp: List[str], ref: Sequence[str], distance: _BeamEditDistance, checked: int
-) -> Tuple[int, List[str], int]:
+    hyp: list[str], ref: Sequence[str], distance: _BeamEditDistance, checked: int
+) -> tuple[int, list[str], int]:
     """Find the shift that lowers the edit distance most.
 
     Returns
@@ -376,7 +372,7 @@ def _best_shift(
     current, rows = distance(hyp)
     align, ref_err, hyp_err = _alignment(_backtrace(rows))
 
-    best_key: Optional[Tuple[int, int, int, int]] = None
+    best_key: tuple[int, int, int, int] | None = None
     best_words = hyp
     for h, r, length in _matching_runs(hyp, ref):
         # only move a run that is wrong where it is and fixes an error where it goes
@@ -413,7 +409,7 @@ def _best_shift(
     return best_key[0], best_words, checked
 
 
-def translation_edit_rate(hyp: Sequence[str], ref: Sequence[str]) -> Tuple[int, int]:
+def translation_edit_rate(hyp: Sequence[str], ref: Sequence[str]) -> tuple[int, int]:
     """Edits (shifts + Levenshtein) to turn ``hyp`` into ``ref``, and the reference length.
 
     Parameters
@@ -473,13 +469,13 @@ class TERResult:
 
 def segment_stats(
     hypothesis: str,
-    references: Sequence[Optional[str]],
+    references: Sequence[str | None],
     *,
     normalized: bool = False,
     no_punct: bool = False,
     asian_support: bool = False,
     case_sensitive: bool = False,
-) -> List[Number]:
+) -> list[Number]:
     """``[min edits over references, mean reference length]`` of one segment.
 
     Parameters
@@ -517,24 +513,22 @@ def segment_stats(
 
 def corpus_stats(
     hypotheses: Sequence[str],
-    references: Sequence[Sequence[Optional[str]]],
+    references: Sequence[Sequence[str | None]],
     *,
     normalized: bool = False,
     no_punct: bool = False,
     asian_support: bool = False,
     case_sensitive: bool = False,
-) -> List[List[Number]]:
+) -> list[list[Number]]:
     """Per-segment statistics; ``references`` are streams (``None`` allowed), truncated like ``zip``."""
-    options = dict(
-        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
-    )
+    options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
     return [
         segment_stats(hypothesis, list(segment_refs), **options)
         for hypothesis, *segment_refs in zip(hypotheses, *references)
     ]
 
 
-def sum_stats(rows: Sequence[Sequence[Number]]) -> List[Number]:
+def sum_stats(rows: Sequence[Sequence[Number]]) -> list[Number]:
     """Column sums with a running ``+=``, as sacreBLEU adds rows.
 
     The average reference lengths are floats; a plain loop keeps the rounding identical
@@ -566,7 +560,7 @@ def compute_ter(stats: Sequence[Number]) -> TERResult:
 
 def corpus_ter(
     hypotheses: Sequence[str],
-    references: Sequence[Sequence[Optional[str]]],
+    references: Sequence[Sequence[str | None]],
     *,
     normalized: bool = False,
     no_punct: bool = False,
@@ -587,7 +581,7 @@ def corpus_ter(
 
 def sentence_ter(
     hypothesis: str,
-    references: Sequence[Optional[str]],
+    references: Sequence[str | None],
     *,
     normalized: bool = False,
     no_punct: bool = False,

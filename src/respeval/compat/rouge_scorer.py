@@ -11,7 +11,8 @@ in one native call.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from respeval.metrics.rouge import RougeResult, Score, rouge, validate_types
 
@@ -32,8 +33,13 @@ class RougeScorer:
     tokenizer : optional object with ``tokenize(text) -> list[str]``
     """
 
-    def __init__(self, rouge_types: Sequence[str], use_stemmer: bool = False,
-                 split_summaries: bool = False, tokenizer: Any = None) -> None:
+    def __init__(
+        self,
+        rouge_types: Sequence[str],
+        use_stemmer: bool = False,
+        split_summaries: bool = False,
+        tokenizer: Any = None,
+    ) -> None:
         self.rouge_types = list(validate_types(rouge_types))
         self._use_stemmer = use_stemmer if tokenizer is None else False
         self._tokenizer = "rouge" if tokenizer is None else tokenizer

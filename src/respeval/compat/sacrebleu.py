@@ -14,7 +14,8 @@ Scores print like sacreBLEU's; signatures have the same fields, with
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from respeval._reference import bootstrap_mt
 from respeval._reference import ter as ref_ter
@@ -22,8 +23,21 @@ from respeval.metrics import bleu as _bleu
 from respeval.metrics import chrf as _chrf
 from respeval.metrics import ter as _ter
 
-__all__ = ["BLEU", "BLEUScore", "CHRF", "CHRFScore", "Score", "TER", "TERScore", "corpus_bleu", "corpus_chrf",
-           "corpus_ter", "sentence_bleu", "sentence_chrf", "sentence_ter"]
+__all__ = [
+    "BLEU",
+    "BLEUScore",
+    "CHRF",
+    "CHRFScore",
+    "Score",
+    "TER",
+    "TERScore",
+    "corpus_bleu",
+    "corpus_chrf",
+    "corpus_ter",
+    "sentence_bleu",
+    "sentence_chrf",
+    "sentence_ter",
+]
 
 
 class Score:
@@ -74,8 +88,10 @@ class BLEUScore(Score):
         self.bp, self.sys_len, self.ref_len = parts.bp, parts.sys_len, parts.ref_len
         self.prec_str = "/".join(f"{p:.1f}" for p in self.precisions)
         self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
-        self._verbose = (f"{self.prec_str} (BP = {self.bp:.3f} ratio = {self.ratio:.3f} "
-                         f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})")
+        self._verbose = (
+            f"{self.prec_str} (BP = {self.bp:.3f} ratio = {self.ratio:.3f} "
+            f"hyp_len = {self.sys_len:d} ref_len = {self.ref_len:d})"
+        )
 
 
 class CHRFScore(Score):
@@ -97,9 +113,22 @@ class _Signature(str):
     def format(self, short: bool = False) -> str:  # type: ignore[override]
         if not short:
             return str(self)
-        abbr = {"nrefs": "#", "version": "v", "case": "c", "eff": "e", "smooth": "s", "tok": "tok",
-                "bs": "bs", "seed": "rs", "nc": "nc", "nw": "nw", "space": "s", "norm": "nr", "punct": "pn",
-                "asian": "as"}
+        abbr = {
+            "nrefs": "#",
+            "version": "v",
+            "case": "c",
+            "eff": "e",
+            "smooth": "s",
+            "tok": "tok",
+            "bs": "bs",
+            "seed": "rs",
+            "nc": "nc",
+            "nw": "nw",
+            "space": "s",
+            "norm": "nr",
+            "punct": "pn",
+            "asian": "as",
+        }
         return "|".join(f"{abbr.get(k, k)}:{v}" for k, v in (p.split(":", 1) for p in str(self).split("|")))
 
 
@@ -114,9 +143,18 @@ def _nrefs(rows: list[list[str]], streams: Sequence) -> int | str:
 class BLEU:
     """sacreBLEU's ``BLEU`` class (``corpus_score``, ``sentence_score``, ``get_signature``)."""
 
-    def __init__(self, lowercase: bool = False, force: bool = False, tokenize: str | None = None,
-                 smooth_method: str = "exp", smooth_value: float | None = None, max_ngram_order: int = 4,
-                 effective_order: bool = False, trg_lang: str = "", references: Any = None) -> None:
+    def __init__(
+        self,
+        lowercase: bool = False,
+        force: bool = False,
+        tokenize: str | None = None,
+        smooth_method: str = "exp",
+        smooth_value: float | None = None,
+        max_ngram_order: int = 4,
+        effective_order: bool = False,
+        trg_lang: str = "",
+        references: Any = None,
+    ) -> None:
         self.lowercase, self.force = lowercase, force
         self.tokenize = tokenize or ("zh" if trg_lang == "zh" else "13a")
         self.smooth_method, self.smooth_value = smooth_method, smooth_value
@@ -127,16 +165,26 @@ class BLEU:
         self._refs = references
 
     def _score(self, stats_sum: list) -> BLEUScore:
-        return BLEUScore(_bleu.ref_bleu.compute_bleu(stats_sum, self.smooth_method, self.smooth_value,
-                                                     self.effective_order, self.max_ngram_order))
+        return BLEUScore(
+            _bleu.ref_bleu.compute_bleu(
+                stats_sum, self.smooth_method, self.smooth_value, self.effective_order, self.max_ngram_order
+            )
+        )
 
     def corpus_score(self, hypotheses: Sequence[str], references: Any = None, n_bootstrap: int = 1) -> BLEUScore:
         references = self._refs if references is None else references
         rows = _rows(hypotheses, references)
         self._nrefs = _nrefs(rows, references)
-        res = _bleu.bleu(list(hypotheses), rows, tokenize=self.tokenize, lowercase=self.lowercase,
-                         max_order=self.max_ngram_order, smooth=self.smooth_method, smooth_value=self.smooth_value,
-                         effective_order=self.effective_order)
+        res = _bleu.bleu(
+            list(hypotheses),
+            rows,
+            tokenize=self.tokenize,
+            lowercase=self.lowercase,
+            max_order=self.max_ngram_order,
+            smooth=self.smooth_method,
+            smooth_value=self.smooth_value,
+            effective_order=self.effective_order,
+        )
         score = self._score(res.stats.sum(axis=0).tolist())
         if n_bootstrap > 1:
             self._bootstrap, self._seed = n_bootstrap, bootstrap_mt.DEFAULT_SEED
@@ -146,28 +194,57 @@ class BLEU:
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:
         if not isinstance(hypothesis, str) or isinstance(references, str):
             raise TypeError("sentence_score takes a str hypothesis and a list of reference strs")
-        res = _bleu.bleu([hypothesis], [list(references)], tokenize=self.tokenize, lowercase=self.lowercase,
-                         max_order=self.max_ngram_order, smooth=self.smooth_method, smooth_value=self.smooth_value,
-                         effective_order=self.effective_order)
+        res = _bleu.bleu(
+            [hypothesis],
+            [list(references)],
+            tokenize=self.tokenize,
+            lowercase=self.lowercase,
+            max_order=self.max_ngram_order,
+            smooth=self.smooth_method,
+            smooth_value=self.smooth_value,
+            effective_order=self.effective_order,
+        )
         self._nrefs = len(references)
         return self._score(res.stats[0].tolist())
 
     def get_signature(self) -> _Signature:
         if self._nrefs is None:
             raise ValueError("Number of references unknown, please evaluate the metric first.")
-        return _Signature(_bleu.signature(nrefs=self._nrefs, lowercase=self.lowercase, tokenize=self.tokenize,
-                                          smooth=self.smooth_method, smooth_value=self.smooth_value,
-                                          effective_order=self.effective_order, bootstrap=self._bootstrap,
-                                          seed=self._seed))
+        return _Signature(
+            _bleu.signature(
+                nrefs=self._nrefs,
+                lowercase=self.lowercase,
+                tokenize=self.tokenize,
+                smooth=self.smooth_method,
+                smooth_value=self.smooth_value,
+                effective_order=self.effective_order,
+                bootstrap=self._bootstrap,
+                seed=self._seed,
+            )
+        )
 
 
 class CHRF:
     """sacreBLEU's ``CHRF`` class."""
 
-    def __init__(self, char_order: int = 6, word_order: int = 0, beta: int = 2, lowercase: bool = False,
-                 whitespace: bool = False, eps_smoothing: bool = False, references: Any = None) -> None:
-        self.metric = _chrf.Chrf(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
-                                 whitespace=whitespace, eps_smoothing=eps_smoothing)
+    def __init__(
+        self,
+        char_order: int = 6,
+        word_order: int = 0,
+        beta: int = 2,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        eps_smoothing: bool = False,
+        references: Any = None,
+    ) -> None:
+        self.metric = _chrf.Chrf(
+            char_order=char_order,
+            word_order=word_order,
+            beta=beta,
+            lowercase=lowercase,
+            whitespace=whitespace,
+            eps_smoothing=eps_smoothing,
+        )
         self.char_order, self.word_order, self.beta = char_order, word_order, beta
         self._nrefs: int | str | None = None
         self._bootstrap: int | None = None
@@ -202,10 +279,17 @@ class CHRF:
 class TER:
     """sacreBLEU's ``TER`` class."""
 
-    def __init__(self, normalized: bool = False, no_punct: bool = False, asian_support: bool = False,
-                 case_sensitive: bool = False, references: Any = None) -> None:
-        self.options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
-                            case_sensitive=case_sensitive)
+    def __init__(
+        self,
+        normalized: bool = False,
+        no_punct: bool = False,
+        asian_support: bool = False,
+        case_sensitive: bool = False,
+        references: Any = None,
+    ) -> None:
+        self.options = dict(
+            normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
+        )
         self._nrefs: int | str | None = None
         self._bootstrap: int | None = None
         self._seed: int | None = None
@@ -234,44 +318,104 @@ class TER:
     def get_signature(self) -> _Signature:
         if self._nrefs is None:
             raise ValueError("Number of references unknown, please evaluate the metric first.")
-        return _Signature(_ter.signature(nrefs=self._nrefs, bootstrap=self._bootstrap, seed=self._seed,
-                                         **self.options))
+        return _Signature(_ter.signature(nrefs=self._nrefs, bootstrap=self._bootstrap, seed=self._seed, **self.options))
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]], smooth_method: str = "exp",
-                smooth_value: float | None = None, force: bool = False, lowercase: bool = False,
-                tokenize: str = "13a", use_effective_order: bool = False) -> BLEUScore:
-    return BLEU(lowercase=lowercase, force=force, tokenize=tokenize, smooth_method=smooth_method,
-                smooth_value=smooth_value, effective_order=use_effective_order).corpus_score(hypotheses, references)
+def corpus_bleu(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    force: bool = False,
+    lowercase: bool = False,
+    tokenize: str = "13a",
+    use_effective_order: bool = False,
+) -> BLEUScore:
+    return BLEU(
+        lowercase=lowercase,
+        force=force,
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        effective_order=use_effective_order,
+    ).corpus_score(hypotheses, references)
 
 
-def sentence_bleu(hypothesis: str, references: Sequence[str], smooth_method: str = "exp",
-                  smooth_value: float | None = None, lowercase: bool = False, tokenize: str = "13a",
-                  use_effective_order: bool = True) -> BLEUScore:
-    return BLEU(lowercase=lowercase, tokenize=tokenize, smooth_method=smooth_method, smooth_value=smooth_value,
-                effective_order=use_effective_order).sentence_score(hypothesis, references)
+def sentence_bleu(
+    hypothesis: str,
+    references: Sequence[str],
+    smooth_method: str = "exp",
+    smooth_value: float | None = None,
+    lowercase: bool = False,
+    tokenize: str = "13a",
+    use_effective_order: bool = True,
+) -> BLEUScore:
+    return BLEU(
+        lowercase=lowercase,
+        tokenize=tokenize,
+        smooth_method=smooth_method,
+        smooth_value=smooth_value,
+        effective_order=use_effective_order,
+    ).sentence_score(hypothesis, references)
 
 
-def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]], char_order: int = 6,
-                word_order: int = 0, beta: int = 2, remove_whitespace: bool = True,
-                eps_smoothing: bool = False) -> CHRFScore:
-    return CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=not remove_whitespace,
-                eps_smoothing=eps_smoothing).corpus_score(hypotheses, references)
+def corpus_chrf(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    remove_whitespace: bool = True,
+    eps_smoothing: bool = False,
+) -> CHRFScore:
+    return CHRF(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        whitespace=not remove_whitespace,
+        eps_smoothing=eps_smoothing,
+    ).corpus_score(hypotheses, references)
 
 
-def sentence_chrf(hypothesis: str, references: Sequence[str], char_order: int = 6, word_order: int = 0,
-                  beta: int = 2, remove_whitespace: bool = True, eps_smoothing: bool = False) -> CHRFScore:
-    return CHRF(char_order=char_order, word_order=word_order, beta=beta, whitespace=not remove_whitespace,
-                eps_smoothing=eps_smoothing).sentence_score(hypothesis, references)
+def sentence_chrf(
+    hypothesis: str,
+    references: Sequence[str],
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: int = 2,
+    remove_whitespace: bool = True,
+    eps_smoothing: bool = False,
+) -> CHRFScore:
+    return CHRF(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        whitespace=not remove_whitespace,
+        eps_smoothing=eps_smoothing,
+    ).sentence_score(hypothesis, references)
 
 
-def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]], normalized: bool = False,
-               no_punct: bool = False, asian_support: bool = False, case_sensitive: bool = False) -> TERScore:
-    return TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
-               case_sensitive=case_sensitive).corpus_score(hypotheses, references)
+def corpus_ter(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> TERScore:
+    return TER(
+        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
+    ).corpus_score(hypotheses, references)
 
 
-def sentence_ter(hypothesis: str, references: Sequence[str], normalized: bool = False, no_punct: bool = False,
-                 asian_support: bool = False, case_sensitive: bool = False) -> TERScore:
-    return TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
-               case_sensitive=case_sensitive).sentence_score(hypothesis, references)
+def sentence_ter(
+    hypothesis: str,
+    references: Sequence[str],
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> TERScore:
+    return TER(
+        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
+    ).sentence_score(hypothesis, references)

@@ -8,7 +8,8 @@ Pass ``seed=`` to make it reproducible without touching global state.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +36,7 @@ class BootstrapAggregator:
         an int uses a private ``RandomState(seed)``, so results repeat.
     """
 
-    def __init__(self, confidence_interval: float = 0.95, n_samples: int = 1000,
-                 seed: int | None = None) -> None:
+    def __init__(self, confidence_interval: float = 0.95, n_samples: int = 1000, seed: int | None = None) -> None:
         if confidence_interval < 0 or confidence_interval > 1:
             raise ValueError("confidence_interval must be in range [0, 1]")
         if n_samples <= 0:

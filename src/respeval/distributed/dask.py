@@ -17,15 +17,23 @@ from __future__ import annotations
 import glob
 import os
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from respeval.io import join_parquet
-from respeval.pipeline import (DEFAULT_PRED_FIELD, DEFAULT_REF_FIELD, RunSummary, _ChunkStats, build_families,
-                               score_arrow, summarize)
+from respeval.pipeline import (
+    DEFAULT_PRED_FIELD,
+    DEFAULT_REF_FIELD,
+    RunSummary,
+    _ChunkStats,
+    build_families,
+    score_arrow,
+    summarize,
+)
 from respeval.stats import DEFAULT_SEED
 from respeval.summary import StatsCollector
 
@@ -55,22 +63,32 @@ def _check_worker_core() -> None:
             where = get_worker().address
         except (ImportError, ValueError):
             where = "this worker"
-        raise RuntimeError(f"respeval's compiled core is not importable on {where}: install respeval "
-                           "(with its native extension) on every worker, or set "
-                           "RESPEVAL_IMPLEMENTATION=python there to use the slow reference")
+        raise RuntimeError(
+            f"respeval's compiled core is not importable on {where}: install respeval "
+            "(with its native extension) on every worker, or set "
+            "RESPEVAL_IMPLEMENTATION=python there to use the slow reference"
+        )
 
 
-def score_file_task(index: int, path: str, part_path: str, config: TaskConfig
-                    ) -> tuple[int, int, dict[str, np.ndarray]]:
+def score_file_task(
+    index: int, path: str, part_path: str, config: TaskConfig
+) -> tuple[int, int, dict[str, np.ndarray]]:
     """Score one Parquet file into ``part_path``; returns (index, rows, statistics)."""
     import pyarrow.parquet as pq
 
     _check_worker_core()
     table = pq.read_table(path)
     families = build_families(config.metrics, tokenizer=config.tokenizer, stemmer=config.stemmer, threads=1)
-    results, stats = score_arrow(table, families, pred_field=config.pred_field, ref_field=config.ref_field,
-                                 id_field=config.id_field, system_field=config.system_field,
-                                 group_by=config.group_by, source=path)
+    results, stats = score_arrow(
+        table,
+        families,
+        pred_field=config.pred_field,
+        ref_field=config.ref_field,
+        id_field=config.id_field,
+        system_field=config.system_field,
+        group_by=config.group_by,
+        source=path,
+    )
     tmp = part_path + f".tmp-{os.getpid()}"
     pq.write_table(results, tmp)
     os.replace(tmp, part_path)
@@ -81,8 +99,13 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1) -> Any:
     """A LocalCluster bound to loopback only, without a dashboard."""
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
-                        host="127.0.0.1", dashboard_address=None)
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
 
 
 def expand_inputs(inputs: str | Sequence[str]) -> list[str]:
@@ -105,13 +128,26 @@ def expand_inputs(inputs: str | Sequence[str]) -> list[str]:
     return files
 
 
-def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
-                  pred_field: str = DEFAULT_PRED_FIELD, ref_field: str = DEFAULT_REF_FIELD,
-                  id_field: str | None = None, system_field: str | None = None, group_by: str | None = None,
-                  stemmer: bool = False, tokenizer: str = "rouge", client: Any = None,
-                  scheduler: str | None = None, bootstrap: int = 1000, confidence: float = 0.95,
-                  seed: int | None = DEFAULT_SEED, compare_to: str | None = None,
-                  progress: Callable[[int], None] | None = None) -> RunSummary:
+def score_parquet(
+    inputs: str | Sequence[str],
+    output: str,
+    *,
+    metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+    pred_field: str = DEFAULT_PRED_FIELD,
+    ref_field: str = DEFAULT_REF_FIELD,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    stemmer: bool = False,
+    tokenizer: str = "rouge",
+    client: Any = None,
+    scheduler: str | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    compare_to: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> RunSummary:
     """Score Parquet files on Dask; write ``output`` (a Parquet file) and return the summary.
 
     ``client``: a ``distributed.Client``; else ``scheduler`` (an address such as
@@ -136,9 +172,12 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
             own_cluster = local_cluster()
             client = Client(own_cluster)
     try:
-        futures = [client.submit(score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config,
-                                 pure=False, retries=2)
-                   for i, f in enumerate(files)]
+        futures = [
+            client.submit(
+                score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config, pure=False, retries=2
+            )
+            for i, f in enumerate(files)
+        ]
         # Statistics are folded in file order as soon as they can be (a file that
         # finishes early waits for the ones before it), so the driver holds few
         # files' statistics at a time and its sums are those of a single process.
@@ -164,6 +203,7 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
             client_to_close.close()
         if own_cluster is not None:
             own_cluster.close()
+
     def parts() -> Iterator[Any]:
         for i in range(len(files)):
             t = pq.read_table(parts_dir / f"part-{i:06d}.parquet")
@@ -180,8 +220,21 @@ def score_parquet(inputs: str | Sequence[str], output: str, *, metrics: Sequence
     names = ["" if system_field else "default"]
     table, comps, fields = summarize(collector, families, names, confidence=confidence, compare_to=compare_to)
     scored = sum(r.rows for r in table if r.group is None)
-    return RunSummary(scored, scored, 0, table, comps, fields, {f.name: f.signature() for f in families},
-                      time.perf_counter() - started, output, None, confidence, bootstrap, seed)
+    return RunSummary(
+        scored,
+        scored,
+        0,
+        table,
+        comps,
+        fields,
+        {f.name: f.signature() for f in families},
+        time.perf_counter() - started,
+        output,
+        None,
+        confidence,
+        bootstrap,
+        seed,
+    )
 
 
 def _offset(by_index: dict[int, int], i: int) -> int:

@@ -40,7 +40,7 @@ from respeval.judge.models import (
     Message,
 )
 from respeval.judge.openai import OpenAIChatModel
-from respeval.judge.parsing import ParseFailure, Parsed
+from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.pointwise import Pointwise, PointwiseVerdict
 from respeval.judge.replay import ReplayModel
 from respeval.judge.results import RowResult, RunSummary, wilson_interval

@@ -26,14 +26,21 @@ import itertools
 import json
 import time
 import urllib.request
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
 from respeval.judge.errors import FatalError, TransientError
 
-__all__ = ["LoopbackTransport", "ShardedTransport", "default_transport", "is_loopback_host", "parse_retry_after",
-           "post_json"]
+__all__ = [
+    "LoopbackTransport",
+    "ShardedTransport",
+    "default_transport",
+    "is_loopback_host",
+    "parse_retry_after",
+    "post_json",
+]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
 # the Cloudflare/Anthropic 52x family (529 = overloaded).
@@ -80,8 +87,9 @@ class ShardedTransport(httpx.AsyncBaseTransport):
         pools = max(1, -(-max_connections // per_pool))
         context = httpx.create_ssl_context()
         limits = httpx.Limits(max_connections=per_pool, max_keepalive_connections=per_pool)
-        self.pools = [httpx.AsyncHTTPTransport(verify=context, limits=limits, proxy=proxy, retries=0)
-                      for _ in range(pools)]
+        self.pools = [
+            httpx.AsyncHTTPTransport(verify=context, limits=limits, proxy=proxy, retries=0) for _ in range(pools)
+        ]
         self._turn = itertools.cycle(self.pools)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -137,15 +145,17 @@ def _error_message(body: bytes) -> str:
     return json.dumps(data)[:_BODY_SNIPPET]
 
 
-def error_for_status(status: int, body: bytes, headers: httpx.Headers, *, where: str,
-                     auth_hint: str = "") -> TransientError | FatalError:
+def error_for_status(
+    status: int, body: bytes, headers: httpx.Headers, *, where: str, auth_hint: str = ""
+) -> TransientError | FatalError:
     """The exception for a non-2xx response: transient (retry) or fatal (stop the run)."""
     detail = _error_message(body)
     suffix = f": {detail}" if detail else ""
     if status in _TRANSIENT or status >= 500:
         kind = "rate_limited" if status == 429 else "timeout" if status == 408 else "server_error"
-        return TransientError(f"HTTP {status} from {where}{suffix}", kind=kind, status=status,
-                              retry_after=parse_retry_after(headers))
+        return TransientError(
+            f"HTTP {status} from {where}{suffix}", kind=kind, status=status, retry_after=parse_retry_after(headers)
+        )
     hint = ""
     if status in (401, 403):
         hint = f" ({auth_hint})" if auth_hint else ""
@@ -154,8 +164,16 @@ def error_for_status(status: int, body: bytes, headers: httpx.Headers, *, where:
     return FatalError(f"HTTP {status} from {where}{suffix}{hint}", status=status)
 
 
-async def post_json(transport: httpx.AsyncBaseTransport, url: httpx.URL, headers: Mapping[str, str],
-                    body: bytes, *, timeout: float | None, where: str, auth_hint: str = "") -> Any:
+async def post_json(
+    transport: httpx.AsyncBaseTransport,
+    url: httpx.URL,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    timeout: float | None,
+    where: str,
+    auth_hint: str = "",
+) -> Any:
     """POST a JSON body and return the decoded JSON response.
 
     Raises TransientError for network trouble, retryable statuses and bodies that are not
@@ -168,8 +186,9 @@ async def post_json(transport: httpx.AsyncBaseTransport, url: httpx.URL, headers
             status, raw_headers, content = await transport.post(url, headers, body, timeout)
             response_headers = httpx.Headers(raw_headers) if not 200 <= status < 300 else None
         else:
-            request = httpx.Request("POST", url, headers=headers, content=body,
-                                    extensions={"timeout": httpx.Timeout(timeout).as_dict()})
+            request = httpx.Request(
+                "POST", url, headers=headers, content=body, extensions={"timeout": httpx.Timeout(timeout).as_dict()}
+            )
             response = await transport.handle_async_request(request)
             try:
                 content = await response.aread()
@@ -179,17 +198,18 @@ async def post_json(transport: httpx.AsyncBaseTransport, url: httpx.URL, headers
     except httpx.TimeoutException as exc:
         raise TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout") from exc
     except (httpx.TransportError, OSError) as exc:
-        raise TransientError(f"connection error talking to {where}: {type(exc).__name__}: {exc}",
-                             kind="connection") from exc
+        raise TransientError(
+            f"connection error talking to {where}: {type(exc).__name__}: {exc}", kind="connection"
+        ) from exc
     if not 200 <= status < 300:
-        raise error_for_status(status, content, response_headers or httpx.Headers(), where=where,
-                               auth_hint=auth_hint)
+        raise error_for_status(status, content, response_headers or httpx.Headers(), where=where, auth_hint=auth_hint)
     try:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError) as exc:
         snippet = content[:80].decode("utf-8", "replace")
-        raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}",
-                             kind="malformed_response", status=status) from exc
+        raise TransientError(
+            f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response", status=status
+        ) from exc
 
 
 # --------------------------------------------------------------------------- the transport
@@ -278,26 +298,36 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         head = [b"%s %s HTTP/1.1" % (request.method.encode("ascii"), url.raw_path)]
         head.extend(name + b": " + value for name, value in request.headers.raw)
         status, headers, content = await self._exchange(
-            (url.host, url.port or 80), b"\r\n".join(head) + b"\r\n\r\n" + request.content,
-            request.method == "HEAD", timeouts.get("connect"), timeouts.get("read"))
-        return httpx.Response(status, headers=headers, content=content, request=request,
-                              extensions={"http_version": b"HTTP/1.1"})
+            (url.host, url.port or 80),
+            b"\r\n".join(head) + b"\r\n\r\n" + request.content,
+            request.method == "HEAD",
+            timeouts.get("connect"),
+            timeouts.get("read"),
+        )
+        return httpx.Response(
+            status, headers=headers, content=content, request=request, extensions={"http_version": b"HTTP/1.1"}
+        )
 
-    async def post(self, url: httpx.URL, headers: Mapping[str, str], body: bytes,
-                   timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    async def post(
+        self, url: httpx.URL, headers: Mapping[str, str], body: bytes, timeout: float | None
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """POST ``body`` (the fast path of :func:`post_json`): status, raw headers, body."""
         if url.scheme != "http":
             raise httpx.UnsupportedProtocol(f"LoopbackTransport speaks plain http only, not {url.scheme}://")
         port = url.port or 80
         host = b"[%s]" % url.raw_host if b":" in url.raw_host else url.raw_host  # IPv6 literal
-        lines = [b"POST %s HTTP/1.1" % url.raw_path, b"Host: %s:%d" % (host, port),
-                 b"Content-Length: %d" % len(body)]
+        lines = [b"POST %s HTTP/1.1" % url.raw_path, b"Host: %s:%d" % (host, port), b"Content-Length: %d" % len(body)]
         lines.extend(f"{name}: {value}".encode("latin-1") for name, value in headers.items())
-        return await self._exchange((url.host, port), b"\r\n".join(lines) + b"\r\n\r\n" + body, False,
-                                    timeout, timeout)
+        return await self._exchange((url.host, port), b"\r\n".join(lines) + b"\r\n\r\n" + body, False, timeout, timeout)
 
-    async def _exchange(self, key: tuple[str, int], payload: bytes, head_only: bool, connect_timeout: float | None,
-                        read_timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    async def _exchange(
+        self,
+        key: tuple[str, int],
+        payload: bytes,
+        head_only: bool,
+        connect_timeout: float | None,
+        read_timeout: float | None,
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         conn = self._checkout(key)
         if conn is None:
             conn = await self._connect(key, connect_timeout)
@@ -353,8 +383,9 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         self.connections_opened += 1
         return conn
 
-    async def _read_response(self, conn: _Conn, head_only: bool,
-                             timeout: float | None) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+    async def _read_response(
+        self, conn: _Conn, head_only: bool, timeout: float | None
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
         while True:  # skip 1xx interim responses
             head = await self._read_head(conn, timeout)
             status, version, headers = self._parse_head(head)
@@ -390,7 +421,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
             end = conn.buf.find(b"\r\n\r\n", start)
             if end >= 0:
                 head = bytes(conn.buf[:end])
-                del conn.buf[:end + 4]
+                del conn.buf[: end + 4]
                 return head
             if len(conn.buf) > _MAX_HEADER_BYTES:
                 raise httpx.RemoteProtocolError("response headers too large")
@@ -432,7 +463,7 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
             end = conn.buf.find(b"\r\n")
             if end >= 0:
                 line = bytes(conn.buf[:end])
-                del conn.buf[:end + 2]
+                del conn.buf[: end + 2]
                 return line
             if conn.closed:
                 raise httpx.RemoteProtocolError("server disconnected inside a chunked body")

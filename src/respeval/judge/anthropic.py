@@ -40,14 +40,26 @@ class AnthropicModel(BaseJudgeModel):
 
     provider = "anthropic"
 
-    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = "ANTHROPIC_API_KEY",
-                 max_tokens: int = 1024, supports_temperature: bool = False,
-                 transport: httpx.AsyncBaseTransport | None = None, timeout: float | None = 60.0,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        max_tokens: int = 1024,
+        supports_temperature: bool = False,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float | None = 60.0,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         base = base_url.rstrip("/")
-        super().__init__(model, endpoint=_redact_url(base),
-                         capabilities=Capabilities(temperature=supports_temperature, seed=False, n=False,
-                                                   logprobs=False, json_schema=False))
+        super().__init__(
+            model,
+            endpoint=_redact_url(base),
+            capabilities=Capabilities(
+                temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=False
+            ),
+        )
         self._url = httpx.URL(base + ("/messages" if base.endswith("/v1") else "/v1/messages"))
         self._api_key_env = api_key_env
         self._max_tokens = max_tokens
@@ -57,8 +69,12 @@ class AnthropicModel(BaseJudgeModel):
         self._extra_headers = dict(headers or {})
 
     def _identity_extra(self) -> dict[str, Any]:
-        return {"adapter": "anthropic-messages/1", "api_version": API_VERSION, "max_tokens": self._max_tokens,
-                "temperature": self.capabilities.temperature}
+        return {
+            "adapter": "anthropic-messages/1",
+            "api_version": API_VERSION,
+            "max_tokens": self._max_tokens,
+            "temperature": self.capabilities.temperature,
+        }
 
     async def _open(self) -> None:
         self._transport = self._injected or default_transport(str(self._url))
@@ -89,19 +105,32 @@ class AnthropicModel(BaseJudgeModel):
         key = os.environ.get(self._api_key_env)
         if key:
             headers["x-api-key"] = key
-        hint = (f"check the key in ${self._api_key_env}" if key
-                else f"no API key was sent: ${self._api_key_env} is not set")
-        data = await post_json(self._transport, self._url, headers, json.dumps(self.build_body(request)).encode(),
-                               timeout=self._timeout, where=self.endpoint, auth_hint=hint)
+        hint = (
+            f"check the key in ${self._api_key_env}" if key else f"no API key was sent: ${self._api_key_env} is not set"
+        )
+        data = await post_json(
+            self._transport,
+            self._url,
+            headers,
+            json.dumps(self.build_body(request)).encode(),
+            timeout=self._timeout,
+            where=self.endpoint,
+            auth_hint=hint,
+        )
         try:
             blocks = data["content"]
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
         except (KeyError, TypeError, AttributeError) as exc:
-            raise TransientError(f"malformed response from {self.endpoint}: no content blocks",
-                                 kind="malformed_response") from exc
+            raise TransientError(
+                f"malformed response from {self.endpoint}: no content blocks", kind="malformed_response"
+            ) from exc
         usage = data.get("usage") or {}
         stop = data.get("stop_reason")
-        return Completion(text=text, tokens_in=_int(usage.get("input_tokens")),
-                          tokens_out=_int(usage.get("output_tokens")), finish_reason=_FINISH.get(stop, stop),
-                          model=data.get("model"),
-                          refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None)
+        return Completion(
+            text=text,
+            tokens_in=_int(usage.get("input_tokens")),
+            tokens_out=_int(usage.get("output_tokens")),
+            finish_reason=_FINISH.get(stop, stop),
+            model=data.get("model"),
+            refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None,
+        )

@@ -20,7 +20,8 @@ import json
 import os
 import sqlite3
 import time
-from typing import Any, Iterator, Mapping, Union
+from collections.abc import Iterator, Mapping
+from typing import Any, Union
 
 from respeval.judge.models import Completion, JudgeRequest
 
@@ -51,8 +52,16 @@ class KeyMaker:
             h.update(b"\x00m%d:%s%d:" % (len(role), role, len(content)))
             h.update(content)
         schema = request.json_schema.canonical_json if request.json_schema is not None else None
-        params = [request.temperature, request.seed, request.max_tokens, request.logprobs,
-                  request.template_version, request.sample_index, request.flip, schema]
+        params = [
+            request.temperature,
+            request.seed,
+            request.max_tokens,
+            request.logprobs,
+            request.template_version,
+            request.sample_index,
+            request.flip,
+            schema,
+        ]
         h.update(b"\x00p" + json.dumps(params, ensure_ascii=False).encode("utf-8"))
         return h.hexdigest()
 
@@ -81,7 +90,8 @@ class JudgeCache:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS completions (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
                 "endpoint TEXT NOT NULL, template_version TEXT NOT NULL, completion TEXT NOT NULL, "
-                "created REAL NOT NULL) WITHOUT ROWID")
+                "created REAL NOT NULL) WITHOUT ROWID"
+            )
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             schema = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
         except sqlite3.DatabaseError as exc:
@@ -97,8 +107,10 @@ class JudgeCache:
 
     def put(self, key: str, completion: Completion, *, model: str, endpoint: str, template_version: str) -> None:
         """Store (and commit) one answer; a key already present keeps its first answer."""
-        self._db.execute("INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
-                         (key, model, endpoint, template_version, json.dumps(completion.to_json()), time.time()))
+        self._db.execute(
+            "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
+            (key, model, endpoint, template_version, json.dumps(completion.to_json()), time.time()),
+        )
 
     def __contains__(self, key: object) -> bool:
         return self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone() is not None

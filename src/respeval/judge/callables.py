@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Awaitable, Callable, Mapping, Union
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Union
 
 from respeval.judge.errors import FatalError, JudgeError
 from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest
@@ -12,7 +13,7 @@ from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, Judg
 __all__ = ["CallableModel", "JudgeFunction", "as_completion"]
 
 JudgeResult = Union[str, Completion, Mapping[str, Any]]
-JudgeFunction = Callable[[JudgeRequest], Union[JudgeResult, Awaitable[JudgeResult]]]
+JudgeFunction = Callable[[JudgeRequest], JudgeResult | Awaitable[JudgeResult]]
 
 
 def as_completion(result: Any, where: str) -> Completion:
@@ -38,11 +39,13 @@ class CallableModel(BaseJudgeModel):
 
     provider = "python"
 
-    def __init__(self, fn: JudgeFunction, *, name: str | None = None, version: str = "",
-                 capabilities: Capabilities | None = None) -> None:
+    def __init__(
+        self, fn: JudgeFunction, *, name: str | None = None, version: str = "", capabilities: Capabilities | None = None
+    ) -> None:
         label = name or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
-        super().__init__(label, capabilities=capabilities or Capabilities(temperature=True, seed=True,
-                                                                          json_schema=True))
+        super().__init__(
+            label, capabilities=capabilities or Capabilities(temperature=True, seed=True, json_schema=True)
+        )
         self._fn = fn
         self._version = version
 

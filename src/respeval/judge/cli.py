@@ -17,7 +17,8 @@ import json
 import os
 import signal
 import sys
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
@@ -117,60 +118,115 @@ def _field(value: str) -> tuple[str, str]:
 def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``judge`` on an ``argparse`` subparsers object and return its parser."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "judge", help="judge responses against references with an LLM (async, cached, budgeted)",
+        "judge",
+        help="judge responses against references with an LLM (async, cached, budgeted)",
         description="Ask an LLM judge whether each response states the reference's key facts. "
-                    "Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts "
-                    "are reported as unscored with their reason, and the summary gives coverage.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts "
+        "are reported as unscored with their reason, and the summary gives coverage.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = p.add_argument_group("input")
     src.add_argument("--input", required=True, metavar="FILE", help="items to judge (.jsonl)")
-    src.add_argument("--method", default="pointwise", choices=sorted(METHODS),
-                     help="judging method (default: pointwise equivalence against the reference)")
-    src.add_argument("--field", action="append", type=_field, default=[], metavar="NAME=COLUMN",
-                     help="read field NAME (prompt, response, reference, baseline_model_response, id) "
-                          "from COLUMN; repeatable")
+    src.add_argument(
+        "--method",
+        default="pointwise",
+        choices=sorted(METHODS),
+        help="judging method (default: pointwise equivalence against the reference)",
+    )
+    src.add_argument(
+        "--field",
+        action="append",
+        type=_field,
+        default=[],
+        metavar="NAME=COLUMN",
+        help="read field NAME (prompt, response, reference, baseline_model_response, id) from COLUMN; repeatable",
+    )
     mod = p.add_argument_group("model")
-    mod.add_argument("--model", required=True, metavar="SPEC",
-                     help="openai:MODEL, anthropic:MODEL, python:module:function or fake:... (see below)")
-    mod.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models, e.g. "
-                     "http://localhost:8000/v1")
-    mod.add_argument("--api-key-env", metavar="NAME",
-                     help="environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)")
-    mod.add_argument("--no-json-schema", action="store_true",
-                     help="do not send response_format (servers without structured output)")
-    mod.add_argument("--max-tokens", metavar="N", type=_positive_int, default=512,
-                     help="reply limit per call (default 512)")
+    mod.add_argument(
+        "--model",
+        required=True,
+        metavar="SPEC",
+        help="openai:MODEL, anthropic:MODEL, python:module:function or fake:... (see below)",
+    )
+    mod.add_argument(
+        "--base-url", metavar="URL", help="API root for openai:/anthropic: models, e.g. http://localhost:8000/v1"
+    )
+    mod.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)",
+    )
+    mod.add_argument(
+        "--no-json-schema", action="store_true", help="do not send response_format (servers without structured output)"
+    )
+    mod.add_argument(
+        "--max-tokens", metavar="N", type=_positive_int, default=512, help="reply limit per call (default 512)"
+    )
     mod.add_argument("--seed", metavar="N", type=int, default=None, help="sampling seed, for models that support one")
-    mod.add_argument("--threshold", metavar="T", type=float, default=0.5,
-                     help="a row passes when the judge says pass and score >= THRESHOLD (default 0.5)")
-    mod.add_argument("--no-reask", action="store_true",
-                     help="do not re-ask once when a reply cannot be parsed")
+    mod.add_argument(
+        "--threshold",
+        metavar="T",
+        type=float,
+        default=0.5,
+        help="a row passes when the judge says pass and score >= THRESHOLD (default 0.5)",
+    )
+    mod.add_argument("--no-reask", action="store_true", help="do not re-ask once when a reply cannot be parsed")
     eng = p.add_argument_group("engine")
     eng.add_argument("--concurrency", metavar="N", type=_positive_int, default=8, help="calls in flight (default 8)")
-    eng.add_argument("--max-retries", metavar="N", type=_non_negative_int, default=5,
-                     help="retries per call on 429/5xx/timeouts/connection errors (default 5)")
+    eng.add_argument(
+        "--max-retries",
+        metavar="N",
+        type=_non_negative_int,
+        default=5,
+        help="retries per call on 429/5xx/timeouts/connection errors (default 5)",
+    )
     eng.add_argument("--timeout", metavar="S", type=_positive_float, default=60.0, help="seconds per call (default 60)")
     eng.add_argument("--rpm", metavar="N", type=_positive_float, default=None, help="max requests per minute")
     eng.add_argument("--tpm", metavar="N", type=_positive_float, default=None, help="max tokens per minute")
-    eng.add_argument("--backoff-base", metavar="S", type=_non_negative_float, default=0.5,
-                     help="first retry delay in seconds, doubled per retry, with jitter (default 0.5)")
-    eng.add_argument("--backoff-max", metavar="S", type=_non_negative_float, default=30.0,
-                     help="longest retry delay in seconds (default 30); Retry-After is honoured")
+    eng.add_argument(
+        "--backoff-base",
+        metavar="S",
+        type=_non_negative_float,
+        default=0.5,
+        help="first retry delay in seconds, doubled per retry, with jitter (default 0.5)",
+    )
+    eng.add_argument(
+        "--backoff-max",
+        metavar="S",
+        type=_non_negative_float,
+        default=30.0,
+        help="longest retry delay in seconds (default 30); Retry-After is honoured",
+    )
     eng.add_argument("--cache", metavar="FILE", help="answer cache, SQLite (default: OUT.cache.sqlite)")
     eng.add_argument("--no-cache", action="store_true", help="do not cache answers (no resuming)")
-    eng.add_argument("--replay-only", action="store_true",
-                     help="answer from the cache only; stop with an error on a miss (for CI)")
+    eng.add_argument(
+        "--replay-only", action="store_true", help="answer from the cache only; stop with an error on a miss (for CI)"
+    )
     bud = p.add_argument_group("budget and prices")
-    bud.add_argument("--budget-usd", metavar="USD", type=_non_negative_float, default=None,
-                     help="stop once this much is spent (needs --price-in/--price-out)")
-    bud.add_argument("--budget-calls", metavar="N", type=_non_negative_int, default=None,
-                     help="stop after this many calls")
-    bud.add_argument("--budget-tokens", metavar="N", type=_non_negative_int, default=None,
-                     help="stop once this many tokens (in + out) are used")
-    bud.add_argument("--price-in", type=_non_negative_float, default=None, metavar="USD",
-                     help="USD per million input tokens")
-    bud.add_argument("--price-out", type=_non_negative_float, default=None, metavar="USD",
-                     help="USD per million output tokens")
+    bud.add_argument(
+        "--budget-usd",
+        metavar="USD",
+        type=_non_negative_float,
+        default=None,
+        help="stop once this much is spent (needs --price-in/--price-out)",
+    )
+    bud.add_argument(
+        "--budget-calls", metavar="N", type=_non_negative_int, default=None, help="stop after this many calls"
+    )
+    bud.add_argument(
+        "--budget-tokens",
+        metavar="N",
+        type=_non_negative_int,
+        default=None,
+        help="stop once this many tokens (in + out) are used",
+    )
+    bud.add_argument(
+        "--price-in", type=_non_negative_float, default=None, metavar="USD", help="USD per million input tokens"
+    )
+    bud.add_argument(
+        "--price-out", type=_non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
+    )
     out = p.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -210,8 +266,9 @@ def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
     for lineno, record in read_jsonl(path):
         if not isinstance(record, dict):
             raise InputFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
-        projected = {name: record[fields.get(name, name)] for name in (*method.fields, "id")
-                     if fields.get(name, name) in record}
+        projected = {
+            name: record[fields.get(name, name)] for name in (*method.fields, "id") if fields.get(name, name) in record
+        }
         try:
             method.item(projected)
         except ValueError as exc:
@@ -241,8 +298,7 @@ class _LineWriter:
     in the cache, and a rerun writes them again for free).
     """
 
-    def __init__(self, out: Any, loop: asyncio.AbstractEventLoop, *, seconds: float = 0.05,
-                 rows: int = 256) -> None:
+    def __init__(self, out: Any, loop: asyncio.AbstractEventLoop, *, seconds: float = 0.05, rows: int = 256) -> None:
         self._out = out
         self._loop = loop
         self._seconds = seconds
@@ -276,11 +332,20 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
     if args.budget_usd is not None and prices is None:
         raise InputFileError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
     budget = Budget(max_calls=args.budget_calls, max_tokens=args.budget_tokens, max_cost=args.budget_usd)
-    return EngineOptions(concurrency=args.concurrency, max_retries=args.max_retries, timeout=args.timeout,
-                         backoff_base=args.backoff_base, backoff_max=args.backoff_max,
-                         requests_per_minute=args.rpm, tokens_per_minute=args.tpm, budget=budget,
-                         prices=prices, reask=not args.no_reask, replay_only=args.replay_only,
-                         seed=args.seed or 0)
+    return EngineOptions(
+        concurrency=args.concurrency,
+        max_retries=args.max_retries,
+        timeout=args.timeout,
+        backoff_base=args.backoff_base,
+        backoff_max=args.backoff_max,
+        requests_per_minute=args.rpm,
+        tokens_per_minute=args.tpm,
+        budget=budget,
+        prices=prices,
+        reask=not args.no_reask,
+        replay_only=args.replay_only,
+        seed=args.seed or 0,
+    )
 
 
 def cache_path_for(args: argparse.Namespace) -> str | None:
@@ -297,10 +362,21 @@ def cache_path_for(args: argparse.Namespace) -> str | None:
     return path
 
 
-async def _judge(args: argparse.Namespace, method: JudgeMethod, fields: dict[str, str], total: int,
-                 options: EngineOptions, cache_path: str | None) -> RunResult:
-    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env,
-                       json_schema=not args.no_json_schema, timeout=args.timeout)
+async def _judge(
+    args: argparse.Namespace,
+    method: JudgeMethod,
+    fields: dict[str, str],
+    total: int,
+    options: EngineOptions,
+    cache_path: str | None,
+) -> RunResult:
+    model = load_model(
+        args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        json_schema=not args.no_json_schema,
+        timeout=args.timeout,
+    )
     columns = list(method.verdict_fields)
     loop = asyncio.get_running_loop()
     with contextlib.ExitStack() as stack:
@@ -314,8 +390,9 @@ async def _judge(args: argparse.Namespace, method: JudgeMethod, fields: dict[str
         if not args.quiet:
             from tqdm import tqdm
 
-            bar = stack.enter_context(tqdm(total=total, unit="rows", file=sys.stderr, delay=2.0,
-                                           dynamic_ncols=True, desc="judging"))
+            bar = stack.enter_context(
+                tqdm(total=total, unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="judging")
+            )
 
         def on_row(row: RowResult) -> None:
             if writer is not None:
@@ -328,8 +405,10 @@ async def _judge(args: argparse.Namespace, method: JudgeMethod, fields: dict[str
 
             def on_signal() -> None:
                 if engine.interrupt() == 1:
-                    print(f"\nstopping: letting {engine.in_flight} calls in flight finish "
-                          "(Ctrl-C again to abandon them)", file=sys.stderr)
+                    print(
+                        f"\nstopping: letting {engine.in_flight} calls in flight finish (Ctrl-C again to abandon them)",
+                        file=sys.stderr,
+                    )
 
             for sig in (signal.SIGINT, signal.SIGTERM):
                 try:
@@ -376,8 +455,11 @@ def run_judge(args: argparse.Namespace) -> int:
             print(f"cache: {cache_path}")
     if result.stop_kind is None:
         return 0
-    print(f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left "
-          "(rerun the same command to resume)", file=sys.stderr)
+    print(
+        f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left "
+        "(rerun the same command to resume)",
+        file=sys.stderr,
+    )
     if result.stop_kind == STOP_INTERRUPTED:
         return EXIT_INTERRUPTED
     return EXIT_BUDGET if result.stop_kind == STOP_BUDGET else EXIT_FATAL

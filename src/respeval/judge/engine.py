@@ -30,8 +30,9 @@ import concurrent.futures
 import dataclasses
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from respeval.judge.cache import JudgeCache, KeyMaker, PathLike
 from respeval.judge.errors import FatalError, JudgeError, TransientError
@@ -142,10 +143,12 @@ class _RowSpend:
 
 
 if sys.version_info >= (3, 11):
+
     async def _with_timeout(coro: Any, seconds: float) -> Any:
         async with asyncio.timeout(seconds):  # no extra task, unlike wait_for on 3.11
             return await coro
 else:  # pragma: no cover - Python 3.10
+
     async def _with_timeout(coro: Any, seconds: float) -> Any:
         return await asyncio.wait_for(coro, seconds)
 
@@ -156,8 +159,15 @@ class JudgeEngine:
     The caller owns ``model`` (enter it first) and ``cache``; :func:`arun` does that for you.
     """
 
-    def __init__(self, model: JudgeModel, method: JudgeMethod, options: EngineOptions | None = None, *,
-                 cache: JudgeCache | None = None, fields: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        model: JudgeModel,
+        method: JudgeMethod,
+        options: EngineOptions | None = None,
+        *,
+        cache: JudgeCache | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> None:
         self.model = model
         self.method = method
         self.options = options or EngineOptions()
@@ -175,8 +185,12 @@ class JudgeEngine:
         o = self.options
         self._rpm = RateLimiter(o.requests_per_minute) if o.requests_per_minute else None
         self._tpm = RateLimiter(o.tokens_per_minute) if o.tokens_per_minute else None
-        self.summary = RunSummary(method=method.name, signature=f"{method.signature()}|model:{model.model_id}",
-                                  model=model.model_id, confidence=o.confidence)
+        self.summary = RunSummary(
+            method=method.name,
+            signature=f"{method.signature()}|model:{model.model_id}",
+            model=model.model_id,
+            confidence=o.confidence,
+        )
         self._stop_kind: str | None = None
         self._stop_event = asyncio.Event()
         self._resume_at = 0.0  # monotonic time before which no call starts (a 429's Retry-After)
@@ -216,8 +230,13 @@ class JudgeEngine:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self, records: Iterable[Mapping[str, Any]], *, on_row: Callable[[RowResult], None] | None = None,
-                  keep_rows: bool = True) -> RunResult:
+    async def run(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        on_row: Callable[[RowResult], None] | None = None,
+        keep_rows: bool = True,
+    ) -> RunResult:
         """Judge every record (once per engine); ``on_row`` sees each row as it finishes,
         in finishing order."""
         started = time.perf_counter()
@@ -249,8 +268,9 @@ class JudgeEngine:
         rows.sort(key=lambda r: r.row)
         return RunResult(rows=rows, summary=self.summary, not_run=not_run, stop_kind=self._stop_kind)
 
-    async def _worker(self, rows_iter: Iterator[tuple[int, Mapping[str, Any]]],
-                      emit: Callable[[RowResult], None]) -> None:
+    async def _worker(
+        self, rows_iter: Iterator[tuple[int, Mapping[str, Any]]], emit: Callable[[RowResult], None]
+    ) -> None:
         while not self.stopping:
             try:
                 row, record = next(rows_iter)
@@ -292,8 +312,11 @@ class JudgeEngine:
                 self.summary.reasks += 1
                 second_request = self.method.reask(item, request, completion, outcome)
                 second = self.method.parse(item, await self._call(second_request, spend, row))
-                outcome = (ParseFailure(f"{outcome.reason}; after one re-ask: {second.reason}")
-                           if isinstance(second, ParseFailure) else second)
+                outcome = (
+                    ParseFailure(f"{outcome.reason}; after one re-ask: {second.reason}")
+                    if isinstance(second, ParseFailure)
+                    else second
+                )
         except _Stop:
             # Left not run, but what it already spent was spent: keep the totals honest.
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
@@ -302,16 +325,35 @@ class JudgeEngine:
             return self._row(row, row_id, spend, reasked, reason=str(exc))
         if isinstance(outcome, ParseFailure):
             return self._row(row, row_id, spend, reasked, reason=f"unparseable: {outcome.reason}")
-        return self._row(row, row_id, spend, reasked, verdict=self.method.row_fields(outcome.verdict),
-                         parsed_from=outcome.stage)
+        return self._row(
+            row, row_id, spend, reasked, verdict=self.method.row_fields(outcome.verdict), parsed_from=outcome.stage
+        )
 
     @staticmethod
-    def _row(row: int, row_id: Any, spend: _RowSpend, reasked: bool, *, reason: str | None = None,
-             verdict: dict[str, Any] | None = None, parsed_from: str | None = None) -> RowResult:
-        return RowResult(row=row, id=row_id, status=SCORED if verdict is not None else UNSCORED, verdict=verdict,
-                         unscored_reason=reason, tokens_in=spend.tokens_in, tokens_out=spend.tokens_out,
-                         cost=spend.cost, cache_hit=not spend.live, attempts=spend.attempts, reasked=reasked,
-                         parsed_from=parsed_from)
+    def _row(
+        row: int,
+        row_id: Any,
+        spend: _RowSpend,
+        reasked: bool,
+        *,
+        reason: str | None = None,
+        verdict: dict[str, Any] | None = None,
+        parsed_from: str | None = None,
+    ) -> RowResult:
+        return RowResult(
+            row=row,
+            id=row_id,
+            status=SCORED if verdict is not None else UNSCORED,
+            verdict=verdict,
+            unscored_reason=reason,
+            tokens_in=spend.tokens_in,
+            tokens_out=spend.tokens_out,
+            cost=spend.cost,
+            cache_hit=not spend.live,
+            attempts=spend.attempts,
+            reasked=reasked,
+            parsed_from=parsed_from,
+        )
 
     # ------------------------------------------------------------------ one request
 
@@ -326,8 +368,10 @@ class JudgeEngine:
             self.summary.cache_hits += 1
             return cached
         if self.options.replay_only:
-            self.halt(f"replay-only: cache miss for input row {row} ({self.model.model_id}, "
-                      f"template {request.template_version}) in {self.cache.path}")
+            self.halt(
+                f"replay-only: cache miss for input row {row} ({self.model.model_id}, "
+                f"template {request.template_version}) in {self.cache.path}"
+            )
             raise _Stop
         while (shared := self._pending.get(key)) is not None:
             try:
@@ -369,18 +413,25 @@ class JudgeEngine:
                     if self._successes == 0:
                         # Not one call has worked: a dead endpoint or a wrong URL, not bad luck.
                         # Stop instead of spending max_retries backoffs on every remaining row.
-                        self.halt(f"giving up: no call has succeeded yet ({attempt + 1} attempts for input "
-                                  f"row {row}); last error: {exc}", STOP_ERROR)
+                        self.halt(
+                            f"giving up: no call has succeeded yet ({attempt + 1} attempts for input "
+                            f"row {row}); last error: {exc}",
+                            STOP_ERROR,
+                        )
                         raise _Stop from exc
                     raise _GaveUp(f"retries exhausted: {attempt + 1} attempts, last: {exc}") from exc
                 o = self.options
-                delay = backoff_delay(attempt, base=o.backoff_base, cap=o.backoff_max,
-                                      unit=jitter_unit(o.seed, jitter_key, attempt), retry_after=exc.retry_after,
-                                      max_retry_after=o.max_retry_after)
+                delay = backoff_delay(
+                    attempt,
+                    base=o.backoff_base,
+                    cap=o.backoff_max,
+                    unit=jitter_unit(o.seed, jitter_key, attempt),
+                    retry_after=exc.retry_after,
+                    max_retry_after=o.max_retry_after,
+                )
                 if exc.retry_after is not None:
                     # The server is rate-limiting all of us: hold every worker, not just this one.
-                    self._resume_at = max(self._resume_at,
-                                          time.monotonic() + min(exc.retry_after, o.max_retry_after))
+                    self._resume_at = max(self._resume_at, time.monotonic() + min(exc.retry_after, o.max_retry_after))
                 attempt += 1
                 await self._sleep(delay)
                 continue
@@ -389,9 +440,13 @@ class JudgeEngine:
                 raise _Stop from exc
             self._account(completion, spend, estimate)
             if key is not None:
-                self.cache.put(key, completion, model=self.model.model_id,  # type: ignore[union-attr]
-                               endpoint=str(self._identity.get("endpoint", "")),
-                               template_version=request.template_version)
+                self.cache.put(
+                    key,
+                    completion,
+                    model=self.model.model_id,  # type: ignore[union-attr]
+                    endpoint=str(self._identity.get("endpoint", "")),
+                    template_version=request.template_version,
+                )
             return completion
 
     async def _generate(self, request: JudgeRequest) -> Completion:
@@ -453,10 +508,18 @@ class JudgeEngine:
 # ---------------------------------------------------------------------- entry points
 
 
-async def arun(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, *,
-               method: JudgeMethod | str = "pointwise", cache: JudgeCache | PathLike | None = None,
-               fields: Mapping[str, str] | None = None, on_row: Callable[[RowResult], None] | None = None,
-               keep_rows: bool = True, options: EngineOptions | None = None, **overrides: Any) -> RunResult:
+async def arun(
+    records: Iterable[Mapping[str, Any]],
+    model: JudgeModel | str,
+    *,
+    method: JudgeMethod | str = "pointwise",
+    cache: JudgeCache | PathLike | None = None,
+    fields: Mapping[str, str] | None = None,
+    on_row: Callable[[RowResult], None] | None = None,
+    keep_rows: bool = True,
+    options: EngineOptions | None = None,
+    **overrides: Any,
+) -> RunResult:
     """Judge ``records`` (mappings with ``prompt``, ``response``, ``reference``, ``id``).
 
     Args:
@@ -500,4 +563,3 @@ def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs:
         return asyncio.run(arun(records, model, **kwargs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-judge") as pool:
         return pool.submit(asyncio.run, arun(records, model, **kwargs)).result()
-

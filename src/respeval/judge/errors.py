@@ -29,8 +29,9 @@ class TransientError(JudgeError):
         retry_after: seconds the server asked us to wait (``Retry-After``), if it said.
     """
 
-    def __init__(self, message: str, *, kind: str = "server_error", status: int | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, kind: str = "server_error", status: int | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.status = status

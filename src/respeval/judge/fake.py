@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Union
 
 from respeval.judge.cache import KeyMaker
 from respeval.judge.callables import as_completion
@@ -28,7 +29,7 @@ MALFORMED_OUTPUTS = (
     '{"reasoning": "close", "score": 1.0, "pa',
     '{"reasoning": "no score given", "pass": true}',
     '{"reasoning": "too generous", "score": 7, "pass": true}',
-    "```json\n{\"score\": \"high\", \"pass\": \"maybe\"}\n```",
+    '```json\n{"score": "high", "pass": "maybe"}\n```',
 )
 
 _FINGERPRINT = KeyMaker({"provider": "fake"})
@@ -60,12 +61,25 @@ class FakeModel(BaseJudgeModel):
 
     provider = "fake"
 
-    def __init__(self, outputs: Outputs = None, *, name: str = "fake", latency: float | tuple[float, float] = 0.0,
-                 error_rate: float = 0.0, error_status: int = 503, retry_after: float | None = None,
-                 fatal_rate: float = 0.0, malformed_rate: float = 0.0, seed: int = 0,
-                 capabilities: Capabilities | None = None) -> None:
-        super().__init__(name, capabilities=capabilities or Capabilities(temperature=True, seed=True, n=True,
-                                                                         logprobs=True, json_schema=True))
+    def __init__(
+        self,
+        outputs: Outputs = None,
+        *,
+        name: str = "fake",
+        latency: float | tuple[float, float] = 0.0,
+        error_rate: float = 0.0,
+        error_status: int = 503,
+        retry_after: float | None = None,
+        fatal_rate: float = 0.0,
+        malformed_rate: float = 0.0,
+        seed: int = 0,
+        capabilities: Capabilities | None = None,
+    ) -> None:
+        super().__init__(
+            name,
+            capabilities=capabilities
+            or Capabilities(temperature=True, seed=True, n=True, logprobs=True, json_schema=True),
+        )
         self._outputs = outputs
         self._script = list(outputs) if isinstance(outputs, (list, tuple)) else None
         self._latency = latency
@@ -101,7 +115,7 @@ class FakeModel(BaseJudgeModel):
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             rng = self._rng(request)
-            delay = (rng.uniform(*self._latency) if isinstance(self._latency, tuple) else self._latency)
+            delay = rng.uniform(*self._latency) if isinstance(self._latency, tuple) else self._latency
             roll = rng.random()  # one draw decides the fault, so the rates add up exactly
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -110,8 +124,12 @@ class FakeModel(BaseJudgeModel):
             roll -= self._fatal_rate
             if roll < self._error_rate:
                 kind = "rate_limited" if self._error_status == 429 else "server_error"
-                raise TransientError(f"HTTP {self._error_status} from fake: injected fault", kind=kind,
-                                     status=self._error_status, retry_after=self._retry_after)
+                raise TransientError(
+                    f"HTTP {self._error_status} from fake: injected fault",
+                    kind=kind,
+                    status=self._error_status,
+                    retry_after=self._retry_after,
+                )
             roll -= self._error_rate
             if roll < self._malformed_rate:
                 completion = self._with_usage(request, Completion(text=rng.choice(MALFORMED_OUTPUTS)))
@@ -145,7 +163,12 @@ class FakeModel(BaseJudgeModel):
         can be tested without a provider."""
         if completion.tokens_in or completion.tokens_out:
             return completion
-        return Completion(text=completion.text, tokens_in=estimate_tokens(request.prompt_chars()),
-                          tokens_out=estimate_tokens(len(completion.text)),
-                          finish_reason=completion.finish_reason or "stop",
-                          model=completion.model, structured=completion.structured, refusal=completion.refusal)
+        return Completion(
+            text=completion.text,
+            tokens_in=estimate_tokens(request.prompt_chars()),
+            tokens_out=estimate_tokens(len(completion.text)),
+            finish_reason=completion.finish_reason or "stop",
+            model=completion.model,
+            structured=completion.structured,
+            refusal=completion.refusal,
+        )

@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Mapping, Union
+from typing import Union
 
 __all__ = ["Budget", "BudgetTracker", "Price", "Prices", "RateLimiter", "backoff_delay", "jitter_unit"]
 
@@ -110,9 +111,14 @@ class RateLimiter:
     the provider's real usage.  Waiters are served in arrival order.
     """
 
-    def __init__(self, per_minute: float, *, burst_seconds: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        per_minute: float,
+        *,
+        burst_seconds: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         if per_minute <= 0:
             raise ValueError(f"a rate limit must be positive, got {per_minute}")
         self.rate = per_minute / 60.0
@@ -150,15 +156,22 @@ def jitter_unit(seed: int, key: str, attempt: int) -> float:
     """A uniform number in [0, 1) fixed by (seed, request, attempt): jitter that spreads
     retries apart yet is reproducible whatever order concurrent calls happen in."""
     digest = hashlib.blake2b(f"{seed}:{key}:{attempt}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2.0 ** 64
+    return int.from_bytes(digest, "big") / 2.0**64
 
 
-def backoff_delay(attempt: int, *, base: float, cap: float, unit: float, retry_after: float | None = None,
-                  max_retry_after: float = 300.0) -> float:
+def backoff_delay(
+    attempt: int,
+    *,
+    base: float,
+    cap: float,
+    unit: float,
+    retry_after: float | None = None,
+    max_retry_after: float = 300.0,
+) -> float:
     """Seconds before retry number ``attempt + 1``: exponential (``base * 2**attempt``,
     at most ``cap``) with "equal jitter" (half fixed, half random), and never sooner than
     the server's ``Retry-After`` (itself capped by ``max_retry_after``)."""
-    delay = min(cap, base * (2.0 ** attempt))
+    delay = min(cap, base * (2.0**attempt))
     delay = delay / 2.0 + delay / 2.0 * unit
     if retry_after is not None:
         delay = max(delay, min(retry_after, max_retry_after))

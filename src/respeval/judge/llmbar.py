@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +39,17 @@ from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, Judg
 from respeval.judge.pairwise import Pairwise, PairwiseReport
 from respeval.judge.replay import ReplayModel
 
-__all__ = ["EXAMPLE_EVALUATOR", "LLMBarInstance", "RecordedJudge", "example_instances", "llmbar_statistics",
-           "load_instances", "load_statistics", "replay_model", "to_pairs"]
+__all__ = [
+    "EXAMPLE_EVALUATOR",
+    "LLMBarInstance",
+    "RecordedJudge",
+    "example_instances",
+    "llmbar_statistics",
+    "load_instances",
+    "load_statistics",
+    "replay_model",
+    "to_pairs",
+]
 
 SWAP = {"ab": "swap = False", "ba": "swap = True"}
 EXAMPLE_EVALUATOR = "LLMBar/Natural GPT-4/Vanilla"
@@ -74,15 +84,19 @@ def _instance(i: int, raw: Mapping[str, Any]) -> LLMBarInstance:
         winners[orientation] = result[key]["winner"]
     if raw["label"] not in (1, 2):
         raise ValueError(f"instance {i}: label must be 1 or 2, got {raw['label']!r}")
-    return LLMBarInstance(raw.get("id", i), raw["input"], raw["output_1"], raw["output_2"], raw["label"],
-                          replies, winners)
+    return LLMBarInstance(
+        raw.get("id", i), raw["input"], raw["output_1"], raw["output_2"], raw["label"], replies, winners
+    )
 
 
 def load_instances(path: str | os.PathLike[str]) -> list[LLMBarInstance]:
     """An LLMBar ``result.json`` (a JSON list), or the JSONL sample shipped with respeval."""
     text = Path(path).read_text(encoding="utf-8")
-    raws = json.loads(text) if text.lstrip().startswith("[") else [json.loads(line) for line in text.splitlines()
-                                                                   if line.strip()]
+    raws = (
+        json.loads(text)
+        if text.lstrip().startswith("[")
+        else [json.loads(line) for line in text.splitlines() if line.strip()]
+    )
     return [_instance(i, raw) for i, raw in enumerate(raws)]
 
 
@@ -101,8 +115,16 @@ def example_instances() -> list[LLMBarInstance]:
 def to_pairs(instances: Iterable[LLMBarInstance]) -> list[dict[str, Any]]:
     """Pairwise records: ``baseline_model_response`` = output_1 (A), ``response`` =
     output_2 (B), and the human ``label`` as ``A``/``B``."""
-    return [{"id": inst.id, "prompt": inst.input, "baseline_model_response": inst.output_1,
-             "response": inst.output_2, "label": "A" if inst.label == 1 else "B"} for inst in instances]
+    return [
+        {
+            "id": inst.id,
+            "prompt": inst.input,
+            "baseline_model_response": inst.output_1,
+            "response": inst.output_2,
+            "label": "A" if inst.label == 1 else "B",
+        }
+        for inst in instances
+    ]
 
 
 class RecordedJudge(BaseJudgeModel):
@@ -118,8 +140,13 @@ class RecordedJudge(BaseJudgeModel):
         raise FatalError(f"{self.model_id} is a recorded judge: it answers only through replay_model()")
 
 
-def replay_model(instances: Sequence[LLMBarInstance], evaluator: str, *, method: Pairwise | None = None,
-                 cache: JudgeCache | None = None) -> ReplayModel:
+def replay_model(
+    instances: Sequence[LLMBarInstance],
+    evaluator: str,
+    *,
+    method: Pairwise | None = None,
+    cache: JudgeCache | None = None,
+) -> ReplayModel:
     """A model answering each order of each instance with the recorded reply (see the
     module docstring).  Run it with ``EngineOptions(reask=False)``: there is one recorded
     reply per order, so a re-ask after an unparseable one could only miss."""
@@ -129,11 +156,22 @@ def replay_model(instances: Sequence[LLMBarInstance], evaluator: str, *, method:
     identity = judge.identity()
     for record, inst in zip(to_pairs(instances), instances):
         for orientation in SWAP:
-            item = method.item({"prompt": record["prompt"], "response_a": record["baseline_model_response"],
-                                "response_b": record["response"], "orientation": orientation})
+            item = method.item(
+                {
+                    "prompt": record["prompt"],
+                    "response_a": record["baseline_model_response"],
+                    "response_b": record["response"],
+                    "orientation": orientation,
+                }
+            )
             request = method.build(item, judge.capabilities)
-            store.put(cache_key(identity, request), inst.replies[orientation], model=judge.model_id,
-                      endpoint="", template_version=request.template_version)
+            store.put(
+                cache_key(identity, request),
+                inst.replies[orientation],
+                model=judge.model_id,
+                endpoint="",
+                template_version=request.template_version,
+            )
     return ReplayModel(store, like=judge)
 
 

@@ -7,10 +7,11 @@ says how to re-ask once after an unusable reply.  The engine does everything els
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from respeval.judge.models import Capabilities, Completion, JudgeRequest
-from respeval.judge.parsing import ParseFailure, Parsed
+from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.pointwise import Pointwise
 
 __all__ = ["METHODS", "JudgeMethod", "get_method"]
@@ -36,8 +37,9 @@ class JudgeMethod(Protocol):
 
     def parse(self, item: Any, completion: Completion) -> Parsed[Any] | ParseFailure: ...
 
-    def reask(self, item: Any, request: JudgeRequest, completion: Completion,
-              failure: ParseFailure) -> JudgeRequest: ...
+    def reask(
+        self, item: Any, request: JudgeRequest, completion: Completion, failure: ParseFailure
+    ) -> JudgeRequest: ...
 
     def row_fields(self, verdict: Any) -> dict[str, Any]:
         """The verdict's output columns; must include ``pass`` (bool) and may include
@@ -55,4 +57,3 @@ def get_method(name: str, **options: Any) -> JudgeMethod:
         raise ValueError(f"unknown judge method {name!r}; available: {', '.join(sorted(METHODS))}") from None
     method: JudgeMethod = cls(**options)
     return method
-

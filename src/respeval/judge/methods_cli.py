@@ -16,7 +16,8 @@ import asyncio
 import contextlib
 import json
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.cli import (
@@ -24,11 +25,11 @@ from respeval.judge.cli import (
     EXIT_FATAL,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
-    cache_path_for,
     InputFileError,
+    add_judge_parser,
+    cache_path_for,
     engine_options,
     read_jsonl,
-    add_judge_parser,
     run_judge,
 )
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
@@ -86,21 +87,41 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
         if action.dest in ("input", "model"):
             action.required = False
     g = parser.add_argument_group("methods (pairwise, rubrics, multi-sampling)")
-    g.add_argument("--example", action="store_true",
-                   help="pairwise judging with flipping on real recorded judgments (LLMBar, GPT-4): "
-                        "no network, no key")
-    g.add_argument("--flip", choices=FLIP_MODES, default="both",
-                   help="pairwise orders: both (default) or half (every other pair swapped; weaker)")
+    g.add_argument(
+        "--example",
+        action="store_true",
+        help="pairwise judging with flipping on real recorded judgments (LLMBar, GPT-4): no network, no key",
+    )
+    g.add_argument(
+        "--flip",
+        choices=FLIP_MODES,
+        default="both",
+        help="pairwise orders: both (default) or half (every other pair swapped; weaker)",
+    )
     g.add_argument("--samples", type=int, default=1, metavar="K", help="requests per item (default 1)")
-    g.add_argument("--aggregate", choices=AGGREGATIONS, default="majority",
-                   help="how K samples combine: majority (strict; default), mean, median")
-    g.add_argument("--sample-temperature", type=float, default=None, metavar="T",
-                   help="temperature for multi-sampling (default: the method's, 0)")
+    g.add_argument(
+        "--aggregate",
+        choices=AGGREGATIONS,
+        default="majority",
+        help="how K samples combine: majority (strict; default), mean, median",
+    )
+    g.add_argument(
+        "--sample-temperature",
+        type=float,
+        default=None,
+        metavar="T",
+        help="temperature for multi-sampling (default: the method's, 0)",
+    )
     g.add_argument("--rubric", metavar="FILE", help="static rubric: JSON list of criteria")
-    g.add_argument("--preset", choices=sorted(PRESETS), default="GENERAL_QUALITY",
-                   help="adaptive rubric focus (default GENERAL_QUALITY)")
-    g.add_argument("--guidelines", metavar="TEXT", help="adaptive rubric guidelines, e.g. 'must not give "
-                   "financial advice'")
+    g.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        default="GENERAL_QUALITY",
+        help="adaptive rubric focus (default GENERAL_QUALITY)",
+    )
+    g.add_argument(
+        "--guidelines", metavar="TEXT", help="adaptive rubric guidelines, e.g. 'must not give financial advice'"
+    )
     g.add_argument("--rubrics-in", metavar="FILE", help="adaptive rubrics to use (edited export)")
     g.add_argument("--rubrics-out", metavar="FILE", help="write the adaptive rubrics used (JSON)")
     parser.epilog = (parser.epilog or "") + "\n" + _EPILOG
@@ -129,19 +150,27 @@ def run_example(args: argparse.Namespace) -> int:
             out["llmbar_statistics"] = llmbar_statistics(report, labels)
         print(json.dumps(out, indent=2))
         return 0
-    print(f"LLMBar Natural sample: {len(pairs)} instruction/output pairs, GPT-4's recorded verdicts "
-          f"(LLMBar, MIT licence) replayed offline.\nA = output_1, B = output_2; the human label says which "
-          "is better.\n")
+    print(
+        f"LLMBar Natural sample: {len(pairs)} instruction/output pairs, GPT-4's recorded verdicts "
+        f"(LLMBar, MIT licence) replayed offline.\nA = output_1, B = output_2; the human label says which "
+        "is better.\n"
+    )
     print(report.format())
-    print(f"\nagreement with the human label: {agree}/{len(scored)} pairs"
-          + (" (an inconsistent pair counts as wrong)" if args.flip == "both" else ""))
+    print(
+        f"\nagreement with the human label: {agree}/{len(scored)} pairs"
+        + (" (an inconsistent pair counts as wrong)" if args.flip == "both" else "")
+    )
     if args.flip == "both":
         stats = llmbar_statistics(report, labels)
-        print(f"right per order (LLMBar's figures): A shown first {stats['correct_False']}, "
-              f"B shown first {stats['correct_True']}, both {stats['correct_both']}")
+        print(
+            f"right per order (LLMBar's figures): A shown first {stats['correct_False']}, "
+            f"B shown first {stats['correct_True']}, both {stats['correct_both']}"
+        )
     for pair, label in list(zip(report.pairs, labels))[:5]:
-        print(f"  {pair.id}: A|B order says {pair.winners.get('ab')}, B|A order says {pair.winners.get('ba')} "
-              f"-> {pair.outcome} (human: {label})")
+        print(
+            f"  {pair.id}: A|B order says {pair.winners.get('ab')}, B|A order says {pair.winners.get('ba')} "
+            f"-> {pair.outcome} (human: {label})"
+        )
     return 0
 
 
@@ -170,42 +199,73 @@ def _check(args: argparse.Namespace) -> None:
         raise InputFileError("--rubrics-in/--rubrics-out/--guidelines apply to --method adaptive-rubric")
 
 
-async def _dispatch(args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions,
-                    cache_path: str | None) -> Any:
-    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env,
-                       json_schema=not args.no_json_schema, timeout=args.timeout)
+async def _dispatch(
+    args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions, cache_path: str | None
+) -> Any:
+    model = load_model(
+        args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        json_schema=not args.no_json_schema,
+        timeout=args.timeout,
+    )
     fields = dict(args.field)
     with contextlib.ExitStack() as stack:
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
         common: dict[str, Any] = {"cache": cache, "options": options}
         if args.method == "pairwise":
-            return await arun_pairwise(records, model, flip=args.flip, samples=args.samples,
-                                       method=Pairwise(max_tokens=args.max_tokens, seed=args.seed),
-                                       fields=fields, temperature=args.sample_temperature, **common)
+            return await arun_pairwise(
+                records,
+                model,
+                flip=args.flip,
+                samples=args.samples,
+                method=Pairwise(max_tokens=args.max_tokens, seed=args.seed),
+                fields=fields,
+                temperature=args.sample_temperature,
+                **common,
+            )
         if args.method == "rubric":
             method = Rubric(load_criteria(args.rubric), threshold=args.threshold, seed=args.seed)
-            return await arun_rubric(records, model, method, samples=args.samples, aggregate=args.aggregate,
-                                     fields=fields, **common)
+            return await arun_rubric(
+                records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
+            )
         if args.method == "adaptive-rubric":
             rubrics = load_rubrics(args.rubrics_in) if args.rubrics_in else None
-            report = await arun_adaptive(records, model, generator=RubricGenerator(args.preset, args.guidelines),
-                                         rubrics=rubrics, threshold=args.threshold, samples=args.samples,
-                                         aggregate=args.aggregate, **common)
+            report = await arun_adaptive(
+                records,
+                model,
+                generator=RubricGenerator(args.preset, args.guidelines),
+                rubrics=rubrics,
+                threshold=args.threshold,
+                samples=args.samples,
+                aggregate=args.aggregate,
+                **common,
+            )
             if args.rubrics_out:
                 export_rubrics(args.rubrics_out, report.rubrics)
             return report
         method = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
-        return await arun_sampled(records, model, method, samples=args.samples, aggregate=args.aggregate,
-                                  threshold=args.threshold, temperature=args.sample_temperature,
-                                  fields=fields, **common)
+        return await arun_sampled(
+            records,
+            model,
+            method,
+            samples=args.samples,
+            aggregate=args.aggregate,
+            threshold=args.threshold,
+            temperature=args.sample_temperature,
+            fields=fields,
+            **common,
+        )
 
 
 def _rows_json(result: Any) -> list[dict[str, Any]]:
     if isinstance(result, PairwiseReport):
         return [p.to_json() for p in result.pairs]
     rows = result.rows
-    return [{"id": r.id, "row": r.row, **(r.verdict or {}), "status": r.status,
-             "unscored_reason": r.unscored_reason} for r in rows]
+    return [
+        {"id": r.id, "row": r.row, **(r.verdict or {}), "status": r.status, "unscored_reason": r.unscored_reason}
+        for r in rows
+    ]
 
 
 def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
@@ -215,12 +275,21 @@ def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
     scored = [r for r in result.rows if r.scored and r.verdict is not None]
     passed = sum(bool(r.verdict["pass"]) for r in scored if r.verdict is not None)
     stable = sum(bool(r.verdict.get("unanimous")) for r in scored if r.verdict is not None)
-    data = {"method": "pointwise", "rows": len(result.rows), "scored": len(scored), "passed": passed,
-            "pass_rate": passed / len(scored) if scored else None, "unanimous": stable,
-            "stop_reason": result.stop_reason, **result.spend.to_json()}
-    text = (f"{len(result.rows)} rows, {len(scored)} scored (pointwise, multi-sampled)\n"
-            f"pass rate   {data['pass_rate'] if data['pass_rate'] is None else round(data['pass_rate'], 4)} "
-            f"({passed}/{len(scored)}); {stable} of {len(scored)} unanimous\n{result.spend.format()}")
+    data = {
+        "method": "pointwise",
+        "rows": len(result.rows),
+        "scored": len(scored),
+        "passed": passed,
+        "pass_rate": passed / len(scored) if scored else None,
+        "unanimous": stable,
+        "stop_reason": result.stop_reason,
+        **result.spend.to_json(),
+    }
+    text = (
+        f"{len(result.rows)} rows, {len(scored)} scored (pointwise, multi-sampled)\n"
+        f"pass rate   {data['pass_rate'] if data['pass_rate'] is None else round(data['pass_rate'], 4)} "
+        f"({passed}/{len(scored)}); {stable} of {len(scored)} unanimous\n{result.spend.format()}"
+    )
     return data, text, result.stop_reason
 
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import abc
 import functools
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "BaseJudgeModel",
@@ -118,16 +119,27 @@ class Completion:
     refusal: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-                "finish_reason": self.finish_reason, "model": self.model,
-                "structured": self.structured, "refusal": self.refusal}
+        return {
+            "text": self.text,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "finish_reason": self.finish_reason,
+            "model": self.model,
+            "structured": self.structured,
+            "refusal": self.refusal,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Completion:
-        return cls(text=data["text"], tokens_in=int(data.get("tokens_in") or 0),
-                   tokens_out=int(data.get("tokens_out") or 0),
-                   finish_reason=data.get("finish_reason"), model=data.get("model"),
-                   structured=data.get("structured"), refusal=data.get("refusal"))
+        return cls(
+            text=data["text"],
+            tokens_in=int(data.get("tokens_in") or 0),
+            tokens_out=int(data.get("tokens_out") or 0),
+            finish_reason=data.get("finish_reason"),
+            model=data.get("model"),
+            structured=data.get("structured"),
+            refusal=data.get("refusal"),
+        )
 
 
 @dataclass(frozen=True)
@@ -169,8 +181,9 @@ class JudgeModel(Protocol):
 
     async def __aenter__(self) -> Any: ...
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None: ...
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
 
 
 class BaseJudgeModel(abc.ABC):
@@ -202,8 +215,7 @@ class BaseJudgeModel(abc.ABC):
         return self._endpoint
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self._name, "endpoint": self._endpoint,
-                **self._identity_extra()}
+        return {"provider": self.provider, "model": self._name, "endpoint": self._endpoint, **self._identity_extra()}
 
     def _identity_extra(self) -> dict[str, Any]:
         """Adapter settings that change answers (defaults, enabled features)."""
@@ -230,8 +242,9 @@ class BaseJudgeModel(abc.ABC):
         await self._ensure_open()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._depth -= 1
         if self._depth <= 0:
             self._depth = 0
@@ -253,4 +266,3 @@ def estimate_tokens(chars: int) -> int:
 
 def messages_as_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages]
-

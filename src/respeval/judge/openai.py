@@ -52,15 +52,30 @@ class OpenAIChatModel(BaseJudgeModel):
 
     provider = "openai"
 
-    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = "OPENAI_API_KEY",
-                 temperature: float | None = None, seed: int | None = None, max_tokens: int | None = None,
-                 json_schema: bool = True, supports_seed: bool = True, max_tokens_field: str = "max_tokens",
-                 transport: httpx.AsyncBaseTransport | None = None, timeout: float | None = 60.0,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key_env: str = "OPENAI_API_KEY",
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+        json_schema: bool = True,
+        supports_seed: bool = True,
+        max_tokens_field: str = "max_tokens",
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float | None = 60.0,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         base = base_url.rstrip("/")
-        super().__init__(model, endpoint=_redact_url(base),
-                         capabilities=Capabilities(temperature=True, seed=supports_seed, n=True,
-                                                   logprobs=True, json_schema=json_schema))
+        super().__init__(
+            model,
+            endpoint=_redact_url(base),
+            capabilities=Capabilities(
+                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
+            ),
+        )
         self._url = httpx.URL(base + "/chat/completions")
         self._api_key_env = api_key_env
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
@@ -72,9 +87,13 @@ class OpenAIChatModel(BaseJudgeModel):
         self._where = self.endpoint
 
     def _identity_extra(self) -> dict[str, Any]:
-        return {"adapter": "openai-chat/1", "defaults": self._defaults,
-                "json_schema": self.capabilities.json_schema, "seed": self.capabilities.seed,
-                "max_tokens_field": self._max_tokens_field}
+        return {
+            "adapter": "openai-chat/1",
+            "defaults": self._defaults,
+            "json_schema": self.capabilities.json_schema,
+            "seed": self.capabilities.seed,
+            "max_tokens_field": self._max_tokens_field,
+        }
 
     async def _open(self) -> None:
         self._transport = self._injected or default_transport(str(self._url))
@@ -115,11 +134,20 @@ class OpenAIChatModel(BaseJudgeModel):
         await self._ensure_open()
         assert self._transport is not None
         key_set = bool(os.environ.get(self._api_key_env))
-        hint = (f"check the key in ${self._api_key_env}" if key_set
-                else f"no API key was sent: ${self._api_key_env} is not set")
-        data = await post_json(self._transport, self._url, self._headers(),
-                               json.dumps(self.build_body(request)).encode(), timeout=self._timeout,
-                               where=self._where, auth_hint=hint)
+        hint = (
+            f"check the key in ${self._api_key_env}"
+            if key_set
+            else f"no API key was sent: ${self._api_key_env} is not set"
+        )
+        data = await post_json(
+            self._transport,
+            self._url,
+            self._headers(),
+            json.dumps(self.build_body(request)).encode(),
+            timeout=self._timeout,
+            where=self._where,
+            auth_hint=hint,
+        )
         return self._completion(data)
 
     def _completion(self, data: Any) -> Completion:
@@ -130,13 +158,19 @@ class OpenAIChatModel(BaseJudgeModel):
             if content is not None and not isinstance(content, str):
                 raise TypeError("content is not a string")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise TransientError(f"malformed response from {self._where}: no choices[0].message.content "
-                                 f"({type(exc).__name__}: {exc})", kind="malformed_response") from exc
+            raise TransientError(
+                f"malformed response from {self._where}: no choices[0].message.content ({type(exc).__name__}: {exc})",
+                kind="malformed_response",
+            ) from exc
         usage = data.get("usage") or {}
-        return Completion(text=content or "", tokens_in=_int(usage.get("prompt_tokens")),
-                          tokens_out=_int(usage.get("completion_tokens")),
-                          finish_reason=choice.get("finish_reason"), model=data.get("model"),
-                          refusal=message.get("refusal") or None)
+        return Completion(
+            text=content or "",
+            tokens_in=_int(usage.get("prompt_tokens")),
+            tokens_out=_int(usage.get("completion_tokens")),
+            finish_reason=choice.get("finish_reason"),
+            model=data.get("model"),
+            refusal=message.get("refusal") or None,
+        )
 
 
 def _int(value: Any) -> int:

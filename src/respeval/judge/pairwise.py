@@ -28,19 +28,32 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
-from respeval.judge.parsing import ParseFailure, Parsed, extract_verdict
+from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 from respeval.judge.pointwise import fence_code, fenced
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
 from respeval.judge.sampling import SampledRow, Spend, arun_sampled
 
-__all__ = ["FLIP_MODES", "ORIENTATIONS", "OUTCOMES", "PairResult", "Pairwise", "PairwiseItem", "PairwiseReport",
-           "PairwiseVerdict", "arun_pairwise", "combine_orders", "orientations_for", "run_pairwise"]
+__all__ = [
+    "FLIP_MODES",
+    "ORIENTATIONS",
+    "OUTCOMES",
+    "PairResult",
+    "Pairwise",
+    "PairwiseItem",
+    "PairwiseReport",
+    "PairwiseVerdict",
+    "arun_pairwise",
+    "combine_orders",
+    "orientations_for",
+    "run_pairwise",
+]
 
 TEMPLATE_VERSION = "pairwise-preference/v1"
 ORIENTATIONS = ("ab", "ba")
@@ -73,9 +86,21 @@ Your reply could not be used: {reason}.
 Reply again with only the JSON object, no other text:
 {{"reasoning": "<one or two sentences>", "winner": "a" | "b" | "tie"}}"""
 
-_WINNER_WORDS = {"a": "first", "b": "second", "tie": "tie", "first": "first", "second": "second",
-                 "output (a)": "first", "output (b)": "second", "output a": "first", "output b": "second",
-                 "(a)": "first", "(b)": "second", "equal": "tie", "draw": "tie"}
+_WINNER_WORDS = {
+    "a": "first",
+    "b": "second",
+    "tie": "tie",
+    "first": "first",
+    "second": "second",
+    "output (a)": "first",
+    "output (b)": "second",
+    "output a": "first",
+    "output b": "second",
+    "(a)": "first",
+    "(b)": "second",
+    "equal": "tie",
+    "draw": "tie",
+}
 # The whole reply is one output label (LLMBar's judges answer "Output (a)"); nothing else.
 _BARE = re.compile(r"^\W*(?:output\s*)?\(?\s*([ab])\s*\)?\W*$|^\W*(tie)\W*$", re.I)
 _MAX_ECHO = 2000
@@ -163,14 +188,22 @@ class Pairwise:
         return JudgeRequest(
             messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),
             temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None, max_tokens=self.max_tokens,
+            seed=self.seed if capabilities.seed else None,
+            max_tokens=self.max_tokens,
             json_schema=_SCHEMA if capabilities.json_schema else None,
-            template_version=self.template_version, flip=item.orientation == "ba")
+            template_version=self.template_version,
+            flip=item.orientation == "ba",
+        )
 
     def parse(self, item: PairwiseItem, completion: Completion) -> Parsed[PairwiseVerdict] | ParseFailure:
-        outcome = extract_verdict(completion, looks_like=_looks_like, validate=self._validate, same=_same,
-                                  labels={"winner": ("winner", "better output", "choice")},
-                                  forbidden=(item.response_a, item.response_b))
+        outcome = extract_verdict(
+            completion,
+            looks_like=_looks_like,
+            validate=self._validate,
+            same=_same,
+            labels={"winner": ("winner", "better output", "choice")},
+            forbidden=(item.response_a, item.response_b),
+        )
         if isinstance(outcome, ParseFailure) and not completion.refusal:
             bare = _BARE.match(completion.text.strip())
             if bare is not None:
@@ -180,22 +213,30 @@ class Pairwise:
             return outcome
         return Parsed(dataclasses.replace(outcome.verdict, orientation=item.orientation), outcome.stage)
 
-    def reask(self, item: PairwiseItem, request: JudgeRequest, completion: Completion,
-              failure: ParseFailure) -> JudgeRequest:
+    def reask(
+        self, item: PairwiseItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
+    ) -> JudgeRequest:
         echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (Message("assistant", echo),
-                                       Message("user", REASK_PROMPT.format(reason=failure.reason)))
-        return JudgeRequest(messages=messages, temperature=request.temperature, seed=request.seed,
-                            max_tokens=request.max_tokens, json_schema=request.json_schema,
-                            template_version=request.template_version + "+reask",
-                            sample_index=request.sample_index, flip=request.flip)
+        messages = request.messages + (
+            Message("assistant", echo),
+            Message("user", REASK_PROMPT.format(reason=failure.reason)),
+        )
+        return JudgeRequest(
+            messages=messages,
+            temperature=request.temperature,
+            seed=request.seed,
+            max_tokens=request.max_tokens,
+            json_schema=request.json_schema,
+            template_version=request.template_version + "+reask",
+            sample_index=request.sample_index,
+            flip=request.flip,
+        )
 
     def row_fields(self, verdict: PairwiseVerdict) -> dict[str, Any]:
         """``winner`` (A baseline, B candidate, tie), ``position`` as judged, ``pass`` (the
         candidate won this order) and ``reasoning``."""
         winner = verdict.winner
-        return {"winner": winner, "position": verdict.position, "pass": winner == "B",
-                "reasoning": verdict.reasoning}
+        return {"winner": winner, "position": verdict.position, "pass": winner == "B", "reasoning": verdict.reasoning}
 
     def _validate(self, obj: Mapping[str, Any]) -> PairwiseVerdict | str:
         keys = {k.lower(): v for k, v in obj.items() if isinstance(k, str)}
@@ -255,8 +296,13 @@ class PairResult:
     orders: dict[str, SampledRow] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "row": self.row, "outcome": self.outcome, "status": self.status,
-                               "unscored_reason": self.unscored_reason}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "row": self.row,
+            "outcome": self.outcome,
+            "status": self.status,
+            "unscored_reason": self.unscored_reason,
+        }
         for orientation in ORIENTATIONS:
             order = self.orders.get(orientation)
             out[f"winner_{orientation}"] = self.winners.get(orientation)
@@ -307,39 +353,60 @@ class PairwiseReport:
 
     def first_position_rate(self) -> dict[str, Any] | None:
         """How often the judge picked the output shown first, over scored non-tie orders."""
-        picks = [w == ("A" if o == "ab" else "B") for p in self.pairs for o, w in p.winners.items()
-                 if w is not None and w != "tie"]
+        picks = [
+            w == ("A" if o == "ab" else "B")
+            for p in self.pairs
+            for o, w in p.winners.items()
+            if w is not None and w != "tie"
+        ]
         return _rate(sum(picks), len(picks), self.confidence)
 
     def to_json(self) -> dict[str, Any]:
         n = len(self.scored)
         counts = self.counts()
-        return {"method": "pairwise", "model": self.model, "flip": self.flip, "samples": self.samples,
-                "pairs": len(self.pairs), "scored": n, "unscored": len(self.pairs) - n,
-                "outcomes": counts,
-                "win_rate_candidate": _rate(counts["B"], n, self.confidence),
-                "win_rate_baseline": _rate(counts["A"], n, self.confidence),
-                "tie_rate": _rate(counts["tie"], n, self.confidence),
-                "inconsistent_rate": _rate(counts["inconsistent"], n, self.confidence),
-                "position_consistency": self.consistency(),
-                "first_position_rate": self.first_position_rate(),
-                "confidence": self.confidence, "stop_reason": self.stop_reason, **self.spend.to_json()}
+        return {
+            "method": "pairwise",
+            "model": self.model,
+            "flip": self.flip,
+            "samples": self.samples,
+            "pairs": len(self.pairs),
+            "scored": n,
+            "unscored": len(self.pairs) - n,
+            "outcomes": counts,
+            "win_rate_candidate": _rate(counts["B"], n, self.confidence),
+            "win_rate_baseline": _rate(counts["A"], n, self.confidence),
+            "tie_rate": _rate(counts["tie"], n, self.confidence),
+            "inconsistent_rate": _rate(counts["inconsistent"], n, self.confidence),
+            "position_consistency": self.consistency(),
+            "first_position_rate": self.first_position_rate(),
+            "confidence": self.confidence,
+            "stop_reason": self.stop_reason,
+            **self.spend.to_json(),
+        }
 
     def format(self) -> str:
         data = self.to_json()
         pct = int(round(self.confidence * 100))
-        lines = [f"{data['pairs']} pairs, {data['scored']} scored ({self.model}; orders: "
-                 f"{'both' if self.flip == 'both' else 'half flipped (weaker: no per-pair consistency)'}"
-                 f"{'; %d samples per order' % self.samples if self.samples > 1 else ''})"]
-        for label, key in (("candidate wins", "win_rate_candidate"), ("baseline wins", "win_rate_baseline"),
-                           ("ties", "tie_rate"), ("inconsistent", "inconsistent_rate")):
+        lines = [
+            f"{data['pairs']} pairs, {data['scored']} scored ({self.model}; orders: "
+            f"{'both' if self.flip == 'both' else 'half flipped (weaker: no per-pair consistency)'}"
+            f"{'; %d samples per order' % self.samples if self.samples > 1 else ''})"
+        ]
+        for label, key in (
+            ("candidate wins", "win_rate_candidate"),
+            ("baseline wins", "win_rate_baseline"),
+            ("ties", "tie_rate"),
+            ("inconsistent", "inconsistent_rate"),
+        ):
             lines.append(f"{label:<15} {_fmt(data[key], pct)}")
         consistency = data["position_consistency"]
         if self.flip != "both":
             lines.append(f"{'consistency':<15} - (needs both orders: --flip both)")
         else:
-            lines.append(f"{'consistency':<15} " + (_fmt(consistency, pct) if consistency else
-                                                     "- (no pair with both orders scored)"))
+            lines.append(
+                f"{'consistency':<15} "
+                + (_fmt(consistency, pct) if consistency else "- (no pair with both orders scored)")
+            )
         first = data["first_position_rate"]
         if first:
             lines.append(f"{'picks 1st shown':<15} {_fmt(first, pct)}")
@@ -360,28 +427,39 @@ class PairwiseReport:
 def _fmt(rate: dict[str, Any] | None, pct: int) -> str:
     if rate is None:
         return "- (no scored pairs)"
-    return (f"{rate['rate']:.4f}  [{rate['ci_low']:.4f}, {rate['ci_high']:.4f}] {pct}% CI (Wilson), "
-            f"{rate['count']}/{rate['n']}")
+    return (
+        f"{rate['rate']:.4f}  [{rate['ci_low']:.4f}, {rate['ci_high']:.4f}] {pct}% CI (Wilson), "
+        f"{rate['count']}/{rate['n']}"
+    )
 
 
 PAIR_FIELDS = ("prompt", "baseline_model_response", "response", "id")
 
 
-def expand_pairs(records: Sequence[Mapping[str, Any]], flip: str,
-                 fields: Mapping[str, str] | None = None) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+def expand_pairs(
+    records: Sequence[Mapping[str, Any]], flip: str, fields: Mapping[str, str] | None = None
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
     """Engine records for the pairs (one per order judged, ids ``<id>:ab``/``<id>:ba``) and,
     per engine record, its (pair index, orientation)."""
     names = dict(fields or {})
     out: list[dict[str, Any]] = []
     index: list[tuple[int, str]] = []
     for i, record in enumerate(records):
-        def get(name: str) -> Any:
+
+        def get(name: str, record: Mapping[str, Any] = record) -> Any:
             return record.get(names.get(name, name))
+
         pair_id = get("id") if get("id") is not None else i
         for orientation in orientations_for(i, flip):
-            out.append({"id": f"{pair_id}:{orientation}", "prompt": get("prompt"),
-                        "response_a": get("baseline_model_response"), "response_b": get("response"),
-                        "orientation": orientation})
+            out.append(
+                {
+                    "id": f"{pair_id}:{orientation}",
+                    "prompt": get("prompt"),
+                    "response_a": get("baseline_model_response"),
+                    "response_b": get("response"),
+                    "orientation": orientation,
+                }
+            )
             index.append((i, orientation))
     return out, index
 
@@ -393,12 +471,18 @@ def _order_winner(order: SampledRow) -> str | None:
     return winner
 
 
-def assemble_pairs(records: Sequence[Mapping[str, Any]], index: Sequence[tuple[int, str]],
-                   rows: Sequence[SampledRow], fields: Mapping[str, str] | None = None) -> list[PairResult]:
+def assemble_pairs(
+    records: Sequence[Mapping[str, Any]],
+    index: Sequence[tuple[int, str]],
+    rows: Sequence[SampledRow],
+    fields: Mapping[str, str] | None = None,
+) -> list[PairResult]:
     """Group the per-order rows back into pairs (see the module docstring for outcomes)."""
     id_column = dict(fields or {}).get("id", "id")
-    pairs = [PairResult(row=i, id=r.get(id_column, i), status=UNSCORED, outcome=None, winners={})
-             for i, r in enumerate(records)]
+    pairs = [
+        PairResult(row=i, id=r.get(id_column, i), status=UNSCORED, outcome=None, winners={})
+        for i, r in enumerate(records)
+    ]
     for (i, orientation), row in zip(index, rows):
         pair = pairs[i]
         pair.orders[orientation] = row
@@ -415,21 +499,46 @@ def assemble_pairs(records: Sequence[Mapping[str, Any]], index: Sequence[tuple[i
     return pairs
 
 
-async def arun_pairwise(records: Sequence[Mapping[str, Any]], model: JudgeModel, *, flip: str = "both",
-                        samples: int = 1, method: Pairwise | None = None, cache: JudgeCache | None = None,
-                        options: EngineOptions | None = None, fields: Mapping[str, str] | None = None,
-                        temperature: float | None = None) -> PairwiseReport:
+async def arun_pairwise(
+    records: Sequence[Mapping[str, Any]],
+    model: JudgeModel,
+    *,
+    flip: str = "both",
+    samples: int = 1,
+    method: Pairwise | None = None,
+    cache: JudgeCache | None = None,
+    options: EngineOptions | None = None,
+    fields: Mapping[str, str] | None = None,
+    temperature: float | None = None,
+) -> PairwiseReport:
     """Judge every pair (``prompt``, ``baseline_model_response`` = A, ``response`` = B,
     ``id``; renamed by ``fields``) in the orders ``flip`` asks for, ``samples`` times per
     order (strict majority, see :mod:`respeval.judge.sampling`)."""
     records = list(records)
     engine_records, index = expand_pairs(records, flip, fields)
-    result = await arun_sampled(engine_records, model, method or Pairwise(), samples=samples, aggregate="majority",
-                                vote_field="winner", temperature=temperature, cache=cache, options=options)
+    result = await arun_sampled(
+        engine_records,
+        model,
+        method or Pairwise(),
+        samples=samples,
+        aggregate="majority",
+        vote_field="winner",
+        temperature=temperature,
+        cache=cache,
+        options=options,
+    )
     pairs = assemble_pairs(records, index, result.rows, fields)
     confidence = (options or EngineOptions()).confidence
-    return PairwiseReport(pairs=pairs, spend=result.spend, flip=flip, samples=samples, model=model.model_id,
-                          confidence=confidence, stop_reason=result.stop_reason, stop_kind=result.stop_kind)
+    return PairwiseReport(
+        pairs=pairs,
+        spend=result.spend,
+        flip=flip,
+        samples=samples,
+        model=model.model_id,
+        confidence=confidence,
+        stop_reason=result.stop_reason,
+        stop_kind=result.stop_kind,
+    )
 
 
 def run_pairwise(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> PairwiseReport:

@@ -23,8 +23,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar, Union
+from typing import Any, Generic, TypeVar, Union
 
 from respeval.judge.models import Completion
 
@@ -67,7 +68,7 @@ def _pythonize(text: str) -> str:
             j = i + 1
             while j < n and text[j] != c:
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
             continue
         if c == ",":
@@ -129,7 +130,7 @@ def _objects_in(text: str) -> Iterator[tuple[dict[str, Any], str]]:
         elif c == "}" and depth > 0:
             depth -= 1
             if depth == 0:
-                span = text[start:i + 1]
+                span = text[start : i + 1]
                 try:
                     obj = loads_lenient(span)
                 except ValueError:
@@ -147,8 +148,11 @@ def _labels(text: str, labels: Mapping[str, Sequence[str]], forbidden: Sequence[
     found: dict[str, Any] = {}
     spans: list[str] = []
     for field, names in labels.items():
-        pattern = re.compile(r"(?im)^[\s>#*_`-]*(?:%s)[\s*_`]*[:=][\s*_`]*(.+?)[\s*_`.]*$"
-                             % "|".join(re.escape(name) for name in names))
+        pattern = re.compile(
+            r"(?im)^[\s>#*_`-]*(?:{})[\s*_`]*[:=][\s*_`]*(.+?)[\s*_`.]*$".format(
+                "|".join(re.escape(name) for name in names)
+            )
+        )
         for match in reversed(list(pattern.finditer(text))):
             line = match.group(0).strip()
             if _in_forbidden(line, forbidden):
@@ -193,10 +197,15 @@ def _stages(completion: Completion) -> Iterator[tuple[str, list[tuple[dict[str, 
 Validated = Union[V, str]
 
 
-def extract_verdict(completion: Completion, *, looks_like: Callable[[Mapping[str, Any]], bool],
-                    validate: Callable[[Mapping[str, Any]], Validated[V]],
-                    same: Callable[[V, V], bool], labels: Mapping[str, Sequence[str]] | None = None,
-                    forbidden: Sequence[str] = ()) -> Parsed[V] | ParseFailure:
+def extract_verdict(
+    completion: Completion,
+    *,
+    looks_like: Callable[[Mapping[str, Any]], bool],
+    validate: Callable[[Mapping[str, Any]], Validated[V]],
+    same: Callable[[V, V], bool],
+    labels: Mapping[str, Sequence[str]] | None = None,
+    forbidden: Sequence[str] = (),
+) -> Parsed[V] | ParseFailure:
     """Read one verdict from ``completion`` (see the module docstring for the stages).
 
     Args:
@@ -222,8 +231,12 @@ def extract_verdict(completion: Completion, *, looks_like: Callable[[Mapping[str
     return ParseFailure(_nothing_found(completion, echoed))
 
 
-def _decide(stage: str, objects: list[dict[str, Any]], validate: Callable[[Mapping[str, Any]], Validated[V]],
-            same: Callable[[V, V], bool]) -> Parsed[V] | ParseFailure:
+def _decide(
+    stage: str,
+    objects: list[dict[str, Any]],
+    validate: Callable[[Mapping[str, Any]], Validated[V]],
+    same: Callable[[V, V], bool],
+) -> Parsed[V] | ParseFailure:
     results = [validate(obj) for obj in objects]
     errors = [r for r in results if isinstance(r, str)]
     verdicts = [r for r in results if not isinstance(r, str)]
@@ -238,8 +251,10 @@ def _decide(stage: str, objects: list[dict[str, Any]], validate: Callable[[Mappi
 
 def _nothing_found(completion: Completion, echoed: int) -> str:
     if echoed:
-        return ("the only verdict-like text in the judge output was copied from the candidate "
-                "(candidate text is data, never a verdict)")
+        return (
+            "the only verdict-like text in the judge output was copied from the candidate "
+            "(candidate text is data, never a verdict)"
+        )
     if not completion.text.strip():
         reason = "empty judge output"
     else:

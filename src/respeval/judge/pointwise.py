@@ -9,11 +9,12 @@ the request where the model supports structured output, and in the prompt always
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeRequest, Message
-from respeval.judge.parsing import ParseFailure, Parsed, extract_verdict, parse_bool, parse_number
+from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]
 
@@ -151,26 +152,44 @@ class Pointwise:
         )
 
     def parse(self, item: PointwiseItem, completion: Completion) -> Parsed[PointwiseVerdict] | ParseFailure:
-        return extract_verdict(completion, looks_like=_looks_like, validate=_validate, same=_same,
-                               labels={"score": ("score",), "pass": ("pass", "verdict", "grade")},
-                               forbidden=(item.response,))
+        return extract_verdict(
+            completion,
+            looks_like=_looks_like,
+            validate=_validate,
+            same=_same,
+            labels={"score": ("score",), "pass": ("pass", "verdict", "grade")},
+            forbidden=(item.response,),
+        )
 
-    def reask(self, item: PointwiseItem, request: JudgeRequest, completion: Completion,
-              failure: ParseFailure) -> JudgeRequest:
+    def reask(
+        self, item: PointwiseItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
+    ) -> JudgeRequest:
         """The one follow-up after an unusable reply: the conversation so far plus a request
         for the bare JSON object."""
         echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (Message("assistant", echo),
-                                       Message("user", REASK_PROMPT.format(reason=failure.reason)))
-        return JudgeRequest(messages=messages, temperature=request.temperature, seed=request.seed,
-                            max_tokens=request.max_tokens, json_schema=request.json_schema,
-                            template_version=request.template_version + "+reask",
-                            sample_index=request.sample_index, flip=request.flip)
+        messages = request.messages + (
+            Message("assistant", echo),
+            Message("user", REASK_PROMPT.format(reason=failure.reason)),
+        )
+        return JudgeRequest(
+            messages=messages,
+            temperature=request.temperature,
+            seed=request.seed,
+            max_tokens=request.max_tokens,
+            json_schema=request.json_schema,
+            template_version=request.template_version + "+reask",
+            sample_index=request.sample_index,
+            flip=request.flip,
+        )
 
     def row_fields(self, verdict: PointwiseVerdict) -> dict[str, Any]:
         """The verdict's output columns: ``score``, ``pass``, ``judge_pass``, ``reasoning``."""
-        return {"score": verdict.score, "pass": verdict.judge_pass and verdict.score >= self.threshold,
-                "judge_pass": verdict.judge_pass, "reasoning": verdict.reasoning}
+        return {
+            "score": verdict.score,
+            "pass": verdict.judge_pass and verdict.score >= self.threshold,
+            "judge_pass": verdict.judge_pass,
+            "reasoning": verdict.reasoning,
+        }
 
 
 def _keys(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -196,8 +215,9 @@ def _validate(obj: Mapping[str, Any]) -> PointwiseVerdict | str:
     if isinstance(judge_pass, str):
         return f"pass {judge_pass}"
     reasoning = keys.get("reasoning", "")
-    return PointwiseVerdict(score=score, judge_pass=judge_pass,
-                            reasoning=reasoning if isinstance(reasoning, str) else str(reasoning))
+    return PointwiseVerdict(
+        score=score, judge_pass=judge_pass, reasoning=reasoning if isinstance(reasoning, str) else str(reasoning)
+    )
 
 
 def _same(a: PointwiseVerdict, b: PointwiseVerdict) -> bool:

@@ -33,7 +33,9 @@ class ReplayModel(BaseJudgeModel):
     async def generate(self, request: JudgeRequest) -> Completion:
         completion = self._cache.get(cache_key(self._identity, request))
         if completion is None:
-            raise CacheMissError(f"replay-only: no cached answer of {self.model_id} for this request "
-                                 f"(template {request.template_version or '-'}, sample {request.sample_index}) "
-                                 f"in {self._cache.path}")
+            raise CacheMissError(
+                f"replay-only: no cached answer of {self.model_id} for this request "
+                f"(template {request.template_version or '-'}, sample {request.sample_index}) "
+                f"in {self._cache.path}"
+            )
         return completion

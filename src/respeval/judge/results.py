@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["RowResult", "RunSummary", "wilson_interval"]
 
@@ -48,9 +49,17 @@ class RowResult:
         out: dict[str, Any] = {"id": self.id, "row": self.row}
         for name in verdict_fields:
             out[name] = self.verdict.get(name) if self.verdict is not None else None
-        out.update(status=self.status, unscored_reason=self.unscored_reason, parsed_from=self.parsed_from,
-                   tokens_in=self.tokens_in, tokens_out=self.tokens_out, cost=self.cost,
-                   cache_hit=self.cache_hit, attempts=self.attempts, reasked=self.reasked)
+        out.update(
+            status=self.status,
+            unscored_reason=self.unscored_reason,
+            parsed_from=self.parsed_from,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost=self.cost,
+            cache_hit=self.cache_hit,
+            attempts=self.attempts,
+            reasked=self.reasked,
+        )
         return out
 
 
@@ -145,44 +154,67 @@ class RunSummary:
     def to_json(self) -> dict[str, Any]:
         interval = self.pass_interval
         return {
-            "method": self.method, "signature": self.signature, "model": self.model,
-            "rows": self.total, "scored": self.scored, "unscored": self.unscored, "not_run": self.not_run,
-            "coverage": self.coverage, "passed": self.passed, "pass_rate": self.pass_rate,
-            "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1],
-                                                           "confidence": self.confidence, "method": "wilson"},
-            "mean_score": self.mean_score, "calls": self.calls, "retries": self.retries, "reasks": self.reasks,
-            "cache_hits": self.cache_hits, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-            "cost_usd": self.cost, "seconds": self.seconds, "rows_per_second": self.rows_per_second,
-            "stop_reason": self.stop_reason, "unscored_reasons": dict(self.unscored_reasons),
+            "method": self.method,
+            "signature": self.signature,
+            "model": self.model,
+            "rows": self.total,
+            "scored": self.scored,
+            "unscored": self.unscored,
+            "not_run": self.not_run,
+            "coverage": self.coverage,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "pass_rate_ci": None
+            if interval is None
+            else {"low": interval[0], "high": interval[1], "confidence": self.confidence, "method": "wilson"},
+            "mean_score": self.mean_score,
+            "calls": self.calls,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "cache_hits": self.cache_hits,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost,
+            "seconds": self.seconds,
+            "rows_per_second": self.rows_per_second,
+            "stop_reason": self.stop_reason,
+            "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
         }
 
     def format(self) -> str:
         """A human-readable summary (the CLI prints it)."""
         pct = int(round(self.confidence * 100))
-        lines = [f"{self.scored + self.unscored} of {self.total} rows judged in {self.seconds:.2f}s "
-                 f"({self.method}, {self.model})"]
+        lines = [
+            f"{self.scored + self.unscored} of {self.total} rows judged in {self.seconds:.2f}s "
+            f"({self.method}, {self.model})"
+        ]
         if self.scored:
             low, high = self.pass_interval or (0.0, 0.0)
-            lines.append(f"pass rate   {self.pass_rate:.4f}  [{low:.4f}, {high:.4f}] {pct}% CI (Wilson), "
-                         f"{self.passed}/{self.scored} scored rows")
+            lines.append(
+                f"pass rate   {self.pass_rate:.4f}  [{low:.4f}, {high:.4f}] {pct}% CI (Wilson), "
+                f"{self.passed}/{self.scored} scored rows"
+            )
             lines.append(f"mean score  {self.mean_score:.4f}")
         else:
             lines.append("pass rate   - (no scored rows)")
         cov = self.coverage
-        lines.append(f"coverage    {self.scored}/{self.total} scored"
-                     + (f" ({cov:.1%})" if cov is not None else ""))
+        lines.append(f"coverage    {self.scored}/{self.total} scored" + (f" ({cov:.1%})" if cov is not None else ""))
         if self.unscored:
             reasons = ", ".join(f"{k}: {v}" for k, v in self.unscored_reasons.most_common())
             lines.append(f"unscored    {self.unscored} ({reasons})")
-        lines.append(f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
-                     f"{self.cache_hits} answers from the cache")
+        lines.append(
+            f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
+            f"{self.cache_hits} answers from the cache"
+        )
         if self.errors:
             lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
         lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
         if self.stop_reason:
             lines.append(f"STOPPED     {self.stop_reason}")
-            lines.append(f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
-                         "(answers already received are not paid for again)")
+            lines.append(
+                f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
+                "(answers already received are not paid for again)"
+            )
         lines.append(f"signature   {self.signature}")
         return "\n".join(lines)

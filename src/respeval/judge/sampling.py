@@ -28,18 +28,18 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.models import Capabilities, Completion, JudgeModel, JudgeRequest
-from respeval.judge.parsing import ParseFailure, Parsed
+from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 
-__all__ = ["AGGREGATIONS", "SampledMethod", "SampledResult", "SampledRow", "Spend", "arun_sampled",
-           "majority_vote"]
+__all__ = ["AGGREGATIONS", "SampledMethod", "SampledResult", "SampledRow", "Spend", "arun_sampled", "majority_vote"]
 
 AGGREGATIONS = ("majority", "mean", "median")
 UNDECIDED = "undecided"
@@ -86,8 +86,9 @@ class SampledMethod:
     def parse(self, item: tuple[Any, int], completion: Completion) -> Parsed[Any] | ParseFailure:
         return self.base.parse(item[0], completion)
 
-    def reask(self, item: tuple[Any, int], request: JudgeRequest, completion: Completion,
-              failure: ParseFailure) -> JudgeRequest:
+    def reask(
+        self, item: tuple[Any, int], request: JudgeRequest, completion: Completion, failure: ParseFailure
+    ) -> JudgeRequest:
         follow_up = self.base.reask(item[0], request, completion, failure)
         return dataclasses.replace(follow_up, sample_index=item[1], flip=request.flip)
 
@@ -132,14 +133,24 @@ class Spend:
         self.errors.update(other.errors)
 
     def to_json(self) -> dict[str, Any]:
-        return {"calls": self.calls, "retries": self.retries, "reasks": self.reasks, "cache_hits": self.cache_hits,
-                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost_usd": self.cost,
-                "seconds": self.seconds, "errors": dict(self.errors)}
+        return {
+            "calls": self.calls,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "cache_hits": self.cache_hits,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost,
+            "seconds": self.seconds,
+            "errors": dict(self.errors),
+        }
 
     def format(self) -> str:
-        return (f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
-                f"{self.cache_hits} answers from the cache\n"
-                f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
+        return (
+            f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
+            f"{self.cache_hits} answers from the cache\n"
+            f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}"
+        )
 
 
 @dataclass
@@ -202,11 +213,21 @@ def _majority_state(state: _ItemState, k: int, vote_field: str) -> tuple[Any, bo
     return majority_vote(votes, len(state.samples), k)
 
 
-async def arun_sampled(records: Sequence[Mapping[str, Any]], model: JudgeModel, method: JudgeMethod, *,
-                       samples: int = 1, aggregate: str = "majority", vote_field: str = "pass",
-                       threshold: float = 0.5, temperature: float | None = None, early_stop: bool = True,
-                       cache: JudgeCache | None = None, options: EngineOptions | None = None,
-                       fields: Mapping[str, str] | None = None) -> SampledResult:
+async def arun_sampled(
+    records: Sequence[Mapping[str, Any]],
+    model: JudgeModel,
+    method: JudgeMethod,
+    *,
+    samples: int = 1,
+    aggregate: str = "majority",
+    vote_field: str = "pass",
+    threshold: float = 0.5,
+    temperature: float | None = None,
+    early_stop: bool = True,
+    cache: JudgeCache | None = None,
+    options: EngineOptions | None = None,
+    fields: Mapping[str, str] | None = None,
+) -> SampledResult:
     """Judge every record ``samples`` times and aggregate (see the module docstring).
 
     The caller owns ``model`` and ``cache``; the model is entered here for the whole run.
@@ -246,11 +267,12 @@ async def arun_sampled(records: Sequence[Mapping[str, Any]], model: JudgeModel, 
             for state in states:
                 if aggregate == "majority" and not state.done:
                     state.done = _majority_state(state, samples, vote_field)[1]
-    rows = [_aggregate(i, s, samples, aggregate, vote_field, threshold, stopped=stop_kind is not None)
-            for i, s in enumerate(states)]
+    rows = [
+        _aggregate(i, s, samples, aggregate, vote_field, threshold, stopped=stop_kind is not None)
+        for i, s in enumerate(states)
+    ]
     not_run = [r.row for r in rows if r.status == "not_run"]
-    return SampledResult(rows=rows, spend=spend, stop_reason=stop_reason, stop_kind=stop_kind,
-                         not_run=not_run)
+    return SampledResult(rows=rows, spend=spend, stop_reason=stop_reason, stop_kind=stop_kind, not_run=not_run)
 
 
 def _engine_records(states: Sequence[_ItemState], jobs: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
@@ -266,8 +288,9 @@ def _row_id(state: _ItemState, row: int) -> Any:
     return state.record.get("id", row)
 
 
-def _aggregate(row: int, state: _ItemState, k: int, aggregate: str, vote_field: str, threshold: float, *,
-               stopped: bool) -> SampledRow:
+def _aggregate(
+    row: int, state: _ItemState, k: int, aggregate: str, vote_field: str, threshold: float, *, stopped: bool
+) -> SampledRow:
     ordered = [state.samples[i] for i in sorted(state.samples)]
     out = SampledRow(row=row, id=_row_id(state, row), status=UNSCORED, samples=ordered)
     if k == 1:
@@ -311,20 +334,34 @@ def _majority_row(out: SampledRow, ordered: list[RowResult], decision: Any, vote
         return out
     winner = next(r for r in ordered if r.scored and _vote(r, vote_field) == decision)
     out.status = SCORED
-    out.verdict = {**(winner.verdict or {}), vote_field: decision, "votes": dict(votes), "samples": len(ordered),
-                   "unanimous": _stability(ordered, vote_field)}
+    out.verdict = {
+        **(winner.verdict or {}),
+        vote_field: decision,
+        "votes": dict(votes),
+        "samples": len(ordered),
+        "unanimous": _stability(ordered, vote_field),
+    }
     return out
 
 
 def _central_row(out: SampledRow, ordered: list[RowResult], aggregate: str, threshold: float) -> SampledRow:
-    scores = [float(r.verdict["score"]) for r in ordered
-              if r.scored and r.verdict is not None and isinstance(r.verdict.get("score"), (int, float))]
+    scores = [
+        float(r.verdict["score"])
+        for r in ordered
+        if r.scored and r.verdict is not None and isinstance(r.verdict.get("score"), (int, float))
+    ]
     if not scores:
         reasons = "; ".join(sorted({r.unscored_reason or "no score" for r in ordered}))
         out.unscored_reason = f"unscored: no sample had a score ({reasons})"
         return out
     value = statistics.fmean(scores) if aggregate == "mean" else statistics.median(scores)
     out.status = SCORED
-    out.verdict = {"score": value, "pass": value >= threshold, "scores": scores, "samples": len(ordered),
-                   "scored_samples": len(scores), "unanimous": _stability(ordered, "score")}
+    out.verdict = {
+        "score": value,
+        "pass": value >= threshold,
+        "scores": scores,
+        "samples": len(ordered),
+        "scored_samples": len(scores),
+        "unanimous": _stability(ordered, "score"),
+    }
     return out

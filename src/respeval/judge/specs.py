@@ -36,9 +36,15 @@ _FAKE_FLOATS = {"latency", "error_rate", "retry_after", "fatal_rate", "malformed
 _FAKE_INTS = {"error_status", "seed"}
 
 
-def load_model(spec: str, *, base_url: str | None = None, api_key_env: str | None = None,
-               json_schema: bool = True, transport: httpx.AsyncBaseTransport | None = None,
-               timeout: float | None = 60.0) -> JudgeModel:
+def load_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    json_schema: bool = True,
+    transport: httpx.AsyncBaseTransport | None = None,
+    timeout: float | None = 60.0,
+) -> JudgeModel:
     """The model a model string names (see the module docstring).  Raises ValueError for a
     malformed string, with the accepted forms."""
     provider, sep, rest = spec.partition(":")
@@ -49,8 +55,12 @@ def load_model(spec: str, *, base_url: str | None = None, api_key_env: str | Non
     if provider != "openai" and provider != "anthropic" and base_url is not None:
         raise ValueError(f"--base-url applies to openai: and anthropic: models, not {provider}:")
     if provider == "openai":
-        kwargs: dict[str, Any] = {"api_key_env": api_key_env or "OPENAI_API_KEY", "json_schema": json_schema,
-                                  "transport": transport, "timeout": timeout}
+        kwargs: dict[str, Any] = {
+            "api_key_env": api_key_env or "OPENAI_API_KEY",
+            "json_schema": json_schema,
+            "transport": transport,
+            "timeout": timeout,
+        }
         if base_url:
             kwargs["base_url"] = base_url
         return OpenAIChatModel(rest, **kwargs)

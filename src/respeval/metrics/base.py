@@ -9,8 +9,9 @@ distributed reduce are all "sum the rows, then apply ``corpus``".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,8 +20,8 @@ import numpy as np
 class ChunkScores:
     """One chunk's per-row results of one family."""
 
-    columns: dict[str, np.ndarray]   # written to the results file
-    stats: np.ndarray                # float64[rows, len(family.stat_names)]
+    columns: dict[str, np.ndarray]  # written to the results file
+    stats: np.ndarray  # float64[rows, len(family.stat_names)]
 
 
 class MetricFamily(Protocol):
@@ -28,7 +29,7 @@ class MetricFamily(Protocol):
 
     name: str
     stat_names: tuple[str, ...]
-    headline: tuple[str, ...]        # corpus fields shown in tables, e.g. ("rouge1", "rougeL")
+    headline: tuple[str, ...]  # corpus fields shown in tables, e.g. ("rouge1", "rougeL")
 
     def prepare(self, references: list[list[str]]) -> Any:
         """Tokenize/analyse references once (reused for every system of a chunk)."""

@@ -9,9 +9,9 @@ sentence scores apply it to each row.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -61,12 +61,13 @@ def streams_to_rows(streams: Sequence[Sequence[str | None]], n_rows: int) -> lis
     exactly one entry per hypothesis.
     """
     if isinstance(streams, str) or not all(not isinstance(s, str) for s in streams):
-        raise TypeError("references must be a list of reference streams (each a list of str), "
-                        "e.g. [refs] for one reference per segment")
+        raise TypeError(
+            "references must be a list of reference streams (each a list of str), "
+            "e.g. [refs] for one reference per segment"
+        )
     for k, stream in enumerate(streams):
         if len(stream) != n_rows:
-            raise ValueError(f"reference stream {k} has {len(stream)} segments but there are "
-                             f"{n_rows} hypotheses")
+            raise ValueError(f"reference stream {k} has {len(stream)} segments but there are {n_rows} hypotheses")
     return references_per_row([list(seg) for seg in zip(*streams)] if streams else [], n_rows)
 
 
@@ -77,8 +78,9 @@ def _token_lists(texts: list[str], tokenize: str, lowercase: bool) -> list[list[
     return [tok(t.rstrip()).split() for t in texts]
 
 
-def token_ids(kernels: Any, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
-              ) -> tuple[np.ndarray, np.ndarray]:
+def token_ids(
+    kernels: Any, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """sacreBLEU tokens of ``texts`` as (int32 ids, int64 offsets) in ``vocab``."""
     native = getattr(kernels, "tokenize_13a_ids", None)
     if native is not None and tokenize == "13a":
@@ -115,8 +117,9 @@ class PreparedBleuReferences:
     n_rows: int
 
 
-def prepare_references(refs_per_row: list[list[str]], *, tokenize: str = "13a", lowercase: bool = False,
-                       implementation: str | None = None) -> PreparedBleuReferences:
+def prepare_references(
+    refs_per_row: list[list[str]], *, tokenize: str = "13a", lowercase: bool = False, implementation: str | None = None
+) -> PreparedBleuReferences:
     kernels = _backend.get(implementation)
     vocab = kernels.Vocab()
     flat = [r for refs in refs_per_row for r in refs]
@@ -126,8 +129,15 @@ def prepare_references(refs_per_row: list[list[str]], *, tokenize: str = "13a", 
     return PreparedBleuReferences(kernels, vocab, ids, off, row_refs, len(refs_per_row))
 
 
-def row_statistics(prepared: PreparedBleuReferences, hypotheses: list[str], *, tokenize: str = "13a",
-                   lowercase: bool = False, max_order: int = 4, threads: int | None = None) -> np.ndarray:
+def row_statistics(
+    prepared: PreparedBleuReferences,
+    hypotheses: list[str],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    max_order: int = 4,
+    threads: int | None = None,
+) -> np.ndarray:
     """int64 ``[rows, 2 + 2 * max_order]``: hyp_len, ref_len, correct_1..N, total_1..N."""
     k = prepared.kernels
     ids, off = token_ids(k, prepared.vocab, hypotheses, tokenize, lowercase)
@@ -136,20 +146,30 @@ def row_statistics(prepared: PreparedBleuReferences, hypotheses: list[str], *, t
     if n == 0:
         return stats
     correct = np.zeros((n, max_order), np.int64)
-    k.bleu_clipped_counts(ids, off, prepared.ids, prepared.offsets, prepared.row_refs, max_order,
-                          len(prepared.vocab), correct, threads)
+    k.bleu_clipped_counts(
+        ids, off, prepared.ids, prepared.offsets, prepared.row_refs, max_order, len(prepared.vocab), correct, threads
+    )
     hyp_len = np.diff(off)
     ref_lens = np.diff(prepared.offsets)
     stats[:, 0] = hyp_len
     stats[:, 1] = closest_lengths(hyp_len, ref_lens, prepared.row_refs)
-    stats[:, 2:2 + max_order] = correct
+    stats[:, 2 : 2 + max_order] = correct
     for order in range(1, max_order + 1):
         stats[:, 1 + max_order + order] = np.maximum(hyp_len - order + 1, 0)
     return stats
 
 
-def signature(*, nrefs: int | str, lowercase: bool, tokenize: str, smooth: str, smooth_value: float | None,
-              effective_order: bool, bootstrap: int | None = None, seed: int | None = None) -> str:
+def signature(
+    *,
+    nrefs: int | str,
+    lowercase: bool,
+    tokenize: str,
+    smooth: str,
+    smooth_value: float | None,
+    effective_order: bool,
+    bootstrap: int | None = None,
+    seed: int | None = None,
+) -> str:
     """sacreBLEU's signature format (same fields, same order), versioned as respeval."""
     smooth_text = smooth
     if smooth in ("floor", "add-k"):
@@ -158,8 +178,13 @@ def signature(*, nrefs: int | str, lowercase: bool, tokenize: str, smooth: str, 
     parts = [f"nrefs:{nrefs}"]
     if bootstrap and bootstrap > 1:
         parts += [f"bs:{bootstrap}", f"seed:{seed}"]
-    parts += [f"case:{'lc' if lowercase else 'mixed'}", f"eff:{'yes' if effective_order else 'no'}",
-              f"tok:{tokenize}", f"smooth:{smooth_text}", f"version:respeval-{__version__}"]
+    parts += [
+        f"case:{'lc' if lowercase else 'mixed'}",
+        f"eff:{'yes' if effective_order else 'no'}",
+        f"tok:{tokenize}",
+        f"smooth:{smooth_text}",
+        f"version:respeval-{__version__}",
+    ]
     return "|".join(parts)
 
 
@@ -168,8 +193,14 @@ def _nrefs(refs_per_row: list[list[str]]) -> int | str:
     return counts.pop() if len(counts) == 1 else "var"
 
 
-def sentence_scores(stats: np.ndarray, *, smooth: str = "exp", smooth_value: float | None = None,
-                    effective_order: bool = True, max_order: int = 4) -> np.ndarray:
+def sentence_scores(
+    stats: np.ndarray,
+    *,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool = True,
+    max_order: int = 4,
+) -> np.ndarray:
     """sacreBLEU's ``compute_bleu`` of every row at once (same steps, vectorized over rows).
 
     Equal to calling it per row up to the last bit of numpy's ``exp``/``log``
@@ -181,15 +212,16 @@ def sentence_scores(stats: np.ndarray, *, smooth: str = "exp", smooth_value: flo
         return np.zeros(0)
     value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
     sys_len, ref_len = stats[:, 0], stats[:, 1]
-    correct = stats[:, 2:2 + max_order].copy()
-    total = stats[:, 2 + max_order:2 + 2 * max_order].copy()
+    correct = stats[:, 2 : 2 + max_order].copy()
+    total = stats[:, 2 + max_order : 2 + 2 * max_order].copy()
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        bp = np.where(sys_len >= ref_len, 1.0,
-                      np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0))
+        bp = np.where(
+            sys_len >= ref_len, 1.0, np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0)
+        )
         any_match = (correct > 0).any(axis=1)
         factor = np.ones(n)
         precisions = np.zeros((n, max_order))
-        alive = np.ones(n, bool)          # no order with total 0 seen yet
+        alive = np.ones(n, bool)  # no order with total 0 seen yet
         eff = np.full(n, float(max_order))
         if effective_order:
             eff = np.zeros(n)
@@ -213,8 +245,9 @@ def sentence_scores(stats: np.ndarray, *, smooth: str = "exp", smooth_value: flo
             precisions[:, i] = np.where(alive, p, 0.0)
         log_sum = np.zeros(n)
         for i in range(max_order):
-            logp = np.where(precisions[:, i] > 0, np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)),
-                            ref_bleu.LOG_ZERO)
+            logp = np.where(
+                precisions[:, i] > 0, np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)), ref_bleu.LOG_ZERO
+            )
             log_sum = np.where(i < eff, log_sum + logp, log_sum)
         score = bp * np.exp(log_sum / np.where(eff > 0, eff, 1))
     return np.where(any_match & (eff > 0), score, 0.0)
@@ -250,15 +283,28 @@ class BleuResult:
         """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
         o = self.options
         return bootstrap_mt.bootstrap_ci(
-            self.stats.tolist(), lambda s: ref_bleu.compute_bleu(s, o["smooth"], o["smooth_value"],
-                                                                 o["effective_order"], self.max_order).score,
-            n, seed)
+            self.stats.tolist(),
+            lambda s: (
+                ref_bleu.compute_bleu(s, o["smooth"], o["smooth_value"], o["effective_order"], self.max_order).score
+            ),
+            n,
+            seed,
+        )
 
 
-def bleu(hypotheses: Any, references: Any, *, tokenize: str = "13a", lowercase: bool = False,
-         max_order: int = 4, smooth: str = "exp", smooth_value: float | None = None,
-         effective_order: bool = False, threads: int | None = None,
-         implementation: str | None = None) -> BleuResult:
+def bleu(
+    hypotheses: Any,
+    references: Any,
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    max_order: int = 4,
+    smooth: str = "exp",
+    smooth_value: float | None = None,
+    effective_order: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
+) -> BleuResult:
     """BLEU of each hypothesis against its reference(s), and the corpus BLEU.
 
     Parameters
@@ -279,39 +325,71 @@ def bleu(hypotheses: Any, references: Any, *, tokenize: str = "13a", lowercase: 
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
     prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
-    stats = row_statistics(prepared, hyps, tokenize=tokenize, lowercase=lowercase, max_order=max_order,
-                           threads=threads)
+    stats = row_statistics(prepared, hyps, tokenize=tokenize, lowercase=lowercase, max_order=max_order, threads=threads)
     corpus = ref_bleu.compute_bleu(stats.sum(axis=0).tolist(), smooth, smooth_value, effective_order, max_order)
     sentence = sentence_scores(stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order)
-    sig = signature(nrefs=_nrefs(refs), lowercase=lowercase, tokenize=tokenize, smooth=smooth,
-                    smooth_value=smooth_value, effective_order=effective_order)
-    return BleuResult(stats, sentence, corpus, sig, max_order,
-                      dict(smooth=smooth, smooth_value=smooth_value, effective_order=effective_order,
-                           tokenize=tokenize, lowercase=lowercase))
+    sig = signature(
+        nrefs=_nrefs(refs),
+        lowercase=lowercase,
+        tokenize=tokenize,
+        smooth=smooth,
+        smooth_value=smooth_value,
+        effective_order=effective_order,
+    )
+    return BleuResult(
+        stats,
+        sentence,
+        corpus,
+        sig,
+        max_order,
+        dict(
+            smooth=smooth,
+            smooth_value=smooth_value,
+            effective_order=effective_order,
+            tokenize=tokenize,
+            lowercase=lowercase,
+        ),
+    )
 
 
 class BleuFamily:
     """Corpus BLEU for the bulk pipeline: statistics are summed, then compute_bleu."""
 
-    def __init__(self, *, tokenize: str = "13a", lowercase: bool = False, max_order: int = 4,
-                 smooth: str = "exp", smooth_value: float | None = None, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        tokenize: str = "13a",
+        lowercase: bool = False,
+        max_order: int = 4,
+        smooth: str = "exp",
+        smooth_value: float | None = None,
+        threads: int | None = None,
+    ) -> None:
         self.name = "bleu"
         self.tokenize, self.lowercase, self.max_order = tokenize, lowercase, max_order
         self.smooth, self.smooth_value, self.threads = smooth, smooth_value, threads
         n = max_order
-        self.stat_names = ("hyp_len", "ref_len", *(f"correct_{i}" for i in range(1, n + 1)),
-                           *(f"total_{i}" for i in range(1, n + 1)))
+        self.stat_names = (
+            "hyp_len",
+            "ref_len",
+            *(f"correct_{i}" for i in range(1, n + 1)),
+            *(f"total_{i}" for i in range(1, n + 1)),
+        )
         self.headline = ("bleu",)
 
     def prepare(self, references: list) -> PreparedBleuReferences:
-        return prepare_references(references_per_row(references), tokenize=self.tokenize,
-                                  lowercase=self.lowercase)
+        return prepare_references(references_per_row(references), tokenize=self.tokenize, lowercase=self.lowercase)
 
     def score(self, prepared: PreparedBleuReferences, predictions: list[str]) -> ChunkScores:
-        stats = row_statistics(prepared, predictions, tokenize=self.tokenize, lowercase=self.lowercase,
-                               max_order=self.max_order, threads=self.threads)
-        sentence = sentence_scores(stats, smooth=self.smooth, smooth_value=self.smooth_value,
-                                   max_order=self.max_order)
+        stats = row_statistics(
+            prepared,
+            predictions,
+            tokenize=self.tokenize,
+            lowercase=self.lowercase,
+            max_order=self.max_order,
+            threads=self.threads,
+        )
+        sentence = sentence_scores(stats, smooth=self.smooth, smooth_value=self.smooth_value, max_order=self.max_order)
         return ChunkScores({"bleu": sentence}, stats.astype(np.float64))
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
@@ -325,8 +403,11 @@ class BleuFamily:
         return ref_bleu.compute_bleu(ints, self.smooth, self.smooth_value, False, self.max_order).score
 
     def signature(self) -> str:
-        return "BLEU|" + signature(nrefs="var", lowercase=self.lowercase, tokenize=self.tokenize,
-                                   smooth=self.smooth, smooth_value=self.smooth_value, effective_order=False)
-
-
-
+        return "BLEU|" + signature(
+            nrefs="var",
+            lowercase=self.lowercase,
+            tokenize=self.tokenize,
+            smooth=self.smooth,
+            smooth_value=self.smooth_value,
+            effective_order=False,
+        )

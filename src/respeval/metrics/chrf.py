@@ -55,7 +55,7 @@ def scores(stats: np.ndarray, char_order: int, word_order: int, beta: float, eps
     """sacreBLEU's chrF of every row of ``stats`` (its arithmetic, statement by statement)."""
     stats = np.asarray(stats, dtype=np.float64)
     n = stats.shape[0]
-    factor = beta ** 2
+    factor = beta**2
     eps_sum = np.zeros(n)
     sum_p = np.zeros(n)
     sum_r = np.zeros(n)
@@ -95,9 +95,18 @@ class PreparedChrfReferences:
 class Chrf:
     """chrF/chrF++ options and the scoring of prepared references."""
 
-    def __init__(self, *, char_order: int = 6, word_order: int = 0, beta: float = 2, lowercase: bool = False,
-                 whitespace: bool = False, eps_smoothing: bool = False, threads: int | None = None,
-                 implementation: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        char_order: int = 6,
+        word_order: int = 0,
+        beta: float = 2,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        eps_smoothing: bool = False,
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
         if char_order < 1 or char_order > 64 or word_order < 0 or word_order > 64:
             raise ValueError("char_order must be in 1..64 and word_order in 0..64")
         self.char_order, self.word_order, self.beta = char_order, word_order, beta
@@ -113,8 +122,9 @@ class Chrf:
         flat = self._texts([r for refs in refs_per_row for r in refs])
         pair_row = np.repeat(np.arange(len(refs_per_row)), [len(r) for r in refs_per_row]).astype(np.int64)
         words = _words(vocab, flat, kernels) if self.word_order else None
-        return PreparedChrfReferences(kernels, vocab, _codepoints(flat, self.whitespace, kernels), words,
-                                      pair_row, len(refs_per_row))
+        return PreparedChrfReferences(
+            kernels, vocab, _codepoints(flat, self.whitespace, kernels), words, pair_row, len(refs_per_row)
+        )
 
     def row_statistics(self, prepared: PreparedChrfReferences, hypotheses: list[str]) -> np.ndarray:
         """int64 ``[rows, 3 * (char_order + word_order)]`` against each row's best reference."""
@@ -124,12 +134,22 @@ class Chrf:
         pair_ref = np.arange(len(pair_pred), dtype=np.int64)
         blocks = []
         h_chars = _codepoints(hyps, self.whitespace, k)
-        blocks.append(self._pair_stats(k, h_chars, prepared.chars, pair_pred, pair_ref, self.char_order,
-                                       max(int(h_chars[0].max(initial=0)), int(prepared.chars[0].max(initial=0))) + 1))
+        blocks.append(
+            self._pair_stats(
+                k,
+                h_chars,
+                prepared.chars,
+                pair_pred,
+                pair_ref,
+                self.char_order,
+                max(int(h_chars[0].max(initial=0)), int(prepared.chars[0].max(initial=0))) + 1,
+            )
+        )
         if self.word_order:
             h_words = _words(prepared.vocab, hyps, k)
-            blocks.append(self._pair_stats(k, h_words, prepared.words, pair_pred, pair_ref, self.word_order,
-                                           len(prepared.vocab)))
+            blocks.append(
+                self._pair_stats(k, h_words, prepared.words, pair_pred, pair_ref, self.word_order, len(prepared.vocab))
+            )
         pair_stats = np.concatenate(blocks, axis=1)
         n = len(hyps)
         if len(pair_pred) == n:  # one reference per row
@@ -140,12 +160,25 @@ class Chrf:
         cand = np.where(pair_scores == best[pair_pred], np.arange(len(pair_pred)), len(pair_pred))
         return pair_stats[np.minimum.reduceat(cand, starts)]
 
-    def _pair_stats(self, k: Any, hyp: tuple, ref: tuple, pair_pred: np.ndarray, pair_ref: np.ndarray,
-                    order: int, vocab_size: int) -> np.ndarray:
+    def _pair_stats(
+        self, k: Any, hyp: tuple, ref: tuple, pair_pred: np.ndarray, pair_ref: np.ndarray, order: int, vocab_size: int
+    ) -> np.ndarray:
         npairs = len(pair_pred)
         matches = np.zeros((npairs, order), np.int64)
-        k.rouge_pair_stats(hyp[0], hyp[1], ref[0], ref[1], pair_pred, pair_ref, order, False, vocab_size,
-                           matches, np.zeros(0, np.int64), self.threads)
+        k.rouge_pair_stats(
+            hyp[0],
+            hyp[1],
+            ref[0],
+            ref[1],
+            pair_pred,
+            pair_ref,
+            order,
+            False,
+            vocab_size,
+            matches,
+            np.zeros(0, np.int64),
+            self.threads,
+        )
         hl = np.diff(hyp[1])[pair_pred]
         rl = np.diff(ref[1])[pair_ref]
         out = np.zeros((npairs, 3 * order), np.int64)
@@ -160,17 +193,18 @@ class Chrf:
         return scores(stats, self.char_order, self.word_order, self.beta, self.eps_smoothing)
 
     def corpus_score(self, stats_sum: Any) -> float:
-        return ref_chrf.chrf_score(list(stats_sum), self.char_order, self.word_order, self.beta,
-                                   self.eps_smoothing)
+        return ref_chrf.chrf_score(list(stats_sum), self.char_order, self.word_order, self.beta, self.eps_smoothing)
 
     def name(self) -> str:
         return f"chrF{self.beta:g}" + "+" * self.word_order
 
     def signature(self, nrefs: int | str = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
         boot = f"|bs:{bootstrap}|seed:{seed}" if bootstrap and bootstrap > 1 else ""
-        return (f"nrefs:{nrefs}{boot}|case:{'lc' if self.lowercase else 'mixed'}"
-                f"|eff:{'no' if self.eps_smoothing else 'yes'}|nc:{self.char_order}|nw:{self.word_order}"
-                f"|space:{'yes' if self.whitespace else 'no'}|version:respeval-{__version__}")
+        return (
+            f"nrefs:{nrefs}{boot}|case:{'lc' if self.lowercase else 'mixed'}"
+            f"|eff:{'no' if self.eps_smoothing else 'yes'}|nc:{self.char_order}|nw:{self.word_order}"
+            f"|space:{'yes' if self.whitespace else 'no'}|version:respeval-{__version__}"
+        )
 
 
 @dataclass
@@ -190,25 +224,48 @@ class ChrfResult:
         return bootstrap_mt.bootstrap_ci(self.stats.tolist(), self.metric.corpus_score, n, seed)
 
 
-def chrf(hypotheses: Any, references: Any, *, char_order: int = 6, word_order: int = 0, beta: float = 2,
-         lowercase: bool = False, whitespace: bool = False, eps_smoothing: bool = False,
-         threads: int | None = None, implementation: str | None = None) -> ChrfResult:
+def chrf(
+    hypotheses: Any,
+    references: Any,
+    *,
+    char_order: int = 6,
+    word_order: int = 0,
+    beta: float = 2,
+    lowercase: bool = False,
+    whitespace: bool = False,
+    eps_smoothing: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
+) -> ChrfResult:
     """chrF (``word_order=0``) or chrF++ (``word_order=2``) per row and for the corpus.
 
     ``eps_smoothing=True`` gives chrF++.py's (and NLTK's, Moses') averaging instead of
     sacreBLEU's default effective-order averaging.
     """
-    metric = Chrf(char_order=char_order, word_order=word_order, beta=beta, lowercase=lowercase,
-                  whitespace=whitespace, eps_smoothing=eps_smoothing, threads=threads,
-                  implementation=implementation)
+    metric = Chrf(
+        char_order=char_order,
+        word_order=word_order,
+        beta=beta,
+        lowercase=lowercase,
+        whitespace=whitespace,
+        eps_smoothing=eps_smoothing,
+        threads=threads,
+        implementation=implementation,
+    )
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
     stats = metric.row_statistics(metric.prepare(refs), hyps)
     counts = {len(r) for r in refs}
     nrefs = counts.pop() if len(counts) == 1 else "var"
-    return ChrfResult(stats, metric.scores(stats), metric.corpus_score(stats.sum(axis=0).tolist()),
-                      metric.name(), metric.signature(nrefs), metric)
+    return ChrfResult(
+        stats,
+        metric.scores(stats),
+        metric.corpus_score(stats.sum(axis=0).tolist()),
+        metric.name(),
+        metric.signature(nrefs),
+        metric,
+    )
 
 
 class ChrfFamily:
@@ -217,8 +274,9 @@ class ChrfFamily:
     def __init__(self, *, word_order: int = 0, **options: Any) -> None:
         self.metric = Chrf(word_order=word_order, **options)
         self.name = "chrf++" if word_order else "chrf"
-        self.stat_names = tuple(f"{k}_{i}" for i in range(self.metric.char_order + word_order)
-                                for k in ("hyp", "ref", "match"))
+        self.stat_names = tuple(
+            f"{k}_{i}" for i in range(self.metric.char_order + word_order) for k in ("hyp", "ref", "match")
+        )
         self.headline = (self.name,)
 
     def prepare(self, references: list) -> PreparedChrfReferences:

@@ -66,8 +66,9 @@ def _v2_golds(golds: list[list[str]]) -> list[list[str]]:
     return [[a for a in g if ref_squad.normalize_answer(a)] or [""] for g in golds]
 
 
-def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], version: str
-                   ) -> tuple[np.ndarray, np.ndarray] | None:
+def _native_scores(
+    kernels: Any, preds: list[str], golds: list[list[str]], version: str
+) -> tuple[np.ndarray, np.ndarray] | None:
     """EM and F1 per question from normalized token ids (gold lists as given: for v2 the
     answers that normalize to nothing are dropped here, keeping one empty answer)."""
     tokenize = getattr(kernels, "squad_normalize_ids", None)
@@ -75,8 +76,9 @@ def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], versi
         return None
     n = len(preds)
     vocab = kernels.Vocab()
-    p_ids, p_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, list(map(str.lower, preds))),
-                                                         (np.int32, np.int64)))
+    p_ids, p_off = (
+        np.frombuffer(b, t) for b, t in zip(tokenize(vocab, list(map(str.lower, preds))), (np.int32, np.int64))
+    )
     flat = list(map(str.lower, chain.from_iterable(golds)))
     g_ids, g_off = (np.frombuffer(b, t) for b, t in zip(tokenize(vocab, flat), (np.int32, np.int64)))
     owner = np.repeat(np.arange(n), list(map(len, golds))).astype(np.int64)
@@ -97,8 +99,9 @@ def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], versi
     if npairs == 0:
         return np.zeros(n), np.zeros(n)
     same = np.zeros((npairs, 1), np.int64)
-    kernels.rouge_pair_stats(p_ids, p_off, g_ids, g_off, pair_pred, pair_gold, 1, False, len(vocab), same,
-                             np.zeros(0, np.int64), None)
+    kernels.rouge_pair_stats(
+        p_ids, p_off, g_ids, g_off, pair_pred, pair_gold, 1, False, len(vocab), same, np.zeros(0, np.int64), None
+    )
     ns = same[:, 0].astype(np.float64)
     lp = np.diff(p_off)[pair_pred]
     lg = glen[pair_gold]
@@ -123,8 +126,9 @@ def _native_scores(kernels: Any, preds: list[str], golds: list[list[str]], versi
     return np.maximum.reduceat(em, starts), np.maximum.reduceat(f1, starts)
 
 
-def squad(predictions: Any, gold_answers: Any, *, version: str = "v1",
-          implementation: str | None = None) -> SquadResult:
+def squad(
+    predictions: Any, gold_answers: Any, *, version: str = "v1", implementation: str | None = None
+) -> SquadResult:
     """SQuAD EM and F1 per row (max over that row's gold answers) and for the corpus.
 
     ``version="v1"``: evaluate-v1.1 (F1 is 0 when nothing overlaps, even two empty
@@ -148,10 +152,15 @@ def squad(predictions: Any, gold_answers: Any, *, version: str = "v1",
         return SquadResult(np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1]), version)
     if version == "v2":
         golds = _v2_golds(golds)
-    em = np.array([float(ref_squad.max_over_ground_truths(ref_squad.squad_exact_match, p, g))
-                   for p, g in zip(preds, golds)])
-    f1 = np.array([float(ref_squad.max_over_ground_truths(
-        lambda a, b: ref_squad.squad_f1(a, b, version=version), p, g)) for p, g in zip(preds, golds)])
+    em = np.array(
+        [float(ref_squad.max_over_ground_truths(ref_squad.squad_exact_match, p, g)) for p, g in zip(preds, golds)]
+    )
+    f1 = np.array(
+        [
+            float(ref_squad.max_over_ground_truths(lambda a, b: ref_squad.squad_f1(a, b, version=version), p, g))
+            for p, g in zip(preds, golds)
+        ]
+    )
     return SquadResult(np.where(missing, 0.0, em), np.where(missing, 0.0, f1), version)
 
 
@@ -162,8 +171,11 @@ def exact_match(predictions: Any, references: Any, *, normalize: str = "none") -
     preds = text_list(predictions, "predictions")
     refs = text_list(references, "references")
     same_length(preds, refs, "predictions", "references")
-    fn = {"none": ref_squad.exact_match, "unicode": ref_squad.normalized_match,
-          "squad": ref_squad.squad_exact_match}.get(normalize)
+    fn = {
+        "none": ref_squad.exact_match,
+        "unicode": ref_squad.normalized_match,
+        "squad": ref_squad.squad_exact_match,
+    }.get(normalize)
     if fn is None:
         raise ValueError(f"normalize must be none, unicode or squad, not {normalize!r}")
     return np.array([float(fn(p, r)) for p, r in zip(preds, refs)])
@@ -215,6 +227,3 @@ class ExactMatchFamily:
 
     def signature(self) -> str:
         return f"em|norm:{self.normalize}"
-
-
-

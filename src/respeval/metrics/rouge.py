@@ -9,8 +9,9 @@ highest F (the first on ties, as rouge-score's ``score_multi``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -105,8 +106,9 @@ class RougeResult:
     def score(self, rouge_type: str, row: int) -> Score:
         """The ``Score`` of one row for one type."""
         c = self.columns
-        return Score(float(c[f"{rouge_type}_p"][row]), float(c[f"{rouge_type}_r"][row]),
-                     float(c[f"{rouge_type}_f"][row]))
+        return Score(
+            float(c[f"{rouge_type}_p"][row]), float(c[f"{rouge_type}_r"][row]), float(c[f"{rouge_type}_f"][row])
+        )
 
     def mean(self) -> dict[str, Score]:
         """Mean precision/recall/F over rows, per type (0 for an empty result).
@@ -151,8 +153,7 @@ class RougeResult:
 
 def signature(types: Sequence[str], tokenizer: Any, stemmer: bool) -> str:
     tok = tokenizer if isinstance(tokenizer, str) else "custom"
-    return (f"{'+'.join(types)}|tok:{tok}|stem:{'porter' if stemmer else 'no'}"
-            f"|multiref:max-f|version:{__version__}")
+    return f"{'+'.join(types)}|tok:{tok}|stem:{'porter' if stemmer else 'no'}|multiref:max-f|version:{__version__}"
 
 
 def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -167,16 +168,22 @@ def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np
     return list(index), np.array(pair_pred, np.int64), np.array(pair_ref, np.int64)
 
 
-def _pairs(kernels: Any, predictions: Any, references: Any
-           ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, bool]:
+def _pairs(
+    kernels: Any, predictions: Any, references: Any
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray, bool]:
     """Validated predictions, distinct reference texts, and (row, reference) pairs."""
     fast = getattr(kernels, "pair_single_references", None)
     if fast is not None and isinstance(predictions, list) and isinstance(references, list):
         got = fast(predictions, references)
         if got is not None:
             distinct, pair_ref = got
-            return (predictions, distinct, np.arange(len(predictions), dtype=np.int64),
-                    np.frombuffer(pair_ref, np.int64), True)
+            return (
+                predictions,
+                distinct,
+                np.arange(len(predictions), dtype=np.int64),
+                np.frombuffer(pair_ref, np.int64),
+                True,
+            )
     preds = text_list(predictions, "predictions")
     refs_per_row, single = reference_lists(references, "references")
     same_length(preds, refs_per_row, "predictions", "references")
@@ -195,9 +202,16 @@ def _pick_best(f: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) 
     return np.minimum.reduceat(candidate, starts)
 
 
-def score_tokens(kernels: Any, vocab_size: int, preds: TokenBatch, refs: TokenBatch,
-                 pair_pred: np.ndarray, pair_ref: np.ndarray, types: Sequence[str],
-                 threads: int | None) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def score_tokens(
+    kernels: Any,
+    vocab_size: int,
+    preds: TokenBatch,
+    refs: TokenBatch,
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    types: Sequence[str],
+    threads: int | None,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Precision, recall and F per pair, per type, from token batches."""
     orders = [int(t[5:]) for t in types if _ROUGE_N.match(t)]
     max_order = max(orders, default=0)
@@ -206,8 +220,20 @@ def score_tokens(kernels: Any, vocab_size: int, preds: TokenBatch, refs: TokenBa
     overlaps = np.zeros((npairs, max_order), np.int64)
     lcs = np.zeros(npairs if want_lcs else 0, np.int64)
     if max_order or want_lcs:
-        kernels.rouge_pair_stats(preds.ids, preds.offsets, refs.ids, refs.offsets, pair_pred,
-                                 pair_ref, max_order, want_lcs, vocab_size, overlaps, lcs, threads)
+        kernels.rouge_pair_stats(
+            preds.ids,
+            preds.offsets,
+            refs.ids,
+            refs.offsets,
+            pair_pred,
+            pair_ref,
+            max_order,
+            want_lcs,
+            vocab_size,
+            overlaps,
+            lcs,
+            threads,
+        )
     plen = preds.lengths()[pair_pred]
     rlen = refs.lengths()[pair_ref]
     out = {}
@@ -217,9 +243,19 @@ def score_tokens(kernels: Any, vocab_size: int, preds: TokenBatch, refs: TokenBa
                 hits = lcs
             else:
                 hits = np.zeros(npairs, np.int64)
-                kernels.lsum_pair_stats(preds.ids, preds.sent_offsets, preds.row_sents, refs.ids,
-                                        refs.sent_offsets, refs.row_sents, pair_pred, pair_ref,
-                                        vocab_size, hits, threads)
+                kernels.lsum_pair_stats(
+                    preds.ids,
+                    preds.sent_offsets,
+                    preds.row_sents,
+                    refs.ids,
+                    refs.sent_offsets,
+                    refs.row_sents,
+                    pair_pred,
+                    pair_ref,
+                    vocab_size,
+                    hits,
+                    threads,
+                )
             # rouge-score divides by the raw lengths and returns zeros when either is empty
             p = _ratio(hits, plen)
             r = _ratio(hits, rlen)
@@ -239,17 +275,23 @@ class PreparedReferences:
     kernels: Any
     vocab: Any
     batch: TokenBatch
-    pair_pred: np.ndarray      # pair -> row
-    pair_ref: np.ndarray       # pair -> distinct reference
-    single: bool               # one reference per row
+    pair_pred: np.ndarray  # pair -> row
+    pair_ref: np.ndarray  # pair -> distinct reference
+    single: bool  # one reference per row
     n_rows: int
     tokenizer: Any
     stemmer: bool
     threads: int | None
 
 
-def prepare_references(references: Any, *, tokenizer: Any = "rouge", stemmer: bool = False,
-                       threads: int | None = None, implementation: str | None = None) -> PreparedReferences:
+def prepare_references(
+    references: Any,
+    *,
+    tokenizer: Any = "rouge",
+    stemmer: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
+) -> PreparedReferences:
     """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
     kernels = _backend.get(implementation)
     fast = getattr(kernels, "pair_single_references", None)
@@ -264,13 +306,18 @@ def prepare_references(references: Any, *, tokenizer: Any = "rouge", stemmer: bo
         n_rows = len(refs_per_row)
     vocab = kernels.Vocab()
     batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
-    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, n_rows,
-                              tokenizer, stemmer, threads)
+    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, n_rows, tokenizer, stemmer, threads)
 
 
-def _select(types: Sequence[str], per_pair: dict, pair_pred: np.ndarray, pair_ref: np.ndarray,
-            n_rows: int, single: bool, ref_lengths_all: np.ndarray
-            ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def _select(
+    types: Sequence[str],
+    per_pair: dict,
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    n_rows: int,
+    single: bool,
+    ref_lengths_all: np.ndarray,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     columns: dict[str, np.ndarray] = {}
     ref_lengths: dict[str, np.ndarray] = {}
@@ -286,28 +333,49 @@ def _select(types: Sequence[str], per_pair: dict, pair_pred: np.ndarray, pair_re
     return columns, ref_lengths
 
 
-def score_prepared(prepared: PreparedReferences, predictions: Any,
-                   types: Iterable[str] = DEFAULT_TYPES) -> RougeResult:
+def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterable[str] = DEFAULT_TYPES) -> RougeResult:
     """ROUGE of ``predictions`` (one per row) against already prepared references."""
     types = validate_types(types)
     preds = text_list(predictions, "predictions")
     if len(preds) != prepared.n_rows:
-        raise ValueError(f"predictions has {len(preds)} rows but references has {prepared.n_rows}: "
-                         "they must pair up row by row")
+        raise ValueError(
+            f"predictions has {len(preds)} rows but references has {prepared.n_rows}: they must pair up row by row"
+        )
     k = prepared.kernels
     pred_batch = tokenize(k, prepared.vocab, preds, prepared.tokenizer, prepared.stemmer, prepared.threads)
-    per_pair = score_tokens(k, len(prepared.vocab), pred_batch, prepared.batch, prepared.pair_pred,
-                            prepared.pair_ref, types, prepared.threads)
-    columns, ref_lengths = _select(types, per_pair, prepared.pair_pred, prepared.pair_ref,
-                                   len(preds), prepared.single, prepared.batch.lengths())
-    return RougeResult(types, columns, signature(types, prepared.tokenizer, prepared.stemmer),
-                       _backend.name("native" if k.__name__ == "respeval._core" else "python"),
-                       pred_batch.lengths(), ref_lengths)
+    per_pair = score_tokens(
+        k,
+        len(prepared.vocab),
+        pred_batch,
+        prepared.batch,
+        prepared.pair_pred,
+        prepared.pair_ref,
+        types,
+        prepared.threads,
+    )
+    columns, ref_lengths = _select(
+        types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, prepared.batch.lengths()
+    )
+    return RougeResult(
+        types,
+        columns,
+        signature(types, prepared.tokenizer, prepared.stemmer),
+        _backend.name("native" if k.__name__ == "respeval._core" else "python"),
+        pred_batch.lengths(),
+        ref_lengths,
+    )
 
 
-def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPES, *,
-          tokenizer: Any = "rouge", stemmer: bool = False, threads: int | None = None,
-          implementation: str | None = None) -> RougeResult:
+def rouge(
+    predictions: Any,
+    references: Any,
+    types: Iterable[str] = DEFAULT_TYPES,
+    *,
+    tokenizer: Any = "rouge",
+    stemmer: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
+) -> RougeResult:
     """ROUGE scores of each prediction against its reference(s).
 
     Parameters
@@ -335,19 +403,30 @@ def rouge(predictions: Any, references: Any, types: Iterable[str] = DEFAULT_TYPE
     vocab = kernels.Vocab()
     pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer, threads)
     ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
-    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref,
-                            types, threads)
-    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single,
-                                   ref_batch.lengths())
-    return RougeResult(types, columns, signature(types, tokenizer, stemmer),
-                       _backend.name(implementation), pred_batch.lengths(), ref_lengths)
+    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
+    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, ref_batch.lengths())
+    return RougeResult(
+        types,
+        columns,
+        signature(types, tokenizer, stemmer),
+        _backend.name(implementation),
+        pred_batch.lengths(),
+        ref_lengths,
+    )
 
 
 class RougeFamily:
     """ROUGE types as one metric family for the bulk pipeline (corpus value = row mean)."""
 
-    def __init__(self, types: Iterable[str], *, tokenizer: Any = "rouge", stemmer: bool = False,
-                 threads: int | None = None, implementation: str | None = None) -> None:
+    def __init__(
+        self,
+        types: Iterable[str],
+        *,
+        tokenizer: Any = "rouge",
+        stemmer: bool = False,
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
         self.types = validate_types(types)
         self.name = "rouge"
         self.tokenizer = tokenizer
@@ -358,14 +437,22 @@ class RougeFamily:
         self.headline = tuple(f"{t}_f" for t in self.types)
 
     def prepare(self, references: list) -> PreparedReferences:
-        return prepare_references(references, tokenizer=self.tokenizer, stemmer=self.stemmer,
-                                  threads=self.threads, implementation=self.implementation)
+        return prepare_references(
+            references,
+            tokenizer=self.tokenizer,
+            stemmer=self.stemmer,
+            threads=self.threads,
+            implementation=self.implementation,
+        )
 
     def score(self, prepared: PreparedReferences, predictions: list[str]) -> ChunkScores:
         res = score_prepared(prepared, predictions, self.types)
         columns = {k: v for k, v in res.columns.items() if not k.endswith("_ref")}
-        stats = np.column_stack([columns[c] for c in self.stat_names]) if len(predictions) else \
-            np.zeros((0, len(self.stat_names)))
+        stats = (
+            np.column_stack([columns[c] for c in self.stat_names])
+            if len(predictions)
+            else np.zeros((0, len(self.stat_names)))
+        )
         return ChunkScores(columns, stats)
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, np.ndarray | float]:

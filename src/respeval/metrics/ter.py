@@ -20,17 +20,27 @@ from respeval.metrics.base import ChunkScores
 from respeval.metrics.bleu import references_per_row
 
 
-def signature(*, nrefs: Any, case_sensitive: bool, normalized: bool, no_punct: bool, asian_support: bool,
-              bootstrap: int | None = None, seed: int | None = None) -> str:
+def signature(
+    *,
+    nrefs: Any,
+    case_sensitive: bool,
+    normalized: bool,
+    no_punct: bool,
+    asian_support: bool,
+    bootstrap: int | None = None,
+    seed: int | None = None,
+) -> str:
     boot = f"|bs:{bootstrap}|seed:{seed}" if bootstrap and bootstrap > 1 else ""
-    return (f"nrefs:{nrefs}{boot}|case:{'mixed' if case_sensitive else 'lc'}|tok:tercom"
-            f"|norm:{'yes' if normalized else 'no'}|punct:{'no' if no_punct else 'yes'}"
-            f"|asian:{'yes' if asian_support else 'no'}|version:respeval-{__version__}")
+    return (
+        f"nrefs:{nrefs}{boot}|case:{'mixed' if case_sensitive else 'lc'}|tok:tercom"
+        f"|norm:{'yes' if normalized else 'no'}|punct:{'no' if no_punct else 'yes'}"
+        f"|asian:{'yes' if asian_support else 'no'}|version:respeval-{__version__}"
+    )
 
 
 @dataclass
 class TerResult:
-    stats: np.ndarray          # float64 [rows, 2]: edits, average reference length
+    stats: np.ndarray  # float64 [rows, 2]: edits, average reference length
     sentence: np.ndarray
     corpus: ref_ter.TERResult
     signature: str
@@ -55,20 +65,30 @@ def row_statistics(hyps: list[str], refs: list[list[str]], **options: bool) -> n
     return np.array(rows, dtype=np.float64).reshape(len(rows), 2)
 
 
-def ter(hypotheses: Any, references: Any, *, normalized: bool = False, no_punct: bool = False,
-        asian_support: bool = False, case_sensitive: bool = False) -> TerResult:
+def ter(
+    hypotheses: Any,
+    references: Any,
+    *,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    case_sensitive: bool = False,
+) -> TerResult:
     """TER per row and for the corpus (``100 * sum(edits) / sum(average reference length)``)."""
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
-    options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support,
-                   case_sensitive=case_sensitive)
+    options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
     stats = row_statistics(hyps, refs, **options)
     sums = [int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))]
     sentence = np.array([ref_ter.compute_ter(row).score for row in stats.tolist()])
     counts = {len(r) for r in refs}
-    return TerResult(stats, sentence, ref_ter.compute_ter(sums),
-                     signature(nrefs=counts.pop() if len(counts) == 1 else "var", **options))
+    return TerResult(
+        stats,
+        sentence,
+        ref_ter.compute_ter(sums),
+        signature(nrefs=counts.pop() if len(counts) == 1 else "var", **options),
+    )
 
 
 class TerFamily:

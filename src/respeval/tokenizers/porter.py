@@ -137,11 +137,7 @@ def _has_vowel(stem: str) -> bool:
 
 
 def _ends_double_consonant(word: str) -> bool:
-    return (
-        len(word) >= 2
-        and word[-1] == word[-2]
-        and _is_consonant(word, len(word) - 1)
-    )
+    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
 
 
 def _ends_cvc(word: str) -> bool:
@@ -163,9 +159,7 @@ _STEP2_SUFFIXES = tuple(suffix for suffix, _ in _STEP2)
 _STEP3_SUFFIXES = tuple(suffix for suffix, _ in _STEP3)
 
 
-def _replace_first(
-    word: str, rules: tuple[tuple[str, str], ...], suffixes: tuple[str, ...], min_m: int
-) -> str:
+def _replace_first(word: str, rules: tuple[tuple[str, str], ...], suffixes: tuple[str, ...], min_m: int) -> str:
     if not word.endswith(suffixes):
         return word
     for suffix, replacement in rules:

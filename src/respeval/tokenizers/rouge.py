@@ -14,9 +14,10 @@ rouge-score accepts) is also supported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import regex
@@ -28,9 +29,7 @@ TOKENIZERS = ("rouge", "rouge-unicode")
 # One token per character for scripts written without spaces; runs of other
 # letters/marks/digits form words.
 _SPLIT_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\u30FC\u3005"  # + prolonged mark, iteration mark
-_UNICODE_TOKEN = regex.compile(
-    rf"[{_SPLIT_SCRIPTS}]|(?:(?![{_SPLIT_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+"
-)
+_UNICODE_TOKEN = regex.compile(rf"[{_SPLIT_SCRIPTS}]|(?:(?![{_SPLIT_SCRIPTS}])[\p{{L}}\p{{M}}\p{{N}}])+")
 
 
 @dataclass(frozen=True)
@@ -61,8 +60,7 @@ def unicode_tokens(text: str) -> list[str]:
     return _UNICODE_TOKEN.findall(text.lower())
 
 
-def _from_token_lists(vocab: Any, texts: list[str], split: Callable[[str], list[str]],
-                      stem: bool) -> TokenBatch:
+def _from_token_lists(vocab: Any, texts: list[str], split: Callable[[str], list[str]], stem: bool) -> TokenBatch:
     flat: list[str] = []
     offsets = [0]
     sent_offsets = [0]
@@ -81,17 +79,26 @@ def _from_token_lists(vocab: Any, texts: list[str], split: Callable[[str], list[
         offsets.append(len(flat))
         row_sents.append(len(sent_offsets) - 1)
     ids = np.frombuffer(vocab.intern(flat), dtype=np.int32)
-    return TokenBatch(ids, np.array(offsets, np.int64), np.array(sent_offsets, np.int64),
-                      np.array(row_sents, np.int64))
+    return TokenBatch(ids, np.array(offsets, np.int64), np.array(sent_offsets, np.int64), np.array(row_sents, np.int64))
 
 
-def tokenize(kernels: ModuleType, vocab: Any, texts: list[str], tokenizer: Any = "rouge",
-             stem: bool = False, threads: int | None = None) -> TokenBatch:
+def tokenize(
+    kernels: ModuleType,
+    vocab: Any,
+    texts: list[str],
+    tokenizer: Any = "rouge",
+    stem: bool = False,
+    threads: int | None = None,
+) -> TokenBatch:
     """Tokenize ``texts`` into ``vocab`` with the named (or custom) tokenizer."""
     if tokenizer == "rouge":
         ids, off, sent, rows = kernels.tokenize_rouge(vocab, texts, stem, threads)
-        return TokenBatch(np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64),
-                          np.frombuffer(sent, np.int64), np.frombuffer(rows, np.int64))
+        return TokenBatch(
+            np.frombuffer(ids, np.int32),
+            np.frombuffer(off, np.int64),
+            np.frombuffer(sent, np.int64),
+            np.frombuffer(rows, np.int64),
+        )
     if tokenizer == "rouge-unicode":
         return _from_token_lists(vocab, texts, unicode_tokens, stem)
     if isinstance(tokenizer, str):

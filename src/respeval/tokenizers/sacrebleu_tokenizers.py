@@ -33,8 +33,8 @@ uses), because references are tokenized once per system in multi-system runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable, Dict, List, Tuple
 
 __all__ = [
     "TOKENIZERS",
@@ -54,7 +54,7 @@ _CACHE_SIZE = 2**16
 # ASCII symbols split off everywhere. The class is, in order, the ranges `{`..`~`,
 # `[`..`` ` ``, space..`&`, `(`..`+`, `:`..`@` and `/`: every printable ASCII symbol
 # except `'`, `,`, `-` and `.`, which get context-dependent rules below.
-_MTEVAL_RULES: List[Tuple["re.Pattern[str]", str]] = [
+_MTEVAL_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])"), r" \1 "),
     # period and comma split unless preceded by a digit ...
     (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),
@@ -106,10 +106,10 @@ def tokenize_13a(line: str) -> str:
 
 # --- intl ------------------------------------------------------------------------------
 
-_INTL_RULES: List[Tuple[object, str]] = []
+_INTL_RULES: list[tuple[object, str]] = []
 
 
-def _intl_rules() -> List[Tuple[object, str]]:
+def _intl_rules() -> list[tuple[object, str]]:
     """Compile the mteval-v14 rules on first use (``regex`` supports ``\\p{..}`` classes)."""
     if not _INTL_RULES:
         import regex  # third-party; the stdlib `re` has no Unicode property classes
@@ -156,7 +156,7 @@ def tokenize_intl(line: str) -> str:
 
 # Inclusive code point ranges that the zh tokenizer isolates, *as sacreBLEU effectively
 # applies them* (see the module docstring for the two malformed entries).
-_ZH_RANGES: Tuple[Tuple[int, int], ...] = (
+_ZH_RANGES: tuple[tuple[int, int], ...] = (
     (0x3400, 0x4DB5),  # CJK Unified Ideographs Extension A
     (0x4E00, 0x9FA5),  # CJK Unified Ideographs
     (0x9FA6, 0x9FBB),  # CJK Unified Ideographs, Unicode 4.1 additions
@@ -242,7 +242,7 @@ def tokenize_none(line: str) -> str:
     return line
 
 
-TOKENIZERS: Dict[str, Callable[[str], str]] = {
+TOKENIZERS: dict[str, Callable[[str], str]] = {
     "13a": tokenize_13a,
     "intl": tokenize_intl,
     "zh": tokenize_zh,
