@@ -3,7 +3,7 @@
     python -m pytest benchmarks/bench_judge.py                      # ~1 minute
     python -m pytest benchmarks/bench_judge.py --benchmark-disable  # smoke test, seconds
 
-The server (tests/judge_server.py) runs in its own process, so it has the second core; the
+The server (tests/_helpers/judge_server.py) runs in its own process, so it has the second core; the
 engine runs here on one.  Target: at least 1,000 judged rows per second, so that the engine
 is never the bottleneck of a judged evaluation (a real judge answers far slower).
 
@@ -36,7 +36,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from judge_server import spawn_server  # noqa: E402
+from _helpers.judge_server import spawn_server  # noqa: E402
 from respeval import judge  # noqa: E402
 from respeval.judge._http import ShardedTransport  # noqa: E402
 

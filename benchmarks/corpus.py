@@ -37,7 +37,7 @@ LONG_DOC_TOKENS = 1_000
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 sys.path.insert(0, str(ROOT / "tests"))
-from corpora import load_realsumm, load_wmt17  # noqa: E402
+from _helpers.corpora import load_realsumm, load_wmt17  # noqa: E402
 
 Pairs = tuple[list[str], list[str]]  # (predictions, references)
 

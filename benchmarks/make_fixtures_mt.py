@@ -1,4 +1,4 @@
-"""Regenerate the sacreBLEU fixtures used by the ``tests/test_ref_*.py`` MT tests.
+"""Regenerate the sacreBLEU fixtures used by the ``tests/metrics/test_ref_*.py`` MT tests.
 
 Runs sacreBLEU (the oracle) on the WMT17 en-de data in ``../shared/data/wmt17_en_de`` and
 writes compact JSON files into ``tests/fixtures/``:

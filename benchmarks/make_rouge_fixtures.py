@@ -20,7 +20,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from corpora import load_realsumm, load_wmt17  # noqa: E402
+from _helpers.corpora import load_realsumm, load_wmt17  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 FIXTURE = ROOT / "tests" / "fixtures" / "rouge_oracle.npz"

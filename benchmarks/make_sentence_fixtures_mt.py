@@ -15,7 +15,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from corpora import load_wmt17  # noqa: E402
+from _helpers.corpora import load_wmt17  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "sacrebleu_wmt17_sentences.npz"
 

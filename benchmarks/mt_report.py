@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT / "tests"))
-from corpora import load_wmt17  # noqa: E402
+from _helpers.corpora import load_wmt17  # noqa: E402
 
 
 def best(fn, repeats: int) -> float:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import os
 import random
-from pathlib import Path
 
 import pytest
 
+from _helpers.paths import FIXTURES, shared_data
 from respeval import _backend
-
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 def implementations() -> list:
@@ -30,14 +28,6 @@ def implementations() -> list:
 def impl(request) -> str:
     """Runs a test once per implementation (pure-Python reference and native core)."""
     return request.param
-
-
-def shared_data(*parts: str) -> Path:
-    """A path under ../shared/data, or a clean skip saying what is missing."""
-    path = SHARED_DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"real corpus not available: {path} (expected ../shared/data beside the project)")
-    return path
 
 
 @pytest.fixture
@@ -59,9 +49,6 @@ def wmt():
         for path in sorted((folder / "systems").glob("newstest2017.*.en-de.txt"))
     }
     return reference, systems
-
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge_server import FAULTS, spawn_server
+from _helpers.judge_server import FAULTS, spawn_server
 from respeval import judge
 from respeval.judge import OpenAIChatModel
 

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from judge_server import FAULTS, FaultPlan, JudgeServer
+from _helpers.judge_server import FAULTS, FaultPlan, JudgeServer
 from respeval import judge
 from respeval.judge import AnthropicModel, FatalError, OpenAIChatModel, Pointwise, TransientError
 from respeval.judge._http import LoopbackTransport, ShardedTransport, default_transport

@@ -6,15 +6,15 @@ import json
 import re
 import string
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers.paths import SHARED_DATA
 from respeval._reference import squad as S
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 SQUAD = DATA / "squad"
 
 # The table in shared/data/README.md (official evaluate-v1.1 / v2.0 on these golds).

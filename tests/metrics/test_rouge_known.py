@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from _helpers.paths import shared_data
 from respeval.metrics.rouge import rouge, validate_types
 
 TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")

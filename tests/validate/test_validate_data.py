@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 import respeval
+from _helpers.paths import SHARED_DATA
 from respeval import validate as val
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 
 
 def _data(*parts: str) -> Path:

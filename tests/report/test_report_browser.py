@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_report import SECTION_IDS, full_summary
 
 from respeval import report as rep
-from test_report import SECTION_IDS, full_summary
 
 
 def _chromium() -> str:

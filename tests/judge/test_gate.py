@@ -12,12 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _helpers.paths import SHARED_DATA
 from respeval.gate import GateConfig, Thresholds, calibrate, fit_thresholds, run_gate, stage_scores
 from respeval.gate_cli import main as gate_main
 from respeval.judge import EngineOptions, FakeModel
 from respeval.metrics.match import squad
 
-SQUAD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "squad"
+SQUAD = SHARED_DATA / "squad"
 BLOCK = re.compile(r"\[(REFERENCE|CANDIDATE) \w+\]\n(.*?)\n\[/\1 \w+\]", re.S)
 
 

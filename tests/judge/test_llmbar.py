@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from _helpers.paths import SHARED_DATA
 from respeval.judge import EngineOptions
 from respeval.judge.llmbar import (
     EXAMPLE_PATH,
@@ -20,7 +21,7 @@ from respeval.judge.llmbar import (
 from respeval.judge.methods_cli import main as methods_main
 from respeval.judge.pairwise import run_pairwise
 
-LLMBAR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "judge" / "llmbar" / "Dataset"
+LLMBAR = SHARED_DATA / "judge" / "llmbar" / "Dataset"
 OPTIONS = EngineOptions(reask=False, concurrency=16)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from judge_server import FaultPlan, JudgeServer
+from _helpers.judge_server import FaultPlan, JudgeServer
 from respeval.cli import main as MAIN
 
 JUDGE = [sys.executable, "-m", "respeval", "judge"]

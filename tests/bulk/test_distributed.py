@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared_data
-from corpora import load_wmt17
+from _helpers.corpora import load_wmt17
+from _helpers.paths import shared_data
 from respeval.pipeline import score_table
 
 distributed = pytest.importorskip("distributed", reason="respeval[dask] is not installed")

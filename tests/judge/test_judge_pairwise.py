@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from judge_server import FaultPlan, JudgeServer
+from _helpers.judge_server import FaultPlan, JudgeServer
 from respeval.judge import Completion, EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
 from respeval.judge.models import Capabilities
 from respeval.judge.pairwise import Pairwise, combine_orders, orientations_for, run_pairwise, winner_for

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _helpers.paths import FIXTURES, SHARED_DATA
 from respeval._reference import bleu as B
 from respeval._reference import bootstrap_mt as BS
 from respeval._reference import chrf as C
 from respeval._reference import ter as T
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 SCORE_FNS = {
     "BLEU": lambda stats: B.compute_bleu(stats).score,

@@ -8,18 +8,17 @@ fixtures written by ``benchmarks/make_fixtures_mt.py``.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers.paths import SHARED_DATA
 from respeval._reference import bleu as B
 from respeval.tokenizers import sacrebleu_tokenizers as T
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FAST_SYSTEMS = ["C-3MA.4959", "uedin-nmt.4722"]
 
 

@@ -17,13 +17,13 @@ import os
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 
 import pytest
 
+from _helpers.paths import SHARED_DATA
 from respeval.tokenizers.porter import stem
 
-DATA = (Path(__file__).parents[1] / ".." / "shared" / "data").resolve()
+DATA = SHARED_DATA
 SEED = int(os.environ.get("RESPEVAL_PORTER_SEED", "1980"))
 # Sized to keep this file under ~15 s; raise RESPEVAL_PORTER_N for a deeper run.
 N_GENERATED = int(os.environ.get("RESPEVAL_PORTER_N", "100000"))

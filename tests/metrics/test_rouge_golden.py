@@ -8,18 +8,16 @@ run on a subset checks the fixture itself is still rouge-score's.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from conftest import shared_data
-from corpora import load_realsumm, load_wmt17
+from _helpers.corpora import load_realsumm, load_wmt17
+from _helpers.paths import FIXTURES, shared_data
 from respeval.compat import rouge_scorer as compat_rouge_scorer
 from respeval.metrics.rouge import rouge
 
 TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-FIXTURE = Path(__file__).parent / "fixtures" / "rouge_oracle.npz"
+FIXTURE = FIXTURES / "rouge_oracle.npz"
 TOLERANCE = 1e-12
 
 

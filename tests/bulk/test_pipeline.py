@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_data
-from corpora import load_realsumm, load_wmt17
+from _helpers.corpora import load_realsumm, load_wmt17
+from _helpers.paths import shared_data
 from respeval.metrics.rouge import rouge
 from respeval.pipeline import score_files
 

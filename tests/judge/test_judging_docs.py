@@ -5,12 +5,11 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from pathlib import Path
 
+from _helpers.paths import ROOT
 from respeval.gate_cli import main as gate_main
 from respeval.judge.methods_cli import main as judge_main
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [
     line[2:] for line in (ROOT / "docs" / "judging.md").read_text().splitlines() if line.startswith("$ respeval ")
 ]

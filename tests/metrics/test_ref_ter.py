@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers.paths import FIXTURES, SHARED_DATA
 from respeval._reference import ter as T
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SUBSET_STEP = 20  # fast tests check every 20th segment of every system
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from judge_server import JudgeServer
+from _helpers.judge_server import JudgeServer
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel, Pointwise
 from respeval.judge.sampling import UNDECIDED, arun_sampled, majority_vote
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers.paths import SHARED_DATA
 from respeval._reference import chrf as C
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The two systems with published chrF++.py values, and the two of the sentence-level tests.
 FAST_SYSTEMS = ["C-3MA.4959", "FBK.4870", "online-G.0", "PROMT-Rule-based.4735"]
 N_CHAR_STATS = 3 * 6  # the chrF (word_order=0) part of a chrF++ row

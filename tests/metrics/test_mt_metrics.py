@@ -6,20 +6,18 @@ sacreBLEU on samples)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import shared_data
-from corpora import load_wmt17
+from _helpers.corpora import load_wmt17
+from _helpers.paths import FIXTURES, shared_data
 from respeval.compat import sacrebleu as compat
 from respeval.metrics.bleu import bleu
 from respeval.metrics.chrf import chrf
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.ter import ter
 
-FIXTURES = Path(__file__).parent / "fixtures"
 TOL = 1e-9
 
 

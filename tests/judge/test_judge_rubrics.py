@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from judge_server import JudgeServer
+from _helpers.judge_server import JudgeServer
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
 from respeval.judge.methods_cli import main as methods_main
 from respeval.judge.rubrics import (

@@ -21,12 +21,14 @@ from pathlib import Path
 
 import pytest
 
+from _helpers.paths import SHARED_DATA
+
 core = pytest.importorskip("respeval._core")
 if not (hasattr(core, "tokenize_13a_tokens") and hasattr(core, "squad_normalize_tokens")):
     pytest.skip("respeval._core has no tokenize_13a_tokens/squad_normalize_tokens yet", allow_module_level=True)
 sacrebleu_13a = pytest.importorskip("sacrebleu.tokenizers.tokenizer_13a")
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
 
 _TOK13A = sacrebleu_13a.Tokenizer13a()
 

@@ -1,0 +1,1 @@
+"""Helpers shared by the test layers (paths, corpora loaders, the local judge server)."""
