@@ -3,7 +3,7 @@ rouge-score, sacreBLEU and the SQuAD scripts from a native core, and an LLM judg
 
 import os as _os
 
-__version__ = "0.1.0"
+from respeval._version import __version__
 
 # The core runs many short OpenMP loops; with libgomp's default (active) waiting, idle
 # threads spin between them and, on a busy machine, slow a 2-thread run below a

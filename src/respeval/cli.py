@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from respeval import __version__
+from respeval._version import __version__
 
 ROUGE_METRICS = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
 MT_METRICS = ["bleu", "chrf", "chrf++", "ter", "em", "squad"]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval import __version__
+from respeval._version import __version__
 from respeval.io import (
     Chunk,
     InputError,

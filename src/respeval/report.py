@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval import __version__
+from respeval._version import __version__
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 
 __all__ = [

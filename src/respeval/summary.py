@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from respeval._exact import ExactSums
 from respeval.metrics.base import MetricFamily
 from respeval.stats import DEFAULT_SEED, bootstrap_add, new_accumulator, replicate_sums, resolve_seed
+from respeval.stats.exact import ExactSums
 
 _BLOCK_ROWS = 1_000_000
 

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from respeval._exact import ExactSums, exact_mean, exact_sum
 from respeval._reference import poisson_bootstrap as ref_pb
 from respeval._reference import rouge as ref
 from respeval.stats import bootstrap_means
+from respeval.stats.exact import ExactSums, exact_mean, exact_sum
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
 IMPLS = ("native", "python")

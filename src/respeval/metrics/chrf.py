@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from respeval import __version__, _backend
+from respeval import _backend
 from respeval._inputs import same_length, text_list
 from respeval._reference import bootstrap_mt
 from respeval._reference import chrf as ref_chrf
+from respeval._version import __version__
 from respeval.metrics.base import ChunkScores
 from respeval.metrics.bleu import references_per_row
 

@@ -15,11 +15,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from respeval import __version__, _backend
-from respeval._exact import exact_mean
+from respeval import _backend
 from respeval._inputs import reference_lists, same_length, text_list
+from respeval._version import __version__
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
+from respeval.stats.exact import exact_mean
 from respeval.tokenizers.rouge import TokenBatch, tokenize
 
 DEFAULT_TYPES = ("rouge1", "rouge2", "rougeL")

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from respeval import __version__
 from respeval._inputs import same_length, text_list
 from respeval._reference import bootstrap_mt
 from respeval._reference import ter as ref_ter
+from respeval._version import __version__
 from respeval.metrics.base import ChunkScores
 from respeval.metrics.bleu import references_per_row
 
