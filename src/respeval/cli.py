@@ -10,8 +10,6 @@ from collections.abc import Sequence
 
 from respeval._version import __version__
 
-ROUGE_METRICS = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
-MT_METRICS = ["bleu", "chrf", "chrf++", "ter", "em", "squad"]
 
 _SCORE_EPILOG = """\
 inputs:
@@ -39,11 +37,13 @@ examples:
 
 def _metrics(value: str) -> list[str]:
     names = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in names if m not in ROUGE_METRICS + MT_METRICS]
+    from respeval.metrics import REGISTRY
+
+    unknown = [m for m in names if m not in REGISTRY]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
             f"unknown metric(s) {', '.join(unknown) or '(none given)'}; "
-            f"available: {', '.join(ROUGE_METRICS + MT_METRICS)}"
+            f"available: {', '.join(REGISTRY.names())}"
         )
     return names
 
