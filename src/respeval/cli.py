@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from respeval._version import __version__
 
-
 _SCORE_EPILOG = """\
 inputs:
   --pred and --ref take plain text (one record per line), JSONL, CSV or Parquet,
@@ -42,8 +41,7 @@ def _metrics(value: str) -> list[str]:
     unknown = [m for m in names if m not in REGISTRY]
     if unknown or not names:
         raise argparse.ArgumentTypeError(
-            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; "
-            f"available: {', '.join(REGISTRY.names())}"
+            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; available: {', '.join(REGISTRY.names())}"
         )
     return names
 

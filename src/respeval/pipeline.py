@@ -39,8 +39,8 @@ from respeval.io import (
     parquet_writer,
     read_columns,
 )
-from respeval.metrics.base import MetricFamily
 from respeval.metrics import REGISTRY, MetricOptions
+from respeval.metrics.base import MetricFamily
 from respeval.stats import DEFAULT_SEED
 from respeval.summary import Comparison, CorpusRow, StatsCollector, compare, corpus_row
 
@@ -49,6 +49,8 @@ _BACKLOG = 2  # chunks that may wait for the writer or the statistics thread
 DEFAULT_PRED_FIELD = "response"
 DEFAULT_REF_FIELD = "reference"
 ON_ERROR = ("fail", "skip", "record")
+
+
 def build_families(
     metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False, threads: int | None = None
 ) -> list[MetricFamily]:

@@ -14,8 +14,19 @@ REFS = ["the cat is on the mat", "the quick brown fox jumps", "hello there world
 
 def test_registry_knows_every_cli_metric():
     names = REGISTRY.names()
-    for name in ["rouge1", "rouge9", "rougeL", "rougeLsum", "bleu", "chrf", "chrf++", "ter", "em", "exact_match",
-                 "squad"]:
+    for name in [
+        "rouge1",
+        "rouge9",
+        "rougeL",
+        "rougeLsum",
+        "bleu",
+        "chrf",
+        "chrf++",
+        "ter",
+        "em",
+        "exact_match",
+        "squad",
+    ]:
         assert name in names
     text = REGISTRY.describe()
     assert all(n in text for n in names)
