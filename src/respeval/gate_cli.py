@@ -29,7 +29,7 @@ from respeval.gate import (
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
-from respeval.judge.pointwise import Pointwise
+from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.specs import load_model
 
 __all__ = ["EXIT_BELOW", "EXIT_INPUT", "add_gate_parser", "main", "run_gate"]

@@ -11,8 +11,7 @@ import pytest
 
 from _helpers.judge_server import JudgeServer
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
-from respeval.judge.methods_cli import main as methods_main
-from respeval.judge.rubrics import (
+from respeval.judge.methods.rubrics import (
     Criterion,
     Rubric,
     RubricGenerator,
@@ -22,6 +21,7 @@ from respeval.judge.rubrics import (
     load_rubrics,
     run_rubric,
 )
+from respeval.judge.methods_cli import main as methods_main
 
 OPTIONS = EngineOptions(concurrency=4, backoff_base=0.001, backoff_max=0.005)
 CRITERIA = [

@@ -23,7 +23,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
-from respeval.judge.models import Completion, JudgeRequest
+from respeval.judge.models.base import Completion, JudgeRequest
 
 __all__ = ["JudgeCache", "KeyMaker", "cache_key"]
 

@@ -45,8 +45,9 @@ from respeval.judge.limits import (
     jitter_unit,
     price_for,
 )
-from respeval.judge.methods import JudgeMethod, get_method
-from respeval.judge.models import Completion, JudgeModel, JudgeRequest, estimate_tokens
+from respeval.judge.methods import get_method
+from respeval.judge.methods.base import JudgeMethod
+from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 

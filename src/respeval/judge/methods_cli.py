@@ -33,10 +33,16 @@ from respeval.judge.cli import (
     run_judge,
 )
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
-from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
-from respeval.judge.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
-from respeval.judge.pointwise import Pointwise
-from respeval.judge.rubrics import (
+from respeval.judge.methods.llmbar import (
+    EXAMPLE_EVALUATOR,
+    example_instances,
+    llmbar_statistics,
+    replay_model,
+    to_pairs,
+)
+from respeval.judge.methods.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
+from respeval.judge.methods.pointwise import Pointwise
+from respeval.judge.methods.rubrics import (
     PRESETS,
     Rubric,
     RubricGenerator,
@@ -47,7 +53,7 @@ from respeval.judge.rubrics import (
     load_criteria,
     load_rubrics,
 )
-from respeval.judge.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
 from respeval.judge.specs import load_model
 
 __all__ = ["METHOD_NAMES", "add_method_arguments", "build_parser", "main", "run_example", "run_methods"]

@@ -40,6 +40,8 @@ __all__ = [
     "is_loopback_host",
     "parse_retry_after",
     "post_json",
+    "redact_url",
+    "token_count",
 ]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
@@ -57,6 +59,17 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def redact_url(url: str) -> str:
+    """The URL without user:password, for identities, messages and the cache."""
+    parsed = httpx.URL(url)
+    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
+
+
+def token_count(value: Any) -> int:
+    """A usage count from a provider's JSON: a non-negative int, else 0 (never a crash)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _env_proxy(url: httpx.URL) -> str | None:
