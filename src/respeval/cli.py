@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from respeval._version import __version__
+from respeval.redact import redact
 
 ROUGE_METRICS = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
 MT_METRICS = ["bleu", "chrf", "chrf++", "ter", "em", "squad"]
@@ -348,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback
-        print(f"respeval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return 1
 
 

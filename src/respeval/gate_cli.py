@@ -31,6 +31,7 @@ from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
 from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 __all__ = ["EXIT_BELOW", "EXIT_INPUT", "add_gate_parser", "main", "run_gate"]
 
@@ -247,7 +248,7 @@ def run_gate(args: argparse.Namespace) -> int:
         config, scores = _config(args, records, labels)
         report = asyncio.run(_run(args, records, config, scores, labels))
     except (ValueError, OSError) as exc:
-        print(f"respeval gate: error: {exc}", file=sys.stderr)
+        print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

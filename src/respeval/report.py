@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
+from respeval.redact import redact
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 
 __all__ = [
@@ -255,8 +256,8 @@ def write_report(summary: Mapping[str, Any] | Sequence[Mapping[str, Any]], out: 
 
 
 def _e(value: Any) -> str:
-    """Escaped text of any value."""
-    return html.escape(value if isinstance(value, str) else _plain_text(value), quote=True)
+    """Escaped text of any value, scrubbed of secrets (every text of the report passes here)."""
+    return html.escape(redact(value if isinstance(value, str) else _plain_text(value)), quote=True)
 
 
 def _plain_text(value: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from respeval import report as rep
 from respeval import validate as val
+from respeval.redact import redact
 
 _VALIDATE_EPILOG = """\
 columns (Vertex's convention; several metrics per file are fine):
@@ -429,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ValueError, TypeError, OSError) as exc:
-        print(f"respeval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return 1
 
 

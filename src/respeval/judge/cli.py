@@ -26,6 +26,7 @@ from respeval.judge.limits import Budget, Price
 from respeval.judge.methods import METHODS, JudgeMethod, get_method
 from respeval.judge.results import RowResult
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 __all__ = ["EXIT_BUDGET", "EXIT_FATAL", "EXIT_INTERRUPTED", "add_judge_parser", "main", "run_judge"]
 
@@ -442,7 +443,7 @@ def run_judge(args: argparse.Namespace) -> int:
         total = _check_input(args.input, method, fields)
         result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary
     if args.json:

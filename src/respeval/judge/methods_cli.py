@@ -55,6 +55,7 @@ from respeval.judge.methods.rubrics import (
 )
 from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 __all__ = ["METHOD_NAMES", "add_method_arguments", "build_parser", "main", "run_example", "run_methods"]
 
@@ -315,7 +316,7 @@ def run_methods(args: argparse.Namespace) -> int:
         records = _records(args.input)
         result = asyncio.run(_dispatch(args, records, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import default_transport, post_json, redact_url, token_count
+from respeval.judge.models._http import api_url, default_transport, post_json, token_count
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = ["AnthropicModel"]
 
@@ -59,7 +60,9 @@ class AnthropicModel(BaseJudgeModel):
                 temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=False
             ),
         )
-        self._url = httpx.URL(base + ("/messages" if base.endswith("/v1") else "/v1/messages"))
+        register_url_secrets(base)
+        register_headers(headers or {})
+        self._url = api_url(base, "/v1/messages", unless_endswith="/v1")
         self._api_key_env = api_key_env
         self._max_tokens = max_tokens
         self._injected = transport
@@ -103,6 +106,7 @@ class AnthropicModel(BaseJudgeModel):
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION, **self._extra_headers}
         key = os.environ.get(self._api_key_env)
         if key:
+            register_secret(key)
             headers["x-api-key"] = key
         hint = (
             f"check the key in ${self._api_key_env}" if key else f"no API key was sent: ${self._api_key_env} is not set"

@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import default_transport, post_json, redact_url, token_count
+from respeval.judge.models._http import api_url, default_transport, post_json, token_count
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
+from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = ["OpenAIChatModel"]
 
@@ -42,6 +43,10 @@ class OpenAIChatModel(BaseJudgeModel):
             default: see :func:`respeval.judge.models._http.default_transport`.
         timeout: seconds per HTTP call (the engine also enforces its own per-call timeout).
         headers: extra headers (never part of the cache key: keep secrets here, not in the URL).
+
+    Secrets (the key, credential headers, ``user:password@`` or ``?api_key=`` in
+    ``base_url``) are registered with :mod:`respeval.redact` and never appear in the
+    endpoint, the cache, messages or outputs.
     """
 
     provider = "openai"
@@ -70,7 +75,9 @@ class OpenAIChatModel(BaseJudgeModel):
                 temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
             ),
         )
-        self._url = httpx.URL(base + "/chat/completions")
+        register_url_secrets(base)
+        register_headers(headers or {})
+        self._url = api_url(base, "/chat/completions")
         self._api_key_env = api_key_env
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self._max_tokens_field = max_tokens_field
@@ -102,6 +109,7 @@ class OpenAIChatModel(BaseJudgeModel):
         headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
         key = os.environ.get(self._api_key_env)
         if key:
+            register_secret(key)
             headers["authorization"] = f"Bearer {key}"
         return headers
 
