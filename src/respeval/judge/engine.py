@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import JudgeCache, KeyMaker, PathLike
-from respeval.judge.errors import FatalError, JudgeError, TransientError
+from respeval.judge.errors import DeferredError, FatalError, JudgeError, RequestFailedError, TransientError
 from respeval.judge.limits import (
     Budget,
     BudgetTracker,
@@ -51,11 +51,12 @@ from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, est
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 
-__all__ = ["EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
+__all__ = ["STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
 
 STOP_BUDGET = "budget"
 STOP_ERROR = "error"
 STOP_INTERRUPTED = "interrupted"
+STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,11 @@ class _Stop(Exception):
 
 
 class _GaveUp(Exception):
-    """A request failed transiently more than max_retries times."""
+    """A request failed transiently more than max_retries times (or failed for good in a batch)."""
+
+
+class _Deferred(Exception):
+    """The row's answer comes from a provider batch: it is left not run in this pass."""
 
 
 @dataclass
@@ -200,6 +205,7 @@ class JudgeEngine:
         self._interrupts = 0
         self._successes = 0
         self._pending: dict[str, asyncio.Future[Completion]] = {}  # cache key -> the call in flight
+        self._deferred: set[int] = set()  # rows whose answer waits for a provider batch (batch mode)
 
     # ------------------------------------------------------------------ stopping
 
@@ -228,6 +234,11 @@ class JudgeEngine:
     @property
     def in_flight(self) -> int:
         return len(self._active)
+
+    @property
+    def deferred(self) -> int:
+        """Rows left not run because their answer waits for a provider batch (batch mode)."""
+        return len(self._deferred)
 
     # ------------------------------------------------------------------ the run
 
@@ -262,8 +273,11 @@ class JudgeEngine:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
         # Rows started but not finished (cancelled by a second Ctrl-C), then rows never started.
-        not_run = sorted(self._active)
+        not_run = sorted(self._active | self._deferred)
         not_run.extend(row for row, _ in rows_iter)
+        if self._deferred and self._stop_kind is None:
+            self._stop_kind = STOP_DEFERRED
+            self.summary.stop_reason = f"{len(self._deferred)} rows wait for answers from a provider batch"
         self.summary.total = self.summary.scored + self.summary.unscored + len(not_run)
         self.summary.seconds = time.perf_counter() - started
         rows.sort(key=lambda r: r.row)
@@ -322,6 +336,11 @@ class JudgeEngine:
             # Left not run, but what it already spent was spent: keep the totals honest.
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
+        except _Deferred:
+            self._active.discard(row)
+            self._deferred.add(row)
+            self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
+            return None
         except _GaveUp as exc:
             return self._row(row, row_id, spend, reasked, reason=str(exc))
         if isinstance(outcome, ParseFailure):
@@ -374,6 +393,12 @@ class JudgeEngine:
                 f"template {request.template_version}) in {self.cache.path}"
             )
             raise _Stop
+        try:
+            self.cache.on_miss(key, request)  # batch mode: the answer may come from a provider batch
+        except DeferredError:
+            raise _Deferred from None
+        except RequestFailedError as exc:
+            raise _GaveUp(str(exc)) from None
         while (shared := self._pending.get(key)) is not None:
             try:
                 completion = await asyncio.shield(shared)

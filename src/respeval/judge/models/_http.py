@@ -37,10 +37,12 @@ __all__ = [
     "LoopbackTransport",
     "ShardedTransport",
     "api_url",
+    "decode_json",
     "default_transport",
     "is_loopback_host",
     "parse_retry_after",
     "post_json",
+    "send",
     "token_count",
 ]
 
@@ -230,6 +232,52 @@ async def post_json(
     raise TransientError(
         f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response", status=status
     )
+
+
+async def send(
+    transport: httpx.AsyncBaseTransport,
+    method: str,
+    url: httpx.URL,
+    headers: Mapping[str, str],
+    content: bytes = b"",
+    *,
+    timeout: float | None,
+    where: str,
+    auth_hint: str = "",
+) -> bytes:
+    """Any request (a batch API's GET, a file upload, a download); the 2xx response body.
+
+    Errors are those of :func:`post_json`.  Slower than its fast path (real httpx objects),
+    which does not matter for the handful of calls a provider batch makes.
+    """
+    failure: TransientError | None = None
+    try:
+        request = httpx.Request(
+            method, url, headers=headers, content=content, extensions={"timeout": httpx.Timeout(timeout).as_dict()}
+        )
+        response = await transport.handle_async_request(request)
+        try:
+            body = await response.aread()
+        finally:
+            await response.aclose()
+    except httpx.TimeoutException as exc:
+        failure = TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout")
+    except (httpx.TransportError, OSError) as exc:
+        failure = TransientError(f"connection error talking to {where}: {type(exc).__name__}: {exc}", kind="connection")
+    if failure is not None:
+        raise failure  # outside the except block: no __context__ (the request holds the key)
+    if not 200 <= response.status_code < 300:
+        raise error_for_status(response.status_code, body, response.headers, where=where, auth_hint=auth_hint)
+    return body
+
+
+def decode_json(content: bytes, where: str) -> Any:
+    """A response body as JSON; a body that is not JSON is a transient fault (a proxy's page)."""
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        snippet = content[:80].decode("utf-8", "replace")
+    raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response")
 
 
 # --------------------------------------------------------------------------- the transport

@@ -2,6 +2,21 @@
 
 One adapter serves OpenAI, vLLM, Ollama (``/v1``), llama.cpp's server and a LiteLLM proxy:
 they all speak ``POST {base_url}/chat/completions``.
+
+Structured verdicts (``structured=``): the verdict's JSON schema goes out as
+
+``response_format``     ``{"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}``
+                        (OpenAI; vLLM, llama.cpp and recent Ollama accept it too; the default)
+``guided_json``         vLLM's extra parameter ``"guided_json": SCHEMA`` (vLLM before 0.12)
+``structured_outputs``  vLLM's ``"structured_outputs": {"json": SCHEMA}`` (vLLM 0.11 and later)
+``none``                not at all: the prompt describes the reply and the text parser reads it
+``detect``              asks the server once, when the model is opened: a vLLM server
+                        (``/models`` entries ``owned_by: vllm``) gets ``structured_outputs`` or
+                        ``guided_json`` by its ``/version``, any other ``response_format``
+
+The mode is part of the model's identity, so of every cache key: answers produced under
+one mode are never served for another.  Whatever the mode, the text parser stays the
+fallback: a server that ignores the schema still gets its replies read honestly.
 """
 
 from __future__ import annotations
@@ -12,14 +27,16 @@ from typing import Any
 
 import httpx
 
-from respeval.judge.errors import TransientError
-from respeval.judge.models._http import api_url, default_transport, post_json, token_count
+from respeval.judge.errors import JudgeError, TransientError
+from respeval.judge.models._http import api_url, decode_json, default_transport, post_json, send, token_count
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
 from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["STRUCTURED_MODES", "OpenAIChatModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+STRUCTURED_MODES = ("response_format", "guided_json", "structured_outputs", "none", "detect")
+_VLLM_STRUCTURED_OUTPUTS = (0, 11)  # vLLM versions from which structured_outputs replaces guided_json
 
 
 class OpenAIChatModel(BaseJudgeModel):
@@ -33,9 +50,10 @@ class OpenAIChatModel(BaseJudgeModel):
             is sent, which is what local servers expect; a server that needs a key answers
             401 and the run stops with a message naming the variable.
         temperature, seed, max_tokens: defaults for requests that leave them unset.
-        json_schema: whether the server supports ``response_format`` with a JSON schema
-            (OpenAI, vLLM, llama.cpp and recent Ollama do).  When False the schema is only
-            described in the prompt and parsing does the rest.
+        json_schema: False is ``structured="none"`` (kept for older callers).
+        structured: how the verdict's JSON schema is sent (see the module docstring):
+            ``response_format`` (default), ``guided_json``, ``structured_outputs``, ``none``
+            or ``detect``.
         supports_seed: whether to send ``seed``.
         max_tokens_field: ``"max_tokens"`` (most servers) or ``"max_completion_tokens"``
             (OpenAI's reasoning models).
@@ -61,6 +79,7 @@ class OpenAIChatModel(BaseJudgeModel):
         seed: int | None = None,
         max_tokens: int | None = None,
         json_schema: bool = True,
+        structured: str = "response_format",
         supports_seed: bool = True,
         max_tokens_field: str = "max_tokens",
         transport: httpx.AsyncBaseTransport | None = None,
@@ -68,13 +87,19 @@ class OpenAIChatModel(BaseJudgeModel):
         headers: dict[str, str] | None = None,
     ) -> None:
         base = base_url.rstrip("/")
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}")
+        if not json_schema:
+            structured = "none"
         super().__init__(
             model,
             endpoint=redact_url(base),
             capabilities=Capabilities(
-                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
+                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=structured != "none"
             ),
         )
+        self._structured = structured
+        self._base = base
         register_url_secrets(base)
         register_headers(headers or {})
         self._url = api_url(base, "/chat/completions")
@@ -87,17 +112,83 @@ class OpenAIChatModel(BaseJudgeModel):
         self._extra_headers = dict(headers or {})
         self._where = self.endpoint
 
+    @property
+    def structured(self) -> str:
+        """The structured-output mode in use (``detect`` until the model has been opened)."""
+        return self._structured
+
     def _identity_extra(self) -> dict[str, Any]:
-        return {
+        if self._structured == "detect":
+            raise JudgeError(
+                f"{self.model_id}: structured='detect' is settled when the model is opened "
+                "(async with model) and is part of the cache key: open the model first"
+            )
+        extra = {
             "adapter": "openai-chat/1",
             "defaults": self._defaults,
             "json_schema": self.capabilities.json_schema,
             "seed": self.capabilities.seed,
             "max_tokens_field": self._max_tokens_field,
         }
+        if self._structured not in ("response_format", "none"):
+            extra["structured"] = self._structured  # response_format and none keep their old keys
+        return extra
 
     async def _open(self) -> None:
         self._transport = self._injected or default_transport(str(self._url))
+        if self._structured == "detect":
+            self._structured = await self._detect_structured()
+
+    async def _detect_structured(self) -> str:
+        """vLLM (by its ``/models`` ``owned_by``) gets its own structured-output option, by
+        version; every other server ``response_format``.  A failed probe means the latter."""
+        assert self._transport is not None
+        try:
+            models = decode_json(
+                await send(
+                    self._transport,
+                    "GET",
+                    api_url(self._base, "/models"),
+                    self.request_headers(),
+                    timeout=self._timeout,
+                    where=self._where,
+                ),
+                self._where,
+            )
+            owners = {m.get("owned_by") for m in models.get("data", []) if isinstance(m, dict)}
+        except (JudgeError, AttributeError):
+            return "response_format"
+        if "vllm" not in owners:
+            return "response_format"
+        root = httpx.URL(self._base).copy_with(path="/version", query=None)
+        try:
+            info = decode_json(
+                await send(
+                    self._transport, "GET", root, self.request_headers(), timeout=self._timeout, where=self._where
+                ),
+                self._where,
+            )
+            version = tuple(int(p) for p in str(info.get("version", "")).split(".")[:2])
+        except (JudgeError, AttributeError, ValueError):
+            return "guided_json"
+        return "structured_outputs" if version >= _VLLM_STRUCTURED_OUTPUTS else "guided_json"
+
+    @property
+    def base_url(self) -> str:
+        """The API root, up to and including ``/v1`` (it may hold credentials: never print it)."""
+        return self._base
+
+    @property
+    def transport(self) -> httpx.AsyncBaseTransport:
+        """The open transport (for the batch client, which shares it)."""
+        if self._transport is None:
+            raise JudgeError(f"{self.model_id} is not open: use it inside 'async with model'")
+        return self._transport
+
+    def auth_hint(self) -> str:
+        if os.environ.get(self._api_key_env):
+            return f"check the key in ${self._api_key_env}"
+        return f"no API key was sent: ${self._api_key_env} is not set"
 
     async def _close(self) -> None:
         # An injected transport belongs to the caller, as in httpx.
@@ -105,7 +196,8 @@ class OpenAIChatModel(BaseJudgeModel):
             await self._transport.aclose()
         self._transport = None
 
-    def _headers(self) -> dict[str, str]:
+    def request_headers(self) -> dict[str, str]:
+        """Headers for a call: content type, extra headers, and the key when it is set."""
         headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
         key = os.environ.get(self._api_key_env)
         if key:
@@ -127,7 +219,12 @@ class OpenAIChatModel(BaseJudgeModel):
         if max_tokens is not None:
             body[self._max_tokens_field] = max_tokens
         if request.json_schema is not None and caps.json_schema:
-            body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
+            if self._structured == "guided_json":
+                body["guided_json"] = dict(request.json_schema.schema)
+            elif self._structured == "structured_outputs":
+                body["structured_outputs"] = {"json": dict(request.json_schema.schema)}
+            else:
+                body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
         if request.logprobs and caps.logprobs:
             body["logprobs"] = True
         return body
@@ -135,24 +232,20 @@ class OpenAIChatModel(BaseJudgeModel):
     async def generate(self, request: JudgeRequest) -> Completion:
         await self._ensure_open()
         assert self._transport is not None
-        key_set = bool(os.environ.get(self._api_key_env))
-        hint = (
-            f"check the key in ${self._api_key_env}"
-            if key_set
-            else f"no API key was sent: ${self._api_key_env} is not set"
-        )
         data = await post_json(
             self._transport,
             self._url,
-            self._headers(),
+            self.request_headers(),
             json.dumps(self.build_body(request)).encode(),
             timeout=self._timeout,
             where=self._where,
-            auth_hint=hint,
+            auth_hint=self.auth_hint(),
         )
-        return self._completion(data)
+        return self.parse_response(data)
 
-    def _completion(self, data: Any) -> Completion:
+    def parse_response(self, data: Any) -> Completion:
+        """A chat-completions response body (a call's, or a batch result line's) as a
+        Completion; TransientError when it has no ``choices[0].message.content``."""
         try:
             choice = data["choices"][0]
             message = choice["message"]
