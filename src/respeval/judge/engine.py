@@ -547,6 +547,7 @@ async def arun(
     on_row: Callable[[RowResult], None] | None = None,
     keep_rows: bool = True,
     options: EngineOptions | None = None,
+    batch: Any = False,
     **overrides: Any,
 ) -> RunResult:
     """Judge ``records`` (mappings with ``prompt``, ``response``, ``reference``, ``id``).
@@ -560,6 +561,9 @@ async def arun(
         fields: renames, method field -> record key (``{"response": "answer"}``).
         on_row: called with each RowResult as it finishes.
         keep_rows: keep every RowResult in the result (turn off for huge runs).
+        batch: True (or a :class:`respeval.judge.batch.BatchOptions`) sends the requests
+            as provider batches, at batch prices, resumably (needs ``cache``; see
+            :mod:`respeval.judge.batch`).  ``on_row`` then sees the rows once all are in.
         options, overrides: :class:`EngineOptions`, and/or its fields as keywords
             (``concurrency=32, max_retries=3, budget=Budget(max_cost=5.0)``).
 
@@ -571,6 +575,8 @@ async def arun(
     opts = dataclasses.replace(options or EngineOptions(), **overrides)
     judge_method = get_method(method) if isinstance(method, str) else method
     judge_model = load_model(model) if isinstance(model, str) else model
+    if batch:
+        return await _arun_batch(records, judge_model, judge_method, cache, fields, on_row, keep_rows, opts, batch)
     own_cache = cache is not None and not isinstance(cache, JudgeCache)
     judge_cache = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
     try:
@@ -580,6 +586,43 @@ async def arun(
     finally:
         if own_cache:
             judge_cache.close()  # type: ignore[union-attr]
+
+
+async def _arun_batch(
+    records: Iterable[Mapping[str, Any]],
+    model: JudgeModel,
+    method: JudgeMethod,
+    cache: JudgeCache | PathLike | None,
+    fields: Mapping[str, str] | None,
+    on_row: Callable[[RowResult], None] | None,
+    keep_rows: bool,
+    options: EngineOptions,
+    batch: Any,
+) -> RunResult:
+    from respeval.judge.batch import BatchOptions, arun_batched
+
+    if cache is None:
+        raise ValueError("batch mode needs a cache (cache=PATH): batch answers and batch state are kept there")
+    rows = list(records)  # every pass reads them again
+    started = time.perf_counter()
+
+    async def one_pass(m: JudgeModel, c: JudgeCache, o: EngineOptions) -> RunResult:
+        return await JudgeEngine(m, method, o, cache=c, fields=fields).run(rows)
+
+    done = await arun_batched(
+        one_pass, model, cache=cache, options=options, batch=batch if isinstance(batch, BatchOptions) else None
+    )
+    result = done.result
+    result.summary.attach_batch(done.report)
+    result.summary.seconds = time.perf_counter() - started  # the whole run, waiting for batches included
+    if result.stop_kind == STOP_DEFERRED and done.report.stop_kind is not None:
+        result.stop_kind = done.report.stop_kind  # budget, or batches still running
+    if on_row is not None:
+        for row in result.rows:
+            on_row(row)
+    if not keep_rows:
+        result.rows = []
+    return result
 
 
 def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs: Any) -> RunResult:

@@ -115,6 +115,19 @@ class RunSummary:
     unscored_reasons: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     """Failed calls by kind: rate_limited, server_error, timeout, connection, malformed_response."""
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
+
+    def attach_batch(self, report: Any) -> None:
+        """Batch mode's report; the run's tokens and cost become everything it spent (the
+        batches at batch prices, plus interactive retries), since its rows were answered
+        from the cache the batches filled."""
+        self.batch = report
+        self.tokens_in = report.tokens_in + report.live_tokens_in
+        self.tokens_out = report.tokens_out + report.live_tokens_out
+        self.cost = report.total_cost
+        if report.stop_reason:
+            self.stop_reason = report.stop_reason
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "stop_reason" and value is not None:
@@ -194,6 +207,7 @@ class RunSummary:
             "stop_reason": self.stop_reason,
             "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
     def format(self) -> str:
@@ -224,6 +238,8 @@ class RunSummary:
         if self.errors:
             lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
         lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
+        if self.batch is not None:
+            lines.append(self.batch.format())
         if self.stop_reason:
             lines.append(f"STOPPED     {self.stop_reason}")
             lines.append(

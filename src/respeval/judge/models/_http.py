@@ -44,6 +44,7 @@ __all__ = [
     "post_json",
     "send",
     "token_count",
+    "with_query",
 ]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
@@ -72,6 +73,12 @@ def api_url(base_url: str, path: str, *, unless_endswith: str | None = None) -> 
     if unless_endswith is not None and base_path.endswith(unless_endswith):
         path = path[len(unless_endswith) :] if path.startswith(unless_endswith) else path
     return url.copy_with(path=base_path + path)
+
+
+def with_query(url: httpx.URL, query: str) -> httpx.URL:
+    """``url`` with the parameters of ``query`` (``a=1&b=2``) added to its own."""
+    params = dict(pair.split("=", 1) for pair in query.split("&") if "=" in pair)
+    return url.copy_merge_params(params) if params else url
 
 
 def token_count(value: Any) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -25,6 +25,9 @@ from respeval.judge.errors import JudgeError, TransientError
 from respeval.judge.models._http import api_url, default_transport, post_json, token_count
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
 from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+
+if TYPE_CHECKING:
+    from respeval.judge.models.anthropic_batch import AnthropicBatchClient
 
 __all__ = ["STRUCTURED_MODES", "AnthropicModel"]
 
@@ -111,6 +114,12 @@ class AnthropicModel(BaseJudgeModel):
         if self._transport is None:
             raise JudgeError(f"{self.model_id} is not open: use it inside 'async with model'")
         return self._transport
+
+    def batch_client(self, **options: Any) -> AnthropicBatchClient:
+        """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
+        from respeval.judge.models.anthropic_batch import AnthropicBatchClient
+
+        return AnthropicBatchClient(self, **options)
 
     def request_headers(self) -> dict[str, str]:
         """Headers for a call: content type, API version, extra headers, the key when set."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -31,6 +31,9 @@ from respeval.judge.errors import JudgeError, TransientError
 from respeval.judge.models._http import api_url, decode_json, default_transport, post_json, send, token_count
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
 from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+
+if TYPE_CHECKING:
+    from respeval.judge.models.openai_batch import OpenAIBatchClient
 
 __all__ = ["STRUCTURED_MODES", "OpenAIChatModel"]
 
@@ -195,6 +198,12 @@ class OpenAIChatModel(BaseJudgeModel):
         if self._transport is not None and self._transport is not self._injected:
             await self._transport.aclose()
         self._transport = None
+
+    def batch_client(self, **options: Any) -> OpenAIBatchClient:
+        """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
+        from respeval.judge.models.openai_batch import OpenAIBatchClient
+
+        return OpenAIBatchClient(self, **options)
 
     def request_headers(self) -> dict[str, str]:
         """Headers for a call: content type, extra headers, and the key when it is set."""
