@@ -158,6 +158,8 @@ async def arun_batched(
     own = not isinstance(cache, JudgeCache)
     if isinstance(cache, BatchCache):
         batch_cache = cache
+        batch_cache.retries, batch_cache.retry = batch.retries, batch.retry
+        batch_cache.interactive_price = price.interactive if price is not None else None
     elif isinstance(cache, JudgeCache):
         raise ValueError("batch mode needs a BatchCache (or the cache's path), not a plain JudgeCache")
     else:

@@ -157,7 +157,7 @@ class BatchReport:
         lines = [
             f"batch       {self.requests_submitted:,} requests in {self.batches_submitted} new batches"
             + (f", {self.batches_resumed} resumed" if self.batches_resumed else "")
-            + f" ({self.provider}, {self.rounds} passes)",
+            + f" ({self.provider}, {self.rounds} {'pass' if self.rounds == 1 else 'passes'})",
             f"            {self.succeeded:,} answered, {self.failed:,} failed "
             f"({self.errored} errors, {self.expired} expired, {self.cancelled} cancelled, {self.missing} missing); "
             f"{self.resubmitted} resent, {self.retried_interactively} retried interactively, "
@@ -415,6 +415,33 @@ class BatchRunner:
         assert updated is not None
         return updated
 
+    # ------------------------------------------------------------------ collecting (respeval batches fetch)
+
+    async def locate(self, job: Job) -> Job | None:
+        """A ``submitting`` job's batch at the provider (recorded as submitted), or None."""
+        claimed = self.store.claimed_remote_ids()
+        remote = await self._retrying(
+            "looking up an interrupted submission",
+            functools.partial(
+                self.client.find, job.id, since=job.submit_started or job.created, count=job.requests, claimed=claimed
+            ),
+        )
+        if remote is None:
+            return None
+        self.store.set_state(job.id, SUBMITTED, remote_id=remote.id, remote_status=remote.status)
+        return self.store.job(job.id)
+
+    async def collect(self, jobs: list[Job]) -> bool:
+        """Poll submitted jobs (until they end, or ``max_wait``) and store their results."""
+        return await self._wait(jobs)
+
+    async def cancel(self, job: Job) -> RemoteBatch:
+        """Ask the provider to cancel a submitted job's batch (its results stay fetchable)."""
+        assert job.remote_id is not None
+        remote = await self._retrying("cancelling a batch", functools.partial(self.client.cancel, job.remote_id))
+        self.store.set_remote_status(job.id, remote.status)
+        return remote
+
     # ------------------------------------------------------------------ waiting
 
     async def _wait(self, jobs: list[Job]) -> bool:
@@ -443,7 +470,7 @@ class BatchRunner:
             first = False
             if not pending:
                 break
-            waited = time.monotonic() - waited_from
+            waited = time.monotonic() - self._started  # max_wait is for the whole run, every pass
             if self.options.max_wait is not None and waited + delay > self.options.max_wait:
                 self.report.pending_batches = len(pending)
                 self.report.stop_kind = STOP_WAITING

@@ -175,6 +175,11 @@ class BatchStore:
         rows = self._db.execute("SELECT key, template_version FROM batch_members WHERE job = ?", (job_id,))
         return dict(rows.fetchall())
 
+    def key_counts(self) -> dict[str, int]:
+        """Requests by standing: queued, failed, done."""
+        rows = self._db.execute("SELECT state, COUNT(*) FROM batch_keys GROUP BY state").fetchall()
+        return {state: int(n) for state, n in rows}
+
     def claimed_remote_ids(self) -> frozenset[str]:
         rows = self._db.execute("SELECT remote_id FROM batch_jobs WHERE remote_id IS NOT NULL").fetchall()
         return frozenset(r[0] for r in rows)
