@@ -494,19 +494,18 @@ async def _judge(
 ) -> RunSummary:
     judged = [_judge_record(records[i], i) for i in pending]
     if batch:
-        from respeval.judge.batch import BatchOptions, arun_batched
+        from respeval.judge.batch import BatchOptions, arun_rows_batched
 
         if cache is None:
             raise ValueError("batch mode needs a cache: batch answers and batch state are kept there")
-        done = await arun_batched(
-            lambda m, c, o: JudgeEngine(m, method, o, cache=c).run(judged),
+        result, _ = await arun_rows_batched(
+            judged,
             model,
+            method,
             cache=cache,
             options=options,
             batch=batch if isinstance(batch, BatchOptions) else None,
         )
-        result = done.result
-        result.summary.attach_batch(done.report)
     else:
         async with model:
             engine = JudgeEngine(model, method, options, cache=cache)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -27,8 +28,9 @@ from respeval.judge.batch import (
     BatchRun,
     Pipeline,
     arun_batched,
+    arun_rows_batched,
 )
-from respeval.judge.engine import STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
+from respeval.judge.engine import STOP_INTERRUPTED, EngineOptions, RunResult
 from respeval.judge.limits import Price
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.models.base import JudgeModel
@@ -210,36 +212,36 @@ def run_batch_judge(
     options: EngineOptions,
     cache_path: str | None,
     batch: BatchOptions,
-    records: Callable[[], Any],
+    records: list[dict[str, Any]],
 ) -> tuple[RunResult, BatchReport]:
-    """``respeval judge --batch`` for the pointwise method: each pass streams its rows to
-    ``OUT.batch-pass``, and the pass that needed no batch replaces ``--out`` with it
-    (atomically), so the output is written once, complete, however many passes it took."""
+    """``respeval judge --batch`` for the pointwise method: rows go to ``OUT.batch-pass`` as
+    they complete, pass after pass (each row once), and the file replaces ``--out``
+    (atomically) at the end, so the output appears once, whole."""
+    if cache_path is None:
+        raise ValueError("--batch needs a cache (--cache FILE, or --out): batch answers and batch state are kept there")
     columns = list(method.verdict_fields)
     scratch = f"{args.out}.batch-pass" if args.out else None
+    with contextlib.ExitStack() as stack:
+        fh = stack.enter_context(open(scratch, "w", encoding="utf-8")) if scratch else None
 
-    async def one_pass(m: JudgeModel, cache: Any, o: EngineOptions) -> RunResult:
-        fh = open(scratch, "w", encoding="utf-8") if scratch else None  # noqa: SIM115 - closed below
-        try:
+        def on_row(row: Any) -> None:
+            assert fh is not None
+            fh.write(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
 
-            def on_row(row: Any) -> None:
-                assert fh is not None
-                fh.write(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
-
-            engine = JudgeEngine(m, method, o, cache=cache, fields=fields)
-            result = await engine.run(records(), on_row=on_row if fh is not None else None, keep_rows=False)
-        finally:
-            if fh is not None:
-                fh.close()
-        if scratch and not cache.deferred:
-            os.replace(scratch, args.out)
-        return result
-
-    done = run_batched_step(one_pass, model, cache_path, options, batch, on_progress=progress_printer(args, "judge"))
-    if scratch and os.path.exists(scratch):
-        # The last pass still waits for some answers (budget, batches running): the rows it
-        # has are the output, as after any stopped run.
+        result, report = asyncio.run(
+            arun_rows_batched(
+                records,
+                model,
+                method,
+                cache=cache_path,
+                options=options,
+                batch=batch,
+                fields=fields,
+                on_row=on_row if fh is not None else None,
+                keep_rows=False,
+                on_progress=progress_printer(args, "judge"),
+            )
+        )
+    if scratch:
         os.replace(scratch, args.out)
-    result = done.result
-    result.summary.attach_batch(done.report)
-    return result, done.report
+    return result, report

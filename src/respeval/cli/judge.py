@@ -435,9 +435,8 @@ def run_judge(args: argparse.Namespace) -> int:
         batch = batch_options(args, model)
         total = _check_input(args.input, method, fields)
         if batch is not None:
-            result, report = run_batch_judge(
-                args, model, method, fields, options, cache_path, batch, lambda: (r for _, r in read_jsonl(args.input))
-            )
+            records = [r for _, r in read_jsonl(args.input)]
+            result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
         else:
             result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:

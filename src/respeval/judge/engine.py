@@ -146,6 +146,7 @@ class _RowSpend:
     tokens_out: int = 0
     cost: float = 0.0
     live: bool = False  # at least one answer came from the model, not the cache
+    hits: int = 0  # answers served from the cache (taken back if the row is deferred)
 
 
 if sys.version_info >= (3, 11):
@@ -337,8 +338,12 @@ class JudgeEngine:
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
         except _Deferred:
+            # The row is judged again in a later pass: it leaves no count here but its spend,
+            # so that the passes' summaries add up.
             self._active.discard(row)
             self._deferred.add(row)
+            self.summary.cache_hits -= spend.hits
+            self.summary.reasks -= reasked
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
         except _GaveUp as exc:
@@ -386,6 +391,7 @@ class JudgeEngine:
         cached = self.cache.get(key)
         if cached is not None:
             self.summary.cache_hits += 1
+            spend.hits += 1
             return cached
         if self.options.replay_only:
             self.halt(
@@ -407,6 +413,7 @@ class JudgeEngine:
                     raise  # this task itself was cancelled
                 continue  # that call failed; another waiter may have taken over: look again
             self.summary.cache_hits += 1
+            spend.hits += 1
             return completion
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
@@ -599,29 +606,23 @@ async def _arun_batch(
     options: EngineOptions,
     batch: Any,
 ) -> RunResult:
-    from respeval.judge.batch import BatchOptions, arun_batched
+    from respeval.judge.batch import BatchCache, BatchOptions, arun_rows_batched
 
     if cache is None:
         raise ValueError("batch mode needs a cache (cache=PATH): batch answers and batch state are kept there")
-    rows = list(records)  # every pass reads them again
-    started = time.perf_counter()
-
-    async def one_pass(m: JudgeModel, c: JudgeCache, o: EngineOptions) -> RunResult:
-        return await JudgeEngine(m, method, o, cache=c, fields=fields).run(rows)
-
-    done = await arun_batched(
-        one_pass, model, cache=cache, options=options, batch=batch if isinstance(batch, BatchOptions) else None
+    if isinstance(cache, JudgeCache) and not isinstance(cache, BatchCache):
+        cache = cache.path  # the same file, with the batch tables
+    result, _ = await arun_rows_batched(
+        list(records),  # later passes read some of them again
+        model,
+        method,
+        cache=cache,
+        options=options,
+        batch=batch if isinstance(batch, BatchOptions) else None,
+        fields=fields,
+        on_row=on_row,
+        keep_rows=keep_rows,
     )
-    result = done.result
-    result.summary.attach_batch(done.report)
-    result.summary.seconds = time.perf_counter() - started  # the whole run, waiting for batches included
-    if result.stop_kind == STOP_DEFERRED and done.report.stop_kind is not None:
-        result.stop_kind = done.report.stop_kind  # budget, or batches still running
-    if on_row is not None:
-        for row in result.rows:
-            on_row(row)
-    if not keep_rows:
-        result.rows = []
     return result
 
 

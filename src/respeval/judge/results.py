@@ -164,6 +164,14 @@ class RunSummary:
         self.tokens_out += tokens_out
         self.cost += cost
 
+    def merge(self, other: RunSummary) -> None:
+        """Fold in the counts of a run over other rows (a later pass of a batch-mode run)."""
+        for name in ("scored", "unscored", "passed", "score_sum", "calls", "retries", "reasks", "cache_hits"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.add_spend(other.tokens_in, other.tokens_out, other.cost)
+        self.unscored_reasons.update(other.unscored_reasons)
+        self.errors.update(other.errors)
+
     def add(self, row: RowResult) -> None:
         """Fold one finished row in."""
         self.add_spend(row.tokens_in, row.tokens_out, row.cost)

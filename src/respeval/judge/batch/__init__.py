@@ -43,18 +43,21 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from respeval.judge.batch.runner import STOP_BUDGET, STOP_WAITING, BatchOptions, BatchReport, BatchRunner
 from respeval.judge.batch.store import RETRY_MODES, BatchCache, BatchStore, Job, job_summary
 from respeval.judge.cache import JudgeCache, PathLike
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import STOP_DEFERRED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Prices, price_for
+from respeval.judge.methods.base import JudgeMethod
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.models.batching import SupportsBatch
 from respeval.judge.prices import ModelPrice, model_price
+from respeval.judge.results import RowResult, RunSummary
 
 __all__ = [
     "RETRY_MODES",
@@ -68,6 +71,7 @@ __all__ = [
     "Job",
     "Pipeline",
     "arun_batched",
+    "arun_rows_batched",
     "job_summary",
     "price_of",
     "run_batched",
@@ -155,13 +159,13 @@ async def arun_batched(
         )
     # the engine prices what it calls itself: interactive retries
     engine_options = options if price is None else dataclasses.replace(options, prices=price.interactive)
-    own = not isinstance(cache, JudgeCache)
+    if isinstance(cache, JudgeCache) and not isinstance(cache, BatchCache):
+        cache = cache.path  # the same file, opened with the batch tables
+    own = not isinstance(cache, BatchCache)
     if isinstance(cache, BatchCache):
         batch_cache = cache
         batch_cache.retries, batch_cache.retry = batch.retries, batch.retry
         batch_cache.interactive_price = price.interactive if price is not None else None
-    elif isinstance(cache, JudgeCache):
-        raise ValueError("batch mode needs a BatchCache (or the cache's path), not a plain JudgeCache")
     else:
         batch_cache = BatchCache(
             cache, retries=batch.retries, retry=batch.retry, interactive_price=price.interactive if price else None
@@ -193,8 +197,8 @@ async def arun_batched(
                 result = await pipeline(model, batch_cache, round_options)
                 _collect_live(report, batch_cache)
                 deferred = dict(batch_cache.deferred)
-                if not deferred:
-                    break
+                if not deferred or getattr(result, "stop_kind", None) not in (None, STOP_DEFERRED):
+                    break  # done, or stopped for a reason of its own (a model error, the budget, Ctrl-C)
                 if on_progress is not None:
                     on_progress(f"pass {report.rounds}: {len(deferred):,} requests to get from provider batches")
                 if not await runner.resolve(deferred):
@@ -212,6 +216,71 @@ def _collect_live(report: BatchReport, cache: BatchCache) -> None:
     report.live_cost = cache.live.cost
     report.gave_up = len(cache.gave_up)
     report.retried_interactively = len(cache.retried_live)
+
+
+async def arun_rows_batched(
+    records: Sequence[Mapping[str, Any]],
+    model: JudgeModel,
+    method: JudgeMethod,
+    *,
+    cache: BatchCache | PathLike,
+    options: EngineOptions | None = None,
+    batch: BatchOptions | None = None,
+    fields: Mapping[str, str] | None = None,
+    on_row: Callable[[RowResult], None] | None = None,
+    keep_rows: bool = True,
+    on_progress: Callable[[str], None] | None = None,
+) -> tuple[RunResult, BatchReport]:
+    """One method over ``records`` in batch mode, as :class:`~respeval.judge.engine.JudgeEngine`
+    judges them interactively.  Each pass after the first runs only the rows the previous
+    one left waiting, so a row is reported (``on_row``) once, when it is complete, and the
+    summary covers every row once.  Returns the run's result (its summary carries the
+    batch report, see :meth:`RunSummary.attach_batch`) and the report."""
+    started = time.perf_counter()
+    id_column = dict(fields or {}).get("id", "id")
+    pending = list(range(len(records)))
+    kept: list[RowResult] = []
+    summary: RunSummary | None = None
+    last: RunResult | None = None
+
+    async def one_pass(m: JudgeModel, c: JudgeCache, o: EngineOptions) -> RunResult:
+        nonlocal pending, summary, last
+        positions = pending
+        if positions == list(range(len(records))):
+            subset: Sequence[Mapping[str, Any]] = records
+        else:  # a row keeps its position as its id when it has none of its own
+            subset = [records[i] if id_column in records[i] else {**records[i], id_column: i} for i in positions]
+
+        def emit(row: RowResult) -> None:
+            row.row = positions[row.row]
+            if keep_rows:
+                kept.append(row)
+            if on_row is not None:
+                on_row(row)
+
+        engine = JudgeEngine(m, method, o, cache=c, fields=fields)
+        result = await engine.run(subset, on_row=emit, keep_rows=False)
+        first = result.summary
+        if summary is None:
+            summary = RunSummary(
+                method=first.method, signature=first.signature, model=first.model, confidence=first.confidence
+            )
+        summary.merge(result.summary)  # each pass adds the rows it completed
+        pending = [positions[i] for i in result.not_run]
+        last = result
+        return result
+
+    done = await arun_batched(one_pass, model, cache=cache, options=options, batch=batch, on_progress=on_progress)
+    assert summary is not None and last is not None
+    summary.total = len(records)
+    summary.stop_reason = last.summary.stop_reason
+    summary.attach_batch(done.report)
+    summary.seconds = time.perf_counter() - started  # the whole run, waiting for batches included
+    stop_kind = last.stop_kind
+    if stop_kind == STOP_DEFERRED and done.report.stop_kind is not None:
+        stop_kind = done.report.stop_kind  # budget, or batches still running
+    kept.sort(key=lambda r: r.row)
+    return RunResult(rows=kept, summary=summary, not_run=sorted(pending), stop_kind=stop_kind), done.report
 
 
 def run_batched(pipeline: Pipeline[T], model: JudgeModel, **kwargs: Any) -> BatchRun[T]:
