@@ -40,6 +40,7 @@ __all__ = [
     "invocations_from_events",
     "load_eval_set",
     "load_session",
+    "parse_invocations",
 ]
 
 FORMAT_EVAL_SET = "EvalSet schema"
@@ -270,6 +271,12 @@ def _invocation(data: Any, where: _Where) -> Invocation:
         has_final_response=final is not None,
         raw=data,
     )
+
+
+def parse_invocations(items: Sequence[Any], where: str = "<invocations>", case: str | None = None) -> list[Invocation]:
+    """ADK ``Invocation`` objects (JSON, snake_case or camelCase) as respeval invocations."""
+    at = _Where(where, case)
+    return [_invocation(inv, at.at(invocation=i)) for i, inv in enumerate(_list(list(items), "invocations", at))]
 
 
 def _session_input(data: Any, where: _Where) -> dict[str, Any] | None:
