@@ -240,7 +240,9 @@ def evaluate_case(
     for crit in criteria:
         if expected.invocations is None:
             outcomes.append(
-                MetricOutcome(crit, None, NOT_EVALUATED, reason="a conversation_scenario case has no expected invocations")
+                MetricOutcome(
+                    crit, None, NOT_EVALUATED, reason="a conversation_scenario case has no expected invocations"
+                )
             )
             continue
         if actual is None:

@@ -256,7 +256,9 @@ def _invocation(data: Any, where: _Where) -> Invocation:
             for k, item in enumerate(_list(_get(inter, "intermediate_responses"), "intermediate_responses", where)):
                 if not isinstance(item, (list, tuple)) or len(item) != 2:
                     raise where.error(f"intermediate_responses[{k}] must be [author, parts]")
-                parts = [_mapping(p, f"intermediate_responses[{k}] part", where) for p in _list(item[1], "parts", where)]
+                parts = [
+                    _mapping(p, f"intermediate_responses[{k}] part", where) for p in _list(item[1], "parts", where)
+                ]
                 text = _text(parts)
                 if text:
                     texts.append((str(item[0]), text))
@@ -310,7 +312,9 @@ def _eval_set(data: Mapping[str, Any], where: _Where) -> EvalSet:
             raise at.error("needs exactly one of conversation and conversation_scenario")
         invocations = None
         if conv is not None:
-            invocations = [_invocation(inv, at.at(invocation=i)) for i, inv in enumerate(_list(conv, "conversation", at))]
+            invocations = [
+                _invocation(inv, at.at(invocation=i)) for i, inv in enumerate(_list(conv, "conversation", at))
+            ]
         cases.append(
             EvalCase(
                 eval_id=eval_id,
@@ -343,7 +347,9 @@ def _legacy_turn(turn: Any, where: _Where) -> Invocation:
             raise where.error(f"expected_tool_use[{k}] ({name}) has no tool_input")
         args = use["tool_input"]
         if args is not None and not isinstance(args, dict):
-            raise where.error(f"expected_tool_use[{k}] ({name}): tool_input is a {type(args).__name__}, expected an object")
+            raise where.error(
+                f"expected_tool_use[{k}] ({name}): tool_input is a {type(args).__name__}, expected an object"
+            )
         calls.append({"name": name, "args": args, "id": None})
     texts = []
     for k, resp in enumerate(
