@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from _helpers.paths import SHARED_DATA
+from respeval.cli import main as gate_main
 from respeval.gate import GateConfig, Thresholds, calibrate, fit_thresholds, run_gate, stage_scores
-from respeval.gate_cli import main as gate_main
 from respeval.judge import EngineOptions, FakeModel
 from respeval.metrics.match import squad
 

@@ -10,8 +10,8 @@ import re
 import pytest
 
 from _helpers.judge_server import JudgeServer
+from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
-from respeval.judge.methods_cli import main as methods_main
 from respeval.judge.rubrics import (
     Criterion,
     Rubric,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from _helpers.paths import SHARED_DATA
+from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions
 from respeval.judge.llmbar import (
     EXAMPLE_PATH,
@@ -18,7 +19,6 @@ from respeval.judge.llmbar import (
     replay_model,
     to_pairs,
 )
-from respeval.judge.methods_cli import main as methods_main
 from respeval.judge.pairwise import run_pairwise
 
 LLMBAR = SHARED_DATA / "judge" / "llmbar" / "Dataset"
