@@ -22,6 +22,7 @@ from respeval.cli.common import EXIT_HELP, Exit
 # subcommand modules, in the order --help lists them
 COMMANDS = (
     "respeval.cli.score",
+    "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.validate",
