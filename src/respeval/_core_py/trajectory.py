@@ -92,14 +92,21 @@ def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str 
             return str(int(value))
         return repr(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(canonical_args(v, nan_counter, f"{_path}[{i}]", _depth + 1) for i, v in enumerate(value)) + "]"
+        return (
+            "["
+            + ",".join(canonical_args(v, nan_counter, f"{_path}[{i}]", _depth + 1) for i, v in enumerate(value))
+            + "]"
+        )
     if isinstance(value, dict):
         for k in value:
             if not isinstance(k, str):
                 raise TypeError(f"{_path} has a key of type {type(k).__name__} ({k!r}); JSON keys are strings")
         return (
             "{"
-            + ",".join(_quote(k) + ":" + canonical_args(value[k], nan_counter, f"{_path}.{k}", _depth + 1) for k in sorted(value))
+            + ",".join(
+                _quote(k) + ":" + canonical_args(value[k], nan_counter, f"{_path}.{k}", _depth + 1)
+                for k in sorted(value)
+            )
             + "}"
         )
     raise TypeError(f"{_path} is a {type(value).__name__}, which is not a JSON value")
@@ -269,6 +276,8 @@ def describe_bad_trajectory(
                 name = mapped
             if args_mode == "json":
                 canonical_args(args, None, f"call {i} ({name}) {args_key}")
+            else:
+                json.dumps(args)
     except (TypeError, ValueError) as exc:
         return str(exc)
     except RecursionError:
