@@ -11,11 +11,29 @@ from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.math cimport floor, isinf
 from libc.stdio cimport snprintf
-from libc.string cimport memset
+from libc.string cimport memcmp, memset
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except? NULL
     long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
+    int PyDict_Next(object p, Py_ssize_t* ppos, PyObject** pkey, PyObject** pvalue)
+    Py_ssize_t PyDict_GET_SIZE(object p)
+    int PyDict_Contains(object p, object key) except -1
+    PyObject* PyDict_GetItemWithError(object p, object key) except? NULL
+
+cdef struct _TrajKey:
+    const char* utf8
+    Py_ssize_t n
+    PyObject* value
+
+
+cdef inline bint _traj_key_less(_TrajKey* a, _TrajKey* b) noexcept nogil:
+    """UTF-8 byte order is code point order, which is how Python sorts str keys."""
+    cdef Py_ssize_t m = a.n if a.n < b.n else b.n
+    cdef int c = memcmp(a.utf8, b.utf8, m)
+    if c != 0:
+        return c < 0
+    return a.n < b.n
 
 cdef extern from "trajectory.h":
     ctypedef struct rv_traj_scratch:
@@ -35,7 +53,7 @@ from respeval._core_py import trajectory as _traj_twin
 
 ARGS_MODES = _traj_twin.ARGS_MODES
 TRAJECTORY_STATS = _traj_twin.TRAJECTORY_STATS
-_TRAJ_MAX_DEPTH = _traj_twin.MAX_ARGS_DEPTH
+cdef int _TRAJ_MAX_DEPTH = _traj_twin.MAX_ARGS_DEPTH
 _TRAJ_MAX_ROW = 2**31 - 1  # positions are packed in 32 bits by the kernels
 
 
@@ -80,6 +98,24 @@ cdef int _traj_put_str(_TrajBuf* b, object s) except -1:
         raw = (<str>s).encode("utf-8", "surrogatepass")
         return _traj_put(b, raw, len(raw))
     return _traj_put(b, p, n)
+
+
+cdef int _traj_put_quoted_utf8(_TrajBuf* b, const char* p, Py_ssize_t n) except -1:
+    cdef Py_ssize_t i
+    cdef char c
+    _traj_grow(b, 2 * n + 2)
+    b.data[b.n] = b'"'
+    b.n += 1
+    for i in range(n):
+        c = p[i]
+        if c == b'"' or c == b'\\':
+            b.data[b.n] = b'\\'
+            b.n += 1
+        b.data[b.n] = c
+        b.n += 1
+    b.data[b.n] = b'"'
+    b.n += 1
+    return 0
 
 
 cdef int _traj_put_quoted(_TrajBuf* b, object s) except -1:
@@ -156,21 +192,65 @@ cdef int _traj_canon(object v, _TrajBuf* b, int depth, int64_t* nan_counter) exc
             _traj_canon(v[i], b, depth + 1, nan_counter)
         return _traj_put(b, "]", 1)
     if PyDict_Check(v):
-        for key in v:
-            if not PyUnicode_Check(key):
+        return _traj_canon_dict(v, b, depth, nan_counter)
+    raise _TrajBadRow()
+
+
+cdef int _traj_canon_dict_slow(object v, _TrajBuf* b, int depth, int64_t* nan_counter) except -1:
+    keys = sorted(v)
+    _traj_put(b, "{", 1)
+    for i, key in enumerate(keys):
+        if i:
+            _traj_put(b, ",", 1)
+        _traj_put_quoted(b, key)
+        _traj_put(b, ":", 1)
+        _traj_canon(v[key], b, depth + 1, nan_counter)
+    return _traj_put(b, "}", 1)
+
+
+cdef int _traj_canon_dict(object v, _TrajBuf* b, int depth, int64_t* nan_counter) except -1:
+    """``{"k":v,...}`` with keys in code point order (the twin sorts its str keys)."""
+    cdef Py_ssize_t n = PyDict_GET_SIZE(v), pos = 0, i = 0, j, klen
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef _TrajKey small[16]
+    cdef _TrajKey* keys = small
+    cdef _TrajKey tmp
+    cdef const char* p
+    if n > 16:
+        keys = <_TrajKey*>malloc(n * sizeof(_TrajKey))
+        if keys == NULL:
+            raise MemoryError()
+    try:
+        while PyDict_Next(v, &pos, &key, &value):
+            if not PyUnicode_Check(<object>key):
                 raise _TrajBadRow()
-        keys = sorted(v)
+            try:
+                p = PyUnicode_AsUTF8AndSize(<object>key, &klen)
+            except UnicodeEncodeError:
+                return _traj_canon_dict_slow(v, b, depth, nan_counter)  # a lone surrogate in a key
+            keys[i].utf8 = p
+            keys[i].n = klen
+            keys[i].value = value
+            i += 1
+        for i in range(1, n):
+            tmp = keys[i]
+            j = i - 1
+            while j >= 0 and _traj_key_less(&tmp, &keys[j]):
+                keys[j + 1] = keys[j]
+                j -= 1
+            keys[j + 1] = tmp
         _traj_put(b, "{", 1)
-        n = len(keys)
         for i in range(n):
             if i:
                 _traj_put(b, ",", 1)
-            key = keys[i]
-            _traj_put_quoted(b, key)
+            _traj_put_quoted_utf8(b, keys[i].utf8, keys[i].n)
             _traj_put(b, ":", 1)
-            _traj_canon(v[key], b, depth + 1, nan_counter)
+            _traj_canon(<object>keys[i].value, b, depth + 1, nan_counter)
         return _traj_put(b, "}", 1)
-    raise _TrajBadRow()
+    finally:
+        if keys != small:
+            free(keys)
 
 
 cdef class CallTable:
@@ -236,6 +316,7 @@ cdef class CallTable:
         cdef PyObject** row_names = NULL
         cdef PyObject** row_args = NULL
         cdef PyObject** grown
+        cdef PyObject* found
         cdef int32_t nid, cid
         cdef bint string_mode
         cdef object traj, call, name, args, mapped
@@ -267,7 +348,7 @@ cdef class CallTable:
                         pass
                     else:
                         raise _TrajBadRow()
-                    ncalls = len(traj)
+                    ncalls = PyList_GET_SIZE(traj) if PyList_Check(traj) else PyTuple_GET_SIZE(traj)
                     if ncalls > _TRAJ_MAX_ROW:
                         raise _TrajBadRow()
                     if ncalls > cap:
@@ -280,19 +361,23 @@ cdef class CallTable:
                         if grown == NULL:
                             raise MemoryError()
                         row_args = grown
-                    keep = []  # holds converted mappings alive while their items are borrowed
+                    keep = None  # holds converted mappings alive while their items are borrowed
                     for i in range(ncalls):
-                        call = traj[i]
+                        call = <object>(PyList_GET_ITEM(traj, i) if PyList_Check(traj) else PyTuple_GET_ITEM(traj, i))
                         if not PyDict_Check(call):
                             if not isinstance(call, _TrajMapping):
                                 raise _TrajBadRow()
                             call = dict(call)
+                            if keep is None:
+                                keep = []
                             keep.append(call)
-                        name = call.get(name_key_o)
-                        if not PyUnicode_Check(name):
+                        found = PyDict_GetItemWithError(call, name_key_o)
+                        if found == NULL or not PyUnicode_Check(<object>found):
                             raise _TrajBadRow()
-                        if args_key_o in call:
-                            args = call[args_key_o]
+                        name = <object>found
+                        found = PyDict_GetItemWithError(call, args_key_o)
+                        if found != NULL:
+                            args = <object>found
                         elif args_required:
                             raise _TrajBadRow()
                         else:
