@@ -220,3 +220,19 @@ def test_argument_matchers_and_alignment():
     loose = align(p, r, rules=Rules({"f": ArgumentMatcher({"b": numeric(abs=1)})}))
     assert loose.f1 == 1.0
     assert align([], []).f1 == 1.0 and align([], r).recall == 0.0
+
+
+def test_report_sections_escape_and_carry_the_numbers():
+    from respeval.agents.evaluation import evaluate_agent
+    from respeval.agents.example import example_paths
+    from respeval.agents.report import agent_section, trajectory_section
+
+    res = trajectory([[{"tool_name": "<b>", "tool_input": {}}], [A]], [[A], [A]], ["trajectory_recall"])
+    sec = trajectory_section(res, ids=["x", "y"])
+    assert "&lt;b&gt;" in sec["html"] and "<b>" not in sec["html"]
+    assert sec["data"]["worst"] == [{"row": "x", "trajectory_recall": 0.0}]
+    expected, runs = example_paths()
+    report = evaluate_agent(expected, runs)
+    out = agent_section(report)
+    assert "umbrella_today" in out["html"] and "pass^k" in out["html"]
+    assert out["data"]["trajectory_report"]["rows"] == 8

@@ -34,6 +34,7 @@ __all__ = [
     "FORMAT_LEGACY_LIST",
     "FORMAT_LEGACY_TURNS",
     "AgentDataError",
+    "Session",
     "EvalCase",
     "EvalSet",
     "Invocation",
