@@ -75,7 +75,13 @@ def main() -> None:
             vs_adk.append(native_rate[-1] / adk_rate[-1])
         if rss_first is None:
             rss_first = rss_mb()
-        print(f"  {total_rows:>9,} rows  native {native_rate[-1]:>11,.0f} rows/s", file=sys.stderr)
+        adk_note = f", native/ADK {vs_adk[-1]:.1f}x" if vs_adk else ""
+        print(
+            f"  {total_rows:>9,} rows  native {native_rate[-1]:>9,.0f} rows/s, native/twin {vs_twin[-1]:.1f}x{adk_note}, "
+            f"peak RSS {rss_mb():,.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
         del preds, refs, native, sp, sr  # the next chunk replaces this one: memory stays flat
 
     def spread(xs):
