@@ -21,7 +21,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trajectory_workload  # noqa: E402
-
 from respeval.metrics.trajectory import TrajectoryFamily  # noqa: E402
 
 METRICS = (
@@ -87,7 +86,10 @@ def test_native(benchmark, workload):
 def test_twin(benchmark, workload):
     preds, refs = workload["small"]
     cols = benchmark(family_scores, preds, refs, "python")
-    assert cols["tool_trajectory_avg_score"].tolist() == family_scores(preds, refs, "native")["tool_trajectory_avg_score"].tolist()
+    assert (
+        cols["tool_trajectory_avg_score"].tolist()
+        == family_scores(preds, refs, "native")["tool_trajectory_avg_score"].tolist()
+    )
 
 
 def test_adk(benchmark, workload):

@@ -92,7 +92,9 @@ def main() -> None:
     print(f"native: {total_rows / native_seconds:,.0f} rows/s overall; per round {spread(native_rate)}")
     print(f"twin:   per round {spread(twin_rate)} rows/s; native/twin {spread(vs_twin)}x")
     if adk_version:
-        print(f"ADK {adk_version} TrajectoryEvaluator: per round {spread(adk_rate)} rows/s; native/ADK {spread(vs_adk)}x")
+        print(
+            f"ADK {adk_version} TrajectoryEvaluator: per round {spread(adk_rate)} rows/s; native/ADK {spread(vs_adk)}x"
+        )
     print(f"peak RSS: {rss_first:,.0f} MB after the first {args.chunk:,} rows, {rss_mb():,.0f} MB after {total_rows:,}")
 
 

@@ -286,7 +286,7 @@ def describe_bad_trajectory(
 
 
 def _view(buf: Any, code: str) -> Sequence[int]:
-    return memoryview(buf).cast("B").cast(code)
+    return memoryview(buf).cast("B").cast(code)  # type: ignore[call-overload]
 
 
 def _lcs(a: Sequence[int], b: Sequence[int]) -> int:
@@ -358,7 +358,8 @@ def trajectory_pair_stats(
     _check_csr(pc, pn, po, "pred")
     _check_csr(rc, rn, ro, "ref")
     o = memoryview(out)
-    if o.ndim != 2 or o.shape[0] != rows or o.shape[1] != N_STATS or o.format not in ("q", "l"):
+    shape = o.shape or ()
+    if o.ndim != 2 or shape[0] != rows or shape[1] != N_STATS or o.format not in ("q", "l"):
         raise ValueError(f"out must be an int64 array of shape ({rows}, {N_STATS})")
     pm = memoryview(pred_matched).cast("B") if pred_matched is not None else None
     rm = memoryview(ref_matched).cast("B") if ref_matched is not None else None

@@ -261,7 +261,7 @@ def _rows(values: Any, what: str) -> list:
 
 
 def _struct_args(arrow_type: Any) -> bool:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
         return False
@@ -706,8 +706,8 @@ class ResponseMatchFamily:
         if variant not in RESPONSE_VARIANTS:
             raise ValueError(f"variant must be one of {RESPONSE_VARIANTS}, not {variant!r}")
         self.variant = variant
-        self.stat_names = ("response_match_score",)
-        self.headline = ("response_match_score",)
+        self.stat_names: tuple[str, ...] = ("response_match_score",)
+        self.headline: tuple[str, ...] = ("response_match_score",)
 
     def tokens(self, text: str) -> list[str]:
         if self.variant == "adk":
