@@ -23,6 +23,7 @@ from respeval.redact import redact
 # subcommand modules, in the order --help lists them
 COMMANDS = (
     "respeval.cli.score",
+    "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.validate",
