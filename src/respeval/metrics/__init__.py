@@ -15,6 +15,7 @@ FAMILY_MODULES = (
     "respeval.metrics.chrf",
     "respeval.metrics.ter",
     "respeval.metrics.match",
+    "respeval.metrics.checks",
 )
 
 REGISTRY = Registry(FAMILY_MODULES)
