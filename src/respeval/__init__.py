@@ -38,7 +38,7 @@ from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge  # 
 from respeval.metrics.ter import TerResult, ter  # noqa: E402
 
 if TYPE_CHECKING:
-    from respeval import judge
+    from respeval import evaluate, judge
     from respeval.pipeline import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
@@ -48,6 +48,7 @@ _LAZY = {
     "score_table": ("respeval.pipeline", "score_table"),
     "RunSummary": ("respeval.pipeline", "RunSummary"),
     "judge": ("respeval.judge", None),
+    "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
 }
 
 
@@ -86,6 +87,7 @@ __all__ = [
     "__version__",
     "bleu",
     "chrf",
+    "evaluate",
     "exact_match",
     "judge",
     "rouge",
