@@ -25,6 +25,7 @@ COMMANDS = (
     "respeval.cli.score",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
     "respeval.cli.metrics",

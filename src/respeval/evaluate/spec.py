@@ -41,7 +41,6 @@ JUDGE_KEYS = (
     "concurrency",
     "cache",
     "samples",
-    "max_tokens",
     "timeout",
     "max_retries",
     "price_in",
