@@ -119,6 +119,7 @@ class CustomMetric:
         self.higher_is_better = higher_is_better
         self.description = description or (inspect.getdoc(fn) or "").split("\n")[0] or f"custom: {name}"
         self._pool: WorkerPool | None = None
+        self._guard = "on" if network else "off"  # after a run: how the workers were cut off (netns, audit-hook)
 
     @property
     def metric_names(self) -> list[str]:
@@ -135,7 +136,7 @@ class CustomMetric:
             digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
         except (OSError, TypeError):
             digest = "nosource"
-        guard = self._pool.network_guard if self._pool is not None else ("on" if self.limits.network else "off")
+        guard = self._pool.network_guard if self._pool is not None else self._guard
         limits = ""
         if self.isolation == "process":
             limits = f"|timeout:{self.limits.timeout}|memory_mb:{self.limits.memory_mb}|network:{guard}"
@@ -145,6 +146,7 @@ class CustomMetric:
 
     def close(self) -> None:
         if self._pool is not None:
+            self._guard = self._pool.network_guard
             self._pool.close()
             self._pool = None
 

@@ -459,7 +459,7 @@ def _to_arrow(columns: dict[str, Any]) -> Any:
     arrays = {}
     for name, values in columns.items():
         if isinstance(values, np.ndarray) and values.dtype != object:
-            arrays[name] = pa.array(values, from_pandas=True) if values.dtype.kind == "f" else pa.array(values)
+            arrays[name] = pa.array(values, mask=np.isnan(values)) if values.dtype.kind == "f" else pa.array(values)
         elif name.endswith("/pass"):
             arrays[name] = pa.array(
                 [None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v) for v in values],
