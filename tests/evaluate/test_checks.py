@@ -26,15 +26,17 @@ def test_every_check_is_registered_with_its_inputs():
 
 
 def test_json_valid_with_and_without_schema():
-    cols, _ = run("json_valid", ['{"a": 1}', "[1, 2]", "{a: 1}", "```json\n{\"a\": 1}\n```"])
+    cols, _ = run("json_valid", ['{"a": 1}', "[1, 2]", "{a: 1}", '```json\n{"a": 1}\n```'])
     assert cols["json_valid"] == [1.0, 1.0, 0.0, 0.0]
     assert cols["json_valid_error"][0] is None and "not JSON" in cols["json_valid_error"][2]
-    cols, _ = run("json_valid", ["```json\n{\"a\": 1}\n```"], strip_fences=True)
+    cols, _ = run("json_valid", ['```json\n{"a": 1}\n```'], strip_fences=True)
     assert cols["json_valid"] == [1.0]
     schema = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}
     cols, _ = run("json_valid", ['{"answer": "x"}', '{"answer": 3}', '{"other": 1}'], schema=schema)
     assert cols["json_valid"] == [1.0, 0.0, 0.0]
-    assert "at answer" in cols["json_valid_error"][1] and "'answer' is a required property" in cols["json_valid_error"][2]
+    assert (
+        "at answer" in cols["json_valid_error"][1] and "'answer' is a required property" in cols["json_valid_error"][2]
+    )
 
 
 def test_json_schema_from_a_file_and_a_bad_schema(tmp_path):
@@ -98,6 +100,8 @@ def test_unknown_options_are_named():
 
 
 def test_a_check_renamed_keeps_its_own_columns():
-    (family,) = REGISTRY["regex"].build(["regex"], MetricOptions(params={"regex": {"pattern": "x", "name": "has_x"}})),
+    (family,) = (
+        REGISTRY["regex"].build(["regex"], MetricOptions(params={"regex": {"pattern": "x", "name": "has_x"}})),
+    )
     assert family.name == "has_x" and family.headline == ("has_x",)
     assert "has_x" in family.signature() and "pattern:'x'" in family.signature()

@@ -48,7 +48,11 @@ def test_inline_rows_unscored_with_their_reason():
 
 def test_dict_results_need_declared_outputs():
     def two(row):
-        return {"length": len(row["response"]), "has_digit": any(c.isdigit() for c in row["response"]), "explanation": "ok"}
+        return {
+            "length": len(row["response"]),
+            "has_digit": any(c.isdigit() for c in row["response"]),
+            "explanation": "ok",
+        }
 
     result = respeval.evaluate(ROWS, [CustomMetric("shape", two, outputs=["length", "has_digit"])])
     names = result.table.column_names
@@ -133,8 +137,9 @@ def test_no_network_in_workers():
         assert reason.startswith(("raised OSError", "raised PermissionError", "raised ConnectionRefusedError"))
         assert "network" in reason or "unreachable" in reason.lower() or "errno" in reason.lower()
         assert result.table.to_pylist()[5]["dial/score"] == 0.5
-        assert "network:netns" in result.run_summary["signatures"]["dial"] or "network:audit-hook" in (
-            result.run_summary["signatures"]["dial"]
+        assert (
+            "network:netns" in result.run_summary["signatures"]["dial"]
+            or "network:audit-hook" in (result.run_summary["signatures"]["dial"])
         )
         allowed = respeval.evaluate(rows, [CustomMetric("dial", dial, isolation="process", network=True, workers=1)])
         assert allowed.table.to_pylist()[4]["dial/score"] == 1.0  # the control: with network it connects

@@ -114,14 +114,16 @@ def build_summaries(
     for name in plan.names():
         kind = _metric_kind(plan, name)
         values = _floats(table, f"{name}/score", n_good)
-        scored = ~np.isnan(values)
-        n = int(scored.sum())
-        good = values[scored]
+        status = _column(table, f"{name}/status")
+        # coverage counts scored rows (an inconsistent pair is scored, with no numeric score)
+        n_status = sum(1 for v in status.to_pylist() if v == "scored") if status is not None else None
+        good = values[~np.isnan(values)]
+        n = int(good.size)
         entry: dict[str, Any] = {"metric": name, "kind": kind, "n": n, "rows": n_rows, "confidence": confidence}
         flat[f"{name}/mean"] = float(good.mean()) if n else None
         flat[f"{name}/std"] = float(good.std(ddof=1)) if n > 1 else None
-        flat[f"{name}/scored"] = n
-        flat[f"{name}/coverage"] = n / n_rows if n_rows else None
+        flat[f"{name}/scored"] = n_status if n_status is not None else n
+        flat[f"{name}/coverage"] = flat[f"{name}/scored"] / n_rows if n_rows else None
         low = high = None
         if n > 1 and bootstrap:
             low, _, high = percentile_interval(bootstrap_means(good[:, None], bootstrap, seed), confidence)[:, 0]
@@ -152,6 +154,7 @@ def build_summaries(
             entry.update(corpus=value, corpus_low=c_low, corpus_high=c_high)
         if kind == "pairwise":
             outcomes = Counter(v for v in _column(table, f"{name}/outcome").to_pylist() if v is not None)
+            n = flat[f"{name}/scored"]
             for key, label in (
                 ("candidate_model_win_rate", "CANDIDATE"),
                 ("baseline_model_win_rate", "BASELINE"),
@@ -190,7 +193,7 @@ def build_summaries(
                     "metric": name,
                     "method": kind,
                     "rows": n_rows,
-                    "scored": n,
+                    "scored": flat[f"{name}/scored"],
                     "coverage": entry["coverage"],
                     "pass_rate": entry.get("pass_rate"),
                     "pass_low": entry.get("pass_low"),
