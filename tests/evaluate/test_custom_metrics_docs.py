@@ -9,7 +9,6 @@ import shutil
 import sys
 
 from _helpers.paths import ROOT
-
 from respeval.cli import main
 
 DOC = ROOT / "docs" / "custom_metrics.md"
