@@ -26,6 +26,7 @@ COMMANDS = (
     "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
     "respeval.cli.metrics",
