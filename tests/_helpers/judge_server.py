@@ -173,7 +173,23 @@ def echo_planted_responder(body: Any) -> str:
     return "\n\n".join(echoes + own)
 
 
-RESPONDERS: dict[str, Callable[[Any], str]] = {"default": default_responder, "echo-planted": echo_planted_responder}
+def evaluate_responder(body: Any) -> str:
+    """A judge for ``respeval evaluate``'s template metrics: a pairwise verdict (``winner``
+    A/B/TIE) when the system message asks for one, else a whole score 1-5; both derived from a
+    hash of the request, so every request always gets the same answer."""
+    messages = body.get("messages") or []
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    digest = int(hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:8], 16)
+    if '"winner"' in system:
+        return json.dumps({"reasoning": "server judge", "winner": ("A", "B", "TIE")[digest % 3]})
+    return json.dumps({"reasoning": "server judge", "score": 1 + digest % 5})
+
+
+RESPONDERS: dict[str, Callable[[Any], str]] = {
+    "default": default_responder,
+    "echo-planted": echo_planted_responder,
+    "evaluate": evaluate_responder,
+}
 
 
 class _Core:

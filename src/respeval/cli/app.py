@@ -23,9 +23,11 @@ from respeval.redact import redact
 # subcommand modules, in the order --help lists them
 COMMANDS = (
     "respeval.cli.score",
+    "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.batches",
+    "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
     "respeval.cli.metrics",
