@@ -347,9 +347,7 @@ class BatchRunner:
                 members=members,
                 size=size,
             )
-            self.report.resubmitted += sum(
-                1 for key in chunk if (state := self.store.key_state(key)) is not None and state[1] > 0
-            )
+            self.report.resubmitted += job.resent
             jobs.append(await self._send(job, lines, new=True))
             chunk, lines, size = [], [], 0
 

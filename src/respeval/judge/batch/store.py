@@ -25,12 +25,13 @@ or lets the engine call the model (an interactive retry).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import INSERT_COMPLETION, JudgeCache, PathLike, completion_row
@@ -104,9 +105,11 @@ class Job:
     tokens_out: int = 0
     cost: float | None = None
     cost_interactive: float | None = None
+    resent: int = field(default=0, compare=False)
+    """Of its requests, how many had failed in an earlier batch (set by create_job only)."""
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "resent"}
 
 
 @dataclass
@@ -129,7 +132,7 @@ class Stored:
         return self.errored + self.expired + self.cancelled + self.missing
 
 
-_JOB_COLUMNS = ", ".join(Job.__dataclass_fields__)
+_JOB_COLUMNS = ", ".join(name for name in Job.__dataclass_fields__ if name != "resent")
 
 
 class BatchStore:
@@ -201,12 +204,13 @@ class BatchStore:
         job_id = uuid.uuid4().hex[:24]
         now = time.time()
         with self._transaction():
-            queued = {row[0] for row in self._db.execute("SELECT key FROM batch_keys WHERE state = ?", (QUEUED,))}
-            taken = len(queued.intersection(members))
+            standing = dict(self._db.execute("SELECT key, state FROM batch_keys WHERE state != ?", (DONE,)))
+            taken = sum(standing.get(key) == QUEUED for key in members)
             if taken:
                 raise ValueError(f"{taken} of these requests are already queued in another batch (another run?)")
+            resent = sum(standing.get(key) == FAILED for key in members)
             self._db.execute(
-                f"INSERT INTO batch_jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' for _ in Job.__dataclass_fields__)})",
+                f"INSERT INTO batch_jobs ({_JOB_COLUMNS}) VALUES ({', '.join('?' for _ in _JOB_COLUMNS.split(', '))})",
                 (
                     job_id,
                     provider,
@@ -243,7 +247,7 @@ class BatchStore:
             )
         job = self.job(job_id)
         assert job is not None
-        return job
+        return dataclasses.replace(job, resent=resent)
 
     def set_state(self, job_id: str, state: str, **fields: Any) -> None:
         """Move a job on (with ``handle``, ``remote_id``, ``remote_status``,
