@@ -492,14 +492,14 @@ async def _judge(
     report: StageReport,
     batch: Any = False,
 ) -> RunSummary:
-    judged = [_judge_record(records[i], i) for i in pending]
+    judge_records = [_judge_record(records[i], i) for i in pending]
     if batch:
         from respeval.judge.batch import BatchOptions, arun_rows_batched
 
         if cache is None:
             raise ValueError("batch mode needs a cache: batch answers and batch state are kept there")
         result, _ = await arun_rows_batched(
-            judged,
+            judge_records,
             model,
             method,
             cache=cache,
@@ -509,7 +509,7 @@ async def _judge(
     else:
         async with model:
             engine = JudgeEngine(model, method, options, cache=cache)
-            result = await engine.run(judged)
+            result = await engine.run(judge_records)
     finished = set()
     for judged in result.rows:
         row = rows[pending[judged.row]]

@@ -58,8 +58,8 @@ def test_evaluate_batch_gives_the_interactive_table_and_reruns_for_free(tmp_path
         assert len(api.submissions) == batches  # the rerun sent nothing
     report = summary["batch"]
     # every distinct request the interactive run made, once; all chunks' requests in one first round
-    assert report["succeeded"] == interactive_calls and report["rounds"] == 2 + (report["resubmitted"] > 0)
-    assert report["failed"] == report["resubmitted"] and report["cost"] > 0
+    assert report["succeeded"] == interactive_calls and report["rounds"] >= 2 + (report["resubmitted"] > 0)
+    assert report["failed"] == report["resubmitted"] + report["gave_up"] and report["cost"] > 0
     assert api.submissions[0]["custom_ids"] and len(api.submissions[0]["custom_ids"]) == interactive_calls
     assert again["batch"]["requests_submitted"] == 0
     judged = [c for c in pq.read_table(tmp_path / "interactive.parquet").column_names if "/" in c]

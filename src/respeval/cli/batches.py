@@ -14,7 +14,6 @@ from respeval.cli.common import Exit, positive_float
 from respeval.judge.batch import BatchCache, BatchOptions, BatchReport, Job, job_summary, price_of
 from respeval.judge.batch.runner import BatchRunner
 from respeval.judge.batch.store import OPEN_STATES, SUBMITTED, SUBMITTING
-from respeval.judge.models.base import JudgeModel
 from respeval.judge.models.batching import SupportsBatch
 from respeval.judge.prices import load_price_table
 from respeval.judge.specs import load_model
@@ -75,7 +74,7 @@ def _selected(jobs: list[Job], ids: list[str]) -> list[Job]:
     return chosen
 
 
-def _model_for(job: Job, args: argparse.Namespace) -> JudgeModel:
+def _model_for(job: Job, args: argparse.Namespace) -> Any:
     base_url = args.base_url or job.endpoint
     if REDACTED in base_url:
         raise ValueError(f"batch {job.remote_id or job.id}: its base URL held a credential: give it with --base-url")

@@ -223,7 +223,7 @@ async def arun_rows_batched(
     model: JudgeModel,
     method: JudgeMethod,
     *,
-    cache: BatchCache | PathLike,
+    cache: JudgeCache | PathLike,
     options: EngineOptions | None = None,
     batch: BatchOptions | None = None,
     fields: Mapping[str, str] | None = None,

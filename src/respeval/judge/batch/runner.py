@@ -306,7 +306,7 @@ class BatchRunner:
         )
         cost = self.report.total_cost
         batch_price: Price | None = self.price.batch if self.price is not None else None
-        allowed = []
+        allowed: list[str] = []
         for key in keys:
             request = deferred[key]
             est_in = estimate_tokens(request.prompt_chars())

@@ -465,6 +465,9 @@ class BatchCache(JudgeCache):
         self.store.close()
         super().close()
 
+    def __enter__(self) -> BatchCache:
+        return self
+
     def __repr__(self) -> str:
         return f"<BatchCache {self.path}>"
 

@@ -124,7 +124,7 @@ class AnthropicBatchClient:
     async def cancel(self, remote_id: str) -> RemoteBatch:
         return self._batch(await self._json("POST", f"/{remote_id}/cancel"))
 
-    async def list(self, limit: int = 100) -> list[RemoteBatch]:
+    async def recent(self, limit: int = 100) -> list[RemoteBatch]:
         data = await self._json("GET", f"?limit={limit}")
         return [self._batch(i) for i in data.get("data") or [] if isinstance(i, dict)]
 
@@ -172,8 +172,10 @@ class AnthropicBatchClient:
             raise TransientError(
                 f"malformed batch object from {self._where}: no id or status", kind="malformed_response"
             )
-        raw_counts = data.get("request_counts") if isinstance(data.get("request_counts"), dict) else {}
-        counts = {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)}
+        raw_counts = data.get("request_counts")
+        counts = (
+            {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)} if isinstance(raw_counts, dict) else {}
+        )
         return RemoteBatch(
             id=batch_id,
             status=status,

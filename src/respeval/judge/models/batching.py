@@ -108,7 +108,7 @@ class BatchClient(Protocol):
     async def results(self, remote: RemoteBatch) -> list[BatchResult]:
         """Every result line of an ended batch, by ``custom_id``."""
 
-    async def list(self, limit: int = 100) -> list[RemoteBatch]: ...
+    async def recent(self, limit: int = 100) -> list[RemoteBatch]: ...
 
 
 @runtime_checkable

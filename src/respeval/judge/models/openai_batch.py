@@ -188,7 +188,7 @@ class OpenAIBatchClient:
     async def cancel(self, remote_id: str) -> RemoteBatch:
         return self._batch(await self._json("POST", f"/batches/{remote_id}/cancel"))
 
-    async def list(self, limit: int = 100) -> list[RemoteBatch]:
+    async def recent(self, limit: int = 100) -> list[RemoteBatch]:
         data = await self._json("GET", f"/batches?limit={limit}")
         return [self._batch(i) for i in data.get("data") or [] if isinstance(i, dict)]
 
@@ -238,14 +238,17 @@ class OpenAIBatchClient:
             raise TransientError(
                 f"malformed batch object from {self._where}: no id or status", kind="malformed_response"
             )
-        counts = data.get("request_counts") if isinstance(data.get("request_counts"), dict) else {}
-        counts = {k: int(v) for k, v in counts.items() if isinstance(v, int)}
+        raw_counts = data.get("request_counts")
+        counts = (
+            {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)} if isinstance(raw_counts, dict) else {}
+        )
         errors = data.get("errors")
         error = None
         if status == "failed":
             items = errors.get("data") if isinstance(errors, dict) else None
             error = "; ".join(error_text(e) for e in items[:3]) if items else "the batch failed validation"
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        raw_metadata = data.get("metadata")
+        metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
         return RemoteBatch(
             id=batch_id,
             status=status,
