@@ -285,3 +285,17 @@ def test_5000_rows_with_batch(tmp_path):
 @pytest.mark.slow
 def test_100000_rows_with_batch(tmp_path):
     large_run(100_000, tmp_path)
+
+
+def test_a_provider_that_refuses_stops_with_status_3_and_a_clear_message(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0123456789")
+    src = write_items(tmp_path / "rows.jsonl", 3)
+    api = BatchAPI(responder=default_responder, api_key="sk-right-key-0123456789")
+    with JudgeServer(batch_api=api) as server:
+        args = ["judge", "--input", str(src), *model_args("openai", server.url), "--out", str(tmp_path / "o.jsonl"),
+                "--batch", *POLL, "--quiet"]  # fmt: skip
+        assert MAIN(args) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err and "check the key in $OPENAI_API_KEY" in err
+    assert "sk-wrong-key" not in err and "Traceback" not in err
+    assert not api.submissions

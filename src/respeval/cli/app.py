@@ -90,3 +90,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # input problems are the user's to fix: one clear line, no traceback
         print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
+    except Exception as exc:
+        # a provider refused or failed for good (a batch it would not take, a key it rejects):
+        # what was done is kept, and the message says what to fix before rerunning.  (The
+        # judge layer is loaded only by the commands that use it, hence the lookup.)
+        errors = sys.modules.get("respeval.judge.errors")
+        if errors is None or not isinstance(exc, errors.JudgeError):
+            raise
+        print(f"respeval {args.command}: stopped: {redact(exc)}", file=sys.stderr)
+        return Exit.JUDGE_FATAL
