@@ -84,7 +84,8 @@ resuming:
 
 exit status:
   0 all rows judged (some may be unscored: see coverage), 1 bad input or options,
-  3 stopped by a model error (401, 400, ...), 4 stopped by the budget, 130 interrupted.
+  3 stopped by a model error (401, 400, ...), 4 stopped by the budget, 5 provider batches
+  still running (--batch-wait; rerun to collect), 130 interrupted.
 
 examples:
   respeval judge --input items.jsonl --model openai:gpt-4o-mini --out results.jsonl \\
