@@ -9,13 +9,16 @@ intervals and p-values are the same floats:
 * Bootstrap resamples are ``default_rng(seed).choice(N, size=(n, N))``; each resample's
   statistics are summed in **float32** (sacreBLEU converts the rows with
   ``np.array(stats, dtype="float32")``), and scores are computed from those float32 sums.
-  :func:`resampled_sums` does all resamples in blocks instead of one Python loop each; numpy
-  adds the rows of a block in the same order as the loop does (tested bit for bit).
+  :func:`resampled_sums` does all resamples at once: for integer statistics whose sums stay
+  below 2**24 (BLEU, chrF) float32 adds exactly, so draw counts times the statistics (one
+  matrix product) give the same sums; otherwise (TER) blocks of resamples are gathered and
+  summed, and numpy adds their rows in the loop's order (both tested bit for bit).
 * Approximate randomization draws ``rng.integers(2, size=(n, N), dtype=bool)``: per trial and
   segment, whether the two systems swap. :func:`swapped_sums` computes the pseudo-systems'
-  sums; for integer statistics (BLEU, chrF) it uses float64 matrix products, which are exact
-  because every partial sum is an integer below 2**53, in blocks of trials; float statistics
-  (TER) take sacreBLEU's own expression, whole, so BLAS rounds them as it rounds sacreBLEU's.
+  sums; for integer statistics (BLEU, chrF) it uses float32 (float64) matrix products, which
+  are exact because every partial sum is an integer below 2**24 (2**53), in blocks of trials;
+  float statistics (TER) take sacreBLEU's own expression, whole, so BLAS rounds them as it
+  rounds sacreBLEU's.
 * ``p = (#(statistic > observed) + 1) / (n + 1)`` (multeval's rule); the paired bootstrap's
   statistic is ``|sys - base|`` centred on its mean, approximate randomization's is
   ``|score_a - score_b|``.
@@ -62,7 +65,8 @@ ScoreSums = Callable[[np.ndarray], np.ndarray]
 
 # Bytes of float32 rows gathered at once when summing resamples (a block of resamples).
 _BLOCK_BYTES = 32 << 20
-# Largest magnitude up to which float64 adds integers exactly.
+# Magnitudes below which float32 / float64 add integers exactly.
+_EXACT_FLOAT32_INT = 2**24
 _EXACT_FLOAT64_INT = 2**53
 
 
@@ -102,14 +106,34 @@ def resampled_sums(stats: Any, indices: np.ndarray) -> np.ndarray:
 
     Equal, bit for bit, to sacreBLEU's ``[s.sum(0) for s in np.float32(stats)[indices]]``.
     """
-    stats32 = np.asarray(_matrix(stats), dtype=np.float32)
+    stats = _matrix(stats)
     indices = np.asarray(indices)
-    out = np.empty((indices.shape[0], stats32.shape[1]), np.float32)
-    block = max(1, _BLOCK_BYTES // max(1, indices.shape[1] * stats32.shape[1] * 4))
-    for start in range(0, indices.shape[0], block):
+    n_samples, n_rows = indices.shape
+    out = np.empty((n_samples, stats.shape[1]), np.float32)
+    if _exact_in_float32(stats, n_rows):
+        # Every partial sum is an integer float32 holds exactly, so the order of additions cannot
+        # matter: count how often each row is drawn and take one (exact) matrix product.
+        block = max(1, _BLOCK_BYTES // max(1, n_rows * 8))
+        offsets = np.arange(block)[:, None] * stats.shape[0]
+        for start in range(0, n_samples, block):
+            chunk = indices[start : start + block]
+            flat = (chunk + offsets[: len(chunk)]).ravel()
+            counts = np.bincount(flat, minlength=len(chunk) * stats.shape[0]).reshape(len(chunk), stats.shape[0])
+            out[start : start + block] = counts.astype(np.float64) @ stats.astype(np.float64)
+        return out
+    stats32 = np.asarray(stats, dtype=np.float32)
+    block = max(1, _BLOCK_BYTES // max(1, n_rows * stats32.shape[1] * 4))
+    for start in range(0, n_samples, block):
         stop = start + block
         stats32[indices[start:stop]].sum(axis=1, out=out[start:stop])
     return out
+
+
+def _exact_in_float32(stats: np.ndarray, draws: int) -> bool:
+    """Whether every sum of ``draws`` rows of these integer statistics is an integer below 2**24."""
+    if not np.issubdtype(stats.dtype, np.integer):
+        return False
+    return float(np.abs(stats).max(initial=0)) * draws < _EXACT_FLOAT32_INT
 
 
 def bootstrap_scores(
@@ -166,12 +190,11 @@ def swap_mask(n_rows: int, n_trials: int, rng: np.random.Generator) -> np.ndarra
     return rng.integers(2, size=(n_trials, n_rows), dtype=bool)
 
 
-def _exact_in_float64(*matrices: np.ndarray) -> bool:
-    """Whether float64 products of 0/1 masks with these integer matrices never round."""
+def _integer_bound(*matrices: np.ndarray) -> float | None:
+    """An upper bound of every partial sum in ``mask @ (a - b)``; None unless all are integer."""
     if not all(np.issubdtype(m.dtype, np.integer) for m in matrices):
-        return False
-    bound = sum(np.abs(m).sum(axis=0, dtype=np.float64) for m in matrices)
-    return float(np.max(bound)) < _EXACT_FLOAT64_INT
+        return None
+    return float(np.max(sum(np.abs(m).sum(axis=0, dtype=np.float64) for m in matrices)))
 
 
 def swapped_sums(baseline: Any, system: Any, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,20 +208,24 @@ def swapped_sums(baseline: Any, system: Any, mask: np.ndarray) -> tuple[np.ndarr
         raise ValueError(f"baseline statistics {base.shape} and system statistics {sys_.shape} differ in shape")
     if mask.shape[1] != base.shape[0]:
         raise ValueError(f"the swap mask has {mask.shape[1]} columns for {base.shape[0]} rows")
-    if not _exact_in_float64(base, sys_):
+    bound = _integer_bound(base, sys_)
+    if bound is None or bound >= _EXACT_FLOAT64_INT:
+        if bound is None:
+            # C-ordered float64, as numpy makes sacreBLEU's lists: BLAS may round other layouts differently
+            base, sys_ = np.ascontiguousarray(base, np.float64), np.ascontiguousarray(sys_, np.float64)
         negated = ~mask
         return mask @ base + negated @ sys_, negated @ base + mask @ sys_
-    # a = sys_total + mask @ (base - sys); b = base_total - mask @ (base - sys); all exact
+    # a = sys_total + mask @ (base - sys); b = base_total - mask @ (base - sys): integers, and
+    # every partial sum is below the bound, so a float product (float32 when it can) is exact
+    work = np.float32 if bound < _EXACT_FLOAT32_INT else np.float64
     dtype = np.result_type(base.dtype, sys_.dtype, np.int64)
-    delta = base.astype(np.float64) - sys_.astype(np.float64)
-    base_total = base.sum(axis=0, dtype=dtype)
-    sys_total = sys_.sum(axis=0, dtype=dtype)
+    delta = (base.astype(np.int64) - sys_.astype(np.int64)).astype(work)
     moved = np.empty((mask.shape[0], base.shape[1]), dtype)
-    block = max(1, _BLOCK_BYTES // max(1, mask.shape[1] * 8))
+    block = max(1, _BLOCK_BYTES // max(1, mask.shape[1] * np.dtype(work).itemsize))
     for start in range(0, mask.shape[0], block):
         stop = start + block
-        moved[start:stop] = np.rint(mask[start:stop].astype(np.float64) @ delta)
-    return sys_total + moved, base_total - moved
+        moved[start:stop] = np.rint(np.matmul(mask[start:stop].astype(work), delta))
+    return sys_.sum(axis=0, dtype=dtype) + moved, base.sum(axis=0, dtype=dtype) - moved
 
 
 def approximate_randomization(

@@ -33,7 +33,7 @@ class Result(paired.PairedResult):
         super().__init__(score, p_value, mean, ci)
 
     def __repr__(self) -> str:
-        return ",".join(f"{k}={v}" for k, v in vars(self).items())
+        return ",".join(f"{k}={str(v)}" for k, v in vars(self).items())  # str(): numpy scalars print short
 
 
 def estimate_ci(scores: np.ndarray) -> tuple[float, float]:

@@ -23,8 +23,17 @@ SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k":
 # sacreBLEU's ``my_log(0)``
 LOG_ZERO = -9999999999
 
-_libm_log = np.frompyfunc(math.log, 1, 1)
-_libm_exp = np.frompyfunc(math.exp, 1, 1)
+_log_ufunc = np.frompyfunc(math.log, 1, 1)
+_exp_ufunc = np.frompyfunc(math.exp, 1, 1)
+
+
+def _libm_log(values: np.ndarray) -> np.ndarray:
+    """``math.log`` of each value (the C library's, which numpy's SIMD log can differ from)."""
+    return np.asarray(_log_ufunc(values), dtype=np.float64)
+
+
+def _libm_exp(values: np.ndarray) -> np.ndarray:
+    return np.asarray(_exp_ufunc(values), dtype=np.float64)
 
 
 class BLEUScore(Score):
@@ -97,7 +106,7 @@ def bleu_from_sums(
     bp = np.ones(k)
     short = sys_len < ref_len
     shrink = short & (sys_len > 0)
-    bp[shrink] = _libm_exp(1 - ref_len[shrink] / sys_len[shrink]).astype(np.float64)
+    bp[shrink] = _libm_exp(1 - ref_len[shrink] / sys_len[shrink])
     bp[short & (sys_len <= 0)] = 0.0
 
     # sacreBLEU returns before smoothing when nothing matches
@@ -126,11 +135,13 @@ def bleu_from_sums(
 
     logs = np.full((k, order), float(LOG_ZERO))
     nonzero = precisions != 0
-    logs[nonzero] = _libm_log(precisions[nonzero].astype(np.float64)).astype(np.float64)
+    logs[nonzero] = _libm_log(precisions[nonzero].astype(np.float64))
     score = np.zeros(k)
-    for row in np.flatnonzero(matched):
-        eff = int(eff_order[row])
-        score[row] = float(bp[row]) * math.exp(sum(logs[row, :eff].tolist()) / eff)
+    rows = np.flatnonzero(matched)
+    if len(rows):
+        # Python's own sum of each row's logs (compensated since Python 3.12, as in sacreBLEU)
+        log_sums = np.array([sum(r[:e]) for r, e in zip(logs[rows].tolist(), eff_order[rows].tolist())])
+        score[rows] = bp[rows] * _libm_exp(log_sums / eff_order[rows])
     return {"score": score, "precisions": precisions, "bp": bp, "counts": correct, "totals": total}
 
 
