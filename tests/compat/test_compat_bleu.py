@@ -102,8 +102,11 @@ def test_compute_bleu_validates_its_inputs():
         BLEU.compute_bleu([1], [1], 1, 1, smooth_method="bogus", max_ngram_order=1)
     with pytest.raises(ValueError, match="columns"):
         bleu_from_sums(np.zeros((1, 5)), max_ngram_order=4)
-    with pytest.raises(ValueError, match="tokenizer"):
+    with pytest.raises(ValueError, match="'ja-mecab' is not provided"):
         BLEU(tokenize="ja-mecab")
+    with pytest.raises(ValueError, match="sacreBLEU's default for trg_lang='ko'"):
+        BLEU(trg_lang="ko")
+    assert BLEU(trg_lang="zh").tokenize == "zh" and BLEU(trg_lang="de").tokenize == "13a"
 
 
 # --- the function API on real text ------------------------------------------------------------

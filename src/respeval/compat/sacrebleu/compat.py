@@ -28,14 +28,7 @@ def corpus_bleu(
     use_effective_order: bool = False,
 ) -> BLEUScore:
     """Corpus BLEU of ``hypotheses`` against reference streams (``[refs]`` for one reference each)."""
-    metric = BLEU(
-        lowercase=lowercase,
-        force=force,
-        tokenize=tokenize,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        effective_order=use_effective_order,
-    )
+    metric = BLEU(lowercase, force, tokenize, smooth_method, smooth_value, effective_order=use_effective_order)
     return metric.corpus_score(hypotheses, references)
 
 
@@ -66,14 +59,7 @@ def sentence_bleu(
     use_effective_order: bool = True,
 ) -> BLEUScore:
     """BLEU of one hypothesis against its references (a list of str)."""
-    metric = BLEU(
-        lowercase=lowercase,
-        tokenize=tokenize,
-        force=False,
-        smooth_method=smooth_method,
-        smooth_value=smooth_value,
-        effective_order=use_effective_order,
-    )
+    metric = BLEU(lowercase, False, tokenize, smooth_method, smooth_value, effective_order=use_effective_order)
     return metric.sentence_score(hypothesis, references)
 
 
@@ -97,8 +83,7 @@ def corpus_chrf(
     eps_smoothing: bool = False,
 ) -> CHRFScore:
     """Corpus chrF (chrF++ with ``word_order=2``) against reference streams."""
-    metric = _chrf(char_order, word_order, beta, remove_whitespace, eps_smoothing)
-    return metric.corpus_score(hypotheses, references)
+    return _chrf(char_order, word_order, beta, remove_whitespace, eps_smoothing).corpus_score(hypotheses, references)
 
 
 def sentence_chrf(
@@ -111,8 +96,7 @@ def sentence_chrf(
     eps_smoothing: bool = False,
 ) -> CHRFScore:
     """chrF of one hypothesis against its references."""
-    metric = _chrf(char_order, word_order, beta, remove_whitespace, eps_smoothing)
-    return metric.sentence_score(hypothesis, references)
+    return _chrf(char_order, word_order, beta, remove_whitespace, eps_smoothing).sentence_score(hypothesis, references)
 
 
 def corpus_ter(
@@ -124,8 +108,7 @@ def corpus_ter(
     case_sensitive: bool = False,
 ) -> TERScore:
     """Corpus TER against reference streams."""
-    metric = TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
-    return metric.corpus_score(hypotheses, references)
+    return TER(normalized, no_punct, asian_support, case_sensitive).corpus_score(hypotheses, references)
 
 
 def sentence_ter(
@@ -137,5 +120,4 @@ def sentence_ter(
     case_sensitive: bool = False,
 ) -> TERScore:
     """TER of one hypothesis against its references."""
-    metric = TER(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
-    return metric.sentence_score(hypothesis, references)
+    return TER(normalized, no_punct, asian_support, case_sensitive).sentence_score(hypothesis, references)

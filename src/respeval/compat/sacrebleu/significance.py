@@ -117,16 +117,16 @@ class PairedTest:
             scores[name] = [baseline.result]
         seed = self._seed if self._seed else None  # sacreBLEU: a seed of 0 means unseeded here
         shared: dict[str, np.ndarray] = {}  # with a seed, every system gets the same random draws
+        compare = self._bootstrap if self.test_type == "bs" else self._randomization
         for _, hypotheses in self.named_systems[1:]:
-            test = self._bootstrap if self.test_type == "bs" else self._randomization
-            for name, result in test(hypotheses, seed, shared).items():
-                scores[name].append(result)
+            draws = self._draws(shared, seed, len(hypotheses))
+            for name, metric in self.metrics.items():
+                baseline = self._baselines[name]
+                stats = metric.corpus_statistics(hypotheses, self.references)
+                score = metric.compute_score(column_sums(stats)).score
+                p_value, mean, ci = compare(metric, baseline, stats, abs(baseline.result.score - score), draws, seed)
+                scores[name].append(Result(score, p_value, mean, ci))
         return self._signatures, scores
-
-    def _system(self, metric: Metric, hypotheses: Sequence[str], baseline: _Baseline) -> tuple[np.ndarray, Any, float]:
-        stats = metric.corpus_statistics(hypotheses, self.references)
-        score = metric.compute_score(column_sums(stats)).score
-        return stats, score, abs(baseline.result.score - score)
 
     def _draws(self, shared: dict[str, np.ndarray], seed: int | None, n_rows: int) -> dict[str, np.ndarray]:
         if shared and seed is not None:
@@ -143,40 +143,23 @@ class PairedTest:
             shared.update(draws)
         return draws
 
+    @staticmethod
     def _bootstrap(
-        self, hypotheses: Sequence[str], seed: int | None, shared: dict[str, np.ndarray]
-    ) -> dict[str, Result]:
-        draws = self._draws(shared, seed, len(hypotheses))
-        results = {}
-        for name, metric in self.metrics.items():
-            baseline = self._baselines[name]
-            stats, score, observed = self._system(metric, hypotheses, baseline)
-            baseline_scores = baseline.resampled if seed is not None else None
-            if baseline_scores is None:
-                baseline_scores = metric.score_sums(paired.resampled_sums(baseline.stats, draws["indices"]))
-                if seed is not None:
-                    baseline.resampled = baseline_scores
-            system_scores = metric.score_sums(paired.resampled_sums(stats, draws["indices"]))
-            mean, ci = paired.estimate_ci(system_scores)
-            p_value = paired.paired_bootstrap(baseline_scores, system_scores, observed)
-            results[name] = Result(score, p_value, mean, ci)
-        return results
+        metric: Metric, baseline: _Baseline, stats: np.ndarray, observed: float, draws: dict, seed: int | None
+    ) -> tuple[float, Any, Any]:
+        """(p-value, mean, half-width) of the paired bootstrap on ``draws["indices"]``."""
+        baseline_scores = baseline.resampled if seed is not None else None
+        if baseline_scores is None:  # seeded, every system has the same resamples: score the baseline's once
+            baseline_scores = metric.score_sums(paired.resampled_sums(baseline.stats, draws["indices"]))
+            baseline.resampled = baseline_scores if seed is not None else None
+        system_scores = metric.score_sums(paired.resampled_sums(stats, draws["indices"]))
+        return (paired.paired_bootstrap(baseline_scores, system_scores, observed), *paired.estimate_ci(system_scores))
 
     def _randomization(
-        self, hypotheses: Sequence[str], seed: int | None, shared: dict[str, np.ndarray]
-    ) -> dict[str, Result]:
-        draws = self._draws(shared, seed, len(hypotheses))
-        results = {}
-        for name, metric in self.metrics.items():
-            baseline = self._baselines[name]
-            stats, score, observed = self._system(metric, hypotheses, baseline)
-            p_value = paired.approximate_randomization(
-                baseline.stats, stats, metric.score_sums, observed, draws["mask"]
-            )
-            result = Result(score, p_value)
-            if self.n_ar_confidence > 0:
-                result.mean, result.ci = paired.estimate_ci(
-                    metric.score_sums(paired.resampled_sums(stats, draws["indices"]))
-                )
-            results[name] = result
-        return results
+        self, metric: Metric, baseline: _Baseline, stats: np.ndarray, observed: float, draws: dict, seed: int | None
+    ) -> tuple[float, Any, Any]:
+        """(p-value, and with n_ar_confidence the mean and half-width) of approximate randomization."""
+        p_value = paired.approximate_randomization(baseline.stats, stats, metric.score_sums, observed, draws["mask"])
+        if self.n_ar_confidence <= 0:
+            return p_value, None, None
+        return (p_value, *paired.estimate_ci(metric.score_sums(paired.resampled_sums(stats, draws["indices"]))))

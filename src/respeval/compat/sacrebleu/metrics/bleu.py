@@ -155,6 +155,7 @@ class BLEU(Metric):
     SMOOTH_DEFAULTS = SMOOTH_DEFAULTS
     TOKENIZERS = bleu_metric.TOKENIZERS
     TOKENIZER_DEFAULT = "13a"
+    _TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
     _ABBREVIATIONS = {"case": "c", "eff": "e", "tok": "tok", "smooth": "s"}
 
     def __init__(
@@ -175,9 +176,12 @@ class BLEU(Metric):
         self._force, self.trg_lang, self.lowercase = force, trg_lang, lowercase
         self.smooth_method, self.smooth_value = smooth_method, smooth_value
         self.max_ngram_order, self.effective_order = max_ngram_order, effective_order
-        self.tokenize = tokenize or ("zh" if trg_lang == "zh" else self.TOKENIZER_DEFAULT)
+        self.tokenize = tokenize or self._TOKENIZER_MAP.get(trg_lang, self.TOKENIZER_DEFAULT)
         if self.tokenize not in self.TOKENIZERS:
-            raise ValueError(f"unknown BLEU tokenizer {self.tokenize!r}; choose one of {', '.join(self.TOKENIZERS)}")
+            default = "" if tokenize else f" (sacreBLEU's default for trg_lang={trg_lang!r})"
+            raise ValueError(
+                f"BLEU tokenizer {self.tokenize!r}{default} is not provided; choose one of {', '.join(self.TOKENIZERS)}"
+            )
         self.tokenizer_signature = self.tokenize
         if references is not None:
             self._ref_cache, self._ref_cache_nrefs = self._cache_references(references)
