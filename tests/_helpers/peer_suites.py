@@ -30,7 +30,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,18 +221,8 @@ class SuiteRun:
         return {k for k, v in self.outcomes.items() if v == "passed"}
 
 
-def run(
-    suite: Suite,
-    target: str,
-    workdir: Path,
-    *,
-    deselect: Iterable[str] = (),
-    timeout: float = 1800,
-) -> SuiteRun:
-    """Stage ``suite`` for ``target`` under ``workdir`` and run it in a pytest subprocess.
-
-    ``deselect``: test ids (as in :attr:`SuiteRun.outcomes`) or module files not to run.
-    """
+def run(suite: Suite, target: str, workdir: Path, *, timeout: float = 1800) -> SuiteRun:
+    """Stage ``suite`` for ``target`` under ``workdir`` and run it in a pytest subprocess."""
     staged = stage(suite, target, workdir / f"{suite.name}-{target.replace('.', '_')}")
     report = staged / ".outcomes.json"
     # an empty ini file: the suites run with pytest's defaults, not respeval's pyproject
@@ -256,8 +245,6 @@ def run(
         "-o",
         "python_files=*_test.py test_*.py",
     ]
-    for item in deselect:
-        cmd += ["--deselect", item]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH", "")]))
     env["PEER_OUTCOMES"] = str(report)

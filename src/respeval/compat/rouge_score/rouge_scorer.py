@@ -56,10 +56,13 @@ class _Pretokenized:
         self._tokenizer = tokenizer
         self._split_summaries = split_summaries
         self._tokens: dict[str, list[str]] = {"": []}
+        # tokens may be any hashable (rouge-score counts them in dicts): equal ones share a name
+        self._names: dict[Any, str] = {}
 
-    def _key(self, tokens: list[str]) -> str:
+    def _key(self, tokens: list[Any]) -> str:
         key = f"t{len(self._tokens)}"
-        self._tokens[key] = list(tokens)
+        names = self._names
+        self._tokens[key] = [names.setdefault(t, str(len(names))) for t in tokens]
         return key
 
     def whole(self, text: str) -> str:
@@ -103,6 +106,7 @@ class RougeScorer(scoring.BaseScorer):
         tokenizer: Any = None,
     ) -> None:
         self.rouge_types = rouge_types
+        self._types: list[str] = []
         self._tokenizer = tokenizer if tokenizer else tokenizers.DefaultTokenizer(use_stemmer)
         self._split_summaries = split_summaries
 
@@ -114,7 +118,7 @@ class RougeScorer(scoring.BaseScorer):
 
     def _run(self, targets: list[list[str]], predictions: list[str]) -> dict[str, RougeResult]:
         """ROUGE of each prediction against its row's targets, per group of types (plain / rougeLsum)."""
-        types = _checked_types(self.rouge_types)
+        types = self._types = _checked_types(self.rouge_types)
         plain = [t for t in types if t != "rougeLsum"]
         lsum = "rougeLsum" in types
         results = {}
@@ -151,7 +155,7 @@ class RougeScorer(scoring.BaseScorer):
 
     def _row(self, results: dict[str, RougeResult], row: int) -> dict[str, Score]:
         out = {}
-        for t in _checked_types(self.rouge_types):
+        for t in self._types:  # as checked by the _run that made ``results``
             res = results["rougeLsum" if t == "rougeLsum" else "plain"]
             empty = res.pred_lengths[row] == 0 or res.ref_lengths[t][row] == 0
             if t in ("rougeL", "rougeLsum") and empty:
