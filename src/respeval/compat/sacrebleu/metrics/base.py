@@ -163,8 +163,18 @@ class Metric(ABC):
         return counts.pop() if len(counts) == 1 else "var"
 
     def _cache_references(self, references: Any) -> tuple[Any, int | str]:
+        self._check_streams(references)
         rows = streams_to_rows(references, len(references[0]) if len(references) else 0)
         return self._prepare(rows), self._nrefs(rows)
+
+    def _check_streams(self, references: Any) -> None:
+        """sacreBLEU's type errors for reference streams (the same messages), before any len()."""
+        prefix = type(self).__name__
+        if isinstance(references, str) or not isinstance(references, Sequence):
+            raise TypeError(f"{prefix}: `refs` should be a sequence of sequence of strings.")
+        for stream in references:
+            if isinstance(stream, str) or not isinstance(stream, Sequence):
+                raise TypeError(f"{prefix}: Each element of `refs` should be a sequence of strings.")
 
     def corpus_statistics(self, hypotheses: Sequence[str], references: Any = None) -> np.ndarray:
         """Per-segment statistics (one row per hypothesis) against ``references`` or the cached ones.
@@ -179,6 +189,8 @@ class Metric(ABC):
         if any(not isinstance(h, str) for h in hyps):
             row = next(i for i, h in enumerate(hyps) if not isinstance(h, str))
             raise TypeError(f"{type(self).__name__}: hypotheses[{row}] is {type(hyps[row]).__name__}, expected str")
+        if references is not None:
+            self._check_streams(references)
         if references:
             rows = streams_to_rows(references, len(hyps))
             prepared, self.num_refs = self._prepare(rows), self._nrefs(rows)
