@@ -440,11 +440,11 @@ class JudgeEngine:
                 self.halt(f"{exc}", STOP_ERROR)
                 raise _Stop from exc
             self._account(completion, spend, estimate)
-            if key is not None:
+            if key is not None and self.cache is not None:
                 self.cache.put(
                     key,
                     completion,
-                    model=self.model.model_id,  # type: ignore[union-attr]
+                    model=self.model.model_id,
                     endpoint=str(self._identity.get("endpoint", "")),
                     template_version=request.template_version,
                 )

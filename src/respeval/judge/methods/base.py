@@ -19,12 +19,20 @@ __all__ = ["JudgeMethod"]
 class JudgeMethod(Protocol):
     """The engine's view of a judging method."""
 
-    name: str
-    template_version: str
-    fields: Sequence[str]
-    """Input fields the method reads (``id`` is always read as well)."""
-    verdict_fields: Sequence[str]
-    """The output columns of a verdict, in order (see ``row_fields``)."""
+    # Read-only to the engine (properties here, so plain class attributes satisfy them).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def template_version(self) -> str: ...
+
+    @property
+    def fields(self) -> Sequence[str]:
+        """Input fields the method reads (``id`` is always read as well)."""
+
+    @property
+    def verdict_fields(self) -> Sequence[str]:
+        """The output columns of a verdict, in order (see ``row_fields``)."""
 
     def signature(self) -> str:
         """Everything that identifies how rows were judged (template version, threshold)."""

@@ -8,11 +8,11 @@ the request where the model supports structured output, and in the prompt always
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from respeval.judge.data import InsertedData
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
@@ -81,21 +81,6 @@ class PointwiseVerdict:
     reasoning: str
 
 
-def fence_code(texts: tuple[str, ...]) -> str:
-    """A code for the data markers, derived from the texts (so prompts, and cache keys, are
-    deterministic) and absent from all of them (so no text can fake a closing marker)."""
-    salt = 0
-    while True:
-        digest = hashlib.sha256("\x00".join((str(salt),) + texts).encode("utf-8")).hexdigest()[:10]
-        if not any(digest in text for text in texts):
-            return digest
-        salt += 1
-
-
-def fenced(label: str, code: str, text: str) -> str:
-    return f"[{label} {code}]\n{text}\n[/{label} {code}]"
-
-
 class Pointwise:
     """The pointwise equivalence method (see the module docstring).
 
@@ -133,14 +118,13 @@ class Pointwise:
             raise ValueError(f"field 'prompt': expected a string, got {type(prompt).__name__}")
         return PointwiseItem(response=record["response"], reference=record["reference"], prompt=prompt)
 
+    @staticmethod
+    def data(item: PointwiseItem) -> InsertedData:
+        """What the judge is shown as data: the question, the reference, the candidate."""
+        return InsertedData.of([("QUESTION", item.prompt), ("REFERENCE", item.reference), ("CANDIDATE", item.response)])
+
     def build(self, item: PointwiseItem, capabilities: Capabilities) -> JudgeRequest:
-        texts = (item.prompt or "", item.reference, item.response)
-        code = fence_code(texts)
-        parts = []
-        if item.prompt is not None:
-            parts.append(fenced("QUESTION", code, item.prompt))
-        parts.append(fenced("REFERENCE", code, item.reference))
-        parts.append(fenced("CANDIDATE", code, item.response))
+        parts = self.data(item).blocks()
         parts.append("Grade the candidate against the reference. Reply with the JSON object only.")
         return JudgeRequest(
             messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),
@@ -157,8 +141,8 @@ class Pointwise:
             looks_like=_looks_like,
             validate=_validate,
             same=_same,
+            data=self.data(item),
             labels={"score": ("score",), "pass": ("pass", "verdict", "grade")},
-            forbidden=(item.response,),
         )
 
     def reask(
