@@ -35,8 +35,9 @@ from typing import Any
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
 
@@ -103,7 +104,6 @@ _WINNER_WORDS = {
 }
 # The whole reply is one output label (LLMBar's judges answer "Output (a)"); nothing else.
 _BARE = re.compile(r"^\W*(?:output\s*)?\(?\s*([ab])\s*\)?\W*$|^\W*(tie)\W*$", re.I)
-_MAX_ECHO = 2000
 
 
 @dataclass(frozen=True)
@@ -184,12 +184,13 @@ class Pairwise:
         parts = self.data(item).blocks()
         ask = "Which output is better, (a) or (b)" + (", or is it a tie?" if self.allow_tie else "? No ties.")
         parts.append(ask + " Reply with the JSON object only.")
-        return JudgeRequest(
-            messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            SYSTEM_PROMPT,
+            "\n\n".join(parts),
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_SCHEMA if capabilities.json_schema else None,
+            schema=_SCHEMA,
             template_version=self.template_version,
             flip=item.orientation == "ba",
         )
@@ -219,21 +220,7 @@ class Pairwise:
     def reask(
         self, item: PairwiseItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (
-            Message("assistant", echo),
-            Message("user", REASK_PROMPT.format(reason=failure.reason)),
-        )
-        return JudgeRequest(
-            messages=messages,
-            temperature=request.temperature,
-            seed=request.seed,
-            max_tokens=request.max_tokens,
-            json_schema=request.json_schema,
-            template_version=request.template_version + "+reask",
-            sample_index=request.sample_index,
-            flip=request.flip,
-        )
+        return reask_request(request, completion, REASK_PROMPT.format(reason=failure.reason))
 
     def row_fields(self, verdict: PairwiseVerdict) -> dict[str, Any]:
         """``winner`` (A baseline, B candidate, tie), ``position`` as judged, ``pass`` (the

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from respeval.judge.data import InsertedData
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
+from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]
@@ -60,8 +61,6 @@ REASK_PROMPT = """\
 Your reply could not be used: {reason}.
 Reply again with only the JSON object, no other text:
 {{"reasoning": "<one or two sentences>", "score": <0.0, 0.5 or 1.0>, "pass": <true or false>}}"""
-
-_MAX_ECHO = 2000  # characters of a failed reply sent back with the re-ask
 
 
 @dataclass(frozen=True)
@@ -126,12 +125,13 @@ class Pointwise:
     def build(self, item: PointwiseItem, capabilities: Capabilities) -> JudgeRequest:
         parts = self.data(item).blocks()
         parts.append("Grade the candidate against the reference. Reply with the JSON object only.")
-        return JudgeRequest(
-            messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            SYSTEM_PROMPT,
+            "\n\n".join(parts),
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_SCHEMA if capabilities.json_schema else None,
+            schema=_SCHEMA,
             template_version=self.template_version,
         )
 
@@ -150,21 +150,7 @@ class Pointwise:
     ) -> JudgeRequest:
         """The one follow-up after an unusable reply: the conversation so far plus a request
         for the bare JSON object."""
-        echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (
-            Message("assistant", echo),
-            Message("user", REASK_PROMPT.format(reason=failure.reason)),
-        )
-        return JudgeRequest(
-            messages=messages,
-            temperature=request.temperature,
-            seed=request.seed,
-            max_tokens=request.max_tokens,
-            json_schema=request.json_schema,
-            template_version=request.template_version + "+reask",
-            sample_index=request.sample_index,
-            flip=request.flip,
-        )
+        return reask_request(request, completion, REASK_PROMPT.format(reason=failure.reason))
 
     def row_fields(self, verdict: PointwiseVerdict) -> dict[str, Any]:
         """The verdict's output columns: ``score``, ``pass``, ``judge_pass``, ``reasoning``."""

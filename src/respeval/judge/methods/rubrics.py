@@ -31,8 +31,9 @@ from typing import Any
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
 from respeval.judge.results import wilson_interval
 
@@ -56,7 +57,6 @@ __all__ = [
 IMPORTANCE_WEIGHTS = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 RUBRIC_TEMPLATE = "rubric-verdicts/v1"
 GENERATOR_TEMPLATE = "rubric-generation/v1"
-_MAX_ECHO = 2000
 
 PRESETS: dict[str, str] = {
     "GENERAL_QUALITY": "Cover everything that makes a response good for this prompt: it does what was asked, "
@@ -156,18 +156,8 @@ def load_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...
 
 
 def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    echo = completion.text[:_MAX_ECHO] or "(empty reply)"
     prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return JudgeRequest(
-        messages=request.messages + (Message("assistant", echo), Message("user", prompt)),
-        temperature=request.temperature,
-        seed=request.seed,
-        max_tokens=request.max_tokens,
-        json_schema=request.json_schema,
-        template_version=request.template_version + "+reask",
-        sample_index=request.sample_index,
-        flip=request.flip,
-    )
+    return reask_request(request, completion, prompt)
 
 
 # --------------------------------------------------------------------------- verdicts per criterion
@@ -282,12 +272,13 @@ class Rubric:
         parts = data.blocks()
         rubric = data.also[0][1]
         parts.append(f"Criteria (one verdict for each id):\n{rubric}\n\nReply with the JSON object only.")
-        return JudgeRequest(
-            messages=(Message("system", RUBRIC_SYSTEM), Message("user", "\n\n".join(parts))),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            RUBRIC_SYSTEM,
+            "\n\n".join(parts),
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_VERDICT_SCHEMA if capabilities.json_schema else None,
+            schema=_VERDICT_SCHEMA,
             template_version=self.template_version,
         )
 
@@ -432,15 +423,13 @@ class RubricGenerator:
         return InsertedData.of([("PROMPT", item)])
 
     def build(self, item: str, capabilities: Capabilities) -> JudgeRequest:
-        return JudgeRequest(
-            messages=(
-                Message("system", self.system_prompt()),
-                Message("user", self.data(item).blocks()[0] + "\n\nWrite the rubric. JSON only."),
-            ),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            self.system_prompt(),
+            self.data(item).blocks()[0] + "\n\nWrite the rubric. JSON only.",
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_GENERATION_SCHEMA if capabilities.json_schema else None,
+            schema=_GENERATION_SCHEMA,
             template_version=self.template_version,
         )
 
