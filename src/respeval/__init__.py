@@ -1,7 +1,26 @@
 """respeval: score LLM and agent responses against references, with the numbers of
-rouge-score, sacreBLEU and the SQuAD scripts from a native core, and an LLM judge."""
+rouge-score, sacreBLEU and the SQuAD scripts from a native core, and an LLM judge.
+
+The front door.  Metrics::
+
+    respeval.rouge(predictions, references, ("rouge1", "rougeL"))   # RougeResult
+    respeval.bleu(hypotheses, references).score                     # corpus BLEU
+    respeval.chrf(...), respeval.ter(...), respeval.exact_match(...)
+    respeval.squad(predictions, gold_answer_lists).f1                # 0-100
+
+Every result has ``columns``, ``res[name]``, ``corpus_scores()``, ``mean()``,
+``bootstrap()``, ``to_arrow()`` and ``signature``.  Files and tables::
+
+    respeval.score_files("preds.jsonl", out="rows.parquet")
+    respeval.score_table(arrow_table, metrics=["rouge1", "bleu"])
+
+The judge layer (``respeval.judge``) is loaded on first use.
+"""
+
+from __future__ import annotations
 
 import os as _os
+from typing import TYPE_CHECKING, Any
 
 from respeval._version import __version__
 
@@ -11,8 +30,67 @@ from respeval._version import __version__
 # OMP_WAIT_POLICY the user set wins, and it must be set before the core loads.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from respeval.metrics import REGISTRY, Interval, MetricFamily, MetricOptions, MetricResult, MetricSpec  # noqa: E402
+from respeval.metrics.bleu import BleuResult, bleu  # noqa: E402
+from respeval.metrics.chrf import ChrfResult, chrf  # noqa: E402
+from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad  # noqa: E402
 from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge  # noqa: E402
-from respeval.pipeline import score_files as score_file  # noqa: E402
-from respeval.pipeline import score_table  # noqa: E402
+from respeval.metrics.ter import TerResult, ter  # noqa: E402
 
-__all__ = ["AggregateScore", "RougeResult", "Score", "__version__", "rouge", "score_file", "score_table"]
+if TYPE_CHECKING:
+    from respeval import judge
+    from respeval.pipeline import RunSummary, score_files, score_table
+
+# Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
+# cost import time that a metric call does not need.
+_LAZY = {
+    "score_files": ("respeval.pipeline", "score_files"),
+    "score_table": ("respeval.pipeline", "score_table"),
+    "RunSummary": ("respeval.pipeline", "RunSummary"),
+    "judge": ("respeval.judge", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'respeval' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(target[0])
+    value = module if target[1] is None else getattr(module, target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    "REGISTRY",
+    "AggregateScore",
+    "BleuResult",
+    "ChrfResult",
+    "ExactMatchResult",
+    "Interval",
+    "MetricFamily",
+    "MetricOptions",
+    "MetricResult",
+    "MetricSpec",
+    "RougeResult",
+    "RunSummary",
+    "Score",
+    "SquadResult",
+    "TerResult",
+    "__version__",
+    "bleu",
+    "chrf",
+    "exact_match",
+    "judge",
+    "rouge",
+    "score_files",
+    "score_table",
+    "squad",
+    "ter",
+]

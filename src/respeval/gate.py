@@ -136,14 +136,9 @@ def stage_scores(records: Sequence[Mapping[str, Any]], config: GateConfig) -> di
     (best over the references)."""
     preds = _responses(records)
     refs = [_references(r, i) for i, r in enumerate(records)]
-    flat_pred = [p for p, rs in zip(preds, refs) for _ in rs]
-    flat_ref = [r for rs in refs for r in rs]
-    owner = np.repeat(np.arange(len(preds)), [len(rs) for rs in refs])
-    exact = np.zeros(len(preds))
-    if flat_ref:
-        np.maximum.at(exact, owner, exact_match(flat_pred, flat_ref, normalize=config.normalize))
+    exact = exact_match(preds, refs, normalize=config.normalize)["exact_match"] if preds else np.zeros(0)
     if config.lexical_metric == "squad_f1":
-        lexical = np.asarray(squad(preds, refs, version="v2").f1, dtype=float)
+        lexical = np.asarray(squad(preds, refs, version="v2")["squad_f1"], dtype=float)
     else:
         lexical = np.asarray(
             rouge(preds, refs, types=[config.lexical_metric])[f"{config.lexical_metric}_f"], dtype=float

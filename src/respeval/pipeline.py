@@ -39,8 +39,8 @@ from respeval.io import (
     parquet_writer,
     read_columns,
 )
+from respeval.metrics import REGISTRY, MetricOptions
 from respeval.metrics.base import MetricFamily
-from respeval.metrics.rouge import RougeFamily, validate_types
 from respeval.stats import DEFAULT_SEED
 from respeval.summary import Comparison, CorpusRow, StatsCollector, compare, corpus_row
 
@@ -49,42 +49,13 @@ _BACKLOG = 2  # chunks that may wait for the writer or the statistics thread
 DEFAULT_PRED_FIELD = "response"
 DEFAULT_REF_FIELD = "reference"
 ON_ERROR = ("fail", "skip", "record")
-ROUGE_METRICS = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
-
-
-MT_METRICS = ("bleu", "chrf", "chrf++", "ter", "em", "squad")
-ALL_METRICS = ROUGE_METRICS + MT_METRICS
 
 
 def build_families(
     metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False, threads: int | None = None
 ) -> list[MetricFamily]:
-    """Metric names -> families (ROUGE types are scored together)."""
-    from respeval.metrics.bleu import BleuFamily
-    from respeval.metrics.chrf import ChrfFamily
-    from respeval.metrics.match import ExactMatchFamily, SquadFamily
-    from respeval.metrics.ter import TerFamily
-
-    names = list(metrics)
-    unknown = [m for m in names if m not in ALL_METRICS]
-    if unknown:
-        raise ValueError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(ALL_METRICS)}")
-    if len(set(names)) != len(names):
-        raise ValueError(f"a metric is named twice in {names}")
-    families: list[MetricFamily] = []
-    rouge_types = [m for m in names if m in ROUGE_METRICS]
-    if rouge_types:
-        families.append(RougeFamily(validate_types(rouge_types), tokenizer=tokenizer, stemmer=stemmer, threads=threads))
-    others = {
-        "bleu": lambda: BleuFamily(threads=threads),
-        "chrf": lambda: ChrfFamily(threads=threads),
-        "chrf++": lambda: ChrfFamily(word_order=2, threads=threads),
-        "ter": TerFamily,
-        "em": ExactMatchFamily,
-        "squad": SquadFamily,
-    }
-    families += [others[m]() for m in names if m in others]
-    return families
+    """Metric names -> families, through the one registry (ROUGE types are scored together)."""
+    return REGISTRY.build_families(metrics, MetricOptions(tokenizer=tokenizer, stemmer=stemmer, threads=threads))
 
 
 @dataclass

@@ -1,10 +1,8 @@
 """``respeval judge`` as a user runs it, against the fault-injecting server.
 
-Until the subcommand is wired into ``respeval.cli`` it is run as ``python -m
-respeval.judge.cli judge ...`` (JUDGE, a real subprocess: end to end, kill -9, Ctrl-C) and
-as ``respeval.judge.cli.main(["judge", ...])`` in this process (MAIN, for the quick checks,
-so the suite stays fast: a subprocess costs ~1.5 s of imports here).  After wiring, JUDGE
-becomes ``[sys.executable, "-m", "respeval", "judge"]`` and MAIN ``respeval.cli.main``.
+Run as ``python -m respeval judge ...`` (JUDGE, a real subprocess: end to end, kill -9,
+Ctrl-C) and as ``respeval.cli.main(["judge", ...])`` in this process (MAIN, for the quick
+checks, so the suite stays fast: a subprocess costs ~1.5 s of imports here).
 """
 
 from __future__ import annotations

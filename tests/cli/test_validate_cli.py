@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from respeval import validate as val
-from respeval.validate_cli import main
+from respeval.cli import main
 
 ROWS = [
     {

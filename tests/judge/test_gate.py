@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from _helpers.paths import SHARED_DATA
+from respeval.cli import main as gate_main
 from respeval.gate import GateConfig, Thresholds, calibrate, fit_thresholds, run_gate, stage_scores
-from respeval.gate_cli import main as gate_main
 from respeval.judge import EngineOptions, FakeModel
 from respeval.metrics.match import squad
 
@@ -26,7 +26,7 @@ def scripted_judge(request) -> str:
     """Passes when the candidate's SQuAD F1 against any listed reference is at least 0.5."""
     blocks = dict(BLOCK.findall(request.messages[-1].content))
     refs = blocks["REFERENCE"].split(" OR ")
-    f1 = float(squad([blocks["CANDIDATE"]], [refs], version="v2").f1[0])
+    f1 = float(squad([blocks["CANDIDATE"]], [refs], version="v2")["squad_f1"][0])
     return json.dumps({"reasoning": "scripted", "score": round(f1, 3), "pass": f1 >= 0.5})
 
 
@@ -82,7 +82,7 @@ def squad_rows():
         {"id": g["id"], "prompt": g["question"], "reference": g["answers"], "response": preds[g["id"]]} for g in golds
     ]
     # Stand-in for human labels on a deterministic third of the rows: correct = SQuAD F1 >= 0.5.
-    f1 = squad([r["response"] for r in rows], [r["reference"] for r in rows], version="v2").f1
+    f1 = squad([r["response"] for r in rows], [r["reference"] for r in rows], version="v2")["squad_f1"]
     labels = {
         r["id"]: bool(x >= 0.5)
         for r, x in zip(rows, f1)

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from _helpers.judge_server import JudgeServer
+from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
 from respeval.judge.methods.rubrics import (
     Criterion,
@@ -21,7 +22,6 @@ from respeval.judge.methods.rubrics import (
     load_rubrics,
     run_rubric,
 )
-from respeval.judge.methods_cli import main as methods_main
 
 OPTIONS = EngineOptions(concurrency=4, backoff_base=0.001, backoff_max=0.005)
 CRITERIA = [

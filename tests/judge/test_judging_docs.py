@@ -7,8 +7,8 @@ import shutil
 import sys
 
 from _helpers.paths import ROOT
-from respeval.gate_cli import main as gate_main
-from respeval.judge.methods_cli import main as judge_main
+from respeval.cli import main as gate_main
+from respeval.cli import main as judge_main
 
 COMMANDS = [
     line[2:] for line in (ROOT / "docs" / "judging.md").read_text().splitlines() if line.startswith("$ respeval ")

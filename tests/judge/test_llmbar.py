@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from _helpers.paths import SHARED_DATA
+from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions
 from respeval.judge.methods.llmbar import (
     EXAMPLE_PATH,
@@ -19,7 +20,6 @@ from respeval.judge.methods.llmbar import (
     to_pairs,
 )
 from respeval.judge.methods.pairwise import run_pairwise
-from respeval.judge.methods_cli import main as methods_main
 
 LLMBAR = SHARED_DATA / "judge" / "llmbar" / "Dataset"
 OPTIONS = EngineOptions(reask=False, concurrency=16)

@@ -180,7 +180,7 @@ def test_squad_table(pred_file, version, em, f1, impl):
     res = squad(
         [preds.get(g["id"]) for g in golds], [g["answers"] for g in golds], version=version, implementation=impl
     )
-    assert abs(res.exact_match - em) <= TOL and abs(res.f1_score - f1) <= TOL
+    assert abs(res.exact_match - em) <= TOL and abs(res.f1 - f1) <= TOL
 
 
 @pytest.mark.parametrize(
@@ -204,21 +204,37 @@ def test_squad_table(pred_file, version, em, f1, impl):
 )
 def test_squad_edge_cases(pred, gold, em, f1, impl):
     res = squad([pred], [[gold]], implementation=impl)
-    assert res.em[0] == em and res.f1[0] == pytest.approx(f1, abs=1e-12)
+    assert res["squad_em"][0] == em and res["squad_f1"][0] == pytest.approx(f1, abs=1e-12)
 
 
 def test_squad_v2_empty_handling(impl):
     res = squad(["", "a", "x"], [[""], ["the"], ["x"]], version="v2", implementation=impl)
-    assert res.f1.tolist() == [1.0, 1.0, 1.0] and res.em.tolist() == [1.0, 1.0, 1.0]
+    assert res["squad_f1"].tolist() == [1.0, 1.0, 1.0] and res["squad_em"].tolist() == [1.0, 1.0, 1.0]
 
 
 def test_exact_match_modes():
-    assert exact_match(["Paris", "paris "], ["Paris", "Paris"]).tolist() == [1.0, 0.0]
-    assert exact_match(["“Paris”!", "paris  france"], ["paris", "Paris France"], normalize="unicode").tolist() == [
-        1.0,
-        1.0,
-    ]
-    assert exact_match(["The Cat"], ["cat"], normalize="squad").tolist() == [1.0]
+    assert exact_match(["Paris", "paris "], ["Paris", "Paris"])["exact_match"].tolist() == [1.0, 0.0]
+    got = exact_match(["“Paris”!", "paris  france"], ["paris", "Paris France"], normalize="unicode")
+    assert got["exact_match"].tolist() == [1.0, 1.0]
+    assert exact_match(["The Cat"], ["cat"], normalize="squad")["exact_match"].tolist() == [1.0]
+
+
+def test_exact_match_takes_the_best_reference():
+    """Issue 12.5: with several references a row matches if any does (SQuAD and every anchor)."""
+    res = exact_match(["Paris", "Lyon"], [["paris, France", "Paris"], ["Lyon?", "Marseille"]])
+    assert res["exact_match"].tolist() == [1.0, 0.0]
+    assert res.score == 0.5
+
+
+def test_squad_names_a_bad_argument():
+    with pytest.raises(TypeError, match="predictions is None"):
+        squad(None, [["a"]])
+    with pytest.raises(TypeError, match="gold_answers is a single str"):
+        squad(["a b"], "a b")
+    with pytest.raises(TypeError, match="predictions is a single str"):
+        squad("a b", [["a b"]])
+    # a str per row means one gold answer
+    assert squad(["a b"], ["a b"]).exact_match == 100.0
 
 
 def test_native_chrf_inputs_equal_reference(wmt, rng):

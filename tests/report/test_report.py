@@ -13,7 +13,7 @@ import pytest
 
 from respeval import report as rep
 from respeval import validate as val
-from respeval.validate_cli import main
+from respeval.cli import main
 
 SECTION_IDS = [sid for sid, _ in rep.SECTIONS]
 HOSTILE = '<script>alert("x")</script> & <img src=x onerror=alert(1)> "quoted"'

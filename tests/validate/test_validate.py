@@ -156,7 +156,9 @@ def test_bootstrap_in_blocks_equals_one_draw(monkeypatch):
     p = val.pairwise_consistency(["A", "B", "A", "TIE", "B", "A", "A"], ["A", "A", "A", "TIE", "B", "B", "A"])
     c = val.correlations([1, 2, 3, 4, 5, 6, 7], [2, 1, 4, 3, 6, 7, 5])
     whole = (a.bootstrap(n=50, seed=3), p.bootstrap(n=50, seed=3), c.bootstrap(n=50, seed=3))
-    monkeypatch.setattr(val, "_BLOCK_ROWS", 14)  # two resamples per block
+    from respeval.validate import resampling
+
+    monkeypatch.setattr(resampling, "_BLOCK_ROWS", 14)  # two resamples per block
     assert (a.bootstrap(n=50, seed=3), p.bootstrap(n=50, seed=3), c.bootstrap(n=50, seed=3)) == whole
 
 
@@ -415,7 +417,7 @@ def test_join_tables_refuses_repeated_ids_in_the_results():
 
 
 def test_validate_command_names_repeated_result_ids(tmp_path, capsys):
-    from respeval.validate_cli import main as validate_main
+    from respeval.cli import main as validate_main
 
     results = tmp_path / "judged.jsonl"
     results.write_text("".join(f'{{"id": "{i}", "m/score": 1}}\n' for i in ("x", "y", "x")), encoding="utf-8")

@@ -188,7 +188,7 @@ class BLEU:
         score = self._score(res.stats.sum(axis=0).tolist())
         if n_bootstrap > 1:
             self._bootstrap, self._seed = n_bootstrap, bootstrap_mt.DEFAULT_SEED
-            score._set_ci(*res.bootstrap(n_bootstrap))
+            score._set_ci(*res.sacrebleu_interval(n_bootstrap))
         return score
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> BLEUScore:

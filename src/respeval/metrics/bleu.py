@@ -20,7 +20,8 @@ from respeval._inputs import same_length, text_list
 from respeval._reference import bleu as ref_bleu
 from respeval._reference import bootstrap_mt
 from respeval._version import __version__
-from respeval.metrics.base import ChunkScores
+from respeval.metrics.base import ChunkScores, MetricResult
+from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
 TOKENIZERS = ("13a", "intl", "zh", "char", "none")
@@ -254,40 +255,39 @@ def sentence_scores(
     return np.where(any_match & (eff > 0), score, 0.0)
 
 
-@dataclass
-class BleuResult:
-    """Per-row BLEU statistics and sentence scores, and the corpus score."""
+class BleuResult(MetricResult):
+    """Per-row BLEU statistics and sentence scores, and the corpus score.
 
-    stats: np.ndarray
-    sentence: np.ndarray
-    corpus: BLEUScoreParts
-    signature: str
-    max_order: int
-    options: dict
+    Columns: ``bleu`` (sentence BLEU, effective order, as ``sentence_bleu``),
+    ``bleu_hyp_len``, ``bleu_ref_len``, ``bleu_correct_{n}``, ``bleu_total_{n}``.
+    ``corpus`` is sacreBLEU's score object of the summed statistics.
+    """
+
+    def __init__(
+        self, family: BleuFamily, stats: np.ndarray, sentence: np.ndarray, *, nrefs: int | str, implementation: str
+    ) -> None:
+        n = family.max_order
+        columns = {"bleu": sentence, "bleu_hyp_len": stats[:, 0], "bleu_ref_len": stats[:, 1]}
+        for i in range(n):
+            columns[f"bleu_correct_{i + 1}"] = stats[:, 2 + i]
+            columns[f"bleu_total_{i + 1}"] = stats[:, 2 + n + i]
+        super().__init__(family, ChunkScores(columns, stats), implementation=implementation)
+        self.signature = family.signature_for(nrefs=nrefs)
+        self.family: BleuFamily = family
+        self.max_order = n
+        self.sentence = sentence
+        self.corpus = family.corpus_score(stats.sum(axis=0))
 
     @property
     def score(self) -> float:
         return self.corpus.score
 
-    def __len__(self) -> int:
-        return len(self.stats)
-
-    def columns(self) -> dict[str, np.ndarray]:
-        n = self.max_order
-        out = {"bleu": self.sentence, "bleu_hyp_len": self.stats[:, 0], "bleu_ref_len": self.stats[:, 1]}
-        for i in range(n):
-            out[f"bleu_correct_{i + 1}"] = self.stats[:, 2 + i]
-            out[f"bleu_total_{i + 1}"] = self.stats[:, 2 + n + i]
-        return out
-
-    def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+    def sacrebleu_interval(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
         """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
-        o = self.options
+        f = self.family
         return bootstrap_mt.bootstrap_ci(
             self.stats.tolist(),
-            lambda s: (
-                ref_bleu.compute_bleu(s, o["smooth"], o["smooth_value"], o["effective_order"], self.max_order).score
-            ),
+            lambda s: f.corpus_score(s).score,
             n,
             seed,
         )
@@ -325,36 +325,32 @@ def bleu(
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
-    prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
-    stats = row_statistics(prepared, hyps, tokenize=tokenize, lowercase=lowercase, max_order=max_order, threads=threads)
-    corpus = ref_bleu.compute_bleu(stats.sum(axis=0).tolist(), smooth, smooth_value, effective_order, max_order)
-    sentence = sentence_scores(stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order)
-    sig = signature(
-        nrefs=_nrefs(refs),
-        lowercase=lowercase,
+    family = BleuFamily(
         tokenize=tokenize,
+        lowercase=lowercase,
+        max_order=max_order,
         smooth=smooth,
         smooth_value=smooth_value,
         effective_order=effective_order,
+        threads=threads,
+        implementation=implementation,
     )
+    prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
+    stats = family.statistics(prepared, hyps)
+    sentence = sentence_scores(stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order)
     return BleuResult(
+        family,
         stats,
         sentence,
-        corpus,
-        sig,
-        max_order,
-        dict(
-            smooth=smooth,
-            smooth_value=smooth_value,
-            effective_order=effective_order,
-            tokenize=tokenize,
-            lowercase=lowercase,
-        ),
+        nrefs=_nrefs(refs),
+        implementation=_backend.name(implementation),
     )
 
 
 class BleuFamily:
-    """Corpus BLEU for the bulk pipeline: statistics are summed, then compute_bleu."""
+    """Corpus BLEU for the bulk pipeline: integer statistics are summed, then compute_bleu."""
+
+    inputs = "text"
 
     def __init__(
         self,
@@ -364,11 +360,19 @@ class BleuFamily:
         max_order: int = 4,
         smooth: str = "exp",
         smooth_value: float | None = None,
+        effective_order: bool = False,
         threads: int | None = None,
+        implementation: str | None = None,
     ) -> None:
+        if tokenize not in TOKENIZERS:
+            raise ValueError(f"unknown BLEU tokenizer {tokenize!r}; choose one of {', '.join(TOKENIZERS)}")
+        if smooth not in SMOOTHING:
+            raise ValueError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
         self.name = "bleu"
         self.tokenize, self.lowercase, self.max_order = tokenize, lowercase, max_order
         self.smooth, self.smooth_value, self.threads = smooth, smooth_value, threads
+        self.effective_order = effective_order
+        self.implementation = implementation
         n = max_order
         self.stat_names = (
             "hyp_len",
@@ -379,10 +383,16 @@ class BleuFamily:
         self.headline = ("bleu",)
 
     def prepare(self, references: list) -> PreparedBleuReferences:
-        return prepare_references(references_per_row(references), tokenize=self.tokenize, lowercase=self.lowercase)
+        return prepare_references(
+            references_per_row(references),
+            tokenize=self.tokenize,
+            lowercase=self.lowercase,
+            implementation=self.implementation,
+        )
 
-    def score(self, prepared: PreparedBleuReferences, predictions: list[str]) -> ChunkScores:
-        stats = row_statistics(
+    def statistics(self, prepared: PreparedBleuReferences, predictions: list[str]) -> np.ndarray:
+        """int64 ``[rows, 2 + 2 * max_order]``: hyp_len, ref_len, correct_1..N, total_1..N."""
+        return row_statistics(
             prepared,
             predictions,
             tokenize=self.tokenize,
@@ -390,25 +400,45 @@ class BleuFamily:
             max_order=self.max_order,
             threads=self.threads,
         )
-        sentence = sentence_scores(stats, smooth=self.smooth, smooth_value=self.smooth_value, max_order=self.max_order)
-        return ChunkScores({"bleu": sentence}, stats.astype(np.float64))
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+    def score(self, prepared: PreparedBleuReferences, predictions: list[str]) -> ChunkScores:
+        stats = self.statistics(prepared, predictions)
+        sentence = sentence_scores(stats, smooth=self.smooth, smooth_value=self.smooth_value, max_order=self.max_order)
+        return ChunkScores({"bleu": sentence}, stats)
+
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        # sums of integer statistics: exact as int64, and as float64 (bootstrap replicates) below 2**53
         sums = np.asarray(sums)
         if sums.ndim == 1:
             return {"bleu": self._score(sums)}
         return {"bleu": np.array([self._score(s) for s in sums])}
 
     def _score(self, row: np.ndarray) -> float:
-        ints = [int(round(v)) for v in row.tolist()]
-        return ref_bleu.compute_bleu(ints, self.smooth, self.smooth_value, False, self.max_order).score
+        return self.corpus_score(row).score
 
-    def signature(self) -> str:
-        return "BLEU|" + signature(
-            nrefs="var",
+    def corpus_score(self, sums: Any) -> BLEUScoreParts:
+        """sacreBLEU's score object of summed statistics."""
+        values = sums.tolist() if hasattr(sums, "tolist") else list(sums)
+        return ref_bleu.compute_bleu(values, self.smooth, self.smooth_value, self.effective_order, self.max_order)
+
+    def signature_for(self, *, nrefs: int | str) -> str:
+        return signature(
+            nrefs=nrefs,
             lowercase=self.lowercase,
             tokenize=self.tokenize,
             smooth=self.smooth,
             smooth_value=self.smooth_value,
-            effective_order=False,
+            effective_order=self.effective_order,
         )
+
+    def signature(self) -> str:
+        return "BLEU|" + self.signature_for(nrefs="var")
+
+
+def _build(names: Sequence[str], options: MetricOptions) -> BleuFamily:
+    return BleuFamily(threads=options.threads, implementation=options.implementation, **options.for_family("bleu"))
+
+
+METRICS = (
+    MetricSpec("bleu", "bleu", "corpus BLEU from summed n-gram statistics, sacreBLEU 2.6's numbers (13a)", _build),
+)

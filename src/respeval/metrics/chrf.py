@@ -10,6 +10,7 @@ references the one with the best sentence score wins (the first on ties).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,8 +21,9 @@ from respeval._inputs import same_length, text_list
 from respeval._reference import bootstrap_mt
 from respeval._reference import chrf as ref_chrf
 from respeval._version import __version__
-from respeval.metrics.base import ChunkScores
+from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
+from respeval.metrics.registry import MetricOptions, MetricSpec
 
 EPS = ref_chrf.EPS
 
@@ -208,19 +210,20 @@ class Chrf:
         )
 
 
-@dataclass
-class ChrfResult:
-    stats: np.ndarray
-    sentence: np.ndarray
-    score: float
-    name: str
-    signature: str
-    metric: Chrf
+class ChrfResult(MetricResult):
+    """Per-row chrF statistics and sentence scores (column ``chrf`` or ``chrf++``), and the corpus score."""
 
-    def __len__(self) -> int:
-        return len(self.stats)
+    def __init__(self, family: ChrfFamily, stats: np.ndarray, *, nrefs: int | str, implementation: str) -> None:
+        sentence = family.metric.scores(stats)
+        super().__init__(family, ChunkScores({family.name: sentence}, stats), implementation=implementation)
+        self.family: ChrfFamily = family
+        self.sentence = sentence
+        self.score = family.metric.corpus_score(stats.sum(axis=0).tolist())
+        self.name = family.metric.name()
+        self.signature = family.metric.signature(nrefs)
+        self.metric = family.metric
 
-    def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+    def sacrebleu_interval(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
         """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
         return bootstrap_mt.bootstrap_ci(self.stats.tolist(), self.metric.corpus_score, n, seed)
 
@@ -243,7 +246,7 @@ def chrf(
     ``eps_smoothing=True`` gives chrF++.py's (and NLTK's, Moses') averaging instead of
     sacreBLEU's default effective-order averaging.
     """
-    metric = Chrf(
+    family = ChrfFamily(
         char_order=char_order,
         word_order=word_order,
         beta=beta,
@@ -256,24 +259,39 @@ def chrf(
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
-    stats = metric.row_statistics(metric.prepare(refs), hyps)
+    stats = family.metric.row_statistics(family.metric.prepare(refs), hyps)
     counts = {len(r) for r in refs}
     nrefs = counts.pop() if len(counts) == 1 else "var"
-    return ChrfResult(
-        stats,
-        metric.scores(stats),
-        metric.corpus_score(stats.sum(axis=0).tolist()),
-        metric.name(),
-        metric.signature(nrefs),
-        metric,
-    )
+    return ChrfResult(family, stats, nrefs=nrefs, implementation=_backend.name(implementation))
 
 
 class ChrfFamily:
-    """chrF for the bulk pipeline (corpus value from summed statistics)."""
+    """chrF for the bulk pipeline (corpus value from summed integer statistics)."""
 
-    def __init__(self, *, word_order: int = 0, **options: Any) -> None:
-        self.metric = Chrf(word_order=word_order, **options)
+    inputs = "text"
+
+    def __init__(
+        self,
+        *,
+        char_order: int = 6,
+        word_order: int = 0,
+        beta: float = 2,
+        lowercase: bool = False,
+        whitespace: bool = False,
+        eps_smoothing: bool = False,
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
+        self.metric = Chrf(
+            char_order=char_order,
+            word_order=word_order,
+            beta=beta,
+            lowercase=lowercase,
+            whitespace=whitespace,
+            eps_smoothing=eps_smoothing,
+            threads=threads,
+            implementation=implementation,
+        )
         self.name = "chrf++" if word_order else "chrf"
         self.stat_names = tuple(
             f"{k}_{i}" for i in range(self.metric.char_order + word_order) for k in ("hyp", "ref", "match")
@@ -285,13 +303,34 @@ class ChrfFamily:
 
     def score(self, prepared: PreparedChrfReferences, predictions: list[str]) -> ChunkScores:
         stats = self.metric.row_statistics(prepared, predictions)
-        return ChunkScores({self.name: self.metric.scores(stats)}, stats.astype(np.float64))
+        return ChunkScores({self.name: self.metric.scores(stats)}, stats)
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        # integer statistics: exact as int64, and as float64 (bootstrap replicates) below 2**53
         sums = np.asarray(sums)
         if sums.ndim == 1:
-            return {self.name: self.metric.corpus_score([int(round(v)) for v in sums.tolist()])}
-        return {self.name: np.array([self.metric.corpus_score([int(round(v)) for v in s]) for s in sums.tolist()])}
+            return {self.name: self.metric.corpus_score(sums.tolist())}
+        return {self.name: np.array([self.metric.corpus_score(s) for s in sums.tolist()])}
 
     def signature(self) -> str:
         return f"{self.metric.name()}|" + self.metric.signature("var")
+
+
+def _build_chrf(names: Sequence[str], options: MetricOptions) -> ChrfFamily:
+    return ChrfFamily(threads=options.threads, implementation=options.implementation, **options.for_family("chrf"))
+
+
+def _build_chrf_pp(names: Sequence[str], options: MetricOptions) -> ChrfFamily:
+    params = {"word_order": 2, **options.for_family("chrf++")}
+    return ChrfFamily(threads=options.threads, implementation=options.implementation, **params)
+
+
+METRICS = (
+    MetricSpec(
+        "chrf",
+        "chrf",
+        "chrF: character 6-gram F-beta (beta 2) from summed statistics, sacreBLEU's numbers",
+        _build_chrf,
+    ),
+    MetricSpec("chrf++", "chrf++", "chrF++: chrF plus word 1- and 2-grams, sacreBLEU's numbers", _build_chrf_pp),
+)

@@ -10,38 +10,46 @@ when it is built; the reference path is the scripts' own logic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from respeval import _backend
-from respeval._inputs import same_length, text_list
+from respeval._inputs import reference_lists, same_length, text_list
 from respeval._reference import squad as ref_squad
-from respeval.metrics.base import ChunkScores
+from respeval.metrics.base import ChunkScores, MetricResult
+from respeval.metrics.registry import MetricOptions, MetricSpec
 
 VERSIONS = ("v1", "v2")
 
 
-@dataclass
-class SquadResult:
-    """Per-row ``em`` (0/1) and ``f1`` (0..1), and the corpus values on the 0-100 scale."""
+class SquadResult(MetricResult):
+    """Per-row ``squad_em`` (0/1) and ``squad_f1`` (0..1) columns; ``exact_match`` and ``f1``
+    are the corpus values on the 0-100 scale, as the official scripts print them."""
 
-    em: np.ndarray
-    f1: np.ndarray
-    version: str
-
-    def __len__(self) -> int:
-        return len(self.em)
+    def __init__(self, family: SquadFamily, em: np.ndarray, f1: np.ndarray, *, implementation: str) -> None:
+        stats = np.column_stack([em, f1]) if len(em) else np.zeros((0, 2))
+        super().__init__(family, ChunkScores({"squad_em": em, "squad_f1": f1}, stats), implementation=implementation)
+        self.version = family.version
 
     @property
     def exact_match(self) -> float:
-        return 100.0 * float(np.sum(self.em)) / len(self.em) if len(self.em) else 0.0
+        return self.corpus_scores()["squad_em"] if len(self) else 0.0
 
     @property
-    def f1_score(self) -> float:
-        return 100.0 * float(np.sum(self.f1)) / len(self.f1) if len(self.f1) else 0.0
+    def f1(self) -> float:
+        return self.corpus_scores()["squad_f1"] if len(self) else 0.0
+
+
+class ExactMatchResult(MetricResult):
+    """Per-row match (1.0 or 0.0; the best over a row's references) in the column named after
+    the metric; ``score`` is the fraction of rows that match."""
+
+    @property
+    def score(self) -> float:
+        return next(iter(self.corpus_scores().values())) if len(self) else 0.0
 
 
 def _golds(gold_answers: Any, n: int, allow_empty: bool = False) -> list[list[str]]:
@@ -126,10 +134,25 @@ def _native_scores(
     return np.maximum.reduceat(em, starts), np.maximum.reduceat(f1, starts)
 
 
+def _sequence(values: Any, name: str, what: str) -> list:
+    if values is None:
+        raise TypeError(f"{name} is None, expected {what}")
+    if isinstance(values, str):
+        raise TypeError(f"{name} is a single str, expected {what}")
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"{name} is {type(values).__name__}, expected {what}") from None
+
+
 def squad(
     predictions: Any, gold_answers: Any, *, version: str = "v1", implementation: str | None = None
 ) -> SquadResult:
     """SQuAD EM and F1 per row (max over that row's gold answers) and for the corpus.
+
+    ``predictions``: one answer (str) per question.  ``gold_answers``: per question a list of
+    gold answers, or one str meaning a single gold answer.  A single str in place of either
+    sequence raises (it would otherwise be read character by character).
 
     ``version="v1"``: evaluate-v1.1 (F1 is 0 when nothing overlaps, even two empty
     answers).  ``version="v2"``: evaluate-v2.0's empty handling (gold answers that
@@ -137,11 +160,18 @@ def squad(
     gold).  A question without a prediction is passed as ``None``: it scores 0 and
     stays in the total, as in evaluate-v1.1.
     """
-    if version not in VERSIONS:
-        raise ValueError(f"version must be 'v1' or 'v2', not {version!r}")
-    raw = list(predictions)
-    missing = np.array([p is None for p in raw], dtype=bool)
-    preds = text_list(["" if p is None else p for p in raw], "predictions")
+    family = SquadFamily(version=version, implementation=implementation)
+    raw = _sequence(predictions, "predictions", "a sequence of answers (one str per question)")
+    golds = _sequence(gold_answers, "gold_answers", "a sequence with a list of gold answers per question")
+    em, f1 = family.rows(raw, golds)
+    return SquadResult(family, em, f1, implementation=_backend.name(implementation))
+
+
+def _row_scores(
+    preds_raw: list, gold_answers: list, version: str, implementation: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    missing = np.array([p is None for p in preds_raw], dtype=bool)
+    preds = text_list(["" if p is None else p for p in preds_raw], "predictions")
     # v2.0's unanswerable questions have no gold answer: they are scored against ""
     golds = _golds(gold_answers, len(preds), allow_empty=version == "v2")
     if version == "v2":
@@ -149,7 +179,7 @@ def squad(
     native = _native_scores(_backend.get(implementation), preds, golds, version)
     if native is not None:
         # a question without a prediction scores 0 and stays in the total (evaluate-v1.1)
-        return SquadResult(np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1]), version)
+        return np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1])
     if version == "v2":
         golds = _v2_golds(golds)
     em = np.array(
@@ -161,16 +191,13 @@ def squad(
             for p, g in zip(preds, golds)
         ]
     )
-    return SquadResult(np.where(missing, 0.0, em), np.where(missing, 0.0, f1), version)
+    return np.where(missing, 0.0, em), np.where(missing, 0.0, f1)
 
 
-def exact_match(predictions: Any, references: Any, *, normalize: str = "none") -> np.ndarray:
-    """Per-row match (1.0 or 0.0): ``normalize="none"`` raw string equality;
-    ``"unicode"`` after lowercasing, removing Unicode punctuation and collapsing
-    whitespace (``normalized_match``); ``"squad"`` after SQuAD's normalization."""
-    preds = text_list(predictions, "predictions")
-    refs = text_list(references, "references")
-    same_length(preds, refs, "predictions", "references")
+NORMALIZATIONS = ("none", "unicode", "squad")
+
+
+def _match_fn(normalize: str) -> Any:
     fn = {
         "none": ref_squad.exact_match,
         "unicode": ref_squad.normalized_match,
@@ -178,26 +205,50 @@ def exact_match(predictions: Any, references: Any, *, normalize: str = "none") -
     }.get(normalize)
     if fn is None:
         raise ValueError(f"normalize must be none, unicode or squad, not {normalize!r}")
-    return np.array([float(fn(p, r)) for p, r in zip(preds, refs)])
+    return fn
+
+
+def exact_match(predictions: Any, references: Any, *, normalize: str = "none") -> ExactMatchResult:
+    """Per-row match (1.0 or 0.0) against the row's reference, or the best of its references.
+
+    ``references``: per row a str or a non-empty list of str (several references: the row
+    matches if any matches, as SQuAD and every anchor take the max).  ``normalize="none"``
+    raw string equality; ``"unicode"`` after lowercasing, removing Unicode punctuation and
+    collapsing whitespace; ``"squad"`` after SQuAD's normalization.
+    """
+    family = ExactMatchFamily(name="exact_match", normalize=normalize)
+    preds = text_list(predictions, "predictions")
+    refs, _ = reference_lists(references, "references")
+    same_length(preds, refs, "predictions", "references")
+    return ExactMatchResult(family, family.score(family.prepare(refs), preds), implementation="python")
 
 
 class SquadFamily:
-    """SQuAD EM/F1 for the bulk pipeline (references may be lists of gold answers)."""
+    """SQuAD EM/F1 (references: per row the list of gold answers, or one str)."""
 
-    def __init__(self, version: str = "v1") -> None:
+    inputs = "text"
+
+    def __init__(self, *, version: str = "v1", threads: int | None = None, implementation: str | None = None) -> None:
+        if version not in VERSIONS:
+            raise ValueError(f"version must be 'v1' or 'v2', not {version!r}")
         self.name = "squad"
         self.version = version
+        self.implementation = implementation
         self.stat_names = ("em", "f1")
         self.headline = ("squad_em", "squad_f1")
+
+    def rows(self, predictions: list, gold_answers: list) -> tuple[np.ndarray, np.ndarray]:
+        """Per-row (em, f1)."""
+        return _row_scores(predictions, gold_answers, self.version, self.implementation)
 
     def prepare(self, references: list) -> list:
         return references
 
     def score(self, prepared: list, predictions: list[str]) -> ChunkScores:
-        res = squad(predictions, prepared, version=self.version)
-        return ChunkScores({"squad_em": res.em, "squad_f1": res.f1}, np.column_stack([res.em, res.f1]))
+        em, f1 = self.rows(predictions, prepared)
+        return ChunkScores({"squad_em": em, "squad_f1": f1}, np.column_stack([em, f1]) if len(em) else np.zeros((0, 2)))
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         n = np.maximum(np.asarray(rows, dtype=np.float64), 1)  # the row count, or one size per resample
         return {"squad_em": 100.0 * sums[..., 0] / n, "squad_f1": 100.0 * sums[..., 1] / n}
@@ -207,23 +258,54 @@ class SquadFamily:
 
 
 class ExactMatchFamily:
-    """Raw exact match rate for the bulk pipeline."""
+    """Exact match rate; with several references a row matches if any of them does."""
 
-    def __init__(self, normalize: str = "none") -> None:
-        self.name = "em"
+    inputs = "text"
+
+    def __init__(
+        self,
+        *,
+        name: str = "em",
+        normalize: str = "none",
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
+        self.match = _match_fn(normalize)
+        self.name = name
         self.normalize = normalize
         self.stat_names = ("match",)
-        self.headline = ("em",)
+        self.headline = (name,)
 
-    def prepare(self, references: list) -> list:
-        return [r if isinstance(r, str) else r[0] for r in references]
+    def prepare(self, references: list) -> list[list[str]]:
+        return [[r] if isinstance(r, str) else list(r) for r in references]
 
-    def score(self, prepared: list, predictions: list[str]) -> ChunkScores:
-        m = exact_match(predictions, prepared, normalize=self.normalize)
-        return ChunkScores({"em": m}, m[:, None])
+    def score(self, prepared: list[list[str]], predictions: list[str]) -> ChunkScores:
+        match = self.match
+        m = np.array([float(any(match(p, r) for r in refs)) for p, refs in zip(predictions, prepared)])
+        return ChunkScores({self.name: m}, m[:, None] if len(m) else np.zeros((0, 1)))
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
-        return {"em": np.asarray(sums, dtype=np.float64)[..., 0] / np.maximum(np.asarray(rows, dtype=np.float64), 1)}
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
+        return {self.name: np.asarray(sums, dtype=np.float64)[..., 0] / n}
 
     def signature(self) -> str:
-        return f"em|norm:{self.normalize}"
+        return f"{self.name}|norm:{self.normalize}|multiref:any"
+
+
+def _build_em(names: Sequence[str], options: MetricOptions) -> ExactMatchFamily:
+    return ExactMatchFamily(name=names[0], **options.for_family(names[0]))
+
+
+def _build_squad(names: Sequence[str], options: MetricOptions) -> SquadFamily:
+    return SquadFamily(implementation=options.implementation, **options.for_family("squad"))
+
+
+METRICS = (
+    MetricSpec(
+        "exact_match", "exact_match", "exact string match (any reference; normalize: none|unicode|squad)", _build_em
+    ),
+    MetricSpec("em", "em", "short name of exact_match (column 'em')", _build_em),
+    MetricSpec(
+        "squad", "squad", "SQuAD v1.1 EM and F1 (0-100), official normalization; references: gold lists", _build_squad
+    ),
+)

@@ -9,8 +9,8 @@ highest F (the first on ties, as rouge-score's ``score_multi``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,8 +18,9 @@ import numpy as np
 from respeval import _backend
 from respeval._inputs import reference_lists, same_length, text_list
 from respeval._version import __version__
-from respeval.metrics.base import ChunkScores
-from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
+from respeval.metrics.base import ChunkScores, MetricResult
+from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.stats import DEFAULT_SEED
 from respeval.stats.exact import exact_mean
 from respeval.tokenizers.rouge import TokenBatch, tokenize
 
@@ -74,35 +75,38 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return num / np.maximum(den, 1)
 
 
-@dataclass
-class RougeResult:
+class RougeResult(MetricResult):
     """Per-row ROUGE scores as columns (``rouge1_p``, ``rouge1_r``, ``rouge1_f``, ...).
 
     ``{type}_ref`` holds, per row, the index of the reference that was chosen for
-    that type (always 0 with one reference per row).
+    that type (always 0 with one reference per row).  ``mean()`` and ``bootstrap()``
+    are shaped as rouge-score's (``Score`` and ``AggregateScore`` per type).
     """
 
-    types: tuple[str, ...]
-    columns: dict[str, np.ndarray]
-    signature: str
-    implementation: str
-    pred_lengths: np.ndarray = field(repr=False)
-    ref_lengths: dict[str, np.ndarray] = field(repr=False)
-
-    def __len__(self) -> int:
-        return len(self.pred_lengths)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.columns[name]
+    def __init__(
+        self,
+        family: RougeFamily,
+        columns: dict[str, np.ndarray],
+        *,
+        implementation: str,
+        pred_lengths: np.ndarray,
+        ref_lengths: dict[str, np.ndarray],
+    ) -> None:
+        stats = (
+            np.column_stack([columns[c] for c in family.stat_names])
+            if len(pred_lengths)
+            else np.zeros((0, len(family.stat_names)))
+        )
+        super().__init__(family, ChunkScores(columns, stats), implementation=implementation)
+        self.types = family.types
+        self.pred_lengths = pred_lengths
+        self.ref_lengths = ref_lengths
 
     def __getattr__(self, name: str) -> np.ndarray:
-        columns = self.__dict__.get("columns", {})
+        columns = self.__dict__.get("_columns", {})
         if name in columns:
             return columns[name]
         raise AttributeError(name)
-
-    def keys(self) -> Iterator[str]:
-        return iter(self.columns)
 
     def score(self, rouge_type: str, row: int) -> Score:
         """The ``Score`` of one row for one type."""
@@ -111,7 +115,7 @@ class RougeResult:
             float(c[f"{rouge_type}_p"][row]), float(c[f"{rouge_type}_r"][row]), float(c[f"{rouge_type}_f"][row])
         )
 
-    def mean(self) -> dict[str, Score]:
+    def mean(self) -> dict[str, Score]:  # type: ignore[override]
         """Mean precision/recall/F over rows, per type (0 for an empty result).
 
         The sum is exactly rounded (equal to ``math.fsum``), so the bulk
@@ -123,7 +127,9 @@ class RougeResult:
             out[t] = Score(*(exact_mean(v) for v in vals))
         return out
 
-    def bootstrap(self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED) -> dict[str, AggregateScore]:
+    def bootstrap(  # type: ignore[override]
+        self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED
+    ) -> dict[str, AggregateScore]:
         """Seeded bootstrap interval per type: low/mid/high as rouge-score's aggregator.
 
         Resamples are Poisson bootstrap replicates (see ``respeval.stats``), the
@@ -134,22 +140,8 @@ class RougeResult:
         """
         if len(self) == 0:
             raise ValueError("cannot bootstrap an empty result")
-        names = [f"{t}_{x}" for t in self.types for x in "prf"]
-        matrix = np.column_stack([self.columns[c] for c in names])
-        q = percentile_interval(bootstrap_means(matrix, n, seed), ci)
-        out = {}
-        for i, t in enumerate(self.types):
-            low, mid, high = (Score(*map(float, q[j, 3 * i : 3 * i + 3])) for j in range(3))
-            out[t] = AggregateScore(low, mid, high)
-        return out
-
-    def to_dict(self) -> dict[str, list]:
-        return {k: v.tolist() for k, v in self.columns.items()}
-
-    def to_arrow(self) -> Any:
-        import pyarrow as pa
-
-        return pa.table(self.columns)
+        q = super().bootstrap(n, ci, seed)
+        return {t: AggregateScore(*(Score(*(q[f"{t}_{x}"][j] for x in "prf")) for j in range(3))) for t in self.types}
 
 
 def signature(types: Sequence[str], tokenizer: Any, stemmer: bool) -> str:
@@ -357,13 +349,13 @@ def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterab
     columns, ref_lengths = _select(
         types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, prepared.batch.lengths()
     )
+    family = RougeFamily(types, tokenizer=prepared.tokenizer, stemmer=prepared.stemmer, threads=prepared.threads)
     return RougeResult(
-        types,
+        family,
         columns,
-        signature(types, prepared.tokenizer, prepared.stemmer),
-        _backend.name("native" if k.__name__ == "respeval._core" else "python"),
-        pred_batch.lengths(),
-        ref_lengths,
+        implementation=_backend.name("native" if k.__name__ == "respeval._core" else "python"),
+        pred_lengths=pred_batch.lengths(),
+        ref_lengths=ref_lengths,
     )
 
 
@@ -406,18 +398,20 @@ def rouge(
     ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
     per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
     columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, ref_batch.lengths())
+    family = RougeFamily(types, tokenizer=tokenizer, stemmer=stemmer, threads=threads, implementation=implementation)
     return RougeResult(
-        types,
+        family,
         columns,
-        signature(types, tokenizer, stemmer),
-        _backend.name(implementation),
-        pred_batch.lengths(),
-        ref_lengths,
+        implementation=_backend.name(implementation),
+        pred_lengths=pred_batch.lengths(),
+        ref_lengths=ref_lengths,
     )
 
 
 class RougeFamily:
     """ROUGE types as one metric family for the bulk pipeline (corpus value = row mean)."""
+
+    inputs = "text"
 
     def __init__(
         self,
@@ -448,13 +442,7 @@ class RougeFamily:
 
     def score(self, prepared: PreparedReferences, predictions: list[str]) -> ChunkScores:
         res = score_prepared(prepared, predictions, self.types)
-        columns = {k: v for k, v in res.columns.items() if not k.endswith("_ref")}
-        stats = (
-            np.column_stack([columns[c] for c in self.stat_names])
-            if len(predictions)
-            else np.zeros((0, len(self.stat_names)))
-        )
-        return ChunkScores(columns, stats)
+        return ChunkScores({k: v for k, v in res.columns.items() if not k.endswith("_ref")}, res.stats)
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, np.ndarray | float]:
         # rows: the row count, or one resample size per row of a 2-D ``sums``
@@ -463,3 +451,27 @@ class RougeFamily:
 
     def signature(self) -> str:
         return signature(self.types, self.tokenizer, self.stemmer)
+
+
+ROUGE_TYPES = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")
+
+
+def _build(names: Sequence[str], options: MetricOptions) -> RougeFamily:
+    return RougeFamily(
+        names,
+        tokenizer=options.tokenizer,
+        stemmer=options.stemmer,
+        threads=options.threads,
+        implementation=options.implementation,
+        **options.for_family("rouge"),
+    )
+
+
+_HELP = {
+    "rougeL": "ROUGE-L: longest common subsequence of the whole texts (P/R/F, rouge-score's numbers)",
+    "rougeLsum": "ROUGE-Lsum: summary-level union LCS over newline-separated sentences (rouge-score's)",
+}
+METRICS = tuple(
+    MetricSpec(name, "rouge", _HELP.get(name, f"ROUGE-{name[5:]}: clipped {name[5:]}-gram overlap (P/R/F)"), _build)
+    for name in ROUGE_TYPES
+)

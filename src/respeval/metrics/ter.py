@@ -7,7 +7,7 @@ pair computed once.  Not yet in the native core.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,9 @@ from respeval._inputs import same_length, text_list
 from respeval._reference import bootstrap_mt
 from respeval._reference import ter as ref_ter
 from respeval._version import __version__
-from respeval.metrics.base import ChunkScores
+from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
+from respeval.metrics.registry import MetricOptions, MetricSpec
 
 
 def signature(
@@ -38,18 +39,22 @@ def signature(
     )
 
 
-@dataclass
-class TerResult:
-    stats: np.ndarray  # float64 [rows, 2]: edits, average reference length
-    sentence: np.ndarray
-    corpus: ref_ter.TERResult
-    signature: str
+class TerResult(MetricResult):
+    """Per-row TER (column ``ter``) and statistics (edits, average reference length), and the corpus TER."""
+
+    def __init__(self, family: TerFamily, stats: np.ndarray, *, nrefs: int | str, implementation: str) -> None:
+        sentence = family.sentence_scores(stats)
+        super().__init__(family, ChunkScores({"ter": sentence}, stats), implementation=implementation)
+        self.sentence = sentence
+        self.corpus = ref_ter.compute_ter([int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))])
+        self.signature = signature(nrefs=nrefs, **family.flags())
 
     @property
     def score(self) -> float:
         return self.corpus.score
 
-    def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+    def sacrebleu_interval(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
+        """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
         return bootstrap_mt.bootstrap_ci(self.stats.tolist(), lambda s: ref_ter.compute_ter(s).score, n, seed)
 
 
@@ -78,39 +83,66 @@ def ter(
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
-    options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
-    stats = row_statistics(hyps, refs, **options)
-    sums = [int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))]
-    sentence = np.array([ref_ter.compute_ter(row).score for row in stats.tolist()])
-    counts = {len(r) for r in refs}
-    return TerResult(
-        stats,
-        sentence,
-        ref_ter.compute_ter(sums),
-        signature(nrefs=counts.pop() if len(counts) == 1 else "var", **options),
+    family = TerFamily(
+        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
     )
+    stats = row_statistics(hyps, refs, **family.flags())
+    counts = {len(r) for r in refs}
+    return TerResult(family, stats, nrefs=counts.pop() if len(counts) == 1 else "var", implementation="python")
 
 
 class TerFamily:
-    def __init__(self, **options: bool) -> None:
+    """TER for the bulk pipeline: edits and average reference lengths are summed."""
+
+    inputs = "text"
+
+    def __init__(
+        self,
+        *,
+        normalized: bool = False,
+        no_punct: bool = False,
+        asian_support: bool = False,
+        case_sensitive: bool = False,
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
         self.name = "ter"
-        self.options = options
+        self.normalized, self.no_punct = normalized, no_punct
+        self.asian_support, self.case_sensitive = asian_support, case_sensitive
+        self.threads, self.implementation = threads, implementation
         self.stat_names = ("edits", "ref_len")
         self.headline = ("ter",)
+
+    def flags(self) -> dict[str, bool]:
+        return dict(
+            normalized=self.normalized,
+            no_punct=self.no_punct,
+            asian_support=self.asian_support,
+            case_sensitive=self.case_sensitive,
+        )
+
+    def sentence_scores(self, stats: np.ndarray) -> np.ndarray:
+        return np.array([ref_ter.compute_ter(r).score for r in stats.tolist()])
 
     def prepare(self, references: list) -> list[list[str]]:
         return references_per_row(references)
 
     def score(self, prepared: list[list[str]], predictions: list[str]) -> ChunkScores:
-        stats = row_statistics(predictions, prepared, **self.options)
-        return ChunkScores({"ter": np.array([ref_ter.compute_ter(r).score for r in stats.tolist()])}, stats)
+        stats = row_statistics(predictions, prepared, **self.flags())
+        return ChunkScores({"ter": self.sentence_scores(stats)}, stats)
 
-    def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         if sums.ndim == 1:
             return {"ter": ref_ter.compute_ter(sums.tolist()).score}
         return {"ter": np.array([ref_ter.compute_ter(s).score for s in sums.tolist()])}
 
     def signature(self) -> str:
-        opts = {k: self.options.get(k, False) for k in ("case_sensitive", "normalized", "no_punct", "asian_support")}
-        return "TER|" + signature(nrefs="var", **opts)
+        return "TER|" + signature(nrefs="var", **self.flags())
+
+
+def _build(names: Sequence[str], options: MetricOptions) -> TerFamily:
+    return TerFamily(threads=options.threads, implementation=options.implementation, **options.for_family("ter"))
+
+
+METRICS = (MetricSpec("ter", "ter", "TER: translation edit rate with shifts (tercom), sacreBLEU's numbers", _build),)

@@ -1,10 +1,7 @@
 """``respeval judge``: judge a JSONL file with an LLM, resumably and within a budget.
 
-``add_judge_parser(subparsers)`` registers the subcommand on the main ``respeval`` parser;
-``run_judge(args)`` runs it.  Until it is wired into ``respeval.cli``, run it as
-``python -m respeval.judge.cli judge ...`` (same arguments).
-
-Results go to ``--out`` as rows finish and the summary to stdout; progress and errors go to
+``run`` hands every method but plain pointwise to ``respeval.cli.judge_methods``;
+``run_judge`` runs the pointwise judge.  Results go to ``--out`` as rows finish and the summary to stdout; progress and errors go to
 stderr.  The API key is read from the environment only and is never printed or stored.
 """
 
@@ -17,29 +14,44 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
+from respeval.cli.common import (
+    Exit,
+    field_mapping,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
-from respeval.judge.methods import METHODS, JudgeMethod, get_method
+from respeval.judge.methods import JudgeMethod, get_method
 from respeval.judge.results import RowResult
 from respeval.judge.specs import load_model
 from respeval.redact import redact
 
-__all__ = ["EXIT_BUDGET", "EXIT_FATAL", "EXIT_INTERRUPTED", "add_judge_parser", "main", "run_judge"]
+NAME = "judge"
+HELP = "judge responses with an LLM: pointwise, pairwise, rubrics (async, cached, budgeted)"
+DESCRIPTION = (
+    "Ask an LLM judge whether each response states the reference's key facts (or compare pairs, or check "
+    "rubrics). Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts are reported "
+    "as unscored with their reason, and the summary gives coverage."
+)
+METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
 
 # Vertex AI's evaluation dataset columns (``baseline_model_response`` is read by pairwise
 # methods); --field may rename any of them, whichever method runs.
 VERTEX_FIELDS = ("prompt", "response", "reference", "baseline_model_response", "id")
 
-EXIT_INPUT = 1
-EXIT_FATAL = 3
-EXIT_BUDGET = 4
-EXIT_INTERRUPTED = 130
+EXIT_INPUT = Exit.INPUT
+EXIT_FATAL = Exit.JUDGE_FATAL
+EXIT_BUDGET = Exit.BUDGET
+EXIT_INTERRUPTED = Exit.INTERRUPTED
 
-_EPILOG = """\
+EPILOG = """\
 input:
   JSONL, one object per line, with Vertex AI's field names: prompt (the question,
   optional), response (the candidate), reference, and id (copied to the output; the
@@ -81,64 +93,20 @@ examples:
 """
 
 
-def _positive_int(value: str) -> int:
-    n = int(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return n
-
-
-def _non_negative_int(value: str) -> int:
-    n = int(value)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return n
-
-
-def _non_negative_float(value: str) -> float:
-    x = float(value)
-    if not x >= 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
-    return x
-
-
-def _positive_float(value: str) -> float:
-    x = float(value)
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return x
-
-
-def _field(value: str) -> tuple[str, str]:
-    name, sep, column = value.partition("=")
-    if not sep or not name or not column:
-        raise argparse.ArgumentTypeError(f"expected NAME=COLUMN, got {value!r}")
-    return name, column
-
-
-def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``judge`` on an ``argparse`` subparsers object and return its parser."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "judge",
-        help="judge responses against references with an LLM (async, cached, budgeted)",
-        description="Ask an LLM judge whether each response states the reference's key facts. "
-        "Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts "
-        "are reported as unscored with their reason, and the summary gives coverage.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Every ``respeval judge`` option: the pointwise judge's, then the other methods'."""
     src = p.add_argument_group("input")
-    src.add_argument("--input", required=True, metavar="FILE", help="items to judge (.jsonl)")
+    src.add_argument("--input", metavar="FILE", help="items to judge (.jsonl); required unless --example")
     src.add_argument(
         "--method",
         default="pointwise",
-        choices=sorted(METHODS),
-        help="judging method (default: pointwise equivalence against the reference)",
+        choices=METHOD_NAMES,
+        help="judging method: " + ", ".join(METHOD_NAMES) + " (default pointwise: equivalence against the reference)",
     )
     src.add_argument(
         "--field",
         action="append",
-        type=_field,
+        type=field_mapping,
         default=[],
         metavar="NAME=COLUMN",
         help="read field NAME (prompt, response, reference, baseline_model_response, id) from COLUMN; repeatable",
@@ -146,7 +114,6 @@ def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
     mod = p.add_argument_group("model")
     mod.add_argument(
         "--model",
-        required=True,
         metavar="SPEC",
         help="openai:MODEL, anthropic:MODEL, python:module:function or fake:... (see below)",
     )
@@ -162,7 +129,7 @@ def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--no-json-schema", action="store_true", help="do not send response_format (servers without structured output)"
     )
     mod.add_argument(
-        "--max-tokens", metavar="N", type=_positive_int, default=512, help="reply limit per call (default 512)"
+        "--max-tokens", metavar="N", type=positive_int, default=512, help="reply limit per call (default 512)"
     )
     mod.add_argument("--seed", metavar="N", type=int, default=None, help="sampling seed, for models that support one")
     mod.add_argument(
@@ -174,28 +141,28 @@ def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     mod.add_argument("--no-reask", action="store_true", help="do not re-ask once when a reply cannot be parsed")
     eng = p.add_argument_group("engine")
-    eng.add_argument("--concurrency", metavar="N", type=_positive_int, default=8, help="calls in flight (default 8)")
+    eng.add_argument("--concurrency", metavar="N", type=positive_int, default=8, help="calls in flight (default 8)")
     eng.add_argument(
         "--max-retries",
         metavar="N",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=5,
         help="retries per call on 429/5xx/timeouts/connection errors (default 5)",
     )
-    eng.add_argument("--timeout", metavar="S", type=_positive_float, default=60.0, help="seconds per call (default 60)")
-    eng.add_argument("--rpm", metavar="N", type=_positive_float, default=None, help="max requests per minute")
-    eng.add_argument("--tpm", metavar="N", type=_positive_float, default=None, help="max tokens per minute")
+    eng.add_argument("--timeout", metavar="S", type=positive_float, default=60.0, help="seconds per call (default 60)")
+    eng.add_argument("--rpm", metavar="N", type=positive_float, default=None, help="max requests per minute")
+    eng.add_argument("--tpm", metavar="N", type=positive_float, default=None, help="max tokens per minute")
     eng.add_argument(
         "--backoff-base",
         metavar="S",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=0.5,
         help="first retry delay in seconds, doubled per retry, with jitter (default 0.5)",
     )
     eng.add_argument(
         "--backoff-max",
         metavar="S",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=30.0,
         help="longest retry delay in seconds (default 30); Retry-After is honoured",
     )
@@ -208,32 +175,39 @@ def add_judge_parser(subparsers: Any) -> argparse.ArgumentParser:
     bud.add_argument(
         "--budget-usd",
         metavar="USD",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=None,
         help="stop once this much is spent (needs --price-in/--price-out)",
     )
     bud.add_argument(
-        "--budget-calls", metavar="N", type=_non_negative_int, default=None, help="stop after this many calls"
+        "--budget-calls", metavar="N", type=non_negative_int, default=None, help="stop after this many calls"
     )
     bud.add_argument(
         "--budget-tokens",
         metavar="N",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=None,
         help="stop once this many tokens (in + out) are used",
     )
     bud.add_argument(
-        "--price-in", type=_non_negative_float, default=None, metavar="USD", help="USD per million input tokens"
+        "--price-in", type=non_negative_float, default=None, metavar="USD", help="USD per million input tokens"
     )
     bud.add_argument(
-        "--price-out", type=_non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
+        "--price-out", type=non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
     )
     out = p.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(handler=run_judge)
-    return p
+    from respeval.cli.judge_methods import add_method_arguments
+
+    add_method_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from respeval.cli.judge_methods import run_methods
+
+    return run_methods(args)
 
 
 # --------------------------------------------------------------------------- input
@@ -464,20 +438,3 @@ def run_judge(args: argparse.Namespace) -> int:
     if result.stop_kind == STOP_INTERRUPTED:
         return EXIT_INTERRUPTED
     return EXIT_BUDGET if result.stop_kind == STOP_BUDGET else EXIT_FATAL
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m respeval.judge.cli judge ...``: the subcommand on its own parser, with the
-    same arguments as ``respeval judge`` once it is wired into ``respeval.cli``."""
-    parser = argparse.ArgumentParser(prog="respeval")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_judge_parser(sub)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return run_judge(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,4 @@
-"""``respeval validate`` and ``respeval report``.
-
-``add_validate_parser(subparsers)`` / ``run_validate(args)`` and ``add_report_parser(subparsers)``
-/ ``run_report(args)`` plug into the main CLI; until then run them as
-``python -m respeval.validate_cli validate ...`` (or ``... report ...``).  Tables go to stdout,
-errors to stderr as one line (exit status 1).
-"""
+"""``respeval validate``: a judge (or a metric) against human labels."""
 
 from __future__ import annotations
 
@@ -17,9 +11,16 @@ from typing import Any, Literal
 
 from respeval import report as rep
 from respeval import validate as val
-from respeval.redact import redact
+from respeval.cli.common import Exit, add_bootstrap_arguments, non_negative_int
 
-_VALIDATE_EPILOG = """\
+NAME = "validate"
+HELP = "check a judge (or a metric) against human labels"
+DESCRIPTION = (
+    "Agreement of judge verdicts with human labels (accuracy, balanced accuracy, macro and "
+    "support-weighted F1, Cohen's kappa, confusion matrix), correlations for numeric scores, position "
+    "consistency for pairwise judges, a verbosity probe; seeded bootstrap intervals throughout."
+)
+EPILOG = """\
 columns (Vertex's convention; several metrics per file are fine):
   {metric}/score            with {metric}/human_rating           (pointwise)
   {metric}/pairwise_choice  with {metric}/human_pairwise_choice  (pairwise)
@@ -39,32 +40,7 @@ examples:
 """
 
 
-def _nonneg_int(value: str) -> int:
-    n = int(value)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return n
-
-
-def _confidence(value: str) -> float:
-    c = float(value)
-    if not 0 < c < 1:
-        raise argparse.ArgumentTypeError(f"confidence must be between 0 and 1, got {value}")
-    return c
-
-
-def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``validate`` sub-command to an ``argparse`` sub-parsers object."""
-    p = subparsers.add_parser(
-        "validate",
-        help="check a judge (or a metric) against human labels",
-        description="Agreement of judge verdicts with human labels (accuracy, balanced accuracy, "
-        "macro and support-weighted F1, Cohen's kappa, confusion matrix), correlations "
-        "for numeric scores, position consistency for pairwise judges, a verbosity "
-        "probe; seeded bootstrap intervals throughout.",
-        epilog=_VALIDATE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("input")
     src.add_argument(
         "--results",
@@ -100,18 +76,10 @@ def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
     opt.add_argument(
         "--first-shown", metavar="LABEL", help="pairwise label of the response shown first (default: A, or 1)"
     )
-    opt.add_argument(
-        "--bootstrap",
-        type=_nonneg_int,
-        default=1000,
-        metavar="N",
-        help="bootstrap resamples for intervals (0 = none; default 1000)",
-    )
-    opt.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
-    opt.add_argument("--confidence", type=_confidence, default=0.95, help="interval level (default 0.95)")
+    add_bootstrap_arguments(opt)
     opt.add_argument(
         "--disagreements",
-        type=_nonneg_int,
+        type=non_negative_int,
         default=10,
         metavar="K",
         help="worst disagreements kept per metric (default 10)",
@@ -120,38 +88,6 @@ def add_validate_parser(subparsers: Any) -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print the run summary as JSON")
     out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
     out.add_argument("--report", metavar="FILE", help="also write the HTML report")
-    p.set_defaults(func=run_validate)
-    return p
-
-
-def add_report_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``report`` sub-command to an ``argparse`` sub-parsers object."""
-    p = subparsers.add_parser(
-        "report",
-        help="one self-contained HTML report of a run",
-        description="Render run summaries (JSON files, or directories of them) into one HTML file "
-        "that opens without network: summary tables, confusion heatmaps, score "
-        "distributions, the gate funnel, systems with intervals, worst disagreements. "
-        "A results table with Vertex's judge and human columns is validated first.",
-    )
-    p.add_argument(
-        "inputs",
-        nargs="+",
-        metavar="RUN_DIR_OR_FILES",
-        help="run summaries (*.json), directories holding them, or results tables",
-    )
-    p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
-    p.add_argument("--title", help="page title")
-    p.add_argument(
-        "--bootstrap",
-        type=_nonneg_int,
-        default=1000,
-        metavar="N",
-        help="resamples when validating a results table (default 1000)",
-    )
-    p.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
-    p.set_defaults(func=run_report)
-    return p
 
 
 # --------------------------------------------------------------------------- validate
@@ -349,7 +285,7 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
     return [text, ""]
 
 
-def run_validate(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
     summary = build_validation_summary(args)
     if args.summary_out:
@@ -365,74 +301,4 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.report:
         out = rep.write_report(summary, args.report)
         print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
-    return 0
-
-
-# --------------------------------------------------------------------------- report
-
-
-_TABLE_SUFFIXES = {".jsonl", ".ndjson", ".csv", ".parquet", ".pq"}
-
-
-def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Run summaries from one input: a summary, a directory of them, or a results table."""
-    if path.is_dir() or (path.suffix.lower() == ".json" and _is_summary_file(path)):
-        return rep.load_summaries([path])
-    if path.suffix.lower() in _TABLE_SUFFIXES | {".json"}:
-        results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
-        return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
-    raise ValueError(f"{path}: not a run summary, a directory or a results table")
-
-
-def _is_summary_file(path: Path) -> bool:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return True  # let load_summaries report the problem with the file's name
-    return isinstance(data, dict) and "schema" in data
-
-
-def run_report(args: argparse.Namespace) -> int:
-    """Run ``respeval report``; prints where the report is and returns the exit status."""
-    summaries: list[dict[str, Any]] = []
-    for raw in args.inputs:
-        path = Path(raw)
-        if not path.exists():
-            raise ValueError(f"{path}: no such file or directory")
-        summaries.extend(_summaries_for(path, args))
-    summary = rep.merge_summaries(summaries)
-    if args.title:
-        summary["title"] = args.title
-    out = rep.write_report(summary, args.out)
-    print(f"report: {out}")
-    return 0
-
-
-# --------------------------------------------------------------------------- standalone entry point
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """A parser with just ``validate`` and ``report`` (until they join ``respeval.cli``)."""
-    parser = argparse.ArgumentParser(prog="respeval", description="Validate judges; write reports.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_validate_parser(sub)
-    add_report_parser(sub)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m respeval.validate_cli validate|report ...``"""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
-        return int(args.func(args))
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return Exit.OK

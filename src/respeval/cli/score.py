@@ -1,20 +1,20 @@
-"""The ``respeval`` command line.  Results and tables go to stdout, progress and
-errors to stderr, so ``--json`` output can be piped."""
+"""``respeval score``: lexical metrics of predictions against references, streamed in chunks."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 
-from respeval._version import __version__
-from respeval.redact import redact
+from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
 
-ROUGE_METRICS = [f"rouge{n}" for n in range(1, 10)] + ["rougeL", "rougeLsum"]
-MT_METRICS = ["bleu", "chrf", "chrf++", "ter", "em", "squad"]
-
-_SCORE_EPILOG = """\
+NAME = "score"
+HELP = "lexical metrics of predictions against references"
+DESCRIPTION = (
+    "Score predictions against references and print a corpus table with bootstrap confidence "
+    "intervals; optionally write one result row per input row."
+)
+EPILOG = """\
 inputs:
   --pred and --ref take plain text (one record per line), JSONL, CSV or Parquet,
   chosen by extension. Structured files name their fields with --pred-field
@@ -38,40 +38,7 @@ examples:
 """
 
 
-def _metrics(value: str) -> list[str]:
-    names = [m.strip() for m in value.split(",") if m.strip()]
-    unknown = [m for m in names if m not in ROUGE_METRICS + MT_METRICS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; "
-            f"available: {', '.join(ROUGE_METRICS + MT_METRICS)}"
-        )
-    return names
-
-
-def _positive_int(value: str) -> int:
-    n = int(value)
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return n
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="respeval",
-        description="Score LLM and agent responses against references, with the numbers of "
-        "rouge-score (and more) from a fast native core.",
-    )
-    parser.add_argument("--version", action="version", version=f"respeval {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    score = sub.add_parser(
-        "score",
-        help="lexical metrics of predictions against references",
-        description="Score predictions against references and print a corpus table with "
-        "bootstrap confidence intervals; optionally write one result row per input row.",
-        epilog=_SCORE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(score: argparse.ArgumentParser) -> None:
     src = score.add_argument_group("input")
     src.add_argument("--example", action="store_true", help="score the small sample corpus shipped with respeval")
     src.add_argument(
@@ -97,11 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     met = score.add_argument_group("metrics")
     met.add_argument(
         "--metrics",
-        type=_metrics,
+        type=metric_list,
         default=["rouge1", "rouge2", "rougeL"],
-        help="comma-separated: rouge1..rouge9, rougeL, rougeLsum, bleu (sacreBLEU, 13a), "
-        "chrf, chrf++, ter, em (exact match), squad (SQuAD v1.1 EM and F1; the "
-        "reference field may hold the list of gold answers) (default: rouge1,rouge2,rougeL)",
+        help="comma-separated metric names (default: rouge1,rouge2,rougeL); respeval metrics lists them all: "
+        "rouge1..rouge9, rougeL, rougeLsum, bleu, chrf, chrf++, ter, em, squad (the reference field may hold "
+        "the list of gold answers), ...",
     )
     met.add_argument("--stem", action="store_true", help="Porter-stem tokens longer than 3 characters")
     met.add_argument(
@@ -114,15 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = score.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl or .csv)")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
-    out.add_argument(
-        "--bootstrap",
-        type=_positive_int,
-        default=1000,
-        metavar="N",
-        help="Poisson bootstrap resamples for confidence intervals (0 = none; default 1000)",
-    )
-    out.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
-    out.add_argument("--seed", type=int, default=12345, help="bootstrap seed (default 12345)")
+    add_bootstrap_arguments(out)
     out.add_argument(
         "--compare",
         metavar="SYSTEM",
@@ -132,11 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     run = score.add_argument_group("execution")
     run.add_argument(
-        "--threads", type=_positive_int, default=None, help="threads for the native core (default: all cores)"
+        "--threads", type=positive_int, default=None, help="threads for the native core (default: all cores)"
     )
     run.add_argument(
         "--chunk-size",
-        type=_positive_int,
+        type=positive_int,
         default=20_000,
         help="rows per chunk: the unit of memory, progress and --resume (default 20000)",
     )
@@ -152,16 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="with --engine dask: a running scheduler (tcp://host:8786); default: a 2-worker LocalCluster on 127.0.0.1",
     )
-    from respeval.gate_cli import add_gate_parser
-    from respeval.judge.cli import add_judge_parser
-    from respeval.judge.methods_cli import add_method_arguments
-    from respeval.validate_cli import add_report_parser, add_validate_parser
-
-    add_method_arguments(add_judge_parser(sub))
-    add_gate_parser(sub)
-    add_validate_parser(sub)
-    add_report_parser(sub)
-    return parser
 
 
 def _prf_table(summary) -> list[str]:
@@ -206,18 +155,18 @@ def _table(summary) -> str:
     return "\n".join(lines)
 
 
-def _score(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from respeval.pipeline import EXAMPLE, score_files, total_rows
 
     if args.example:
         if args.pred or args.ref:
-            raise SystemExit("respeval score: --example and --pred/--ref are exclusive")
+            raise ValueError("--example and --pred/--ref are exclusive: --example scores the shipped sample")
         args.pred = [str(EXAMPLE)]
         args.id_field = args.id_field or "id"
         if args.metrics == ["rouge1", "rouge2", "rougeL"]:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     if not args.pred:
-        raise SystemExit("respeval score: give --pred FILE (and usually --ref FILE), or --example")
+        raise ValueError("give --pred FILE (and usually --ref FILE), or --example to score the shipped sample")
     if args.engine == "dask":
         return _score_dask(args)
     _streaming_allocator()
@@ -246,7 +195,7 @@ def _score(args: argparse.Namespace) -> int:
             on_error=args.on_error,
             resume=args.resume,
             threads=args.threads,
-            chunk_size=max(args.chunk_size, 1),
+            chunk_size=args.chunk_size,
             bootstrap=args.bootstrap,
             confidence=args.confidence,
             seed=args.seed,
@@ -260,7 +209,7 @@ def _score(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_json(), indent=2))
     else:
         print(_table(summary))
-    return 0
+    return Exit.OK
 
 
 def _streaming_allocator() -> None:
@@ -326,32 +275,4 @@ def _score_dask(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(json.dumps(summary.to_json(), indent=2) if args.json else _table(summary))
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    try:
-        if args.command == "score":
-            return _score(args)
-        if args.command == "judge":
-            from respeval.judge.methods_cli import run_methods
-
-            return run_methods(args)
-        if args.command == "gate":
-            from respeval.gate_cli import run_gate
-
-            return run_gate(args)
-        return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
-        # input problems are the user's to fix: one clear line, no traceback
-        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return Exit.OK

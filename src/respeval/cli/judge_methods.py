@@ -1,12 +1,10 @@
 """The judging methods beyond pointwise on the command line: pairwise, rubric,
 adaptive-rubric, multi-sampling, and ``--example`` (pairwise on real recorded judgments).
 
-``add_method_arguments(parser)`` adds the options to the ``respeval judge`` parser made by
-:func:`respeval.judge.cli.add_judge_parser` (and widens its ``--method`` choices; ``--input``
-and ``--model`` become optional, checked here, because ``--example`` needs neither);
+``add_method_arguments(parser)`` adds their options to the ``respeval judge`` parser
+(``--input`` and ``--model`` are checked here, because ``--example`` needs neither);
 ``run_methods(args)`` runs any method, handing plain pointwise runs to
-:func:`respeval.judge.cli.run_judge` unchanged.  Until it is wired in, run
-``python -m respeval.judge.methods_cli judge ...``.
+:func:`respeval.cli.judge.run_judge` unchanged.
 """
 
 from __future__ import annotations
@@ -16,22 +14,20 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from respeval.judge.cache import JudgeCache
-from respeval.judge.cli import (
+from respeval.cli.judge import (
     EXIT_BUDGET,
     EXIT_FATAL,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     InputFileError,
-    add_judge_parser,
     cache_path_for,
     engine_options,
     read_jsonl,
     run_judge,
 )
+from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
 from respeval.judge.methods.llmbar import (
     EXAMPLE_EVALUATOR,
@@ -57,9 +53,7 @@ from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sa
 from respeval.judge.specs import load_model
 from respeval.redact import redact
 
-__all__ = ["METHOD_NAMES", "add_method_arguments", "build_parser", "main", "run_example", "run_methods"]
-
-METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
+__all__ = ["add_method_arguments", "run_example", "run_methods"]
 
 _EPILOG = """\
 methods:
@@ -87,12 +81,6 @@ examples:
 
 def add_method_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the method options to a ``respeval judge`` parser (see the module docstring)."""
-    for action in parser._actions:  # widen the existing options rather than redefine them
-        if action.dest == "method":
-            action.choices = list(METHOD_NAMES)
-            action.help = "judging method: " + ", ".join(METHOD_NAMES) + " (default pointwise)"
-        if action.dest in ("input", "model"):
-            action.required = False
     g = parser.add_argument_group("methods (pairwise, rubrics, multi-sampling)")
     g.add_argument(
         "--example",
@@ -132,7 +120,6 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     g.add_argument("--rubrics-in", metavar="FILE", help="adaptive rubrics to use (edited export)")
     g.add_argument("--rubrics-out", metavar="FILE", help="write the adaptive rubrics used (JSON)")
     parser.epilog = (parser.epilog or "") + "\n" + _EPILOG
-    parser.set_defaults(handler=run_methods)
     return parser
 
 
@@ -330,25 +317,3 @@ def run_methods(args: argparse.Namespace) -> int:
     if kind == STOP_INTERRUPTED:
         return EXIT_INTERRUPTED
     return EXIT_BUDGET if kind == STOP_BUDGET else EXIT_FATAL
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """``respeval judge`` with the method options (what the wired CLI will have)."""
-    parser = argparse.ArgumentParser(prog="respeval")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_method_arguments(add_judge_parser(sub))
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m respeval.judge.methods_cli judge ...``."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return run_methods(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,4 @@
-"""``respeval gate``: exact match -> lexical -> judge, with CI exit codes and JUnit XML.
-
-``add_gate_parser(subparsers)`` registers the subcommand; ``run_gate(args)`` runs it.  Until
-it is wired into ``respeval.cli``, run it as ``python -m respeval.gate_cli gate ...``.
-"""
+"""``respeval gate``: exact match -> lexical -> judge, with CI exit codes and JUnit XML."""
 
 from __future__ import annotations
 
@@ -11,9 +7,9 @@ import asyncio
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
 from typing import Any
 
+from respeval.cli.common import Exit, unit_interval
 from respeval.gate import (
     ACCEPT,
     LEXICAL_METRICS,
@@ -33,14 +29,13 @@ from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.specs import load_model
 from respeval.redact import redact
 
-__all__ = ["EXIT_BELOW", "EXIT_INPUT", "add_gate_parser", "main", "run_gate"]
-
-EXIT_INPUT = 1
-EXIT_BELOW = 2
-"""``--fail-under``: the pass rate is below the floor."""
-EXIT_JUDGE_STOPPED = 3
-
-_EPILOG = """\
+NAME = "gate"
+HELP = "exact -> lexical -> LLM judge escalation, for CI"
+DESCRIPTION = (
+    "Settle what exact match and a lexical metric can settle, two-sided, and send only the rest to an "
+    "LLM judge. Reports rows settled and precision per stage, and judge calls saved."
+)
+EPILOG = """\
 input:
   JSONL with response, reference (a string, or a list: the best match counts), optional
   prompt and id. --calibrate takes JSONL {"id": ..., "label": true|false} (true = the
@@ -63,24 +58,7 @@ examples:
 """
 
 
-def _unit(value: str) -> float:
-    x = float(value)
-    if not 0.0 <= x <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
-    return x
-
-
-def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register ``gate`` on an ``argparse`` subparsers object and return its parser."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "gate",
-        help="exact -> lexical -> LLM judge escalation, for CI",
-        description="Settle what exact match and a lexical metric can settle, two-sided, and send only "
-        "the rest to an LLM judge. Reports rows settled and precision per stage, and judge "
-        "calls saved.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl)")
     st = p.add_argument_group("stages")
     st.add_argument(
@@ -95,15 +73,15 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="rouge1",
         help="lexical stage score (F measure; default rouge1)",
     )
-    st.add_argument("--lexical-accept", type=_unit, metavar="T", help="accept when the lexical score >= T")
-    st.add_argument("--lexical-reject", type=_unit, metavar="T", help="reject when the lexical score < T")
+    st.add_argument("--lexical-accept", type=unit_interval, metavar="T", help="accept when the lexical score >= T")
+    st.add_argument("--lexical-reject", type=unit_interval, metavar="T", help="reject when the lexical score < T")
     st.add_argument("--calibrate", metavar="LABELS", help="fit the thresholds on these human labels (.jsonl)")
     st.add_argument(
         "--labels", metavar="LABELS", help="human labels (.jsonl) for the per-stage precision only, without fitting"
     )
     st.add_argument(
         "--target-precision",
-        type=_unit,
+        type=unit_interval,
         default=0.98,
         metavar="P",
         help="calibration target per stage and side (default 0.98)",
@@ -115,7 +93,7 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     jd.add_argument("--model", metavar="SPEC", help="judge for the rows left (openai:..., fake:..., python:...)")
     jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
     jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
-    jd.add_argument("--threshold", type=_unit, default=0.5, help="judge pass threshold (default 0.5)")
+    jd.add_argument("--threshold", type=unit_interval, default=0.5, help="judge pass threshold (default 0.5)")
     jd.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
     jd.add_argument("--cache", metavar="FILE", help="judge answer cache (SQLite)")
     jd.add_argument("--price-in", type=float, metavar="USD", help="USD per million input tokens")
@@ -123,10 +101,8 @@ def add_gate_parser(subparsers: Any) -> argparse.ArgumentParser:
     out = p.add_argument_group("output and CI")
     out.add_argument("--out", metavar="FILE", help="per-row decisions (.jsonl)")
     out.add_argument("--json", action="store_true", help="print the report as JSON")
-    out.add_argument("--fail-under", type=_unit, metavar="RATE", help="exit 2 when the pass rate is below RATE")
+    out.add_argument("--fail-under", type=unit_interval, metavar="RATE", help="exit 2 when the pass rate is below RATE")
     out.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per row")
-    p.set_defaults(handler=run_gate)
-    return p
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -237,7 +213,7 @@ async def _run(
             cache.close()
 
 
-def run_gate(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``respeval gate`` with parsed arguments; returns the exit status."""
     try:
         records = read_jsonl(args.input)
@@ -249,7 +225,7 @@ def run_gate(args: argparse.Namespace) -> int:
         report = asyncio.run(_run(args, records, config, scores, labels))
     except (ValueError, OSError) as exc:
         print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
-        return EXIT_INPUT
+        return Exit.INPUT
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
@@ -259,25 +235,9 @@ def run_gate(args: argparse.Namespace) -> int:
     summary = report.judge_summary
     if summary is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)
-        return EXIT_JUDGE_STOPPED
+        return Exit.JUDGE_FATAL
     rate = report.pass_rate or 0.0
     if args.fail_under is not None and rate < args.fail_under:
         print(f"respeval gate: FAILED: pass rate {rate:.4f} is below --fail-under {args.fail_under:g}", file=sys.stderr)
-        return EXIT_BELOW
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m respeval.gate_cli gate ...``."""
-    parser = argparse.ArgumentParser(prog="respeval")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_gate_parser(sub)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    return run_gate(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        return Exit.GATE_FAILED
+    return Exit.OK

@@ -1,0 +1,89 @@
+"""The ``respeval`` command line: one parser, one dispatch table, one exit-code map.
+
+Each subcommand is a module of this package with ``NAME``, ``HELP``, ``DESCRIPTION``,
+``EPILOG``, ``add_arguments(parser)`` and ``run(args) -> int``; adding a command is one module
+and one line in ``COMMANDS``.  Results and tables go to stdout, progress and errors to
+stderr, so ``--json`` output can be piped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
+
+from respeval._version import __version__
+from respeval.cli.common import EXIT_HELP, Exit
+from respeval.redact import redact
+
+# subcommand modules, in the order --help lists them
+COMMANDS = (
+    "respeval.cli.score",
+    "respeval.cli.judge",
+    "respeval.cli.gate",
+    "respeval.cli.validate",
+    "respeval.cli.report",
+    "respeval.cli.metrics",
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with respeval's exit code for usage errors (1, not argparse's 2, which
+    ``gate`` uses for a failed gate)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(Exit.INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _command_modules() -> list[ModuleType]:
+    return [importlib.import_module(name) for name in COMMANDS]
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="respeval",
+        description="Score LLM and agent responses: exact lexical metrics (rouge-score, sacreBLEU and "
+        "SQuAD numbers) from a native core, an honest LLM judge, gates, validation and reports.",
+        epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"respeval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for module in _command_modules():
+        p = sub.add_parser(
+            module.NAME,
+            help=module.HELP,
+            description=module.DESCRIPTION,
+            epilog=module.EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return Exit.INPUT
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:
+        # the reader went away (``respeval metrics | head``): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return Exit.OK
+    except KeyboardInterrupt:
+        print(f"respeval {args.command}: interrupted (rerun the same command to resume)", file=sys.stderr)
+        return Exit.INTERRUPTED
+    except (ValueError, TypeError, OSError) as exc:
+        # input problems are the user's to fix: one clear line, no traceback
+        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
+        return Exit.INPUT

@@ -1,0 +1,138 @@
+"""What every ``respeval`` subcommand shares: argument types, defaults and the exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import enum
+
+from respeval.stats import DEFAULT_SEED
+
+
+class Exit(enum.IntEnum):
+    """Exit status of every ``respeval`` command (documented in ``respeval --help``)."""
+
+    OK = 0
+    INPUT = 1  # bad input, options or files: the message says which and what to do
+    GATE_FAILED = 2  # a quality gate failed (e.g. pass rate below --fail-under)
+    JUDGE_FATAL = 3  # the judge stopped on a model error (401, 400, ...)
+    BUDGET = 4  # the judge stopped at the budget
+    INTERRUPTED = 130  # Ctrl-C / SIGINT; rerun the same command to resume
+
+
+EXIT_HELP = """\
+exit status (every command):
+  0 done, 1 bad input or options, 2 a gate failed (--fail-under), 3 the judge stopped on a
+  model error, 4 the judge stopped at the budget, 130 interrupted (rerun to resume)."""
+
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_BOOTSTRAP = 1000
+
+
+def positive_int(value: str) -> int:
+    """An integer >= 1."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return n
+
+
+def non_negative_int(value: str) -> int:
+    """An integer >= 0."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return n
+
+
+def non_negative_float(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
+    if not x >= 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
+    return x
+
+
+def positive_float(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return x
+
+
+def unit_interval(value: str) -> float:
+    """A number in [0, 1] (rates, thresholds)."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= x <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return x
+
+
+def confidence(value: str) -> float:
+    """A confidence level strictly between 0 and 1."""
+    try:
+        c = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"confidence must be a number between 0 and 1, got {value!r}") from None
+    if not 0 < c < 1:
+        raise argparse.ArgumentTypeError(f"confidence must be between 0 and 1 (e.g. 0.95), got {value}")
+    return c
+
+
+def field_mapping(value: str) -> tuple[str, str]:
+    """``NAME=COLUMN``."""
+    name, sep, column = value.partition("=")
+    if not sep or not name or not column:
+        raise argparse.ArgumentTypeError(f"expected NAME=COLUMN, got {value!r}")
+    return name, column
+
+
+def metric_list(value: str) -> list[str]:
+    """Comma-separated metric names, each known to the registry."""
+    from respeval.metrics import REGISTRY
+
+    names = [m.strip() for m in value.split(",") if m.strip()]
+    unknown = [m for m in names if m not in REGISTRY]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown metric(s) {', '.join(unknown) or '(none given)'}; available: {', '.join(REGISTRY.names())} "
+            "(respeval metrics lists them)"
+        )
+    return names
+
+
+def add_bootstrap_arguments(
+    group: argparse._ArgumentGroup | argparse.ArgumentParser, *, resamples: bool = True
+) -> None:
+    """--bootstrap N, --confidence C and --seed S, with the same defaults everywhere."""
+    if resamples:
+        group.add_argument(
+            "--bootstrap",
+            type=non_negative_int,
+            default=DEFAULT_BOOTSTRAP,
+            metavar="N",
+            help=f"bootstrap resamples for confidence intervals (0 = none; default {DEFAULT_BOOTSTRAP})",
+        )
+    group.add_argument(
+        "--confidence",
+        type=confidence,
+        default=DEFAULT_CONFIDENCE,
+        metavar="C",
+        help=f"confidence level of the intervals (default {DEFAULT_CONFIDENCE})",
+    )
+    group.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, metavar="S", help=f"bootstrap seed (default {DEFAULT_SEED})"
+    )

@@ -1,0 +1,135 @@
+"""The metric registry: every metric name respeval knows, and the family that computes it.
+
+The CLI (``--metrics``), the bulk pipeline, the gate, Dask and ``respeval.evaluate`` all
+resolve names here.  A family module declares its metrics in a module-level ``METRICS``
+tuple of ``MetricSpec``; ``respeval.metrics.FAMILY_MODULES`` lists the modules.  Adding a
+metric is one module and one line there.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from respeval.metrics.base import INPUT_KINDS, MetricFamily
+
+
+@dataclass(frozen=True)
+class MetricOptions:
+    """Options shared by every family; a family takes what applies to it.
+
+    ``params`` holds family-specific options by metric name or family name, e.g.
+    ``{"trajectory_single_tool_use": {"tool_name": "search"}}`` or ``{"bleu": {"tokenize": "intl"}}``.
+    """
+
+    tokenizer: str = "rouge"
+    stemmer: bool = False
+    threads: int | None = None
+    implementation: str | None = None
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def for_family(self, *keys: str) -> dict[str, Any]:
+        """The family-specific options given under any of ``keys`` (later keys win)."""
+        out: dict[str, Any] = {}
+        for key in keys:
+            out.update(self.params.get(key, {}))
+        return out
+
+
+# A builder gets the requested names of its family (in request order) and the options.
+FamilyBuilder = Callable[[Sequence[str], MetricOptions], MetricFamily]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric name: what it is and how to build the family that computes it.
+
+    Names with the same ``family`` are computed by one family instance (e.g. rouge1,
+    rouge2 and rougeL share one tokenization and one kernel pass).
+    """
+
+    name: str
+    family: str
+    help: str
+    build: FamilyBuilder
+    inputs: str = "text"
+    reference: bool = True  # whether the metric needs a reference field
+
+    def __post_init__(self) -> None:
+        if self.inputs not in INPUT_KINDS:
+            raise ValueError(f"{self.name}: inputs must be one of {INPUT_KINDS}, not {self.inputs!r}")
+
+
+class UnknownMetricError(ValueError):
+    """A metric name the registry does not know."""
+
+
+class Registry:
+    """Name -> ``MetricSpec``, filled lazily from the family modules."""
+
+    def __init__(self, modules: Sequence[str]) -> None:
+        self._modules = tuple(modules)
+        self._specs: dict[str, MetricSpec] | None = None
+        self._extra: dict[str, MetricSpec] = {}
+
+    def _load(self) -> dict[str, MetricSpec]:
+        if self._specs is None:
+            specs: dict[str, MetricSpec] = {}
+            for module in self._modules:
+                for spec in importlib.import_module(module).METRICS:
+                    if spec.name in specs:
+                        raise RuntimeError(f"metric {spec.name!r} is registered twice ({module})")
+                    specs[spec.name] = spec
+            self._specs = specs
+        return self._specs
+
+    def register(self, spec: MetricSpec, *, replace: bool = False) -> None:
+        """Add a metric at run time (plug-ins, user code)."""
+        specs = self._load()
+        if spec.name in specs and not replace:
+            raise ValueError(f"metric {spec.name!r} is already registered (pass replace=True to override it)")
+        specs[spec.name] = spec
+
+    def names(self) -> list[str]:
+        return list(self._load())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._load()
+
+    def __getitem__(self, name: str) -> MetricSpec:
+        specs = self._load()
+        try:
+            return specs[name]
+        except KeyError:
+            raise UnknownMetricError(f"unknown metric {name!r}; available: {', '.join(specs)}") from None
+
+    def specs(self) -> list[MetricSpec]:
+        return list(self._load().values())
+
+    def build_families(self, names: Sequence[str], options: MetricOptions | None = None) -> list[MetricFamily]:
+        """Metric names -> families, one per family key, in the order first requested."""
+        options = options or MetricOptions()
+        names = list(names)
+        if not names:
+            raise ValueError("no metric given")
+        specs = self._load()
+        unknown = [n for n in names if n not in specs]
+        if unknown:
+            raise UnknownMetricError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(specs)}")
+        seen = set()
+        for n in names:
+            if n in seen:
+                raise ValueError(f"metric {n!r} is named twice in {names}")
+            seen.add(n)
+        groups: dict[str, list[str]] = {}
+        for n in names:
+            groups.setdefault(specs[n].family, []).append(n)
+        return [specs[group[0]].build(group, options) for group in groups.values()]
+
+    def describe(self, width: int = 100) -> str:
+        """One line per metric (for ``--help`` and ``respeval metrics``)."""
+        specs = self._load()
+        pad = max(len(n) for n in specs) + 2
+        return "\n".join(f"  {n.ljust(pad)}{s.help}"[:width] for n, s in specs.items())

@@ -1,0 +1,77 @@
+"""The front door is a contract: its names are pinned here (httpx's habit), and every
+lower layer reads the version from ``_version`` so ``import respeval`` stays light."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import respeval
+
+PUBLIC = [
+    "REGISTRY",
+    "AggregateScore",
+    "BleuResult",
+    "ChrfResult",
+    "ExactMatchResult",
+    "Interval",
+    "MetricFamily",
+    "MetricOptions",
+    "MetricResult",
+    "MetricSpec",
+    "RougeResult",
+    "RunSummary",
+    "Score",
+    "SquadResult",
+    "TerResult",
+    "__version__",
+    "bleu",
+    "chrf",
+    "exact_match",
+    "judge",
+    "rouge",
+    "score_files",
+    "score_table",
+    "squad",
+    "ter",
+]
+
+
+def test_all_is_pinned():
+    assert sorted(respeval.__all__) == sorted(PUBLIC)
+
+
+def test_every_exported_name_resolves():
+    for name in respeval.__all__:
+        assert getattr(respeval, name) is not None, name
+
+
+def test_unknown_attribute_raises_attribute_error():
+    try:
+        respeval.no_such_thing  # noqa: B018
+    except AttributeError as e:
+        assert "no_such_thing" in str(e)
+    else:
+        raise AssertionError("respeval.no_such_thing should raise AttributeError")
+
+
+def test_import_does_not_load_the_pipeline_or_the_judge():
+    code = (
+        "import sys, respeval\n"
+        "heavy = [m for m in ('respeval.pipeline', 'respeval.io', 'respeval.judge', 'httpx') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+def test_lower_layers_never_import_the_package_root_for_the_version():
+    from pathlib import Path
+
+    src = Path(respeval.__file__).parent
+    offenders = [
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
+        if "from respeval import __version__" in p.read_text(encoding="utf-8")
+    ]
+    assert offenders == []
