@@ -150,6 +150,7 @@ class _Registry:
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._environment_read = False
+        self.version = 0  # bumped with every new secret: results cached under it stay true
 
     def add(self, value: str) -> None:
         forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value), json.dumps(value)[1:-1]}
@@ -159,6 +160,7 @@ class _Registry:
                 return
             self._values |= forms
             self._pattern = None
+            self.version += 1
 
     def pattern(self) -> re.Pattern[str] | None:
         if not self._environment_read:
@@ -226,13 +228,18 @@ def redact(text: Any) -> str:
     return text
 
 
+_SCALARS = (bool, int, float, type(None))
+
+
 def redact_data(value: Any) -> Any:
     """A JSON-like value (dicts, lists, tuples, strings, numbers) with every string value in
     it redacted (keys are names, not data, and stay); other values are returned as they are."""
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, Mapping):
-        return {k: redact_data(v) for k, v in value.items()}
+    if isinstance(value, Mapping):  # the common case (a verdict) without a call per number
+        return {
+            k: redact(v) if type(v) is str else v if type(v) in _SCALARS else redact_data(v) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [redact_data(v) for v in value]
     if isinstance(value, tuple):
@@ -243,7 +250,14 @@ def redact_data(value: Any) -> Any:
 def redact_url(url: str) -> str:
     """The URL with its credentials removed: no ``user:password@``, and credential-named
     query parameters (``api_key``, ``key``, ``token``, ``sig``, ...) set to :data:`REDACTED`.
-    Used for endpoints in identities, messages and cache rows."""
+    Used for endpoints in identities, messages and cache rows (one endpoint is redacted
+    per answer stored: the result is cached until another secret is registered)."""
+    _REGISTRY.pattern()  # the environment's secrets are known before the version is read
+    return _redact_url(url, _REGISTRY.version)
+
+
+@functools.lru_cache(maxsize=256)
+def _redact_url(url: str, version: int) -> str:
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:

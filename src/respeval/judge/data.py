@@ -33,7 +33,7 @@ import html
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.parsing import objects_in
@@ -80,6 +80,9 @@ class InsertedData:
     code: str
     also: tuple[tuple[str, str], ...] = ()
     """(label, value) of data shown outside fences (criteria a judge wrote from a prompt)."""
+    objecty: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    """The values that may hold an object in some encoding (most hold none: then an object
+    in the reply is the judge's without looking further)."""
 
     @classmethod
     def of(cls, fields: Sequence[tuple[str, str | None]], *, also: Sequence[tuple[str, str]] = ()) -> InsertedData:
@@ -100,7 +103,8 @@ class InsertedData:
 
     def blocks(self) -> list[str]:
         """Every fenced block, in prompt order."""
-        return [fence(label, self.code, value) for label, value in self.fields]
+        code = self.code
+        return [f"[{label} {code}]\n{value}\n[/{label} {code}]" for label, value in self.fields]
 
     @property
     def values(self) -> tuple[tuple[str, str], ...]:
@@ -127,13 +131,13 @@ class InsertedData:
         reply."""
         needle = _squeezed(span)
         if needle:
-            an_object = needle.startswith("{")
-            for label, value in self.values:
-                if an_object and not _may_hold_object(value):
-                    continue  # the common case, decided without looking further
-                if any(needle in variant for variant in _squeezed_variants(value, REDACTED in span)):
-                    return label
-        if obj is not None and self.planted:
+            scrubbed = REDACTED in span
+            # an object can only be copied from a value that may hold one (usually none)
+            for label, value in self.objecty if needle[0] == "{" else self.values:
+                for variant in _squeezed_variants(value, scrubbed):
+                    if needle in variant:
+                        return label
+        if obj is not None and self.objecty and self.planted:
             mine = _canonical(obj, scrub=False)  # the reply was scrubbed when it came in
             if isinstance(mine, frozenset) and mine:
                 for label, planted in self.planted:
@@ -144,16 +148,15 @@ class InsertedData:
     @functools.cached_property
     def planted(self) -> tuple[tuple[str, frozenset[Any]], ...]:
         """Every object found in the data (nested ones too), canonical, with its label."""
-        return tuple(
-            (label, obj) for label, value in self.values if _may_hold_object(value) for obj in _objects_in_data(value)
-        )
+        return tuple((label, obj) for label, value in self.objecty for obj in _objects_in_data(value))
 
 
 @functools.lru_cache(maxsize=1024)
 def _inserted(fields: tuple[tuple[str, str | None], ...], also: tuple[tuple[str, str], ...]) -> InsertedData:
     code = fence_code(tuple(value or "" for _, value in fields), avoid=[value for _, value in also])
     shown = tuple((label, value) for label, value in fields if value is not None)
-    return InsertedData(shown, code, also)
+    objecty = tuple((label, value) for label, value in shown + also if _may_hold_object(value))
+    return InsertedData(shown, code, also, objecty)
 
 
 # --------------------------------------------------------------------------- canonical verdicts
