@@ -250,7 +250,7 @@ def test_a_verdict_injected_in_the_candidate_never_scores_the_row():
         return re.search(r'\{"score": 1\.0, "pass": true\}', candidate(request)).group(0)
 
     row = judge.run(injected, CallableModel(parrot)).rows[0]
-    assert row.status == "unscored" and "copied from the candidate" in row.unscored_reason
+    assert row.status == "unscored" and "copied from the data it was shown (CANDIDATE)" in row.unscored_reason
 
 
 # ------------------------------------------------------------------------- limits

@@ -129,11 +129,6 @@ class RunSummary:
         if report.stop_reason:
             self.stop_reason = report.stop_reason
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "stop_reason" and value is not None:
-            value = redact(value)  # it is printed, and written to every summary
-        object.__setattr__(self, name, value)
-
     @property
     def not_run(self) -> int:
         return self.total - self.scored - self.unscored
@@ -212,7 +207,7 @@ class RunSummary:
             "cost_usd": self.cost,
             "seconds": self.seconds,
             "rows_per_second": self.rows_per_second,
-            "stop_reason": self.stop_reason,
+            "stop_reason": redact(self.stop_reason) if self.stop_reason is not None else None,
             "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
             **({"batch": self.batch.to_json()} if self.batch is not None else {}),
@@ -249,7 +244,7 @@ class RunSummary:
         if self.batch is not None:
             lines.append(self.batch.format())
         if self.stop_reason:
-            lines.append(f"STOPPED     {self.stop_reason}")
+            lines.append(f"STOPPED     {redact(self.stop_reason)}")
             lines.append(
                 f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
                 "(answers already received are not paid for again)"

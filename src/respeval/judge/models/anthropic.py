@@ -16,15 +16,13 @@ of the model's identity, so of every cache key.
 from __future__ import annotations
 
 import json
-import os
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from respeval.judge.errors import JudgeError, TransientError
-from respeval.judge.models._http import api_url, default_transport, post_json, token_count
-from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
-from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+from respeval.judge.errors import TransientError
+from respeval.judge.models._http import HttpJudgeModel, token_count
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
 
 if TYPE_CHECKING:
     from respeval.judge.models.anthropic_batch import AnthropicBatchClient
@@ -38,7 +36,7 @@ API_VERSION = "2023-06-01"
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "stop"}
 
 
-class AnthropicModel(BaseJudgeModel):
+class AnthropicModel(HttpJudgeModel):
     """A Claude model behind the Messages API.
 
     Args:
@@ -66,27 +64,37 @@ class AnthropicModel(BaseJudgeModel):
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}")
         super().__init__(
             model,
-            endpoint=redact_url(base),
+            base_url=base_url,
+            path="/v1/messages",
+            unless_endswith="/v1",
+            api_key_env=api_key_env,
             capabilities=Capabilities(
-                temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=structured == "tool"
+                temperature=supports_temperature,
+                seed=False,
+                n=False,
+                logprobs=False,
+                json_schema=structured == "tool",
             ),
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
         )
-        self._structured = structured
-        self._base = base
-        register_url_secrets(base)
-        register_headers(headers or {})
-        self._url = api_url(base, "/v1/messages", unless_endswith="/v1")
-        self._api_key_env = api_key_env
         self._max_tokens = max_tokens
-        self._injected = transport
-        self._transport: httpx.AsyncBaseTransport | None = None
-        self._timeout = timeout
-        self._extra_headers = dict(headers or {})
+        self._structured = structured
+
+    default_headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+
+    def auth_headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"x-api-key": key} if key else {}
+
+    @property
+    def structured(self) -> str:
+        return self._structured
 
     def _identity_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {
@@ -99,49 +107,11 @@ class AnthropicModel(BaseJudgeModel):
             extra["structured"] = self._structured  # "none" keeps the keys of the text-only adapter
         return extra
 
-    @property
-    def structured(self) -> str:
-        return self._structured
-
-    @property
-    def base_url(self) -> str:
-        """The API root as given (it may hold credentials: never print it)."""
-        return self._base
-
-    @property
-    def transport(self) -> httpx.AsyncBaseTransport:
-        """The open transport (for the batch client, which shares it)."""
-        if self._transport is None:
-            raise JudgeError(f"{self.model_id} is not open: use it inside 'async with model'")
-        return self._transport
-
     def batch_client(self, **options: Any) -> AnthropicBatchClient:
         """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
         from respeval.judge.models.anthropic_batch import AnthropicBatchClient
 
         return AnthropicBatchClient(self, **options)
-
-    def request_headers(self) -> dict[str, str]:
-        """Headers for a call: content type, API version, extra headers, the key when set."""
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION, **self._extra_headers}
-        key = os.environ.get(self._api_key_env)
-        if key:
-            register_secret(key)
-            headers["x-api-key"] = key
-        return headers
-
-    def auth_hint(self) -> str:
-        if os.environ.get(self._api_key_env):
-            return f"check the key in ${self._api_key_env}"
-        return f"no API key was sent: ${self._api_key_env} is not set"
-
-    async def _open(self) -> None:
-        self._transport = self._injected or default_transport(str(self._url))
-
-    async def _close(self) -> None:
-        if self._transport is not None and self._transport is not self._injected:
-            await self._transport.aclose()
-        self._transport = None
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """System messages become the top-level ``system`` field, as the API wants."""
@@ -168,17 +138,7 @@ class AnthropicModel(BaseJudgeModel):
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        await self._ensure_open()
-        assert self._transport is not None
-        data = await post_json(
-            self._transport,
-            self._url,
-            self.request_headers(),
-            json.dumps(self.build_body(request)).encode(),
-            timeout=self._timeout,
-            where=self.endpoint,
-            auth_hint=self.auth_hint(),
-        )
+        data = await self.post(self.build_body(request), defaults=self.default_headers, auth=self.auth_headers())
         return self.parse_response(data)
 
     def parse_response(self, data: Any) -> Completion:

@@ -21,16 +21,13 @@ fallback: a server that ignores the schema still gets its replies read honestly.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from respeval.judge.errors import JudgeError, TransientError
-from respeval.judge.models._http import api_url, decode_json, default_transport, post_json, send, token_count
-from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
-from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+from respeval.judge.models._http import HttpJudgeModel, api_url, decode_json, send, token_count
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, messages_as_dicts
 
 if TYPE_CHECKING:
     from respeval.judge.models.openai_batch import OpenAIBatchClient
@@ -42,7 +39,7 @@ STRUCTURED_MODES = ("response_format", "guided_json", "structured_outputs", "non
 _VLLM_STRUCTURED_OUTPUTS = (0, 11)  # vLLM versions from which structured_outputs replaces guided_json
 
 
-class OpenAIChatModel(BaseJudgeModel):
+class OpenAIChatModel(HttpJudgeModel):
     """A chat-completions model behind an OpenAI-compatible HTTP API.
 
     Args:
@@ -89,31 +86,31 @@ class OpenAIChatModel(BaseJudgeModel):
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
         if structured not in STRUCTURED_MODES:
             raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}")
         if not json_schema:
             structured = "none"
         super().__init__(
             model,
-            endpoint=redact_url(base),
+            base_url=base_url,
+            path="/chat/completions",
+            api_key_env=api_key_env,
             capabilities=Capabilities(
                 temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=structured != "none"
             ),
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
         )
-        self._structured = structured
-        self._base = base
-        register_url_secrets(base)
-        register_headers(headers or {})
-        self._url = api_url(base, "/chat/completions")
-        self._api_key_env = api_key_env
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self._max_tokens_field = max_tokens_field
-        self._injected = transport
-        self._transport: httpx.AsyncBaseTransport | None = None
-        self._timeout = timeout
-        self._extra_headers = dict(headers or {})
-        self._where = self.endpoint
+        self._structured = structured
+
+    default_headers = {"content-type": "application/json", "accept": "application/json"}
+
+    def auth_headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"authorization": f"Bearer {key}"} if key else {}
 
     @property
     def structured(self) -> str:
@@ -138,81 +135,38 @@ class OpenAIChatModel(BaseJudgeModel):
         return extra
 
     async def _open(self) -> None:
-        self._transport = self._injected or default_transport(str(self._url))
+        await super()._open()
         if self._structured == "detect":
             self._structured = await self._detect_structured()
+
+    async def _get(self, url: httpx.URL) -> Any:
+        body = await send(
+            self.transport, "GET", url, self.request_headers(), timeout=self._timeout, where=self.endpoint
+        )
+        return decode_json(body, self.endpoint)
 
     async def _detect_structured(self) -> str:
         """vLLM (by its ``/models`` ``owned_by``) gets its own structured-output option, by
         version; every other server ``response_format``.  A failed probe means the latter."""
-        assert self._transport is not None
         try:
-            models = decode_json(
-                await send(
-                    self._transport,
-                    "GET",
-                    api_url(self._base, "/models"),
-                    self.request_headers(),
-                    timeout=self._timeout,
-                    where=self._where,
-                ),
-                self._where,
-            )
+            models = await self._get(api_url(self.base_url, "/models"))
             owners = {m.get("owned_by") for m in models.get("data", []) if isinstance(m, dict)}
         except (JudgeError, AttributeError):
             return "response_format"
         if "vllm" not in owners:
             return "response_format"
-        root = httpx.URL(self._base).copy_with(path="/version", query=None)
         try:
-            info = decode_json(
-                await send(
-                    self._transport, "GET", root, self.request_headers(), timeout=self._timeout, where=self._where
-                ),
-                self._where,
-            )
+            info = await self._get(httpx.URL(self.base_url).copy_with(path="/version", query=None))
             version = tuple(int(p) for p in str(info.get("version", "")).split(".")[:2])
         except (JudgeError, AttributeError, ValueError):
             return "guided_json"
         return "structured_outputs" if version >= _VLLM_STRUCTURED_OUTPUTS else "guided_json"
-
-    @property
-    def base_url(self) -> str:
-        """The API root, up to and including ``/v1`` (it may hold credentials: never print it)."""
-        return self._base
-
-    @property
-    def transport(self) -> httpx.AsyncBaseTransport:
-        """The open transport (for the batch client, which shares it)."""
-        if self._transport is None:
-            raise JudgeError(f"{self.model_id} is not open: use it inside 'async with model'")
-        return self._transport
-
-    def auth_hint(self) -> str:
-        if os.environ.get(self._api_key_env):
-            return f"check the key in ${self._api_key_env}"
-        return f"no API key was sent: ${self._api_key_env} is not set"
-
-    async def _close(self) -> None:
-        # An injected transport belongs to the caller, as in httpx.
-        if self._transport is not None and self._transport is not self._injected:
-            await self._transport.aclose()
-        self._transport = None
 
     def batch_client(self, **options: Any) -> OpenAIBatchClient:
         """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
         from respeval.judge.models.openai_batch import OpenAIBatchClient
 
         return OpenAIBatchClient(self, **options)
-
-    def request_headers(self) -> dict[str, str]:
-        """Headers for a call: content type, extra headers, and the key when it is set."""
-        headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
-        key = os.environ.get(self._api_key_env)
-        if key:
-            register_secret(key)
-            headers["authorization"] = f"Bearer {key}"
-        return headers
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """The JSON body for ``request``: unsupported parameters are left out, not ignored."""
@@ -239,17 +193,7 @@ class OpenAIChatModel(BaseJudgeModel):
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        await self._ensure_open()
-        assert self._transport is not None
-        data = await post_json(
-            self._transport,
-            self._url,
-            self.request_headers(),
-            json.dumps(self.build_body(request)).encode(),
-            timeout=self._timeout,
-            where=self._where,
-            auth_hint=self.auth_hint(),
-        )
+        data = await self.post(self.build_body(request), defaults=self.default_headers, auth=self.auth_headers())
         return self.parse_response(data)
 
     def parse_response(self, data: Any) -> Completion:
@@ -263,7 +207,7 @@ class OpenAIChatModel(BaseJudgeModel):
                 raise TypeError("content is not a string")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise TransientError(
-                f"malformed response from {self._where}: no choices[0].message.content ({type(exc).__name__}: {exc})",
+                f"malformed response from {self.endpoint}: no choices[0].message.content ({type(exc).__name__}: {exc})",
                 kind="malformed_response",
             ) from exc
         usage = data.get("usage") or {}
