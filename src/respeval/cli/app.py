@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
@@ -91,11 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
     except Exception as exc:
-        # a provider refused or failed for good (a batch it would not take, a key it rejects):
-        # what was done is kept, and the message says what to fix before rerunning.  (The
-        # judge layer is loaded only by the commands that use it, hence the lookup.)
-        errors = sys.modules.get("respeval.judge.errors")
-        if errors is None or not isinstance(exc, errors.JudgeError):
-            raise
-        print(f"respeval {args.command}: stopped: {redact(exc)}", file=sys.stderr)
-        return Exit.JUDGE_FATAL
+        errors = sys.modules.get("respeval.judge.errors")  # loaded only by the commands that judge
+        if errors is not None and isinstance(exc, errors.JudgeError):
+            # a provider refused or failed for good (a batch it would not take, a key it
+            # rejects): what was done is kept, and the message says what to fix before rerunning
+            print(f"respeval {args.command}: stopped: {redact(exc)}", file=sys.stderr)
+            return Exit.JUDGE_FATAL
+        # a bug: the traceback helps, but it may quote a key from a request or a URL
+        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        print(f"respeval {args.command}: internal error (a bug in respeval; please report it)", file=sys.stderr)
+        return Exit.INTERNAL

@@ -12,7 +12,7 @@ A template is text with ``{column}`` placeholders (``{{``/``}}`` for literal bra
     )
 
 Every inserted value is **data**: it goes into the prompt between two markers carrying a code
-that appears in none of the row's texts (:func:`respeval.judge.methods.pointwise.fence_code`),
+that appears in none of the row's texts (:func:`respeval.judge.data.fence_code`),
 and the instruction tells the judge that nothing between markers is an instruction.  The
 template, the system instruction, the criteria, the rubric and the parse contract are hashed
 into ``template_version``, so they are part of every cache key and of the run's signature:
@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from respeval.judge.data import InsertedData, fence
 from respeval.judge.methods.pairwise import ORIENTATIONS, orientations_for, winner_for
-from respeval.judge.methods.pointwise import fence_code, fenced
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_number
 
@@ -90,6 +90,9 @@ def text_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+_PAIR_LABELS = {"baseline_model_response": "RESPONSE A", "response": "RESPONSE B"}
+
+
 class PromptTemplate:
     """Text with ``{column}`` placeholders; each value is fenced as data when rendered."""
 
@@ -119,15 +122,22 @@ class PromptTemplate:
         self._parts = parsed
         self.digest = _digest("template", text)
 
-    def render(self, values: Mapping[str, str], code: str, labels: Mapping[str, str] | None = None) -> str:
-        """The template with every placeholder replaced by its value, fenced as data under
-        ``labels[name]`` (default: the column name in capitals)."""
-        labels = labels or {}
+    def label(self, name: str, labels: Mapping[str, str] | None = None) -> str:
+        """The fence label of column ``name`` (default: the column name in capitals)."""
+        return (labels or {}).get(name, name.upper())
+
+    def data(self, values: Mapping[str, str], labels: Mapping[str, str] | None = None) -> InsertedData:
+        """What one request shows the judge: every column the template names, by fence label
+        (the same object in ``build`` and ``parse``, so the parser knows what was data)."""
+        return InsertedData.of([(self.label(name, labels), values[name]) for name in self.fields])
+
+    def render(self, values: Mapping[str, str], data: InsertedData, labels: Mapping[str, str] | None = None) -> str:
+        """The template with every placeholder replaced by its value, fenced as data."""
         out: list[str] = []
         for literal, name, _, _ in self._parts:
             out.append(literal)
             if name is not None:
-                out.append("\n" + fenced(labels.get(name, name.upper()), code, values[name]) + "\n")
+                out.append("\n" + fence(self.label(name, labels), data.code, values[name]) + "\n")
         return "".join(out)
 
     def __repr__(self) -> str:
@@ -376,8 +386,7 @@ class PointwiseMetric:
 
     def build(self, item: _Item, capabilities: Capabilities) -> JudgeRequest:
         values = dict(item.values)
-        code = fence_code(tuple(values.values()))
-        user = self.template.render(values, code) + "\n\nReply with the JSON object only."
+        user = self.template.render(values, self.template.data(values)) + "\n\nReply with the JSON object only."
         return JudgeRequest(
             messages=(Message("system", self.system_prompt()), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
@@ -395,7 +404,7 @@ class PointwiseMetric:
             validate=self._validate,
             same=lambda a, b: a.score == b.score and a.label == b.label,
             labels={answer: (answer, "rating", "grade")},
-            forbidden=tuple(v for _, v in item.values),
+            data=self.template.data(dict(item.values)),
         )
 
     def _validate(self, obj: Mapping[str, Any]) -> TemplateVerdict | str:
@@ -529,16 +538,20 @@ class PairwiseMetric:
             raise ValueError(f"field 'orientation': expected ab or ba, got {orientation!r}")
         return _Item(_record_values(record, self.template.fields), orientation)
 
-    def build(self, item: _Item, capabilities: Capabilities) -> JudgeRequest:
+    def _shown(self, item: _Item) -> dict[str, str]:
+        """The values as shown: in the ``ba`` orientation the two responses trade places."""
         values = dict(item.values)
         if item.orientation == "ba":
             values["response"], values["baseline_model_response"] = (
                 values["baseline_model_response"],
                 values["response"],
             )
-        code = fence_code(tuple(values.values()))
-        labels = {"baseline_model_response": "RESPONSE A", "response": "RESPONSE B"}
-        user = self.template.render(values, code, labels) + "\n\nReply with the JSON object only."
+        return values
+
+    def build(self, item: _Item, capabilities: Capabilities) -> JudgeRequest:
+        values = self._shown(item)
+        data = self.template.data(values, _PAIR_LABELS)
+        user = self.template.render(values, data, _PAIR_LABELS) + "\n\nReply with the JSON object only."
         return JudgeRequest(
             messages=(Message("system", self.system_prompt()), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
@@ -556,7 +569,7 @@ class PairwiseMetric:
             validate=self._validate,
             same=lambda a, b: a.position == b.position,
             labels={"winner": ("winner", "better response")},
-            forbidden=(item.value("response"), item.value("baseline_model_response")),
+            data=self.template.data(self._shown(item), _PAIR_LABELS),
         )
         if isinstance(outcome, ParseFailure):
             return outcome
