@@ -14,7 +14,7 @@ import pytest
 from _helpers.judge_server import FAULTS, FaultPlan, JudgeServer
 from respeval import judge
 from respeval.judge import AnthropicModel, FatalError, OpenAIChatModel, Pointwise, TransientError
-from respeval.judge._http import LoopbackTransport, ShardedTransport, default_transport
+from respeval.judge.models._http import LoopbackTransport, ShardedTransport, default_transport
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.005}
 OK_BODY = {

@@ -156,7 +156,9 @@ def test_bootstrap_in_blocks_equals_one_draw(monkeypatch):
     p = val.pairwise_consistency(["A", "B", "A", "TIE", "B", "A", "A"], ["A", "A", "A", "TIE", "B", "B", "A"])
     c = val.correlations([1, 2, 3, 4, 5, 6, 7], [2, 1, 4, 3, 6, 7, 5])
     whole = (a.bootstrap(n=50, seed=3), p.bootstrap(n=50, seed=3), c.bootstrap(n=50, seed=3))
-    monkeypatch.setattr(val, "_BLOCK_ROWS", 14)  # two resamples per block
+    from respeval.validate import resampling
+
+    monkeypatch.setattr(resampling, "_BLOCK_ROWS", 14)  # two resamples per block
     assert (a.bootstrap(n=50, seed=3), p.bootstrap(n=50, seed=3), c.bootstrap(n=50, seed=3)) == whole
 
 

@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from respeval._version import __version__
 from respeval.cli.common import EXIT_HELP, Exit
+from respeval.redact import redact
 
 # subcommand modules, in the order --help lists them
 COMMANDS = (
@@ -84,5 +85,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.INTERRUPTED
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback
-        print(f"respeval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT

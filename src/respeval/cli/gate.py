@@ -25,8 +25,9 @@ from respeval.gate import (
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
-from respeval.judge.pointwise import Pointwise
+from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 NAME = "gate"
 HELP = "exact -> lexical -> LLM judge escalation, for CI"
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         config, scores = _config(args, records, labels)
         report = asyncio.run(_run(args, records, config, scores, labels))
     except (ValueError, OSError) as exc:
-        print(f"respeval gate: error: {exc}", file=sys.stderr)
+        print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

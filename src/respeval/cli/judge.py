@@ -31,6 +31,7 @@ from respeval.judge.limits import Budget, Price
 from respeval.judge.methods import JudgeMethod, get_method
 from respeval.judge.results import RowResult
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 NAME = "judge"
 HELP = "judge responses with an LLM: pointwise, pairwise, rubrics (async, cached, budgeted)"
@@ -416,7 +417,7 @@ def run_judge(args: argparse.Namespace) -> int:
         total = _check_input(args.input, method, fields)
         result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary
     if args.json:

@@ -29,10 +29,16 @@ from respeval.cli.judge import (
 )
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
-from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
-from respeval.judge.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
-from respeval.judge.pointwise import Pointwise
-from respeval.judge.rubrics import (
+from respeval.judge.methods.llmbar import (
+    EXAMPLE_EVALUATOR,
+    example_instances,
+    llmbar_statistics,
+    replay_model,
+    to_pairs,
+)
+from respeval.judge.methods.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
+from respeval.judge.methods.pointwise import Pointwise
+from respeval.judge.methods.rubrics import (
     PRESETS,
     Rubric,
     RubricGenerator,
@@ -43,8 +49,9 @@ from respeval.judge.rubrics import (
     load_criteria,
     load_rubrics,
 )
-from respeval.judge.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 __all__ = ["add_method_arguments", "run_example", "run_methods"]
 
@@ -296,7 +303,7 @@ def run_methods(args: argparse.Namespace) -> int:
         records = _records(args.input)
         result = asyncio.run(_dispatch(args, records, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:

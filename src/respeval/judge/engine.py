@@ -45,8 +45,9 @@ from respeval.judge.limits import (
     jitter_unit,
     price_for,
 )
-from respeval.judge.methods import JudgeMethod, get_method
-from respeval.judge.models import Completion, JudgeModel, JudgeRequest, estimate_tokens
+from respeval.judge.methods import get_method
+from respeval.judge.methods.base import JudgeMethod
+from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 
@@ -453,9 +454,12 @@ class JudgeEngine:
         timeout = self.options.timeout
         try:
             if timeout is None:
-                return await self.model.generate(request)
-            completion: Completion = await _with_timeout(self.model.generate(request), timeout)
-            return completion
+                completion: Completion = await self.model.generate(request)
+            else:
+                completion = await _with_timeout(self.model.generate(request), timeout)
+            # A model or proxy may repeat what it was sent: no secret goes past this point
+            # (into the parser, the cache, a row or a summary).
+            return completion.redacted()
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise TransientError(f"timeout: no answer within {timeout:g}s", kind="timeout") from exc
         except JudgeError:

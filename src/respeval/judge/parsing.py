@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, Union
 
-from respeval.judge.models import Completion
+from respeval.judge.models.base import Completion
 
 __all__ = ["ParseFailure", "Parsed", "extract_verdict", "loads_lenient"]
 

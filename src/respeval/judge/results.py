@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from respeval.redact import redact, redact_data
+
 __all__ = ["RowResult", "RunSummary", "wilson_interval"]
 
 SCORED = "scored"
@@ -38,6 +40,13 @@ class RowResult:
     attempts: int = 0
     reasked: bool = False
     parsed_from: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every row text that reaches an output starts here: scrub it once, at the root.
+        if self.unscored_reason is not None:
+            self.unscored_reason = redact(self.unscored_reason)
+        if self.verdict is not None:
+            self.verdict = redact_data(self.verdict)
 
     @property
     def scored(self) -> bool:
@@ -106,6 +115,11 @@ class RunSummary:
     unscored_reasons: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     """Failed calls by kind: rate_limited, server_error, timeout, connection, malformed_response."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stop_reason" and value is not None:
+            value = redact(value)  # it is printed, and written to every summary
+        object.__setattr__(self, name, value)
 
     @property
     def not_run(self) -> int:

@@ -36,10 +36,12 @@ from respeval.judge.errors import FatalError, TransientError
 __all__ = [
     "LoopbackTransport",
     "ShardedTransport",
+    "api_url",
     "default_transport",
     "is_loopback_host",
     "parse_retry_after",
     "post_json",
+    "token_count",
 ]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
@@ -57,6 +59,22 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def api_url(base_url: str, path: str, *, unless_endswith: str | None = None) -> httpx.URL:
+    """``base_url`` with ``path`` appended to its path, its query string kept (Azure's
+    ``?api-version=``, a proxy's ``?key=``); ``path`` is not appended twice when the base
+    path already ends with ``unless_endswith``."""
+    url = httpx.URL(base_url)
+    base_path = url.path.rstrip("/")
+    if unless_endswith is not None and base_path.endswith(unless_endswith):
+        path = path[len(unless_endswith) :] if path.startswith(unless_endswith) else path
+    return url.copy_with(path=base_path + path)
+
+
+def token_count(value: Any) -> int:
+    """A usage count from a provider's JSON: a non-negative int, else 0 (never a crash)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _env_proxy(url: httpx.URL) -> str | None:
@@ -177,8 +195,10 @@ async def post_json(
     """POST a JSON body and return the decoded JSON response.
 
     Raises TransientError for network trouble, retryable statuses and bodies that are not
-    JSON; FatalError for other non-2xx statuses.
+    JSON; FatalError for other non-2xx statuses.  Network errors are not chained to the
+    httpx exception: it holds the request, with its headers (the key) and URL.
     """
+    failure: TransientError | None = None
     try:
         if isinstance(transport, LoopbackTransport):
             # The default for local servers: the same exchange without building httpx
@@ -196,20 +216,20 @@ async def post_json(
                 await response.aclose()
             status, response_headers = response.status_code, response.headers
     except httpx.TimeoutException as exc:
-        raise TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout") from exc
+        failure = TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout")
     except (httpx.TransportError, OSError) as exc:
-        raise TransientError(
-            f"connection error talking to {where}: {type(exc).__name__}: {exc}", kind="connection"
-        ) from exc
+        failure = TransientError(f"connection error talking to {where}: {type(exc).__name__}: {exc}", kind="connection")
+    if failure is not None:
+        raise failure  # outside the except block: no __context__ either
     if not 200 <= status < 300:
         raise error_for_status(status, content, response_headers or httpx.Headers(), where=where, auth_hint=auth_hint)
     try:
         return json.loads(content)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError):
         snippet = content[:80].decode("utf-8", "replace")
-        raise TransientError(
-            f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response", status=status
-        ) from exc
+    raise TransientError(
+        f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response", status=status
+    )
 
 
 # --------------------------------------------------------------------------- the transport

@@ -34,11 +34,11 @@ from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
-from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.methods.pointwise import fence_code, fenced
+from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
-from respeval.judge.pointwise import fence_code, fenced
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
-from respeval.judge.sampling import SampledRow, Spend, arun_sampled
 
 __all__ = [
     "FLIP_MODES",
@@ -513,7 +513,7 @@ async def arun_pairwise(
 ) -> PairwiseReport:
     """Judge every pair (``prompt``, ``baseline_model_response`` = A, ``response`` = B,
     ``id``; renamed by ``fields``) in the orders ``flip`` asks for, ``samples`` times per
-    order (strict majority, see :mod:`respeval.judge.sampling`)."""
+    order (strict majority, see :mod:`respeval.judge.methods.sampling`)."""
     records = list(records)
     engine_records, index = expand_pairs(records, flip, fields)
     result = await arun_sampled(

@@ -1,4 +1,4 @@
-"""What a judging method is, to the engine, and the registry of methods by name.
+"""What a judging method is, to the engine.
 
 A method turns an input record into a request, reads a verdict out of a completion, and
 says how to re-ask once after an unusable reply.  The engine does everything else
@@ -7,14 +7,13 @@ says how to re-ask once after an unusable reply.  The engine does everything els
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from respeval.judge.models import Capabilities, Completion, JudgeRequest
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure
-from respeval.judge.pointwise import Pointwise
 
-__all__ = ["METHODS", "JudgeMethod", "get_method"]
+__all__ = ["JudgeMethod"]
 
 
 class JudgeMethod(Protocol):
@@ -44,16 +43,3 @@ class JudgeMethod(Protocol):
     def row_fields(self, verdict: Any) -> dict[str, Any]:
         """The verdict's output columns; must include ``pass`` (bool) and may include
         ``score`` (a number), which the summary aggregates."""
-
-
-METHODS: dict[str, Callable[..., Any]] = {"pointwise": Pointwise}
-
-
-def get_method(name: str, **options: Any) -> JudgeMethod:
-    """A method by name (``pointwise``), constructed with ``options``."""
-    try:
-        cls = METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown judge method {name!r}; available: {', '.join(sorted(METHODS))}") from None
-    method: JudgeMethod = cls(**options)
-    return method

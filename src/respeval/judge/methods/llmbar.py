@@ -7,9 +7,9 @@ as Output (a); ``swap = True``: output_2 shown first), and ``statistics.json`` w
 accuracy and agreement it computed from them.
 
 :func:`replay_model` turns those records into a judge: for each instance and order, the
-request respeval's :class:`~respeval.judge.pairwise.Pairwise` method builds is stored with
+request respeval's :class:`~respeval.judge.methods.pairwise.Pairwise` method builds is stored with
 the recorded reply in an in-memory :class:`~respeval.judge.cache.JudgeCache`, and a
-:class:`~respeval.judge.replay.ReplayModel` answers from it.  Running the pairwise method
+:class:`~respeval.judge.models.replay.ReplayModel` answers from it.  Running the pairwise method
 end to end on that model (``output_1`` as the baseline A, ``output_2`` as the candidate
 B) goes through the real prompt building, engine, parsing and pair logic, and
 :func:`llmbar_statistics` recomputes LLMBar's figures from respeval's per-order verdicts.
@@ -18,7 +18,7 @@ LLMBar's conventions, reproduced by :func:`llmbar_statistics`: an unparseable re
 (winner ``None``) counts as wrong; ``equal`` counts two unparseable orders as equal;
 ``kappa_agreement`` is Cohen's kappa between the orders *after mapping every winner other
 than "1" (including None) to one class*, as LLMBar's code does.  respeval's own
-:class:`~respeval.judge.pairwise.PairwiseReport` is stricter (a pair with an unparseable
+:class:`~respeval.judge.methods.pairwise.PairwiseReport` is stricter (a pair with an unparseable
 order is unscored, and consistency is over pairs with both orders scored).
 """
 
@@ -35,9 +35,9 @@ import numpy as np
 
 from respeval.judge.cache import JudgeCache, cache_key
 from respeval.judge.errors import FatalError
-from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest
-from respeval.judge.pairwise import Pairwise, PairwiseReport
-from respeval.judge.replay import ReplayModel
+from respeval.judge.methods.pairwise import Pairwise, PairwiseReport
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+from respeval.judge.models.replay import ReplayModel
 
 __all__ = [
     "EXAMPLE_EVALUATOR",
@@ -53,7 +53,7 @@ __all__ = [
 
 SWAP = {"ab": "swap = False", "ba": "swap = True"}
 EXAMPLE_EVALUATOR = "LLMBar/Natural GPT-4/Vanilla"
-EXAMPLE_PATH = Path(__file__).resolve().parents[1] / "data" / "llmbar_example.jsonl"
+EXAMPLE_PATH = Path(__file__).resolve().parents[2] / "data" / "llmbar_example.jsonl"
 _CAPABILITIES = Capabilities(temperature=True, seed=False, n=False, logprobs=False, json_schema=False)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from respeval.judge.cache import JudgeCache, cache_key
 from respeval.judge.errors import CacheMissError
-from respeval.judge.models import BaseJudgeModel, Completion, JudgeModel, JudgeRequest
+from respeval.judge.models.base import BaseJudgeModel, Completion, JudgeModel, JudgeRequest
 
 __all__ = ["ReplayModel"]
 

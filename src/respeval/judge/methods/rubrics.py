@@ -30,11 +30,11 @@ from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.methods.pointwise import fence_code, fenced
+from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
-from respeval.judge.pointwise import fence_code, fenced
 from respeval.judge.results import wilson_interval
-from respeval.judge.sampling import SampledRow, Spend, arun_sampled
 
 __all__ = [
     "IMPORTANCE_WEIGHTS",

@@ -12,19 +12,14 @@ from typing import Any
 
 import httpx
 
-from respeval.judge._http import default_transport, post_json
 from respeval.judge.errors import TransientError
-from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
+from respeval.judge.models._http import api_url, default_transport, post_json, token_count
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
+from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = ["OpenAIChatModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-def _redact_url(url: str) -> str:
-    """The URL without user:password, for identities, messages and the cache."""
-    parsed = httpx.URL(url)
-    return str(parsed.copy_with(username=None, password=None)) if parsed.userinfo else url
 
 
 class OpenAIChatModel(BaseJudgeModel):
@@ -45,9 +40,13 @@ class OpenAIChatModel(BaseJudgeModel):
         max_tokens_field: ``"max_tokens"`` (most servers) or ``"max_completion_tokens"``
             (OpenAI's reasoning models).
         transport: an ``httpx.AsyncBaseTransport`` (tests inject ``httpx.MockTransport``);
-            default: see :func:`respeval.judge._http.default_transport`.
+            default: see :func:`respeval.judge.models._http.default_transport`.
         timeout: seconds per HTTP call (the engine also enforces its own per-call timeout).
         headers: extra headers (never part of the cache key: keep secrets here, not in the URL).
+
+    Secrets (the key, credential headers, ``user:password@`` or ``?api_key=`` in
+    ``base_url``) are registered with :mod:`respeval.redact` and never appear in the
+    endpoint, the cache, messages or outputs.
     """
 
     provider = "openai"
@@ -71,12 +70,14 @@ class OpenAIChatModel(BaseJudgeModel):
         base = base_url.rstrip("/")
         super().__init__(
             model,
-            endpoint=_redact_url(base),
+            endpoint=redact_url(base),
             capabilities=Capabilities(
                 temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
             ),
         )
-        self._url = httpx.URL(base + "/chat/completions")
+        register_url_secrets(base)
+        register_headers(headers or {})
+        self._url = api_url(base, "/chat/completions")
         self._api_key_env = api_key_env
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self._max_tokens_field = max_tokens_field
@@ -108,6 +109,7 @@ class OpenAIChatModel(BaseJudgeModel):
         headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
         key = os.environ.get(self._api_key_env)
         if key:
+            register_secret(key)
             headers["authorization"] = f"Bearer {key}"
         return headers
 
@@ -165,13 +167,9 @@ class OpenAIChatModel(BaseJudgeModel):
         usage = data.get("usage") or {}
         return Completion(
             text=content or "",
-            tokens_in=_int(usage.get("prompt_tokens")),
-            tokens_out=_int(usage.get("completion_tokens")),
+            tokens_in=token_count(usage.get("prompt_tokens")),
+            tokens_out=token_count(usage.get("completion_tokens")),
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
             refusal=message.get("refusal") or None,
         )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 from respeval.judge.cache import KeyMaker
-from respeval.judge.callables import as_completion
 from respeval.judge.errors import FatalError, TransientError
-from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest, estimate_tokens
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, estimate_tokens
+from respeval.judge.models.callables import as_completion
 
 __all__ = ["DEFAULT_VERDICT", "MALFORMED_OUTPUTS", "FakeModel"]
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Union
 
 from respeval.judge.errors import FatalError, JudgeError
-from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
 
 __all__ = ["CallableModel", "JudgeFunction", "as_completion"]
 

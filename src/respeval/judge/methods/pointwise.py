@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from respeval.judge.models import Capabilities, Completion, JsonSchema, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]

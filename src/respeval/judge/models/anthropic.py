@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 
-from respeval.judge._http import default_transport, post_json
 from respeval.judge.errors import TransientError
-from respeval.judge.models import BaseJudgeModel, Capabilities, Completion, JudgeRequest
-from respeval.judge.openai import _int, _redact_url
+from respeval.judge.models._http import api_url, default_transport, post_json, token_count
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = ["AnthropicModel"]
 
@@ -35,7 +35,7 @@ class AnthropicModel(BaseJudgeModel):
         api_key_env: environment variable with the key, read at the first call.
         max_tokens: the reply limit the API requires (requests may override it).
         supports_temperature: send ``temperature`` when a request sets one (older models).
-        transport, timeout, headers: as for :class:`~respeval.judge.openai.OpenAIChatModel`.
+        transport, timeout, headers: as for :class:`~respeval.judge.models.openai.OpenAIChatModel`.
     """
 
     provider = "anthropic"
@@ -55,12 +55,14 @@ class AnthropicModel(BaseJudgeModel):
         base = base_url.rstrip("/")
         super().__init__(
             model,
-            endpoint=_redact_url(base),
+            endpoint=redact_url(base),
             capabilities=Capabilities(
                 temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=False
             ),
         )
-        self._url = httpx.URL(base + ("/messages" if base.endswith("/v1") else "/v1/messages"))
+        register_url_secrets(base)
+        register_headers(headers or {})
+        self._url = api_url(base, "/v1/messages", unless_endswith="/v1")
         self._api_key_env = api_key_env
         self._max_tokens = max_tokens
         self._injected = transport
@@ -104,6 +106,7 @@ class AnthropicModel(BaseJudgeModel):
         headers = {"content-type": "application/json", "anthropic-version": API_VERSION, **self._extra_headers}
         key = os.environ.get(self._api_key_env)
         if key:
+            register_secret(key)
             headers["x-api-key"] = key
         hint = (
             f"check the key in ${self._api_key_env}" if key else f"no API key was sent: ${self._api_key_env} is not set"
@@ -128,8 +131,8 @@ class AnthropicModel(BaseJudgeModel):
         stop = data.get("stop_reason")
         return Completion(
             text=text,
-            tokens_in=_int(usage.get("input_tokens")),
-            tokens_out=_int(usage.get("output_tokens")),
+            tokens_in=token_count(usage.get("input_tokens")),
+            tokens_out=token_count(usage.get("output_tokens")),
             finish_reason=_FINISH.get(stop, stop),
             model=data.get("model"),
             refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None,

@@ -34,8 +34,8 @@ from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods import JudgeMethod
-from respeval.judge.models import Capabilities, Completion, JudgeModel, JudgeRequest
+from respeval.judge.methods.base import JudgeMethod
+from respeval.judge.models.base import Capabilities, Completion, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 

@@ -14,12 +14,15 @@ caller entered first.  A model used without ``async with`` opens lazily and is c
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
+
+from respeval.redact import redact, redact_data
 
 __all__ = [
     "BaseJudgeModel",
@@ -128,6 +131,17 @@ class Completion:
             "structured": self.structured,
             "refusal": self.refusal,
         }
+
+    def redacted(self) -> Completion:
+        """This completion with secrets scrubbed from its texts (a model or a proxy may
+        repeat what it was sent); ``self`` when there was nothing to scrub."""
+        text = redact(self.text)
+        model = redact(self.model) if self.model is not None else None
+        refusal = redact(self.refusal) if self.refusal is not None else None
+        structured = redact_data(self.structured)
+        if (text, model, refusal, structured) == (self.text, self.model, self.refusal, self.structured):
+            return self
+        return dataclasses.replace(self, text=text, model=model, refusal=refusal, structured=structured)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Completion:

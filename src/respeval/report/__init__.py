@@ -1,0 +1,33 @@
+"""One self-contained HTML report of a run, rendered from a run summary.
+
+``schema`` (the run summary: builders, loading, checking, merging), ``svg`` (the plots) and
+``html`` (sections and the page).  See ``respeval.report.schema`` for the summary's format.
+"""
+
+from respeval.report.html import SECTIONS, render_html, write_report
+from respeval.report.schema import (
+    LIST_KEYS,
+    SCHEMA,
+    check_summary,
+    correlation_entry,
+    load_summaries,
+    merge_summaries,
+    new_summary,
+    system_table,
+    validation_summary,
+)
+
+__all__ = [
+    "LIST_KEYS",
+    "SCHEMA",
+    "SECTIONS",
+    "check_summary",
+    "correlation_entry",
+    "load_summaries",
+    "merge_summaries",
+    "new_summary",
+    "render_html",
+    "system_table",
+    "validation_summary",
+    "write_report",
+]

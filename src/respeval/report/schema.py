@@ -1,0 +1,212 @@
+"""The run summary: its schema, builders, loading, checking and merging.
+
+One self-contained HTML report of a run: tables, and plots as inline SVG.
+
+The report is rendered from a **run summary**: a plain JSON-ready dict that any part of
+respeval (scoring, judge, gate, validation) can write, and that several runs can merge
+(:func:`merge_summaries` concatenates the lists).  The HTML needs no network and no JavaScript:
+styles are inline, plots are inline ``<svg>``, and a Content-Security-Policy forbids loading
+anything at all.
+
+Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is optional)::
+
+    {
+      "schema": "respeval.run-summary/1",
+      "title": "Release 1.4 judge check",          # page title
+      "created": "2026-11-29T12:00:00Z",           # free text
+      "meta": {"judge": "gpt-4o", "signature": "..."},   # shown as a key/value table
+      "scores": [                                  # corpus scores (summary table)
+        {"metric": "rouge2_f", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 500,
+         "confidence": 0.95}                       # low/high/confidence may be null/absent
+      ],
+      "validation": [ ... ],                       # respeval.validate.MetricValidation.to_dict()
+      "correlations": [                            # metric vs human (e.g. ROUGE-2 vs LitePyramid)
+        {"name": "REALSumm abstractive", "metric": "ROUGE-2 F", "human": "LitePyramid recall",
+         "level": "system", "n": 14, "pearson": 0.9, "spearman": 0.9, "kendall_tau_b": 0.8,
+         "intervals": {"kendall_tau_b": {"estimate": 0.8, "low": 0.6, "high": 0.95}},
+         "points": [{"unit": "bart", "x": 0.21, "y": 0.45}]}     # optional scatter plot
+      ],
+      "distributions": [                           # histograms / label counts
+        {"name": "judge score", "kind": "numeric", "edges": [0, 0.5, 1],
+         "series": [{"name": "judge", "counts": [3, 7]}]},
+        {"name": "verdicts", "kind": "categorical", "labels": ["A", "B", "TIE"],
+         "series": [{"name": "judge", "counts": [40, 50, 10]}]},
+        {"name": "latency (s)", "values": [0.4, 1.2, 0.9]}      # binned by the report
+      ],
+      "gate": [                                    # the escalation funnel
+        {"name": "gate", "total": 1000,
+         "stages": [{"stage": "exact", "settled": 420}, {"stage": "lexical", "settled": 300},
+                    {"stage": "judge", "settled": 250}]}          # the rest: unsettled
+      ],
+      "systems": [                                 # per-system comparison with intervals
+        {"metric": "rouge2_f", "confidence": 0.95, "higher_is_better": true,
+         "rows": [{"system": "bart", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 100}]}
+      ],
+      "disagreements": [                           # besides those inside "validation" entries
+        {"metric": "helpfulness", "row": 17, "judge": 5, "human": 1, "gap": 4,
+         "texts": {"prompt": "...", "response": "..."}}
+      ]
+    }
+
+Validation entries carry their own distributions and disagreements; the report shows them in
+the same sections as the top-level lists.  Builders: :func:`new_summary`,
+:func:`validation_summary`, :func:`system_table`, :func:`correlation_entry`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from respeval._version import __version__
+from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
+
+SCHEMA = "respeval.run-summary/1"
+LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems", "disagreements")
+
+
+# --------------------------------------------------------------------------- building summaries
+
+
+def new_summary(title: str | None = None, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An empty run summary with a title and ``meta`` key/values (plus respeval's version)."""
+    summary: dict[str, Any] = {"schema": SCHEMA, "meta": {"respeval": __version__, **(meta or {})}}
+    if title:
+        summary["title"] = title
+    return summary
+
+
+def validation_summary(
+    results: Iterable[Any], title: str | None = None, meta: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A run summary holding :class:`respeval.validate.MetricValidation` results."""
+    summary = new_summary(title, meta)
+    summary["validation"] = [r.to_dict() for r in results]
+    return summary
+
+
+def system_table(
+    metric: str,
+    values: Sequence[float],
+    systems: Sequence[Any],
+    *,
+    n_boot: int = 1000,
+    seed: int | None = DEFAULT_SEED,
+    confidence: float = 0.95,
+    higher_is_better: bool = True,
+) -> dict[str, Any]:
+    """Per-system means of ``values`` with seeded bootstrap intervals (rows resampled within
+    each system), as a ``systems`` entry of a run summary."""
+    vals = np.asarray(values, dtype=np.float64)
+    names = [str(s) for s in systems]
+    if vals.shape != (len(names),):
+        raise ValueError(f"values has {vals.size} rows but systems has {len(names)}")
+    rows = []
+    for name in dict.fromkeys(names):
+        mine = vals[[i for i, s in enumerate(names) if s == name]]
+        row: dict[str, Any] = {
+            "system": name,
+            "mean": float(mine.mean()),
+            "n": int(mine.size),
+            "low": None,
+            "high": None,
+        }
+        if n_boot and mine.size > 1:
+            low, _, high = percentile_interval(bootstrap_means(mine[:, None], n_boot, seed), confidence)[:, 0]
+            row.update(low=float(low), high=float(high))
+        rows.append(row)
+    return {"metric": metric, "confidence": confidence, "higher_is_better": higher_is_better, "rows": rows}
+
+
+def correlation_entry(
+    name: str, correlation: Any, *, metric: str, human: str, intervals: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A ``correlations`` entry from a :class:`respeval.validate.Correlation` (system-level
+    correlations keep their points for a scatter plot)."""
+    entry = {"name": name, "metric": metric, "human": human, **correlation.to_dict()}
+    entry.pop("units", None)
+    if intervals:
+        entry["intervals"] = {k: v.to_dict() if hasattr(v, "to_dict") else dict(v) for k, v in intervals.items()}
+    if correlation.level == "system" and correlation.units:
+        entry["points"] = [
+            {"unit": u, "x": float(x), "y": float(y)}
+            for u, x, y in zip(correlation.units, correlation.x, correlation.y)
+        ]
+    return entry
+
+
+# --------------------------------------------------------------------------- loading and checking
+
+
+def check_summary(summary: Any, source: str = "summary") -> None:
+    """Raise ``ValueError`` naming the first problem if ``summary`` is not a run summary."""
+    if not isinstance(summary, Mapping):
+        raise ValueError(f"{source}: a run summary is a JSON object, got {type(summary).__name__}")
+    if summary.get("schema") != SCHEMA:
+        raise ValueError(f"{source}: 'schema' must be {SCHEMA!r}, got {summary.get('schema')!r}")
+    for key in LIST_KEYS:
+        value = summary.get(key, [])
+        if not isinstance(value, list):
+            raise ValueError(f"{source}: {key!r} must be a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            if not isinstance(item, Mapping):
+                raise ValueError(f"{source}: {key}[{i}] must be an object")
+    for i, table in enumerate(summary.get("systems", [])):
+        if not isinstance(table.get("rows"), list):
+            raise ValueError(f"{source}: systems[{i}] needs a 'rows' list")
+    for i, funnel in enumerate(summary.get("gate", [])):
+        if not isinstance(funnel.get("stages"), list) or "total" not in funnel:
+            raise ValueError(f"{source}: gate[{i}] needs 'total' and a 'stages' list")
+    if not isinstance(summary.get("meta", {}), Mapping):
+        raise ValueError(f"{source}: 'meta' must be an object")
+
+
+def load_summaries(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """Run summaries from JSON files, or from every ``*.json`` run summary in a directory
+    (other JSON files there are ignored)."""
+    out: list[dict[str, Any]] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = [
+                s
+                for f in sorted(path.glob("*.json"))
+                if (s := _read_json(f)) is not None and isinstance(s, dict) and s.get("schema") == SCHEMA
+            ]
+            if not found:
+                raise ValueError(f'{path}: no run summary (*.json with "schema": "{SCHEMA}")')
+            out.extend(found)
+            continue
+        summary = _read_json(path)
+        check_summary(summary, str(path))
+        out.append(summary)
+    for s in out:
+        check_summary(s)
+    return out
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+
+
+def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One summary: lists concatenated, ``meta`` merged (later wins), the first title kept."""
+    if len(summaries) == 1:
+        return dict(summaries[0])
+    merged: dict[str, Any] = {"schema": SCHEMA, "meta": {}}
+    for s in summaries:
+        check_summary(s)
+        merged["meta"].update(s.get("meta", {}))
+        for key in ("title", "created"):
+            if key in s and key not in merged:
+                merged[key] = s[key]
+        for key in LIST_KEYS:
+            merged.setdefault(key, []).extend(s.get(key, []))
+    return merged

@@ -1,0 +1,239 @@
+"""The report's plots, as inline SVG: heatmaps, bars, the gate funnel, forests, scatters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from respeval.report.format import (
+    escape,
+    fmt,
+    nice_ticks,
+    pct,
+    short_label,
+    svg_element,
+    svg_text,
+    tick_label,
+)
+
+PALETTE = ("#2563eb", "#f59e0b", "#10b981", "#ef4444", "#8b5cf6", "#0ea5e9")
+
+
+def _mix(share: float) -> str:
+    """Colour from near-white (0) to deep blue (1)."""
+    share = min(1.0, max(0.0, share))
+    lo, hi = (241, 245, 249), (29, 78, 216)
+    r, g, b = (round(a + (c - a) * share) for a, c in zip(lo, hi))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title: str) -> str:
+    """Confusion matrix: colour = share of the human row (the judge's recall per class)."""
+    k = len(labels)
+    cell = max(34, min(64, 360 // max(k, 1)))
+    left, top = 40 + 7 * max((len(short_label(x, 12)) for x in labels), default=1), 58
+    width, height = left + cell * k + 20, top + cell * k + 8
+    parts = [
+        svg_text(left + cell * k / 2, 16, "judge label", "middle", "axis-title"),
+        svg_text(
+            14,
+            top + cell * k / 2,
+            "human label",
+            "middle",
+            "axis-title",
+            f'transform="rotate(-90 14 {top + cell * k / 2:.1f})"',
+        ),
+    ]
+    for j, lab in enumerate(labels):
+        parts.append(svg_text(left + cell * (j + 0.5), top - 10, short_label(lab, 8), "middle", "tick"))
+    for i, row in enumerate(matrix):
+        total = sum(row) or 1
+        parts.append(svg_text(left - 8, top + cell * (i + 0.5) + 4, short_label(labels[i], 12), "end", "tick"))
+        for j, count in enumerate(row):
+            share = count / total
+            x, y = left + cell * j, top + cell * i
+            stroke = ' stroke="#0f172a" stroke-width="1.5"' if i == j else ' stroke="#fff"'
+            tip = f"human {escape(labels[i])}, judge {escape(labels[j])}: {count} ({pct(share)} of the row)"
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_mix(share)}"{stroke}>'
+                f"<title>{tip}</title></rect>"
+            )
+            colour = "#fff" if share > 0.55 else "#0f172a"
+            parts.append(svg_text(x + cell / 2, y + cell / 2 + 4, f"{count:g}", "middle", "cell", f'fill="{colour}"'))
+    return svg_element(width, height, "".join(parts), title)
+
+
+def svg_bars(
+    categories: Sequence[Any],
+    series: Sequence[Mapping[str, Any]],
+    title: str,
+    numeric_edges: Sequence[float] | None = None,
+) -> str:
+    """Grouped vertical bars: one group per category (or histogram bin), one bar per series."""
+    n_cat, n_ser = max(len(categories), 1), max(len(series), 1)
+    left, right, top, bottom = 48, 12, 26, 46
+    group = max(18, min(64, 520 // n_cat))
+    width, height = left + group * n_cat + right, 220
+    plot_h = height - top - bottom
+    vmax = max([max(s["counts"], default=0) for s in series] + [1])
+    ticks = nice_ticks(0, vmax, 4)
+    scale = plot_h / ticks[-1]
+    parts = [_legend(series, left, 14)]
+    for t in ticks:
+        y = top + plot_h - t * scale
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        parts.append(svg_text(left - 6, y + 4, tick_label(t), "end", "tick"))
+    bar = (group - 6) / n_ser
+    for c, cat in enumerate(categories):
+        for s_i, s in enumerate(series):
+            count = s["counts"][c]
+            h = count * scale
+            x = left + group * c + 3 + bar * s_i
+            parts.append(
+                f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(bar - 1, 1):.1f}" '
+                f'height="{h:.1f}" fill="{PALETTE[s_i % len(PALETTE)]}">'
+                f"<title>{escape(s['name'])}, {escape(cat)}: {count:g}</title></rect>"
+            )
+        if numeric_edges is None and (n_cat <= 12 or c % max(1, n_cat // 12) == 0):
+            parts.append(
+                svg_text(left + group * (c + 0.5), height - bottom + 16, short_label(cat, 10), "middle", "tick")
+            )
+    if numeric_edges is not None:
+        for t in nice_ticks(numeric_edges[0], numeric_edges[-1], 5):
+            if numeric_edges[0] - 1e-12 <= t <= numeric_edges[-1] + 1e-12:
+                x = left + group * n_cat * (t - numeric_edges[0]) / ((numeric_edges[-1] - numeric_edges[0]) or 1)
+                parts.append(svg_text(x, height - bottom + 16, tick_label(t), "middle", "tick"))
+    parts.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" class="axis"/>')
+    return svg_element(width, height, "".join(parts), title)
+
+
+def _legend(series: Sequence[Mapping[str, Any]], x: float, y: float) -> str:
+    parts = []
+    for i, s in enumerate(series):
+        parts.append(f'<rect x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" fill="{PALETTE[i % len(PALETTE)]}"/>')
+        parts.append(svg_text(x + 14, y, s["name"], "start", "tick"))
+        x += 24 + 7 * len(str(s["name"]))
+    return "".join(parts)
+
+
+def svg_funnel(total: int, stages: Sequence[Mapping[str, Any]], title: str) -> str:
+    """Rows entering each stage (light bar) and settled there (dark bar), then the rest."""
+    label_w, bar_w, row_h, top = 130, 460, 34, 8
+    height = top + row_h * (len(stages) + 1) + 8
+    width = label_w + bar_w + 190
+    parts = []
+    remaining = total
+    scale = bar_w / (total or 1)
+    for i, stage in enumerate(stages):
+        settled = int(stage.get("settled", 0))
+        y = top + row_h * i
+        colour = PALETTE[i % len(PALETTE)]
+        parts.append(
+            svg_text(label_w - 10, y + 20, short_label(stage.get("stage", f"stage {i + 1}"), 18), "end", "label")
+        )
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 4}" width="{remaining * scale:.1f}" height="{row_h - 10}" '
+            f'fill="{colour}" opacity="0.18"><title>{remaining} rows reach this stage</title></rect>'
+        )
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 4}" width="{settled * scale:.1f}" height="{row_h - 10}" '
+            f'fill="{colour}"><title>{settled} rows settled here</title></rect>'
+        )
+        share = settled / total if total else 0
+        parts.append(
+            svg_text(
+                label_w + remaining * scale + 8,
+                y + 20,
+                f"{settled:,} settled of {remaining:,} ({pct(share)} of all)",
+                "start",
+                "tick",
+            )
+        )
+        remaining -= settled
+    y = top + row_h * len(stages)
+    parts.append(svg_text(label_w - 10, y + 20, "unsettled", "end", "label"))
+    parts.append(
+        f'<rect x="{label_w}" y="{y + 4}" width="{max(remaining, 0) * scale:.1f}" height="{row_h - 10}" '
+        f'fill="#94a3b8"><title>{remaining} rows not settled</title></rect>'
+    )
+    parts.append(
+        svg_text(
+            label_w + max(remaining, 0) * scale + 8,
+            y + 20,
+            f"{remaining:,} ({pct(remaining / total if total else 0)})",
+            "start",
+            "tick",
+        )
+    )
+    return svg_element(width, height, "".join(parts), title)
+
+
+def svg_forest(rows: Sequence[Mapping[str, Any]], title: str) -> str:
+    """Each system's mean (dot) and interval (line), best first."""
+    label_w, plot_w, row_h, top = 170, 320, 24, 10
+    height = top + row_h * len(rows) + 34
+    width = label_w + plot_w + 60
+    values = [v for r in rows for v in (r.get("low"), r.get("mean"), r.get("high")) if v is not None]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = (hi - lo) * 0.05 or 0.05
+    ticks = nice_ticks(lo - pad, hi + pad, 5)
+    x0, x1 = ticks[0], ticks[-1]
+
+    def sx(v: float) -> float:
+        return label_w + plot_w * (v - x0) / ((x1 - x0) or 1)
+
+    axis_y = top + row_h * len(rows) + 4
+    parts = []
+    for t in ticks:
+        parts.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{top}" y2="{axis_y}" class="grid"/>')
+        parts.append(svg_text(sx(t), axis_y + 16, tick_label(t), "middle", "tick"))
+    for i, r in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        parts.append(svg_text(label_w - 10, y + 4, short_label(r.get("system"), 22), "end", "label"))
+        if r.get("low") is not None and r.get("high") is not None:
+            parts.append(
+                f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                f'stroke="{PALETTE[0]}" stroke-width="2.5" stroke-linecap="round"/>'
+            )
+        parts.append(
+            f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{PALETTE[0]}" stroke="#fff">'
+            f"<title>{escape(r.get('system'))}: {fmt(r['mean'])}</title></circle>"
+        )
+        parts.append(svg_text(width - 6, y + 4, fmt(r["mean"], 3), "end", "tick"))
+    return svg_element(width, height, "".join(parts), title)
+
+
+def svg_scatter(points: Sequence[Mapping[str, Any]], x_label: str, y_label: str, title: str) -> str:
+    """Scatter of (metric, human) points with their unit names on hover."""
+    left, top, plot_w, plot_h = 62, 12, 360, 240
+    width, height = left + plot_w + 16, top + plot_h + 48
+    xs = [float(p["x"]) for p in points]
+    ys = [float(p["y"]) for p in points]
+    tx = nice_ticks(min(xs), max(xs), 5)
+    ty = nice_ticks(min(ys), max(ys), 5)
+
+    def sx(v: float) -> float:
+        return left + plot_w * (v - tx[0]) / ((tx[-1] - tx[0]) or 1)
+
+    def sy(v: float) -> float:
+        return top + plot_h - plot_h * (v - ty[0]) / ((ty[-1] - ty[0]) or 1)
+
+    parts = []
+    for t in tx:
+        parts.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>')
+        parts.append(svg_text(sx(t), top + plot_h + 16, tick_label(t), "middle", "tick"))
+    for t in ty:
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="grid"/>')
+        parts.append(svg_text(left - 6, sy(t) + 4, tick_label(t), "end", "tick"))
+    parts.append(svg_text(left + plot_w / 2, height - 6, x_label, "middle", "axis-title"))
+    parts.append(
+        svg_text(
+            14, top + plot_h / 2, y_label, "middle", "axis-title", f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'
+        )
+    )
+    for p, x, y in zip(points, xs, ys):
+        parts.append(
+            f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="5" fill="{PALETTE[0]}" opacity="0.8">'
+            f"<title>{escape(p.get('unit', ''))}: {fmt(x)}, {fmt(y)}</title></circle>"
+        )
+    return svg_element(width, height, "".join(parts), title)

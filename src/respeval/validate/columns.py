@@ -1,0 +1,177 @@
+"""Results files and their columns: Vertex's naming convention, loading, joining labels."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from respeval.validate.resampling import plain_value
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """Where one judged metric lives in a table (Vertex's naming, or chosen by hand)."""
+
+    name: str
+    kind: Literal["pointwise", "pairwise"]
+    judge: str
+    human: str
+    swapped: str | None = None
+
+
+def find_metrics(columns: Iterable[str]) -> list[MetricColumns]:
+    """Metrics with both a judge and a human column under Vertex's convention, in column order.
+
+    A judge column without its human column (or the reverse) is not a validatable metric and
+    is skipped.
+    """
+    cols = list(columns)
+    present = set(cols)
+    found: list[MetricColumns] = []
+    for col in cols:
+        name, _, suffix = col.rpartition("/")
+        if not name:
+            continue
+        if suffix == "score" and f"{name}/human_rating" in present:
+            found.append(MetricColumns(name, "pointwise", col, f"{name}/human_rating"))
+        elif suffix == "pairwise_choice" and f"{name}/human_pairwise_choice" in present:
+            swapped = f"{name}/pairwise_choice_swapped"
+            found.append(
+                MetricColumns(
+                    name, "pairwise", col, f"{name}/human_pairwise_choice", swapped if swapped in present else None
+                )
+            )
+    return found
+
+
+def load_table(path: str | Path) -> dict[str, list[Any]]:
+    """A whole table as columns: ``.jsonl``/``.ndjson`` (one object per line), ``.json`` (a list
+    of objects, or an object of equal-length lists), ``.csv`` (numbers parsed, empty cells
+    missing) or ``.parquet``.  Rows lacking a column hold ``None`` there."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return _rows_to_columns(_jsonl_rows(p), p)
+    if suffix == ".json":
+        return _json_table(p)
+    if suffix == ".csv":
+        return _csv_table(p)
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(p).to_pydict()
+    raise ValueError(f"{p}: unknown table format {suffix!r} (expected .jsonl, .json, .csv or .parquet)")
+
+
+def _jsonl_rows(p: Path) -> list[dict[str, Any]]:
+    rows = []
+    with p.open(encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{p}:{lineno}: invalid JSON: {exc.msg}") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+    return rows
+
+
+def _json_table(p: Path) -> dict[str, list[Any]]:
+    data = json.loads(p.read_text(encoding="utf-8-sig"))
+    if isinstance(data, list):
+        return _rows_to_columns(data, p)
+    if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
+        lengths = {len(v) for v in data.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"{p}: columns have different lengths {sorted(lengths)}")
+        return {str(k): list(v) for k, v in data.items()}
+    raise ValueError(f"{p}: expected a list of objects or an object of columns")
+
+
+def _rows_to_columns(rows: Sequence[Any], p: Path) -> dict[str, list[Any]]:
+    names: dict[str, None] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"{p}: row {i} is {type(row).__name__}, expected an object")
+        names.update(dict.fromkeys(row))
+    return {name: [row.get(name) for row in rows] for name in names}
+
+
+def _csv_table(p: Path) -> dict[str, list[Any]]:
+    with p.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        names = reader.fieldnames or []
+    return {name: _parse_csv_column([row.get(name) for row in rows]) for name in names}
+
+
+def _parse_csv_column(cells: list[str | None]) -> list[Any]:
+    values: list[Any] = [None if c is None or not c.strip() else c for c in cells]
+    for cast in (int, float):
+        try:
+            return [None if v is None else cast(v) for v in values]
+        except ValueError:
+            continue
+    return values
+
+
+def join_tables(
+    results: Mapping[str, list[Any]], labels: Mapping[str, list[Any]], *, id_field: str | None = None
+) -> dict[str, list[Any]]:
+    """Columns of ``results`` and ``labels`` side by side, row by row, or matched on
+    ``id_field`` (every results row keeps its place; a row with no label gets ``None``, which
+    validation then drops and counts).  A column in both tables keeps the results' values."""
+    n_res = _n_rows(results)
+    if id_field is None:
+        if n_res != _n_rows(labels):
+            raise ValueError(
+                f"results has {n_res} rows but labels has {_n_rows(labels)}; give an id field to match them"
+            )
+        order: list[int | None] = list(range(n_res))
+    else:
+        for name, table in (("results", results), ("labels", labels)):
+            if id_field not in table:
+                raise ValueError(f"{name} has no id field {id_field!r}")
+        where = _id_index(labels[id_field])
+        order = [where.get(plain_value(key)) for key in results[id_field]]
+    joined = dict(results)
+    for name, column in labels.items():
+        if name not in joined:
+            joined[name] = [None if i is None else column[i] for i in order]
+    return joined
+
+
+def _id_index(ids: list[Any]) -> dict[Any, int]:
+    index: dict[Any, int] = {}
+    for i, key in enumerate(ids):
+        key = plain_value(key)
+        if key in index:
+            raise ValueError(f"labels: id {key!r} appears more than once")
+        index[key] = i
+    return index
+
+
+def _n_rows(table: Mapping[str, list[Any]]) -> int:
+    return len(next(iter(table.values()))) if table else 0
+
+
+def table_column(table: Mapping[str, list[Any]], name: str) -> list[Any]:
+    """A column by name, or by a dotted path into nested objects (``scores.litepyramid``)."""
+    if name in table:
+        return list(table[name])
+    head, _, rest = name.partition(".")
+    if rest and head in table:
+        out = []
+        for value in table[head]:
+            for part in rest.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            out.append(value)
+        return out
+    raise ValueError(f"no column {name!r} (columns: {', '.join(list(table)[:20])})")
