@@ -80,12 +80,9 @@ def _judge_result(result: Any) -> tuple[dict[str, float], dict[str, Any], dict[s
     """A judge ``RunResult``: pass rate, coverage, mean score, calls, tokens and cost."""
     s = result.summary
     metrics: dict[str, float] = {}
-    for name in ("pass_rate", "coverage", "mean_score", "total", "scored", "unscored", "passed", "calls"):
-        value = getattr(s, name, None)
-        if _finite(value):
-            metrics[f"judge/{name}"] = float(value)
-    for name in ("cache_hits", "retries", "tokens_in", "tokens_out", "cost", "seconds"):
-        value = getattr(s, name, None)
+    names = ("pass_rate", "coverage", "mean_score", "total", "scored", "unscored", "passed", "calls")
+    for name in (*names, "cache_hits", "retries", "tokens_in", "tokens_out", "cost", "seconds"):
+        value: Any = getattr(s, name, None)
         if _finite(value):
             metrics[f"judge/{name}"] = float(value)
     interval = getattr(s, "pass_interval", None)
