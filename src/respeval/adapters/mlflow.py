@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from respeval.adapters import require
-from respeval.metrics import REGISTRY, MetricFamily, MetricOptions, MetricResult
+from respeval.adapters.scoring import build_family, score_rows
+from respeval.metrics import MetricResult
 
 ARTIFACT_DIR = "respeval"
 _UNSAFE = re.compile(r"[^0-9A-Za-z_\-. :/]")
@@ -209,44 +210,6 @@ def _log_rows(client: Any, run_id: str, result: MetricResult) -> None:
 # --------------------------------------------------------------------------- metrics inside MLflow
 
 
-def _family(name: str, options: Mapping[str, Any]) -> MetricFamily:
-    spec = REGISTRY[name]
-    if spec.inputs != "text":
-        raise ValueError(f"{name} takes {spec.inputs} inputs; MLflow metrics here score text against a reference")
-    rest = dict(options)
-    shared = {k: rest.pop(k) for k in ("tokenizer", "stemmer") if k in rest}
-    (family,) = REGISTRY.build_families([name], MetricOptions(**shared, params={spec.family: rest}))
-    return family
-
-
-def _column(family: MetricFamily, name: str, columns: Mapping[str, np.ndarray]) -> str:
-    for candidate in (f"{name}_f", name, *family.headline):
-        if candidate in columns:
-            return candidate
-    return next(iter(columns))
-
-
-def score_rows(name: str, predictions: Sequence[Any], references: Sequence[Any], **options: Any) -> dict[str, Any]:
-    """Per-row scores (None where a row could not be scored), their mean and the corpus value.
-
-    The corpus value is the family's score of the summed statistics (``MetricResult.corpus_scores``):
-    the mean for ROUGE, corpus BLEU/chrF/TER for those.
-    """
-    family = _family(name, options)
-    result = MetricResult(family, family.score(family.prepare(list(references)), [str(p) for p in predictions]))
-    column = _column(family, name, result.columns)
-    scores = [None if i in result.errors else float(v) for i, v in enumerate(result[column])]
-    values = [s for s in scores if s is not None]
-    corpus = result.corpus_scores() if values else {}
-    corpus_value = corpus.get(column, corpus.get(name, next(iter(corpus.values()), None)))
-    return {
-        "scores": scores,
-        "column": column,
-        "mean": float(np.mean(values)) if values else None,
-        "corpus": float(corpus_value) if corpus_value is not None else None,
-    }
-
-
 def metric(name: str = "rougeL", *, greater_is_better: bool | None = None, **options: Any) -> Any:
     """An MLflow ``EvaluationMetric`` computing respeval's ``name`` (for ``extra_metrics=``).
 
@@ -254,7 +217,7 @@ def metric(name: str = "rougeL", *, greater_is_better: bool | None = None, **opt
     corpus value from summed statistics, e.g. corpus BLEU).
     """
     mlflow_metrics = require("mlflow.metrics", "mlflow", purpose="respeval.mlflow.metric")
-    _family(name, options)  # an unknown name or option fails here, not inside mlflow.evaluate
+    build_family(name, options)  # an unknown name or option fails here, not inside mlflow.evaluate
 
     def eval_fn(predictions: Any, targets: Any, metrics: Any = None) -> Any:
         if targets is None:
@@ -271,7 +234,7 @@ def scorer(name: str = "rougeL", *, expectation: str = "expected_response", **op
     """An ``mlflow.genai.evaluate`` scorer: respeval's ``name`` of ``outputs`` against
     ``expectations[expectation]`` (a str or a list of references), one value per row."""
     scorers = require("mlflow.genai.scorers", "mlflow", purpose="respeval.mlflow.scorer")
-    _family(name, options)
+    build_family(name, options)
 
     def score(outputs: Any, expectations: Mapping[str, Any]) -> float | None:
         if not expectations or expectation not in expectations:
