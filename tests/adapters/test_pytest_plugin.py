@@ -208,7 +208,6 @@ def test_assertions_work_outside_pytest_sessions_too():
         "Paris", "Paris", prompt="Capital?", model=respeval.judge.FakeModel(), cache=None, replay_only=False
     )
     assert verdict["pass"] is True and json.dumps(verdict)
-    with pytest.raises(AssertionError, match="expected <= 0.1"):
-        respeval.testing.assert_metric("rougeL", "the cat", "the cat", at_most=0.1)
+    assert respeval.testing.assert_metric("rougeL", "the cat", "the cat", at_most=1.0, at_least=1.0) == 1.0
     with pytest.raises(ValueError, match="needs a bound"):
         respeval.testing.assert_metric("rougeL", "a", "b")
