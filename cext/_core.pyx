@@ -41,6 +41,7 @@ cdef extern from "vocab.h":
     int32_t rv_vocab_add(rv_vocab* v, const char* s, int64_t length) noexcept nogil
     int32_t rv_vocab_add_h(rv_vocab* v, const char* s, int64_t length, uint64_t h) noexcept nogil
     int32_t rv_vocab_find(const rv_vocab* v, const char* s, int64_t length) noexcept nogil
+    int32_t rv_vocab_stem(rv_vocab* v, int32_t id) noexcept nogil
 
 cdef extern from "tokenize.h":
     ctypedef struct rv_i32buf:
@@ -147,6 +148,27 @@ cdef class Vocab:
     def tokens(self):
         """All token strings, in id order."""
         return [self.token(i) for i in range(self.v.n)]
+
+    def stem_id(self, Py_ssize_t i):
+        """Id of the Porter stem of token ``i`` (interned after it; tokens of at most
+        3 characters are their own stem, as rouge-score leaves them unstemmed)."""
+        cdef int64_t k, start, end, chars = 0
+        cdef bint ascii = True
+        cdef int32_t r
+        if i < 0 or i >= self.v.n:
+            raise IndexError(f"token id {i} out of range for a vocabulary of {self.v.n}")
+        start, end = self.v.start[i], self.v.start[i + 1]
+        for k in range(start, end):
+            chars += (<uint8_t>self.v.arena[k] & 0xC0) != 0x80
+            ascii = ascii and <uint8_t>self.v.arena[k] < 0x80
+        if chars <= 3:
+            return i
+        if not ascii:
+            raise ValueError(f"cannot stem {self.token(i)!r}: the Porter stemmer takes ASCII words")
+        r = rv_vocab_stem(&self.v, <int32_t>i)
+        if r < 0:
+            raise MemoryError("vocabulary is full")
+        return r
 
     def intern(self, list tokens):
         """Ids (int32 bytes buffer) of a flat list of token strings."""
@@ -852,3 +874,79 @@ def chrf_chars(texts, bint whitespace=False):
     finally:
         rv_u32buf_free(&out)
         free(offsets)
+
+
+# ---------------------------------------------------------------------------
+# TER
+# ---------------------------------------------------------------------------
+
+cdef extern from "ter.h":
+    ctypedef struct rv_ter_scratch:
+        pass
+    void rv_ter_scratch_free(rv_ter_scratch* t) noexcept nogil
+    int64_t rv_ter_edits(rv_ter_scratch* t, const int32_t* hyp, int64_t n, const int32_t* ref,
+                         int64_t m) noexcept nogil
+    int RV_TER_MAX_WORDS
+
+from respeval.limits import RowTooLongError as _RowTooLongError
+
+
+def ter_edits(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
+              const int32_t[::1] ref_ids, const int64_t[::1] ref_off,
+              const int64_t[::1] row_refs, int64_t vocab_size, int64_t[::1] edits, threads=None):
+    """sacreBLEU's TER edits per row: the minimum over the row's references (reference
+    rows ``row_refs[k] .. row_refs[k+1]``, at least one) of shifts + edit distance.
+    ``edits`` is ``int64[rows]``."""
+    cdef Py_ssize_t n = hyp_off.shape[0] - 1, k
+    cdef int64_t j, longest, e, best, failures = 0, internal = 0
+    cdef int nt
+    cdef rv_ter_scratch* sc
+    if vocab_size < 0:
+        raise ValueError("vocab_size must be >= 0")
+    _check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
+    _check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
+    _check_offsets(row_refs, ref_off.shape[0] - 1, "row_refs", "len(ref_off) - 1")
+    if row_refs.shape[0] != n + 1:
+        raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")
+    for k in range(n):
+        if row_refs[k + 1] <= row_refs[k]:
+            raise ValueError(f"row {k} has no reference (row_refs[{k}] == row_refs[{k + 1}])")
+    if edits.shape[0] != n:
+        raise ValueError(f"edits must have length {n}")
+    for k in range(n):
+        if hyp_off[k + 1] - hyp_off[k] > RV_TER_MAX_WORDS:
+            raise _RowTooLongError(k, "hypothesis", hyp_off[k + 1] - hyp_off[k], RV_TER_MAX_WORDS, "TER")
+        longest = 0
+        for j in range(row_refs[k], row_refs[k + 1]):
+            longest = max(longest, ref_off[j + 1] - ref_off[j])
+        if longest > RV_TER_MAX_WORDS:
+            raise _RowTooLongError(k, "reference", longest, RV_TER_MAX_WORDS, "TER")
+    if n == 0:
+        return
+    cdef const int32_t* H = &hyp_ids[0] if hyp_ids.shape[0] else NULL
+    cdef const int32_t* R = &ref_ids[0] if ref_ids.shape[0] else NULL
+    nt = _resolve_threads(threads, n * 16)
+    with nogil, parallel(num_threads=nt):
+        sc = <rv_ter_scratch*>calloc(1, sizeof(rv_ter_scratch))
+        for k in prange(n, schedule="dynamic", chunksize=4):
+            if sc == NULL:
+                failures += 1
+                continue
+            best = -1
+            for j in range(row_refs[k], row_refs[k + 1]):
+                e = rv_ter_edits(sc, H + hyp_off[k], hyp_off[k + 1] - hyp_off[k],
+                                 R + ref_off[j], ref_off[j + 1] - ref_off[j])
+                if e == -1:
+                    failures += 1
+                elif e < 0:
+                    internal += 1
+                elif best < 0 or e < best:
+                    best = e
+            edits[k] = best
+        if sc != NULL:
+            rv_ter_scratch_free(sc)
+            free(sc)
+    if internal:
+        raise RuntimeError("ter_edits: an edit path left the beam (please report this input)")
+    if failures:
+        raise MemoryError("out of memory in ter_edits")

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 #define RV_EMPTY_KEY UINT64_MAX
 
 typedef struct {
@@ -39,17 +41,6 @@ typedef struct {
     uint8_t *marks;
     int64_t marks_cap;
 } rv_scratch;
-
-static inline int rv_grow(void **p, int64_t *cap, int64_t need, size_t elem) {
-    if (need <= *cap) return 0;
-    int64_t c = *cap > 0 ? *cap : 64;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
 
 static inline int rv_scratch_init(rv_scratch *s, int64_t vocab_size) {
     memset(s, 0, sizeof(*s));

@@ -1,6 +1,12 @@
 """Stub of the compiled core (private; the public API is in ``respeval``)."""
 
-from typing_extensions import Buffer
+from typing import TypeAlias
+
+import numpy as np
+from typing_extensions import Buffer as _Buffer
+
+# numpy arrays are buffers, but numpy's stubs say so only for Python >= 3.12
+Buffer: TypeAlias = _Buffer | np.ndarray
 
 def openmp_threads() -> int: ...
 def porter_stem(word: str) -> str: ...
@@ -13,6 +19,7 @@ class Vocab:
     def token(self, i: int) -> str: ...
     def tokens(self) -> list[str]: ...
     def intern(self, tokens: list[str]) -> bytes: ...
+    def stem_id(self, i: int) -> int: ...
 
 def tokenize_rouge(
     vocab: Vocab, texts: list[str], stem: bool = False, threads: int | None = None
@@ -54,6 +61,16 @@ def bleu_clipped_counts(
     max_order: int,
     vocab_size: int,
     correct: Buffer,
+    threads: int | None = None,
+) -> None: ...
+def ter_edits(
+    hyp_ids: Buffer,
+    hyp_off: Buffer,
+    ref_ids: Buffer,
+    ref_off: Buffer,
+    row_refs: Buffer,
+    vocab_size: int,
+    edits: Buffer,
     threads: int | None = None,
 ) -> None: ...
 def first_non_str(items: list) -> int: ...

@@ -17,11 +17,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from respeval._reference import bootstrap_mt
-from respeval._reference import ter as ref_ter
 from respeval.metrics import bleu as _bleu
 from respeval.metrics import chrf as _chrf
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics import ter as _ter
+from respeval.stats import sacrebleu as bootstrap_mt
 
 __all__ = [
     "BLEU",
@@ -166,7 +166,7 @@ class BLEU:
 
     def _score(self, stats_sum: list) -> BLEUScore:
         return BLEUScore(
-            _bleu.ref_bleu.compute_bleu(
+            sacrebleu_scores.compute_bleu(
                 stats_sum, self.smooth_method, self.smooth_value, self.effective_order, self.max_ngram_order
             )
         )
@@ -297,7 +297,7 @@ class TER:
 
     @staticmethod
     def _score(stats_sum: list) -> TERScore:
-        r = ref_ter.compute_ter(stats_sum)
+        r = sacrebleu_scores.compute_ter(stats_sum)
         return TERScore(r.score, r.num_edits, r.ref_length)
 
     def corpus_score(self, hypotheses: Sequence[str], references: Any = None, n_bootstrap: int = 1) -> TERScore:
@@ -308,7 +308,9 @@ class TER:
         score = self._score([sum(int(s[0]) for s in stats), sum(s[1] for s in stats)])
         if n_bootstrap > 1:
             self._bootstrap, self._seed = n_bootstrap, bootstrap_mt.DEFAULT_SEED
-            score._set_ci(*bootstrap_mt.bootstrap_ci(stats, lambda s: ref_ter.compute_ter(s).score, n_bootstrap))
+            score._set_ci(
+                *bootstrap_mt.bootstrap_ci(stats, lambda s: sacrebleu_scores.compute_ter(s).score, n_bootstrap)
+            )
         return score
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> TERScore:

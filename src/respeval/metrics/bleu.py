@@ -16,16 +16,17 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
-from respeval._reference import bleu as ref_bleu
-from respeval._reference import bootstrap_mt
 from respeval._version import __version__
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores
+from respeval.stats import sacrebleu as bootstrap_mt
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
 TOKENIZERS = ("13a", "intl", "zh", "char", "none")
 SMOOTHING = ("exp", "floor", "add-k", "none")
-BLEUScoreParts = ref_bleu.BLEUResult
+BLEUScoreParts = sacrebleu_scores.BLEUResult
 
 
 def references_per_row(references: Any, n_rows: int | None = None) -> list[list[str]]:
@@ -80,14 +81,13 @@ def _token_lists(texts: list[str], tokenize: str, lowercase: bool) -> list[list[
 
 
 def token_ids(
-    kernels: Any, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
+    kernels: Kernels, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """sacreBLEU tokens of ``texts`` as (int32 ids, int64 offsets) in ``vocab``."""
-    native = getattr(kernels, "tokenize_13a_ids", None)
-    if native is not None and tokenize == "13a":
+    if tokenize == "13a":
         if lowercase:
             texts = [t.lower() for t in texts]
-        ids, off = native(vocab, texts)
+        ids, off = kernels.tokenize_13a_ids(vocab, texts)
         return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
     lists = _token_lists(texts, tokenize, lowercase)
     offsets = np.zeros(len(lists) + 1, np.int64)
@@ -110,7 +110,7 @@ def closest_lengths(hyp_len: np.ndarray, ref_lens: np.ndarray, row_refs: np.ndar
 
 @dataclass
 class PreparedBleuReferences:
-    kernels: Any
+    kernels: Kernels
     vocab: Any
     ids: np.ndarray
     offsets: np.ndarray
@@ -174,7 +174,7 @@ def signature(
     """sacreBLEU's signature format (same fields, same order), versioned as respeval."""
     smooth_text = smooth
     if smooth in ("floor", "add-k"):
-        value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+        value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
         smooth_text = f"{smooth}[{value:.2f}]"
     parts = [f"nrefs:{nrefs}"]
     if bootstrap and bootstrap > 1:
@@ -211,7 +211,7 @@ def sentence_scores(
     n = stats.shape[0]
     if n == 0:
         return np.zeros(0)
-    value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+    value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
     sys_len, ref_len = stats[:, 0], stats[:, 1]
     correct = stats[:, 2 : 2 + max_order].copy()
     total = stats[:, 2 + max_order : 2 + 2 * max_order].copy()
@@ -247,7 +247,9 @@ def sentence_scores(
         log_sum = np.zeros(n)
         for i in range(max_order):
             logp = np.where(
-                precisions[:, i] > 0, np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)), ref_bleu.LOG_ZERO
+                precisions[:, i] > 0,
+                np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)),
+                sacrebleu_scores.LOG_ZERO,
             )
             log_sum = np.where(i < eff, log_sum + logp, log_sum)
         score = bp * np.exp(log_sum / np.where(eff > 0, eff, 1))
@@ -286,7 +288,9 @@ class BleuResult:
         return bootstrap_mt.bootstrap_ci(
             self.stats.tolist(),
             lambda s: (
-                ref_bleu.compute_bleu(s, o["smooth"], o["smooth_value"], o["effective_order"], self.max_order).score
+                sacrebleu_scores.compute_bleu(
+                    s, o["smooth"], o["smooth_value"], o["effective_order"], self.max_order
+                ).score
             ),
             n,
             seed,
@@ -327,7 +331,7 @@ def bleu(
     same_length(hyps, refs, "hypotheses", "references")
     prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
     stats = row_statistics(prepared, hyps, tokenize=tokenize, lowercase=lowercase, max_order=max_order, threads=threads)
-    corpus = ref_bleu.compute_bleu(stats.sum(axis=0).tolist(), smooth, smooth_value, effective_order, max_order)
+    corpus = sacrebleu_scores.compute_bleu(stats.sum(axis=0).tolist(), smooth, smooth_value, effective_order, max_order)
     sentence = sentence_scores(stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order)
     sig = signature(
         nrefs=_nrefs(refs),
@@ -401,7 +405,7 @@ class BleuFamily:
 
     def _score(self, row: np.ndarray) -> float:
         ints = [int(round(v)) for v in row.tolist()]
-        return ref_bleu.compute_bleu(ints, self.smooth, self.smooth_value, False, self.max_order).score
+        return sacrebleu_scores.compute_bleu(ints, self.smooth, self.smooth_value, False, self.max_order).score
 
     def signature(self) -> str:
         return "BLEU|" + signature(

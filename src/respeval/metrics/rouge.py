@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import reference_lists, same_length, text_list
 from respeval._version import __version__
 from respeval.metrics.base import ChunkScores
@@ -170,19 +171,18 @@ def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np
 
 
 def _pairs(
-    kernels: Any, predictions: Any, references: Any
+    kernels: Kernels, predictions: Any, references: Any
 ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, bool]:
     """Validated predictions, distinct reference texts, and (row, reference) pairs."""
-    fast = getattr(kernels, "pair_single_references", None)
-    if fast is not None and isinstance(predictions, list) and isinstance(references, list):
-        got = fast(predictions, references)
+    if isinstance(predictions, list) and isinstance(references, list):
+        got = kernels.pair_single_references(predictions, references)
         if got is not None:
-            distinct, pair_ref = got
+            distinct, pair_ref_bytes = got
             return (
                 predictions,
                 distinct,
                 np.arange(len(predictions), dtype=np.int64),
-                np.frombuffer(pair_ref, np.int64),
+                np.frombuffer(pair_ref_bytes, np.int64),
                 True,
             )
     preds = text_list(predictions, "predictions")
@@ -204,7 +204,7 @@ def _pick_best(f: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) 
 
 
 def score_tokens(
-    kernels: Any,
+    kernels: Kernels,
     vocab_size: int,
     preds: TokenBatch,
     refs: TokenBatch,
@@ -273,7 +273,7 @@ def score_tokens(
 class PreparedReferences:
     """References tokenized once, to be scored against any number of prediction sets."""
 
-    kernels: Any
+    kernels: Kernels
     vocab: Any
     batch: TokenBatch
     pair_pred: np.ndarray  # pair -> row
@@ -295,8 +295,7 @@ def prepare_references(
 ) -> PreparedReferences:
     """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
     kernels = _backend.get(implementation)
-    fast = getattr(kernels, "pair_single_references", None)
-    got = fast(references, references) if fast is not None and isinstance(references, list) else None
+    got = kernels.pair_single_references(references, references) if isinstance(references, list) else None
     if got is not None:  # one str per row: pair k is row k
         distinct, pair_ref_bytes = got
         n_rows, single = len(references), True
@@ -361,7 +360,7 @@ def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterab
         types,
         columns,
         signature(types, prepared.tokenizer, prepared.stemmer),
-        _backend.name("native" if k.__name__ == "respeval._core" else "python"),
+        _backend.name_of(k),
         pred_batch.lengths(),
         ref_lengths,
     )

@@ -1,8 +1,8 @@
 """TER (translation edit rate with shifts) with sacreBLEU 2.6's numbers.
 
-Runs the pure-Python reference (``respeval._reference.ter``, sacreBLEU's beam
-edit distance with block shifts), with each distinct (hypothesis, reference)
-pair computed once.  Not yet in the native core.
+Words come from sacreBLEU's Tercom normaliser (references normalised twice, as
+sacreBLEU does); the edits (beam edit distance and greedy block shifts, every
+limit and tie-break of sacreBLEU's) are counted by the core's ``ter_edits``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from respeval import _backend
 from respeval._inputs import same_length, text_list
-from respeval._reference import bootstrap_mt
-from respeval._reference import ter as ref_ter
 from respeval._version import __version__
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores
 from respeval.metrics.bleu import references_per_row
+from respeval.stats import sacrebleu as bootstrap_mt
+from respeval.tokenizers.tercom import tercom_tokenize
 
 
 def signature(
@@ -42,7 +44,7 @@ def signature(
 class TerResult:
     stats: np.ndarray  # float64 [rows, 2]: edits, average reference length
     sentence: np.ndarray
-    corpus: ref_ter.TERResult
+    corpus: sacrebleu_scores.TERResult
     signature: str
 
     @property
@@ -50,19 +52,41 @@ class TerResult:
         return self.corpus.score
 
     def bootstrap(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
-        return bootstrap_mt.bootstrap_ci(self.stats.tolist(), lambda s: ref_ter.compute_ter(s).score, n, seed)
+        return bootstrap_mt.bootstrap_ci(self.stats.tolist(), lambda s: sacrebleu_scores.compute_ter(s).score, n, seed)
 
 
-def row_statistics(hyps: list[str], refs: list[list[str]], **options: bool) -> np.ndarray:
-    cache: dict[tuple[str, tuple[str, ...]], list] = {}
-    rows = []
-    for h, r in zip(hyps, refs):
-        key = (h, tuple(r))
-        got = cache.get(key)
-        if got is None:
-            got = cache[key] = ref_ter.segment_stats(h, r, **options)
-        rows.append(got)
-    return np.array(rows, dtype=np.float64).reshape(len(rows), 2)
+def row_statistics(
+    hyps: list[str],
+    refs: list[list[str]],
+    *,
+    threads: int | None = None,
+    implementation: str | None = None,
+    **options: bool,
+) -> np.ndarray:
+    """float64 ``[rows, 2]``: the fewest edits over the row's references, and the mean
+    of their lengths (sacreBLEU's ``[edits, ref_len]``)."""
+    kernels = _backend.get(implementation)
+    flags = tuple(options.get(k, False) for k in ("normalized", "no_punct", "asian_support", "case_sensitive"))
+    vocab = kernels.Vocab()
+    hyp_words = [tercom_tokenize(h.rstrip(), *flags).split() for h in hyps]
+    # sacreBLEU normalises a reference twice (when it caches it, then again when it splits it)
+    ref_words = [tercom_tokenize(tercom_tokenize(r.rstrip(), *flags), *flags).split() for rs in refs for r in rs]
+    hyp_off = np.zeros(len(hyp_words) + 1, np.int64)
+    np.cumsum([len(w) for w in hyp_words], out=hyp_off[1:])
+    ref_off = np.zeros(len(ref_words) + 1, np.int64)
+    np.cumsum([len(w) for w in ref_words], out=ref_off[1:])
+    row_refs = np.zeros(len(refs) + 1, np.int64)
+    np.cumsum([len(rs) for rs in refs], out=row_refs[1:])
+    hyp_ids = np.frombuffer(vocab.intern([w for ws in hyp_words for w in ws]), np.int32)
+    ref_ids = np.frombuffer(vocab.intern([w for ws in ref_words for w in ws]), np.int32)
+    edits = np.zeros(len(hyps), np.int64)
+    kernels.ter_edits(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, len(vocab), edits, threads)
+    stats = np.zeros((len(hyps), 2), np.float64)
+    stats[:, 0] = edits
+    if len(hyps):
+        # sum of the integer lengths, then one division: sacreBLEU's ref_length_sum / len(refs)
+        stats[:, 1] = np.add.reduceat(np.diff(ref_off), row_refs[:-1]) / np.diff(row_refs)
+    return stats
 
 
 def ter(
@@ -73,20 +97,22 @@ def ter(
     no_punct: bool = False,
     asian_support: bool = False,
     case_sensitive: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
 ) -> TerResult:
     """TER per row and for the corpus (``100 * sum(edits) / sum(average reference length)``)."""
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
     options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive)
-    stats = row_statistics(hyps, refs, **options)
+    stats = row_statistics(hyps, refs, threads=threads, implementation=implementation, **options)
     sums = [int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))]
-    sentence = np.array([ref_ter.compute_ter(row).score for row in stats.tolist()])
+    sentence = np.array([sacrebleu_scores.compute_ter(row).score for row in stats.tolist()])
     counts = {len(r) for r in refs}
     return TerResult(
         stats,
         sentence,
-        ref_ter.compute_ter(sums),
+        sacrebleu_scores.compute_ter(sums),
         signature(nrefs=counts.pop() if len(counts) == 1 else "var", **options),
     )
 
@@ -94,7 +120,7 @@ def ter(
 class TerFamily:
     def __init__(self, **options: bool) -> None:
         self.name = "ter"
-        self.options = options
+        self.options: dict[str, Any] = options
         self.stat_names = ("edits", "ref_len")
         self.headline = ("ter",)
 
@@ -103,13 +129,13 @@ class TerFamily:
 
     def score(self, prepared: list[list[str]], predictions: list[str]) -> ChunkScores:
         stats = row_statistics(predictions, prepared, **self.options)
-        return ChunkScores({"ter": np.array([ref_ter.compute_ter(r).score for r in stats.tolist()])}, stats)
+        return ChunkScores({"ter": np.array([sacrebleu_scores.compute_ter(r).score for r in stats.tolist()])}, stats)
 
     def corpus(self, sums: np.ndarray, rows: int) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         if sums.ndim == 1:
-            return {"ter": ref_ter.compute_ter(sums.tolist()).score}
-        return {"ter": np.array([ref_ter.compute_ter(s).score for s in sums.tolist()])}
+            return {"ter": sacrebleu_scores.compute_ter(sums.tolist()).score}
+        return {"ter": np.array([sacrebleu_scores.compute_ter(s).score for s in sums.tolist()])}
 
     def signature(self) -> str:
         opts = {k: self.options.get(k, False) for k in ("case_sensitive", "normalized", "no_punct", "asian_support")}

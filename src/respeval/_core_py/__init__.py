@@ -1,0 +1,38 @@
+"""The pure-Python twin of ``respeval._core``: the same functions, name for name and
+parameter for parameter, on the same buffers, with the same results and errors.
+
+``RESPEVAL_IMPLEMENTATION=python`` (or ``implementation="python"``) runs the metrics
+on this package; the differential tests run both and compare.  One module per
+family, mirroring the core's ``cext/*.pxi``: a new kernel family adds a module here
+and one import line below.
+"""
+
+from respeval._core_py.bleu import bleu_clipped_counts, tokenize_13a_ids, tokenize_13a_tokens
+from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
+from respeval._core_py.chrf import chrf_chars, chrf_words_ids
+from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem
+from respeval._core_py.rouge import lsum_pair_stats, pair_single_references, rouge_pair_stats, tokenize_rouge
+from respeval._core_py.squad import squad_normalize_ids, squad_normalize_tokens
+from respeval._core_py.ter import ter_edits
+
+__all__ = [
+    "Vocab",
+    "bleu_clipped_counts",
+    "chrf_chars",
+    "chrf_words_ids",
+    "exact_sum_bins",
+    "first_non_str",
+    "lsum_pair_stats",
+    "openmp_threads",
+    "pair_single_references",
+    "poisson_bootstrap_add",
+    "poisson_weights",
+    "porter_stem",
+    "rouge_pair_stats",
+    "squad_normalize_ids",
+    "squad_normalize_tokens",
+    "ter_edits",
+    "tokenize_13a_ids",
+    "tokenize_13a_tokens",
+    "tokenize_rouge",
+]

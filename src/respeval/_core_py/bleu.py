@@ -1,0 +1,73 @@
+"""BLEU in Python (``cext/bleu.pxi``): sacreBLEU's 13a tokens and the clipped n-gram
+matches against the maximum count over a row's references."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from respeval._core_py.checks import (
+    check_csr,
+    check_offsets,
+    check_vocab_size,
+    csr_bytes,
+    int32_array,
+    int64_array,
+    text_rows,
+)
+from respeval._core_py.common import Vocab
+from respeval.tokenizers.sacrebleu_tokenizers import tokenize_13a
+
+
+def tokenize_13a_tokens(texts: Any) -> list[list[str]]:
+    """sacrebleu 2.6.0's ``Tokenizer13a()(t.rstrip()).split()`` for every text
+    (lowercase the texts first for ``lowercase=True``)."""
+    return [tokenize_13a(t.rstrip()).split() for t in text_rows(texts)]
+
+
+def tokenize_13a_ids(vocab: Vocab, texts: Any) -> tuple[bytes, bytes]:
+    """sacreBLEU's ``tokenize_13a(text.rstrip()).split()`` of every text, as
+    ``(int32 ids, int64 offsets)`` bytes buffers of ``vocab``."""
+    return csr_bytes([[vocab.add(t) for t in row] for row in tokenize_13a_tokens(texts)])
+
+
+def _ngrams(tokens: list[int], n: int) -> Counter:
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def bleu_clipped_counts(
+    hyp_ids: Any,
+    hyp_off: Any,
+    ref_ids: Any,
+    ref_off: Any,
+    row_refs: Any,
+    max_order: int,
+    vocab_size: int,
+    correct: Any,
+    threads: int | None = None,
+) -> None:
+    """sacreBLEU's clipped n-gram matches per row, clipping by the maximum count over
+    the row's references (reference rows ``row_refs[k] .. row_refs[k+1]``);
+    ``correct`` is ``int64[rows, max_order]``."""
+    hyp_ids, hyp_off = int32_array(hyp_ids), int64_array(hyp_off)
+    ref_ids, ref_off = int32_array(ref_ids), int64_array(ref_off)
+    row_refs = int64_array(row_refs)
+    if not 1 <= max_order <= 64:
+        raise ValueError(f"max_order must be in 1..64, got {max_order}")
+    check_vocab_size(vocab_size)
+    check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
+    check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
+    check_offsets(row_refs, len(ref_off) - 1, "row_refs", "len(ref_off) - 1")
+    n = len(hyp_off) - 1
+    if len(row_refs) != n + 1:
+        raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")
+    if correct.shape[0] != n or (n > 0 and correct.shape[1] != max_order):
+        raise ValueError(f"correct must have shape ({n}, {max_order})")
+    for k in range(n):
+        hyp = hyp_ids[hyp_off[k] : hyp_off[k + 1]].tolist()
+        refs = [ref_ids[ref_off[j] : ref_off[j + 1]].tolist() for j in range(row_refs[k], row_refs[k + 1])]
+        for order in range(1, max_order + 1):
+            max_ref: Counter = Counter()
+            for ref in refs:
+                max_ref |= _ngrams(ref, order)  # | keeps the maximum count
+            correct[k, order - 1] = sum((_ngrams(hyp, order) & max_ref).values())

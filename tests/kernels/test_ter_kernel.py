@@ -1,0 +1,116 @@
+"""TER's edit counting: the native core == the twin == the readable reference (which
+tests/metrics/test_ref_ter.py holds against sacreBLEU), on fuzzed word sequences, the
+search's limits and invalid buffers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from respeval import _backend, _core_py
+from respeval._reference import ter as T
+from respeval.limits import TER_MAX_WORDS, RowTooLongError
+
+core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _csr(rows: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.array([t for r in rows for t in r], dtype=np.int32)
+    off = np.zeros(len(rows) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(r) for r in rows])
+    return ids, off
+
+
+def _edits(module, hyps: list[list[int]], refs_per_row: list[list[list[int]]], threads=None) -> list[int]:
+    h_ids, h_off = _csr(hyps)
+    r_ids, r_off = _csr([r for refs in refs_per_row for r in refs])
+    row_refs = np.zeros(len(hyps) + 1, np.int64)
+    row_refs[1:] = np.cumsum([len(r) for r in refs_per_row])
+    vocab = int(max(h_ids.max(initial=0), r_ids.max(initial=0))) + 1
+    out = np.zeros(len(hyps), np.int64)
+    module.ter_edits(h_ids, h_off, r_ids, r_off, row_refs, vocab, out, threads)
+    return out.tolist()
+
+
+def _reference(hyp: list[int], refs: list[list[int]]) -> int:
+    return min(T.translation_edit_rate([str(t) for t in hyp], [str(t) for t in r])[0] for r in refs)
+
+
+words = st.sampled_from([2, 3, 5, 12]).flatmap(lambda k: st.lists(st.integers(0, k), max_size=18))
+
+
+@SETTINGS
+@given(st.lists(st.tuples(words, st.lists(words, min_size=1, max_size=3)), min_size=1, max_size=6))
+def test_native_and_twin_equal_the_reference(rows):
+    hyps = [h for h, _ in rows]
+    refs = [r for _, r in rows]
+    want = [_reference(h, r) for h, r in rows]
+    assert _edits(core, hyps, refs) == want
+    assert _edits(_core_py, hyps, refs) == want
+
+
+def test_beam_widening_candidate_limit_and_long_rows(rng):
+    cases = [
+        ([rng.randrange(8) for _ in range(2)], [rng.randrange(8) for _ in range(300)]),  # beam widened
+        ([rng.randrange(8) for _ in range(300)], [rng.randrange(8) for _ in range(3)]),
+        ([rng.randrange(3) for _ in range(40)], [rng.randrange(3) for _ in range(40)]),  # 1000 candidates
+        ([rng.randrange(40) for _ in range(150)], [rng.randrange(40) for _ in range(170)]),  # beyond the beam
+        ([], [1, 2, 3]),
+        ([1, 2, 3], []),
+        ([], []),
+    ]
+    hyps = [h for h, _ in cases]
+    refs = [[r] for _, r in cases]
+    want = [_reference(h, r) for h, r in zip(hyps, refs)]
+    assert _edits(core, hyps, refs, threads=1) == want
+    assert _edits(core, hyps, refs, threads=2) == want
+    assert _edits(_core_py, hyps, refs) == want
+
+
+def test_many_rows_on_two_threads_equal_one(rng):
+    hyps = [[rng.randrange(6) for _ in range(rng.randrange(0, 40))] for _ in range(400)]
+    refs = [[[rng.randrange(6) for _ in range(rng.randrange(0, 40))]] for _ in range(400)]
+    assert _edits(core, hyps, refs, threads=2) == _edits(core, hyps, refs, threads=1)
+
+
+@pytest.mark.parametrize("side", ["hypothesis", "reference"])
+def test_a_row_beyond_the_limit_is_a_named_error(impl, side):
+    long = list(range(7)) * (TER_MAX_WORDS // 7 + 1)
+    hyps, refs = [[1, 2], [1]], [[[1, 2]], [[1]]]
+    if side == "hypothesis":
+        hyps[1] = long
+    else:
+        refs[1] = [[1], long]
+    with pytest.raises(RowTooLongError, match="row 1: the " + side) as err:
+        _edits(_backend.get(impl), hyps, refs)
+    assert isinstance(err.value, ValueError) and err.value.row == 1 and err.value.limit == TER_MAX_WORDS
+
+
+def test_a_row_without_reference_is_rejected(impl):
+    h_ids, h_off = _csr([[1], [2]])
+    r_ids, r_off = _csr([[1]])
+    with pytest.raises(ValueError, match="row 1 has no reference"):
+        _backend.get(impl).ter_edits(
+            h_ids, h_off, r_ids, r_off, np.array([0, 1, 1], np.int64), 3, np.zeros(2, np.int64)
+        )
+
+
+arrays32 = st.lists(st.integers(-3, 12), max_size=12).map(lambda v: np.array(v, np.int32))
+arrays64 = st.lists(st.integers(-3, 12), max_size=6).map(lambda v: np.array(v, np.int64))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(arrays32, arrays64, arrays32, arrays64, arrays64, st.integers(-1, 14), st.integers(0, 6))
+def test_fuzz_ter_edits_never_crashes(h_ids, h_off, r_ids, r_off, row_refs, vocab, out_len):
+    results = []
+    for module in (core, _core_py):
+        try:
+            out = np.zeros(out_len, np.int64)
+            module.ter_edits(h_ids, h_off, r_ids, r_off, row_refs, vocab, out)
+            results.append(out.tolist())
+        except ValueError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
