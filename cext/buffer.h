@@ -1,6 +1,7 @@
 /* The core's one growable buffer: a typed array that doubles when it fills.
  *
- *   RV_BUF(int32_t) ids = {0};          an empty buffer (data NULL, n = cap = 0)
+ *   rv_i32buf ids = {0};                an empty buffer (data NULL, n = cap = 0);
+ *                                       rv_i64buf and rv_u32buf likewise, RV_BUF(T) any other
  *   rv_buf_push(&ids, 7)                append; 0, or -1 when out of memory
  *   rv_buf_reserve(&ids, total)         room for `total` elements in all
  *   rv_buf_free(&ids)
@@ -39,5 +40,9 @@ static inline int rv_grow(void **p, int64_t *cap, int64_t need, size_t elem) {
 #define rv_buf_push(b, x) \
     (((b)->n < (b)->cap || rv_buf_reserve((b), (b)->n + 1) == 0) ? ((b)->data[(b)->n++] = (x), 0) : -1)
 #define rv_buf_free(b) (free((b)->data), (b)->data = NULL, (b)->n = (b)->cap = 0)
+
+typedef RV_BUF(int32_t) rv_i32buf;
+typedef RV_BUF(int64_t) rv_i64buf;
+typedef RV_BUF(uint32_t) rv_u32buf;
 
 #endif

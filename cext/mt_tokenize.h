@@ -17,7 +17,7 @@
  * appended (>= 0), -1 when out of memory (out_cps->n and out_ends->n are then
  * restored to their values on entry) or -2 for a bad kind or length.
  * Work buffers are scratch: their contents are clobbered, their capacity kept
- * for the next call.  Free every buffer with rv_u32buf_free/rv_s64buf_free.
+ * for the next call.  Free every buffer with rv_buf_free.
  *
  * This header includes <Python.h>, only for Py_UNICODE_ISALNUM (the Unicode
  * database lookup that Python's `re` uses for \w and str.isalnum()): a pure
@@ -39,58 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { uint32_t *data; int64_t n, cap; } rv_u32buf;
-typedef struct { int64_t *data; int64_t n, cap; } rv_s64buf;
-
-/* Largest buffer, in elements, these functions will ask for.  No text comes
- * near it; it keeps every size computation (buffer length + text length,
- * doubled capacities, bytes for realloc) far from overflow, also on 32-bit
- * size_t. */
-#define RV_MT_MAX_LEN ((int64_t)(SIZE_MAX / 16 < (uint64_t)(INT64_MAX / 16) ? SIZE_MAX / 16 : INT64_MAX / 16))
-
-/* Make room for `need` code points in total (not in addition). */
-static inline int rv_u32buf_reserve(rv_u32buf *b, int64_t need) {
-    if (need <= b->cap) return 0;
-    if (need < 0 || need > RV_MT_MAX_LEN) return -1;
-    int64_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap = cap > RV_MT_MAX_LEN / 2 ? need : cap * 2;
-    uint32_t *p = (uint32_t *)realloc(b->data, (size_t)cap * sizeof(uint32_t));
-    if (!p) return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
-
-static inline int rv_u32buf_push(rv_u32buf *b, uint32_t c) {
-    if (b->n == b->cap && rv_u32buf_reserve(b, b->n + 1)) return -1;
-    b->data[b->n++] = c;
-    return 0;
-}
-
-static inline void rv_u32buf_free(rv_u32buf *b) {
-    free(b->data);
-    b->data = NULL;
-    b->n = b->cap = 0;
-}
-
-static inline int rv_s64buf_push(rv_s64buf *b, int64_t x) {
-    if (b->n == b->cap) {
-        int64_t cap = b->cap ? b->cap * 2 : 256;
-        if (cap > RV_MT_MAX_LEN) return -1;
-        int64_t *p = (int64_t *)realloc(b->data, (size_t)cap * sizeof(int64_t));
-        if (!p) return -1;
-        b->data = p;
-        b->cap = cap;
-    }
-    b->data[b->n++] = x;
-    return 0;
-}
-
-static inline void rv_s64buf_free(rv_s64buf *b) {
-    free(b->data);
-    b->data = NULL;
-    b->n = b->cap = 0;
-}
+#include "buffer.h"
 
 /* str.isspace() for one code point: what str.split(), str.strip() and
  * str.rstrip() (without arguments) treat as whitespace.  Generated with
@@ -115,7 +64,7 @@ static inline int rv_is_space(uint32_t c) {
 static inline int rv_mt_replace1(const uint32_t *s, int64_t n, const char *pat, int64_t m,
                                  uint32_t repl, rv_u32buf *dst) {
     int64_t o = 0, i = 0;
-    if (rv_u32buf_reserve(dst, n)) return -1;
+    if (rv_buf_reserve(dst, n)) return -1;
     while (i < n) {
         if (s[i] == (uint32_t)(unsigned char)pat[0] && n - i >= m) {
             int64_t k = 1;
@@ -204,13 +153,13 @@ typedef struct {
     int in_tok, err;
     uint32_t *out;         /* token characters, capacity checked by the caller */
     int64_t o, count;
-    rv_s64buf *ends;
+    rv_i64buf *ends;
 } rv_13a_stream;
 
 static inline void rv_13a_feed5(rv_13a_stream *st, uint32_t c) {
     if (rv_is_space(c)) {
         if (st->in_tok) {
-            if (rv_s64buf_push(st->ends, st->o)) st->err = 1;
+            if (rv_buf_push(st->ends, st->o)) st->err = 1;
             st->count++;
             st->in_tok = 0;
         }
@@ -273,7 +222,7 @@ static inline void rv_13a_finish(rv_13a_stream *st) {
     if (st->h3) { st->h3 = 0; rv_13a_feed4(st, st->p3); }
     if (st->h4) { st->h4 = 0; rv_13a_feed5(st, st->p4); }
     if (st->in_tok) {
-        if (rv_s64buf_push(st->ends, st->o)) st->err = 1;
+        if (rv_buf_push(st->ends, st->o)) st->err = 1;
         st->count++;
         st->in_tok = 0;
     }
@@ -283,7 +232,7 @@ static inline void rv_13a_finish(rv_13a_stream *st) {
  * the segment as BLEU sees it (lowercase in Python first if wanted). */
 static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
                                        rv_u32buf *work1, rv_u32buf *work2,
-                                       rv_u32buf *out_cps, rv_s64buf *out_ends) {
+                                       rv_u32buf *out_cps, rv_i64buf *out_ends) {
     const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
     rv_u32buf *a = work1, *b = work2, *t;
     int64_t n, o = 0, count;
@@ -291,11 +240,11 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
     uint32_t *d;
     const uint32_t *s;
 
-    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MT_MAX_LEN) return -2;
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS) return -2;
     if (len > 0 && !data) return -2;
 
     /* rstrip, <skipped>, -\n, \n  ->  a */
-    if (rv_u32buf_reserve(a, len)) goto oom;
+    if (rv_buf_reserve(a, len)) goto oom;
     d = a->data;
     if (kind == 1) RV_13A_STEP1(uint8_t);
     else if (kind == 2) RV_13A_STEP1(uint16_t);
@@ -320,7 +269,7 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
      * through rv_13a_feed1 (see the pipeline above). */
     n = a->n;
     s = a->data;
-    if (rv_u32buf_reserve(out_cps, out_cps->n + n)) goto oom;
+    if (rv_buf_reserve(out_cps, out_cps->n + n)) goto oom;
     {
         rv_13a_stream st;
         memset(&st, 0, sizeof st);
@@ -372,17 +321,17 @@ static inline int rv_re_word(uint32_t c) {
  * punctuation-free text (leftmost, non-overlapping, alternatives tried in the
  * order a, an, the; \b looks at the un-substituted text), then split(). */
 static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len,
-                                         rv_u32buf *work, rv_u32buf *out_cps, rv_s64buf *out_ends) {
+                                         rv_u32buf *work, rv_u32buf *out_cps, rv_i64buf *out_ends) {
     const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
     int64_t n = 0, o, count = 0;
     int in_tok = 0;
     const uint32_t *s;
 
-    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MT_MAX_LEN) return -2;
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS) return -2;
     if (len > 0 && !data) return -2;
 
     /* remove_punc -> work */
-    if (rv_u32buf_reserve(work, len)) goto oom;
+    if (rv_buf_reserve(work, len)) goto oom;
 #define RV_SQUAD_DEPUNCT(T)                                                     \
     do {                                                                        \
         const T *src = (const T *)data;                                         \
@@ -401,7 +350,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
     s = work->data;
 
     /* remove_articles + split, fused: a matched article is a separator */
-    if (rv_u32buf_reserve(out_cps, out_cps->n + n)) goto oom;
+    if (rv_buf_reserve(out_cps, out_cps->n + n)) goto oom;
     o = out_cps->n;
     for (int64_t i = 0; i < n;) {
         uint32_t c = s[i];
@@ -418,7 +367,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
         }
         if (m || rv_is_space(c)) {
             if (in_tok) {
-                if (rv_s64buf_push(out_ends, o)) goto oom;
+                if (rv_buf_push(out_ends, o)) goto oom;
                 count++;
                 in_tok = 0;
             }
@@ -430,7 +379,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
         }
     }
     if (in_tok) {
-        if (rv_s64buf_push(out_ends, o)) goto oom;
+        if (rv_buf_push(out_ends, o)) goto oom;
         count++;
     }
     out_cps->n = o;
@@ -496,7 +445,7 @@ static inline uint32_t rv_cp_at(int kind, const void *data, int64_t i) {
  * (''.join(text.split())), appended to out.  Returns the count, or -1. */
 static inline int64_t rv_chrf_chars(int kind, const void *data, int64_t len, int keep_space,
                                     rv_u32buf *out) {
-    if (rv_u32buf_reserve(out, out->n + len)) return -1;
+    if (rv_buf_reserve(out, out->n + len)) return -1;
     int64_t before = out->n;
     for (int64_t i = 0; i < len; i++) {
         uint32_t c = rv_cp_at(kind, data, i);
@@ -510,9 +459,9 @@ static inline int64_t rv_chrf_chars(int kind, const void *data, int64_t len, int
  * ("(hi)" -> "(hi", ")").  Tokens as in rv_sacrebleu_13a: code points appended
  * to out_cps, each token's end pushed to out_ends.  Returns the count, or -1. */
 static inline int64_t rv_chrf_words(int kind, const void *data, int64_t len, rv_u32buf *out_cps,
-                                    rv_s64buf *out_ends) {
+                                    rv_i64buf *out_ends) {
     int64_t cps0 = out_cps->n, ends0 = out_ends->n, count = 0, i = 0;
-    if (rv_u32buf_reserve(out_cps, out_cps->n + len)) return -1;
+    if (rv_buf_reserve(out_cps, out_cps->n + len)) return -1;
     while (i < len) {
         while (i < len && rv_is_space(rv_cp_at(kind, data, i))) i++;
         if (i >= len) break;
@@ -525,12 +474,12 @@ static inline int64_t rv_chrf_words(int kind, const void *data, int64_t len, rv_
         }
         for (int64_t k = a; k < b; k++) {
             if (k == cut) {
-                if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+                if (rv_buf_push(out_ends, out_cps->n)) goto oom;
                 count++;
             }
             out_cps->data[out_cps->n++] = rv_cp_at(kind, data, k);
         }
-        if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+        if (rv_buf_push(out_ends, out_cps->n)) goto oom;
         count++;
     }
     return count;

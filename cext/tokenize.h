@@ -14,34 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "vocab.h"
-
-typedef struct { int32_t *data; int64_t n, cap; } rv_i32buf;
-typedef struct { int64_t *data; int64_t n, cap; } rv_i64buf;
-
-static inline int rv_push32(rv_i32buf *b, int32_t x) {
-    if (b->n == b->cap) {
-        int64_t cap = b->cap ? b->cap * 2 : 1024;
-        int32_t *p = (int32_t *)realloc(b->data, (size_t)cap * sizeof(int32_t));
-        if (!p) return -1;
-        b->data = p;
-        b->cap = cap;
-    }
-    b->data[b->n++] = x;
-    return 0;
-}
-
-static inline int rv_push64(rv_i64buf *b, int64_t x) {
-    if (b->n == b->cap) {
-        int64_t cap = b->cap ? b->cap * 2 : 1024;
-        int64_t *p = (int64_t *)realloc(b->data, (size_t)cap * sizeof(int64_t));
-        if (!p) return -1;
-        b->data = p;
-        b->cap = cap;
-    }
-    b->data[b->n++] = x;
-    return 0;
-}
 
 /* rouge-score's character classes for one byte: the lowercase ASCII letter or
  * digit it stands for, or 0 for a separator.  Latin-1 bytes >= 0x80 all separate. */
@@ -100,7 +74,7 @@ static inline int rv_emit(rv_vocab *v, int stem, const char *tok, int64_t len, u
         id = rv_vocab_stem(v, id);
         if (id < 0) return -1;
     }
-    return rv_push32(ids, id);
+    return rv_buf_push(ids, id);
 }
 
 /* Tokenize one text into ids (appended to `ids`), and record the end of every
@@ -127,12 +101,12 @@ static inline int rv_tokenize_rouge_ucs1(rv_vocab *v, int stem, const unsigned c
             h = RV_FNV_OFFSET;
         }
         if (s[i] == '\n' && ids->n > sent_start) {
-            if (rv_push64(sents, ids->n)) return -1;
+            if (rv_buf_push(sents, ids->n)) return -1;
             sent_start = ids->n;
         }
     }
     if (tlen && rv_emit(v, stem, tok, tlen, h, ids)) return -1;
-    if (ids->n > sent_start && rv_push64(sents, ids->n)) return -1;
+    if (ids->n > sent_start && rv_buf_push(sents, ids->n)) return -1;
     return 0;
 }
 
@@ -162,7 +136,7 @@ static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void 
                 h = RV_FNV_OFFSET;
             }
             if (c == '\n' && ids->n > sent_start) {
-                if (rv_push64(sents, ids->n)) return -1;
+                if (rv_buf_push(sents, ids->n)) return -1;
                 sent_start = ids->n;
             }
             continue;
@@ -171,7 +145,7 @@ static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void 
         h = (h ^ lower) * RV_FNV_PRIME;
     }
     if (tlen && rv_emit(v, stem, tok, tlen, h, ids)) return -1;
-    if (ids->n > sent_start && rv_push64(sents, ids->n)) return -1;
+    if (ids->n > sent_start && rv_buf_push(sents, ids->n)) return -1;
     return 0;
 }
 

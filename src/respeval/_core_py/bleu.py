@@ -6,15 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from respeval._core_py.checks import (
-    check_csr,
-    check_offsets,
-    check_vocab_size,
-    csr_bytes,
-    int32_array,
-    int64_array,
-    text_rows,
-)
+from respeval._core_py.checks import csr_bytes, multi_reference_rows, text_rows
 from respeval._core_py.common import Vocab
 from respeval.tokenizers.sacrebleu_tokenizers import tokenize_13a
 
@@ -49,18 +41,12 @@ def bleu_clipped_counts(
     """sacreBLEU's clipped n-gram matches per row, clipping by the maximum count over
     the row's references (reference rows ``row_refs[k] .. row_refs[k+1]``);
     ``correct`` is ``int64[rows, max_order]``."""
-    hyp_ids, hyp_off = int32_array(hyp_ids), int64_array(hyp_off)
-    ref_ids, ref_off = int32_array(ref_ids), int64_array(ref_off)
-    row_refs = int64_array(row_refs)
     if not 1 <= max_order <= 64:
         raise ValueError(f"max_order must be in 1..64, got {max_order}")
-    check_vocab_size(vocab_size)
-    check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
-    check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
-    check_offsets(row_refs, len(ref_off) - 1, "row_refs", "len(ref_off) - 1")
+    hyp_ids, hyp_off, ref_ids, ref_off, row_refs = multi_reference_rows(
+        hyp_ids, hyp_off, ref_ids, ref_off, row_refs, vocab_size
+    )
     n = len(hyp_off) - 1
-    if len(row_refs) != n + 1:
-        raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")
     if correct.shape[0] != n or (n > 0 and correct.shape[1] != max_order):
         raise ValueError(f"correct must have shape ({n}, {max_order})")
     for k in range(n):

@@ -51,6 +51,23 @@ def check_pairs(pair_a: np.ndarray, pair_b: np.ndarray, na: int, nb: int) -> Non
         )
 
 
+def multi_reference_rows(
+    hyp_ids: Any, hyp_off: Any, ref_ids: Any, ref_off: Any, row_refs: Any, vocab_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Checked arrays of a batch of hypotheses whose row k has the reference rows
+    ``row_refs[k] .. row_refs[k+1]``."""
+    hyp_ids, hyp_off = int32_array(hyp_ids), int64_array(hyp_off)
+    ref_ids, ref_off = int32_array(ref_ids), int64_array(ref_off)
+    row_refs = int64_array(row_refs)
+    check_vocab_size(vocab_size)
+    check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
+    check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
+    check_offsets(row_refs, len(ref_off) - 1, "row_refs", "len(ref_off) - 1")
+    if len(row_refs) != len(hyp_off):
+        raise ValueError(f"row_refs must have length rows + 1 = {len(hyp_off)}")
+    return hyp_ids, hyp_off, ref_ids, ref_off, row_refs
+
+
 def check_vocab_size(vocab_size: int) -> None:
     if vocab_size < 0:
         raise ValueError("vocab_size must be >= 0")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval._core_py.checks import check_csr, check_offsets, check_vocab_size, int32_array, int64_array
+from respeval._core_py.checks import multi_reference_rows
 from respeval.limits import TER_MAX_WORDS, RowTooLongError
 
 MAX_SHIFT_SIZE = 10
@@ -197,16 +197,10 @@ def ter_edits(
     """sacreBLEU's TER edits per row: the minimum over the row's references (reference
     rows ``row_refs[k] .. row_refs[k+1]``, at least one) of shifts + edit distance.
     ``edits`` is ``int64[rows]``."""
-    hyp_ids, hyp_off = int32_array(hyp_ids), int64_array(hyp_off)
-    ref_ids, ref_off = int32_array(ref_ids), int64_array(ref_off)
-    row_refs = int64_array(row_refs)
-    check_vocab_size(vocab_size)
-    check_csr(hyp_ids, hyp_off, vocab_size, "hyp_ids", "hyp_off")
-    check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
-    check_offsets(row_refs, len(ref_off) - 1, "row_refs", "len(ref_off) - 1")
+    hyp_ids, hyp_off, ref_ids, ref_off, row_refs = multi_reference_rows(
+        hyp_ids, hyp_off, ref_ids, ref_off, row_refs, vocab_size
+    )
     n = len(hyp_off) - 1
-    if len(row_refs) != n + 1:
-        raise ValueError(f"row_refs must have length rows + 1 = {n + 1}")
     if np.any(np.diff(row_refs) < 1):
         k = int(np.flatnonzero(np.diff(row_refs) < 1)[0])
         raise ValueError(f"row {k} has no reference (row_refs[{k}] == row_refs[{k + 1}])")

@@ -9,8 +9,8 @@
  * own disjoint replicate ranges).  The pure-Python twin in
  * respeval/_core_py/bootstrap.py computes the same weights and the same sums.
  */
-#ifndef RV_POISSON_BOOTSTRAP_H
-#define RV_POISSON_BOOTSTRAP_H
+#ifndef RESPEVAL_BOOTSTRAP_H
+#define RESPEVAL_BOOTSTRAP_H
 
 #include <stdint.h>
 #include <string.h>

@@ -1,0 +1,298 @@
+# ROUGE: rouge-score's tokenizer straight to ids, clipped n-gram overlaps, the
+# bit-parallel LCS and the summary-level union LCS.  Twin: respeval/_core_py/rouge.py.
+
+# ---------------------------------------------------------------------------
+# Tokenization (rouge-score's default tokenizer) straight to ids
+# ---------------------------------------------------------------------------
+
+cdef struct _TokChunk:
+    rv_vocab vocab
+    rv_i32buf ids
+    rv_i64buf sents
+    int64_t* row_off
+    int64_t* row_sent
+    int32_t* gmap
+    Py_ssize_t first
+    Py_ssize_t last
+    int64_t maxlen
+    int64_t ids_base
+    int64_t sent_base
+    int failed
+
+
+cdef void _tok_chunk_free(_TokChunk* ch) noexcept nogil:
+    rv_vocab_free(&ch.vocab)
+    rv_free_i32(&ch.ids)
+    rv_free_i64(&ch.sents)
+    free(ch.row_off)
+    free(ch.row_sent)
+    free(ch.gmap)
+
+
+cdef int _tokenize_chunk(_TokChunk* ch, const _Texts* t, bint stem) noexcept nogil:
+    """Tokenize rows [first, last) into the chunk's own vocabulary (local ids)."""
+    cdef Py_ssize_t r, nrows = ch.last - ch.first
+    cdef char* tok
+    ch.row_off = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
+    ch.row_sent = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
+    tok = <char*>malloc(ch.maxlen + 8)  # rv_emit reads 8 bytes at a token's start
+    if ch.row_off == NULL or ch.row_sent == NULL or tok == NULL or rv_vocab_init(&ch.vocab) != 0:
+        free(tok)
+        return -1
+    for r in range(nrows):
+        ch.row_off[r] = ch.ids.n
+        ch.row_sent[r] = ch.sents.n
+        if rv_tokenize_rouge(&ch.vocab, stem, t.kinds[ch.first + r], t.datas[ch.first + r],
+                             t.lens[ch.first + r], tok, &ch.ids, &ch.sents) != 0:
+            free(tok)
+            return -1
+    ch.row_off[nrows] = ch.ids.n
+    ch.row_sent[nrows] = ch.sents.n
+    free(tok)
+    return 0
+
+
+cdef int _merge_chunk(rv_vocab* glob, _TokChunk* ch) noexcept nogil:
+    """Map the chunk's local ids to ids of the shared vocabulary, in local id order
+    (which is first-seen order, so ids come out as a serial run would give them)."""
+    cdef int32_t j, n = ch.vocab.n
+    cdef int32_t g
+    ch.gmap = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+    if ch.gmap == NULL:
+        return -1
+    for j in range(n):
+        g = rv_vocab_add_h(glob, ch.vocab.arena + ch.vocab.start[j],
+                           ch.vocab.start[j + 1] - ch.vocab.start[j], ch.vocab.hash[j])
+        if g < 0:
+            return -1
+        ch.gmap[j] = g
+    return 0
+
+
+def tokenize_rouge(Vocab vocab, texts, bint stem=False, threads=None):
+    """Tokenize ``texts`` with rouge-score's default tokenizer into ``vocab`` ids.
+
+    Returns ``(ids, offsets, sent_offsets, row_sents)`` as bytes buffers of
+    int32, int64, int64, int64: row ``k`` is ``ids[offsets[k]:offsets[k+1]]``;
+    its non-empty newline-separated sentences are bounded by
+    ``sent_offsets[row_sents[k] : row_sents[k+1] + 1]`` (token positions).
+    Rows are tokenized in parallel chunks, each with its own vocabulary, merged
+    in order afterwards, so ids do not depend on the thread count.
+    """
+    cdef tuple seq = tuple(texts)
+    cdef Py_ssize_t n = len(seq), i, c, r, k, nrows
+    cdef int nt = _resolve_threads(threads, n // 32)
+    cdef Py_ssize_t nchunks = 1 if nt == 1 else min(nt * 4, max(n // 1024, 1))
+    cdef _Texts t
+    cdef _TokChunk* chunks = <_TokChunk*>calloc(nchunks, sizeof(_TokChunk))
+    cdef int64_t total_ids = 0, total_sents = 0
+    cdef int failures = 0
+    cdef _TokChunk* ch
+    cdef int32_t* out_ids
+    cdef int64_t* out_off
+    cdef int64_t* out_sent
+    cdef int64_t* out_rows
+    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+    try:
+        if chunks == NULL:
+            raise MemoryError()
+        _texts_read(&t, seq)
+        for c in range(nchunks):
+            chunks[c].first = n * c // nchunks
+            chunks[c].last = n * (c + 1) // nchunks
+            for i in range(chunks[c].first, chunks[c].last):
+                if t.lens[i] > chunks[c].maxlen:
+                    chunks[c].maxlen = t.lens[i]
+        with nogil:
+            if nchunks == 1:
+                failures += _tokenize_chunk(&chunks[0], &t, stem) != 0
+            else:
+                for c in prange(nchunks, schedule="dynamic", num_threads=nt):
+                    failures += _tokenize_chunk(&chunks[c], &t, stem) != 0
+            if failures == 0:
+                for c in range(nchunks):
+                    if _merge_chunk(&vocab.v, &chunks[c]) != 0:
+                        failures += 1
+                        break
+                    chunks[c].ids_base = total_ids
+                    chunks[c].sent_base = total_sents
+                    total_ids += chunks[c].ids.n
+                    total_sents += chunks[c].sents.n
+        if failures:
+            raise MemoryError("out of memory while tokenizing")
+        ids_b = PyBytes_FromStringAndSize(NULL, total_ids * 4)
+        off_b = PyBytes_FromStringAndSize(NULL, (n + 1) * 8)
+        sent_b = PyBytes_FromStringAndSize(NULL, (total_sents + 1) * 8)
+        rows_b = PyBytes_FromStringAndSize(NULL, (n + 1) * 8)
+        out_ids = <int32_t*>PyBytes_AS_STRING(ids_b)
+        out_off = <int64_t*>PyBytes_AS_STRING(off_b)
+        out_sent = <int64_t*>PyBytes_AS_STRING(sent_b)
+        out_rows = <int64_t*>PyBytes_AS_STRING(rows_b)
+        with nogil:
+            out_sent[0] = 0
+            out_off[n] = total_ids
+            out_rows[n] = total_sents
+            for c in prange(nchunks, schedule="static", num_threads=nt if nchunks > 1 else 1):
+                ch = &chunks[c]
+                for k in range(ch.ids.n):
+                    out_ids[ch.ids_base + k] = ch.gmap[ch.ids.data[k]]
+                for k in range(ch.sents.n):
+                    out_sent[1 + ch.sent_base + k] = ch.ids_base + ch.sents.data[k]
+                nrows = ch.last - ch.first
+                for r in range(nrows):
+                    out_off[ch.first + r] = ch.ids_base + ch.row_off[r]
+                    out_rows[ch.first + r] = ch.sent_base + ch.row_sent[r]
+        return ids_b, off_b, sent_b, rows_b
+    finally:
+        if chunks != NULL:
+            for c in range(nchunks):
+                _tok_chunk_free(&chunks[c])
+        free(chunks)
+        _texts_free(&t)
+
+
+# ---------------------------------------------------------------------------
+# ROUGE statistics
+# ---------------------------------------------------------------------------
+
+cdef struct _PairCtx:
+    const int32_t* P
+    const int64_t* poff
+    const int32_t* R
+    const int64_t* roff
+    const int64_t* pair_pred
+    const int64_t* pair_ref
+    int max_order
+    bint want_lcs
+    int64_t* overlaps      # [pairs, max_order]
+    int64_t* lcs           # [pairs]
+    # rougeLsum: sentence bounds of each row
+    const int64_t* psent
+    const int64_t* prows
+    const int64_t* rsent
+    const int64_t* rrows
+
+
+cdef int _rouge_pair_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
+    cdef _PairCtx* x = <_PairCtx*>ctx
+    cdef rv_scratch* sc = <rv_scratch*>scratch
+    cdef int64_t pa = x.pair_pred[k], pr = x.pair_ref[k], r
+    cdef const int32_t* a = x.P + x.poff[pa]
+    cdef const int32_t* b = x.R + x.roff[pr]
+    cdef int64_t la = x.poff[pa + 1] - x.poff[pa], lb = x.roff[pr + 1] - x.roff[pr]
+    if x.max_order > 0 and rv_ngram_overlaps(sc, a, la, b, lb, x.max_order, x.overlaps + k * x.max_order) != 0:
+        return -1
+    if x.want_lcs:
+        r = rv_lcs_length(sc, a, la, b, lb)
+        if r < 0:
+            return -1
+        x.lcs[k] = r
+    return 0
+
+
+def rouge_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_off,
+                     const int32_t[::1] ref_ids, const int64_t[::1] ref_off,
+                     const int64_t[::1] pair_pred, const int64_t[::1] pair_ref,
+                     int max_order, bint want_lcs, int64_t vocab_size,
+                     int64_t[:, ::1] overlaps, int64_t[::1] lcs, threads=None):
+    """Clipped n-gram overlaps (orders 1..max_order) and LCS lengths per pair.
+
+    Pair ``k`` compares prediction row ``pair_pred[k]`` with reference row
+    ``pair_ref[k]``.  ``overlaps`` is ``int64[pairs, max_order]``; ``lcs`` is
+    ``int64[pairs]`` (written only when ``want_lcs``).
+    """
+    cdef Py_ssize_t npairs = pair_pred.shape[0]
+    cdef _PairCtx x
+    if max_order < 0 or max_order > 64:
+        raise ValueError(f"max_order must be in 0..64, got {max_order}")
+    _check_vocab_size(vocab_size)
+    _check_csr(pred_ids, pred_off, vocab_size, "pred_ids", "pred_off")
+    _check_csr(ref_ids, ref_off, vocab_size, "ref_ids", "ref_off")
+    _check_pairs(pair_pred, pair_ref, pred_off.shape[0] - 1, ref_off.shape[0] - 1)
+    if overlaps.shape[0] != npairs or (overlaps.shape[1] != max_order and npairs > 0):
+        raise ValueError(f"overlaps must have shape ({npairs}, {max_order})")
+    if want_lcs and lcs.shape[0] != npairs:
+        raise ValueError(f"lcs must have length {npairs}")
+    if npairs == 0:
+        return
+    x.P, x.poff, x.R, x.roff = _ids_ptr(pred_ids), &pred_off[0], _ids_ptr(ref_ids), &ref_off[0]
+    x.pair_pred, x.pair_ref = &pair_pred[0], &pair_ref[0]
+    x.max_order, x.want_lcs = max_order, want_lcs
+    x.overlaps = &overlaps[0, 0] if max_order > 0 else NULL
+    x.lcs = &lcs[0] if want_lcs else NULL
+    _run_rows(npairs, _resolve_threads(threads, npairs), 32, _rouge_pair_row, &x,
+              _id_scratch_new, _id_scratch_free, vocab_size, "rouge_pair_stats")
+
+
+cdef int _lsum_pair_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
+    cdef _PairCtx* x = <_PairCtx*>ctx
+    cdef int64_t pa = x.pair_pred[k], pr = x.pair_ref[k]
+    cdef int64_t r = rv_lsum_hits(<rv_scratch*>scratch, x.R, &x.rsent[x.rrows[pr]], x.rrows[pr + 1] - x.rrows[pr],
+                                  x.P, &x.psent[x.prows[pa]], x.prows[pa + 1] - x.prows[pa])
+    if r < 0:
+        return -1
+    x.lcs[k] = r
+    return 0
+
+
+def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_off,
+                    const int64_t[::1] pred_row_sents,
+                    const int32_t[::1] ref_ids, const int64_t[::1] ref_sent_off,
+                    const int64_t[::1] ref_row_sents,
+                    const int64_t[::1] pair_pred, const int64_t[::1] pair_ref,
+                    int64_t vocab_size, int64_t[::1] hits, threads=None):
+    """rouge-score's summary-level union-LCS hits per pair (ROUGE-Lsum)."""
+    cdef Py_ssize_t npairs = pair_pred.shape[0]
+    cdef _PairCtx x
+    _check_vocab_size(vocab_size)
+    _check_csr(pred_ids, pred_sent_off, vocab_size, "pred_ids", "pred_sent_off")
+    _check_csr(ref_ids, ref_sent_off, vocab_size, "ref_ids", "ref_sent_off")
+    _check_offsets(pred_row_sents, pred_sent_off.shape[0] - 1, "pred_row_sents", "len(pred_sent_off) - 1")
+    _check_offsets(ref_row_sents, ref_sent_off.shape[0] - 1, "ref_row_sents", "len(ref_sent_off) - 1")
+    _check_pairs(pair_pred, pair_ref, pred_row_sents.shape[0] - 1, ref_row_sents.shape[0] - 1)
+    if hits.shape[0] != npairs:
+        raise ValueError(f"hits must have length {npairs}")
+    if npairs == 0:
+        return
+    x.P, x.R = _ids_ptr(pred_ids), _ids_ptr(ref_ids)
+    x.psent, x.prows, x.rsent, x.rrows = &pred_sent_off[0], &pred_row_sents[0], &ref_sent_off[0], &ref_row_sents[0]
+    x.pair_pred, x.pair_ref = &pair_pred[0], &pair_ref[0]
+    x.lcs = &hits[0]
+    _run_rows(npairs, _resolve_threads(threads, npairs), 8, _lsum_pair_row, &x,
+              _id_scratch_new, _id_scratch_free, vocab_size, "lsum_pair_stats")
+
+
+# ---------------------------------------------------------------------------
+# Row pairing
+# ---------------------------------------------------------------------------
+
+def pair_single_references(list predictions, list references):
+    """Fast path of the row pairing for one str reference per row.
+
+    Returns ``(distinct_references, pair_ref)`` with ``pair_ref`` an int64 bytes
+    buffer (pair ``k`` is row ``k``), or None when a row is not a plain str (the
+    caller's general path then names the offending row).  Distinct texts are
+    found with a dict, so a reference shared by many rows is tokenized once.
+    """
+    cdef Py_ssize_t n = len(references), i
+    cdef dict index = {}
+    cdef list distinct = []
+    cdef object found
+    if len(predictions) != n:
+        return None
+    for i in range(n):
+        if not PyUnicode_Check(predictions[i]):
+            return None
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef int64_t* pair_ref = <int64_t*>PyBytes_AS_STRING(out)
+    for i in range(n):
+        r = references[i]
+        if not PyUnicode_Check(r):
+            return None
+        found = index.get(r)
+        if found is None:
+            found = len(distinct)
+            index[r] = found
+            distinct.append(r)
+        pair_ref[i] = <int64_t>found
+    return distinct, out
