@@ -10,6 +10,8 @@ One .pxi per kernel family, each mirrored by a module of the pure-Python twin
 family adds a header, a .pxi and one include line below.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.unicode cimport PyUnicode_Check
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t

@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RV_MAX_ELEMS ((int64_t)(SIZE_MAX / 16 < (uint64_t)(INT64_MAX / 16) ? SIZE_MAX / 16 : INT64_MAX / 16))
 
@@ -31,6 +32,14 @@ static inline int rv_grow(void **p, int64_t *cap, int64_t need, size_t elem) {
     if (!q) return -1;
     *p = q;
     *cap = c;
+    return 0;
+}
+
+/* rv_grow, with the new elements zeroed. */
+static inline int rv_grow_zero(void **p, int64_t *cap, int64_t need, size_t elem) {
+    int64_t old = *cap;
+    if (rv_grow(p, cap, need, elem)) return -1;
+    if (*cap > old) memset((char *)*p + (size_t)old * elem, 0, (size_t)(*cap - old) * elem);
     return 0;
 }
 

@@ -10,17 +10,18 @@ def chrf_words_ids(Vocab vocab, texts):
 def chrf_chars(texts, bint whitespace=False):
     """Code points of every text (whitespace removed unless ``whitespace``):
     ``(int32 code points, int64 offsets)`` bytes buffers."""
-    cdef tuple seq = tuple(texts)
-    cdef Py_ssize_t n = len(seq), i
+    cdef Py_ssize_t n, i
     cdef _Texts t
     cdef rv_u32buf out
-    cdef int64_t* offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* offsets = NULL
     memset(&out, 0, sizeof(out))
-    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+    _texts_init(&t)
     try:
+        _texts_read(&t, texts)
+        n = t.n
+        offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         if offsets == NULL:
             raise MemoryError()
-        _texts_read(&t, seq)
         for i in range(n):
             offsets[i] = out.n
             if rv_chrf_chars(t.kinds[i], t.datas[i], t.lens[i], whitespace, &out) < 0:

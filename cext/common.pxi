@@ -7,6 +7,29 @@ cdef enum:
     _MIN_ROWS_PER_THREAD = 64
 
 
+def simd_path():
+    """The instruction-set path the core runs (RESPEVAL_SIMD forces one)."""
+    return rv_isa_names[rv_isa].decode()
+
+
+def simd_paths():
+    """Every path this CPU can run, portable first."""
+    return [rv_isa_names[i].decode() for i in range(RV_ISA_COUNT) if rv_isa_supported(i)]
+
+
+import os as _os
+
+# the instruction-set path, picked once at import
+_simd_status = rv_dispatch_init(_os.environ.get("RESPEVAL_SIMD", "").encode("ascii", "replace"))
+if _simd_status != 0:
+    _wanted = _os.environ.get("RESPEVAL_SIMD")
+    _known = ", ".join(rv_isa_names[i].decode() for i in range(RV_ISA_COUNT))
+    if _simd_status == -1:
+        raise RuntimeError(f"RESPEVAL_SIMD={_wanted!r} is not a path of the core (choose one of {_known}, or unset it)")
+    raise RuntimeError(f"RESPEVAL_SIMD={_wanted!r}: this CPU cannot run that path (it can run: "
+                       f"{', '.join(simd_paths())}); unset RESPEVAL_SIMD to pick the best one")
+
+
 def openmp_threads():
     """Threads an unrestricted parallel loop would use (1 without OpenMP)."""
     return rv_omp_max_threads()
@@ -150,41 +173,62 @@ def first_non_str(list items):
 # Texts read in place
 # ---------------------------------------------------------------------------
 
+cdef extern from "Python.h":
+    bint PyList_CheckExact(object o)
+    bint PyTuple_CheckExact(object o)
+    PyObject* PySequence_Fast_GET_ITEM(object o, Py_ssize_t i)
+
+
 cdef struct _Texts:
-    # the PEP 393 storage of n str objects (kept alive by the caller's tuple)
+    # the PEP 393 storage of n str objects, each held by a reference of ours (so the
+    # storage stays valid with the GIL released, whatever happens to the caller's list)
     Py_ssize_t n
+    Py_ssize_t held
+    PyObject** objs
     int* kinds
     const void** datas
     int64_t* lens
 
 
-cdef int _texts_read(_Texts* t, tuple seq) except -1:
-    """Point ``t`` at the storage of every str in ``seq``; a non-str names its row."""
+cdef inline void _texts_init(_Texts* t) noexcept:
+    memset(t, 0, sizeof(_Texts))
+
+
+cdef int _texts_read(_Texts* t, object texts) except -1:
+    """Hold every str of ``texts`` and point ``t`` at its storage; a non-str names its row."""
+    cdef object seq = texts if PyList_CheckExact(texts) or PyTuple_CheckExact(texts) else tuple(texts)
     cdef Py_ssize_t i, n = len(seq)
+    cdef PyObject* o
     t.n = n
+    t.objs = <PyObject**>malloc(max(n, 1) * sizeof(PyObject*))
     t.kinds = <int*>malloc(max(n, 1) * sizeof(int))
     t.datas = <const void**>malloc(max(n, 1) * sizeof(void*))
     t.lens = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
-    if t.kinds == NULL or t.datas == NULL or t.lens == NULL:
+    if t.objs == NULL or t.kinds == NULL or t.datas == NULL or t.lens == NULL:
         raise MemoryError()
     for i in range(n):
-        s = seq[i]
-        if not PyUnicode_Check(s):
-            what = "None" if s is None else type(s).__name__
+        o = PySequence_Fast_GET_ITEM(seq, i)
+        if not PyUnicode_Check(<object>o):
+            what = "None" if <object>o is None else type(<object>o).__name__
             raise TypeError(f"text at row {i} is {what}, not str")
-        t.kinds[i] = PyUnicode_KIND(s)
-        t.datas[i] = PyUnicode_DATA(s)
-        t.lens[i] = PyUnicode_GET_LENGTH(s)
+        Py_INCREF(<object>o)
+        t.objs[i] = o
+        t.held = i + 1
+        t.kinds[i] = PyUnicode_KIND(<object>o)
+        t.datas[i] = PyUnicode_DATA(<object>o)
+        t.lens[i] = PyUnicode_GET_LENGTH(<object>o)
     return 0
 
 
 cdef void _texts_free(_Texts* t) noexcept:
+    cdef Py_ssize_t i
+    for i in range(t.held):
+        Py_DECREF(<object>t.objs[i])
+    free(t.objs)
     free(t.kinds)
     free(t.datas)
     free(t.lens)
-    t.kinds = NULL
-    t.datas = NULL
-    t.lens = NULL
+    _texts_init(t)
 
 
 # ---------------------------------------------------------------------------

@@ -42,25 +42,33 @@ cdef extern from "buffer.h":
     void rv_free_i64 "rv_buf_free"(rv_i64buf* b) noexcept nogil
     void rv_free_u32 "rv_buf_free"(rv_u32buf* b) noexcept nogil
 
+cdef extern from "dispatch.h":
+    int rv_dispatch_init(const char* forced) noexcept nogil
+    int rv_isa_supported(int isa) noexcept nogil
+    int rv_isa
+    const char* rv_isa_names[4]
+    int RV_ISA_COUNT
+
 cdef extern from "vocab.h":
     ctypedef struct rv_vocab:
         char* arena
         int64_t* start
-        uint64_t* hash
         int32_t n
     int rv_vocab_init(rv_vocab* v) noexcept nogil
     void rv_vocab_free(rv_vocab* v) noexcept nogil
     int32_t rv_vocab_add(rv_vocab* v, const char* s, int64_t length) noexcept nogil
-    int32_t rv_vocab_add_h(rv_vocab* v, const char* s, int64_t length, uint64_t h) noexcept nogil
-    int32_t rv_vocab_find(const rv_vocab* v, const char* s, int64_t length) noexcept nogil
+    int32_t rv_vocab_find(rv_vocab* v, const char* s, int64_t length) noexcept nogil
     int32_t rv_vocab_stem(rv_vocab* v, int32_t id) noexcept nogil
 
 cdef extern from "porter.h":
     int respeval_porter_stem(const char* word, int length, char* out, int out_cap) noexcept nogil
 
 cdef extern from "tokenize.h":
+    ctypedef struct rv_tok:
+        pass
+    void rv_tok_free(rv_tok* t) noexcept nogil
     int rv_tokenize_rouge(rv_vocab* v, int stem, int kind, const void* data, int64_t length,
-                          char* tok, rv_i32buf* ids, rv_i64buf* sents) noexcept nogil
+                          rv_tok* t, rv_i32buf* ids, rv_i64buf* sents) noexcept nogil
 
 cdef extern from "scratch.h":
     ctypedef struct rv_scratch:
@@ -74,11 +82,37 @@ cdef extern from "ngram.h":
                           int64_t* overlap) noexcept nogil
 
 cdef extern from "lcs.h":
+    int64_t RV_LCS_MAX_CELLS
     int64_t rv_lcs_length(rv_scratch* s, const int32_t* a, int64_t la,
                           const int32_t* b, int64_t lb) noexcept nogil
     int64_t rv_lsum_hits(rv_scratch* s, const int32_t* ref, const int64_t* ref_sent,
                          int64_t nrs, const int32_t* cand, const int64_t* cand_sent,
                          int64_t ncs) noexcept nogil
+
+cdef extern from "rouge_texts.h":
+    ctypedef struct rv_rouge_job:
+        int max_order
+        int want_lcs
+        int want_lsum
+        int stem
+        int64_t ncols
+        const int* kinds_p
+        const void** datas_p
+        const int64_t* lens_p
+        const int* kinds_r
+        const void** datas_r
+        const int64_t* lens_r
+        const int64_t* pair_pred
+        int64_t nref
+        const int64_t* group_start
+        const int64_t* order
+        int64_t* stats
+        int64_t* lengths
+    ctypedef struct rv_rouge_worker:
+        pass
+    int rv_rouge_worker_init(rv_rouge_worker* w) noexcept nogil
+    void rv_rouge_worker_free(rv_rouge_worker* w) noexcept nogil
+    int rv_rouge_group(rv_rouge_worker* w, const rv_rouge_job* job, int64_t r) noexcept nogil
 
 cdef extern from "bleu.h":
     int rv_ngram_clip_maxref(rv_scratch* s, const int32_t* a, int64_t la, const int32_t* refs,

@@ -7,6 +7,7 @@
 
 cdef struct _TokChunk:
     rv_vocab vocab
+    rv_tok tok
     rv_i32buf ids
     rv_i64buf sents
     int64_t* row_off
@@ -14,7 +15,6 @@ cdef struct _TokChunk:
     int32_t* gmap
     Py_ssize_t first
     Py_ssize_t last
-    int64_t maxlen
     int64_t ids_base
     int64_t sent_base
     int failed
@@ -22,6 +22,7 @@ cdef struct _TokChunk:
 
 cdef void _tok_chunk_free(_TokChunk* ch) noexcept nogil:
     rv_vocab_free(&ch.vocab)
+    rv_tok_free(&ch.tok)
     rv_free_i32(&ch.ids)
     rv_free_i64(&ch.sents)
     free(ch.row_off)
@@ -32,23 +33,18 @@ cdef void _tok_chunk_free(_TokChunk* ch) noexcept nogil:
 cdef int _tokenize_chunk(_TokChunk* ch, const _Texts* t, bint stem) noexcept nogil:
     """Tokenize rows [first, last) into the chunk's own vocabulary (local ids)."""
     cdef Py_ssize_t r, nrows = ch.last - ch.first
-    cdef char* tok
     ch.row_off = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
     ch.row_sent = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
-    tok = <char*>malloc(ch.maxlen + 8)  # rv_emit reads 8 bytes at a token's start
-    if ch.row_off == NULL or ch.row_sent == NULL or tok == NULL or rv_vocab_init(&ch.vocab) != 0:
-        free(tok)
+    if ch.row_off == NULL or ch.row_sent == NULL or rv_vocab_init(&ch.vocab) != 0:
         return -1
     for r in range(nrows):
         ch.row_off[r] = ch.ids.n
         ch.row_sent[r] = ch.sents.n
         if rv_tokenize_rouge(&ch.vocab, stem, t.kinds[ch.first + r], t.datas[ch.first + r],
-                             t.lens[ch.first + r], tok, &ch.ids, &ch.sents) != 0:
-            free(tok)
+                             t.lens[ch.first + r], &ch.tok, &ch.ids, &ch.sents) != 0:
             return -1
     ch.row_off[nrows] = ch.ids.n
     ch.row_sent[nrows] = ch.sents.n
-    free(tok)
     return 0
 
 
@@ -61,8 +57,7 @@ cdef int _merge_chunk(rv_vocab* glob, _TokChunk* ch) noexcept nogil:
     if ch.gmap == NULL:
         return -1
     for j in range(n):
-        g = rv_vocab_add_h(glob, ch.vocab.arena + ch.vocab.start[j],
-                           ch.vocab.start[j + 1] - ch.vocab.start[j], ch.vocab.hash[j])
+        g = rv_vocab_add(glob, ch.vocab.arena + ch.vocab.start[j], ch.vocab.start[j + 1] - ch.vocab.start[j])
         if g < 0:
             return -1
         ch.gmap[j] = g
@@ -79,12 +74,10 @@ def tokenize_rouge(Vocab vocab, texts, bint stem=False, threads=None):
     Rows are tokenized in parallel chunks, each with its own vocabulary, merged
     in order afterwards, so ids do not depend on the thread count.
     """
-    cdef tuple seq = tuple(texts)
-    cdef Py_ssize_t n = len(seq), i, c, r, k, nrows
-    cdef int nt = _resolve_threads(threads, n // 32)
-    cdef Py_ssize_t nchunks = 1 if nt == 1 else min(nt * 4, max(n // 1024, 1))
+    cdef Py_ssize_t n, i, c, r, k, nrows, nchunks = 0
+    cdef int nt
     cdef _Texts t
-    cdef _TokChunk* chunks = <_TokChunk*>calloc(nchunks, sizeof(_TokChunk))
+    cdef _TokChunk* chunks = NULL
     cdef int64_t total_ids = 0, total_sents = 0
     cdef int failures = 0
     cdef _TokChunk* ch
@@ -92,17 +85,18 @@ def tokenize_rouge(Vocab vocab, texts, bint stem=False, threads=None):
     cdef int64_t* out_off
     cdef int64_t* out_sent
     cdef int64_t* out_rows
-    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+    _texts_init(&t)
     try:
+        _texts_read(&t, texts)
+        n = t.n
+        nt = _resolve_threads(threads, n // 32)
+        nchunks = 1 if nt == 1 else min(nt * 4, max(n // 1024, 1))
+        chunks = <_TokChunk*>calloc(nchunks, sizeof(_TokChunk))
         if chunks == NULL:
             raise MemoryError()
-        _texts_read(&t, seq)
         for c in range(nchunks):
             chunks[c].first = n * c // nchunks
             chunks[c].last = n * (c + 1) // nchunks
-            for i in range(chunks[c].first, chunks[c].last):
-                if t.lens[i] > chunks[c].maxlen:
-                    chunks[c].maxlen = t.lens[i]
         with nogil:
             if nchunks == 1:
                 failures += _tokenize_chunk(&chunks[0], &t, stem) != 0
@@ -149,6 +143,103 @@ def tokenize_rouge(Vocab vocab, texts, bint stem=False, threads=None):
                 _tok_chunk_free(&chunks[c])
         free(chunks)
         _texts_free(&t)
+
+
+# ---------------------------------------------------------------------------
+# ROUGE from texts, grouped by reference
+# ---------------------------------------------------------------------------
+
+def rouge_text_stats(predictions, references, const int64_t[::1] pair_pred, const int64_t[::1] pair_ref,
+                     int max_order, bint want_lcs, bint want_lsum, bint stem,
+                     int64_t[:, ::1] stats, int64_t[:, ::1] lengths, threads=None):
+    """ROUGE statistics of (prediction, reference) pairs, straight from the texts.
+
+    Pair ``k`` is ``predictions[pair_pred[k]]`` against ``references[pair_ref[k]]``,
+    both tokenized with rouge-score's tokenizer (Porter-stemmed when ``stem``).
+    ``stats[k]`` receives the clipped n-gram hits of orders 1..max_order, then the
+    LCS length if ``want_lcs``, then rougeLsum's union-LCS hits if ``want_lsum``;
+    ``lengths[k]`` the prediction's and the reference's token counts.  Pairs are
+    scored grouped by reference, each thread with its own vocabulary.  A pair whose
+    LCS table (tokens x tokens) would exceed ``respeval.limits.LCS_MAX_CELLS`` raises
+    RowTooLongError naming its prediction row.
+    """
+    cdef Py_ssize_t npairs = pair_pred.shape[0], nref, k, r
+    cdef int64_t ncols = max_order + want_lcs + want_lsum, failures = 0
+    cdef _Texts tp, tr
+    cdef rv_rouge_job job
+    cdef rv_rouge_worker* wk
+    cdef int64_t* group_start = NULL
+    cdef int64_t* order = NULL
+    cdef int nt
+    if max_order < 0 or max_order > 64:
+        raise ValueError(f"max_order must be in 0..64, got {max_order}")
+    if stats.shape[0] != npairs or (npairs > 0 and stats.shape[1] != ncols):
+        raise ValueError(f"stats must have shape ({npairs}, {ncols})")
+    if lengths.shape[0] != npairs or (npairs > 0 and lengths.shape[1] != 2):
+        raise ValueError(f"lengths must have shape ({npairs}, 2)")
+    _texts_init(&tp)
+    _texts_init(&tr)
+    try:
+        _texts_read(&tp, predictions)
+        _texts_read(&tr, references)
+        nref = tr.n
+        _check_pairs(pair_pred, pair_ref, tp.n, nref)
+        if npairs == 0:
+            return
+        # pairs grouped by reference (a counting sort, stable: row order within a group)
+        group_start = <int64_t*>calloc(nref + 2, sizeof(int64_t))
+        order = <int64_t*>malloc(npairs * sizeof(int64_t))
+        if group_start == NULL or order == NULL:
+            raise MemoryError()
+        for k in range(npairs):
+            group_start[pair_ref[k] + 2] += 1
+        for r in range(nref):
+            group_start[r + 2] += group_start[r + 1]
+        for k in range(npairs):
+            order[group_start[pair_ref[k] + 1]] = k
+            group_start[pair_ref[k] + 1] += 1
+        job.max_order, job.want_lcs, job.want_lsum, job.stem, job.ncols = max_order, want_lcs, want_lsum, stem, ncols
+        job.kinds_p, job.datas_p, job.lens_p = tp.kinds, tp.datas, tp.lens
+        job.kinds_r, job.datas_r, job.lens_r = tr.kinds, tr.datas, tr.lens
+        job.pair_pred, job.nref, job.group_start, job.order = &pair_pred[0], nref, group_start, order
+        job.stats = &stats[0, 0] if ncols > 0 else NULL
+        job.lengths = &lengths[0, 0]
+        nt = _resolve_threads(threads, npairs)
+        with nogil, parallel(num_threads=nt):
+            wk = <rv_rouge_worker*>malloc(sizeof(rv_rouge_worker))
+            if wk != NULL and rv_rouge_worker_init(wk) != 0:
+                rv_rouge_worker_free(wk)
+                free(wk)
+                wk = NULL
+            for r in prange(nref, schedule="dynamic", chunksize=16):
+                if wk == NULL or rv_rouge_group(wk, &job, r) != 0:
+                    failures += 1
+            if wk != NULL:
+                rv_rouge_worker_free(wk)
+                free(wk)
+        if failures:
+            raise MemoryError("out of memory in rouge_text_stats")
+        if want_lcs or want_lsum:
+            _check_lcs_cells(&lengths[0, 0], &pair_pred[0], npairs, "ROUGE-L" if want_lcs else "ROUGE-Lsum")
+    finally:
+        _texts_free(&tp)
+        _texts_free(&tr)
+        free(group_start)
+        free(order)
+
+
+cdef int _check_lcs_cells(const int64_t* lengths, const int64_t* pair_pred, Py_ssize_t npairs,
+                          str metric) except -1:
+    """RowTooLongError for the first pair whose LCS table exceeds the documented limit."""
+    cdef Py_ssize_t k
+    cdef int64_t a, b
+    for k in range(npairs):
+        a, b = lengths[2 * k], lengths[2 * k + 1]
+        if a > 0 and b > RV_LCS_MAX_CELLS // a:
+            raise _RowTooLongError(
+                pair_pred[k], f"the LCS table of the prediction ({a:,} tokens) and its reference ({b:,} tokens)",
+                a * b, RV_LCS_MAX_CELLS, metric, "cells")
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -266,23 +357,95 @@ def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_of
 # Row pairing
 # ---------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    typedef struct { Py_hash_t h; PyObject *o; int64_t idx; } rv_dedup_slot;
+    static inline void rv_prefetch_object(PyObject *o) {
+    #if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(o);
+    #endif
+    }
+    /* Equal exact str objects: PEP 393 strings are stored in their narrowest kind,
+     * so equal strings have equal kinds, lengths and bytes. */
+    static inline int rv_str_equal(PyObject *a, PyObject *b) {
+        if (a == b) return 1;
+        Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+        int kind = PyUnicode_KIND(a);
+        return n == PyUnicode_GET_LENGTH(b) && kind == PyUnicode_KIND(b) &&
+               memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * kind) == 0;
+    }
+    """
+    ctypedef struct rv_dedup_slot:
+        Py_hash_t h
+        void* o
+        int64_t idx
+    void rv_prefetch_object(void* o) noexcept nogil
+    bint rv_str_equal(object a, object b) noexcept
+    bint PyUnicode_CheckExact(object o)
+    void* PyList_GET_ITEM(object lst, Py_ssize_t i)
+
+
 def pair_single_references(list predictions, list references):
     """Fast path of the row pairing for one str reference per row.
 
     Returns ``(distinct_references, pair_ref)`` with ``pair_ref`` an int64 bytes
     buffer (pair ``k`` is row ``k``), or None when a row is not a plain str (the
-    caller's general path then names the offending row).  Distinct texts are
-    found with a dict, so a reference shared by many rows is tokenized once.
+    caller's general path then names the offending row).  Distinct texts are found
+    with a hash table on the strings' cached hashes, so a reference shared by many
+    rows is tokenized once.
     """
+    cdef Py_ssize_t n = len(references), i
+    cdef list distinct = []
+    cdef uint64_t cap = 16, mask, j
+    cdef int shift = 60
+    cdef rv_dedup_slot* slots
+    cdef Py_hash_t h
+    cdef object r
+    if len(predictions) != n:
+        return None
+    for i in range(n):
+        if not PyUnicode_Check(<object>PyList_GET_ITEM(predictions, i)):
+            return None
+    for i in range(n):
+        if not PyUnicode_CheckExact(<object>PyList_GET_ITEM(references, i)):
+            return _pair_single_references_dict(references) if PyUnicode_Check(references[i]) else None
+    while cap < 2 * <uint64_t>n:
+        cap *= 2
+        shift -= 1
+    mask = cap - 1
+    slots = <rv_dedup_slot*>calloc(cap, sizeof(rv_dedup_slot))
+    if slots == NULL:
+        raise MemoryError()
+    out = PyBytes_FromStringAndSize(NULL, n * 8)
+    cdef int64_t* pair_ref = <int64_t*>PyBytes_AS_STRING(out)
+    try:
+        for i in range(n):
+            if i + 8 < n:
+                rv_prefetch_object(PyList_GET_ITEM(references, i + 8))
+            r = <object>PyList_GET_ITEM(references, i)
+            h = hash(r)
+            j = ((<uint64_t>h) * 0x9E3779B97F4A7C15ULL) >> shift
+            while True:
+                if slots[j].o == NULL:
+                    slots[j].h, slots[j].o, slots[j].idx = h, <void*>r, len(distinct)
+                    distinct.append(r)  # keeps slots[j].o alive
+                    pair_ref[i] = slots[j].idx
+                    break
+                if slots[j].h == h and rv_str_equal(<object>slots[j].o, r):
+                    pair_ref[i] = slots[j].idx
+                    break
+                j = (j + 1) & mask
+    finally:
+        free(slots)
+    return distinct, out
+
+
+cdef object _pair_single_references_dict(list references):
+    """The pairing through a dict, which honours a str subclass's own __eq__ and __hash__."""
     cdef Py_ssize_t n = len(references), i
     cdef dict index = {}
     cdef list distinct = []
     cdef object found
-    if len(predictions) != n:
-        return None
-    for i in range(n):
-        if not PyUnicode_Check(predictions[i]):
-            return None
     out = PyBytes_FromStringAndSize(NULL, n * 8)
     cdef int64_t* pair_ref = <int64_t*>PyBytes_AS_STRING(out)
     for i in range(n):

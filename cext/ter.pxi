@@ -53,12 +53,12 @@ def ter_edits(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
         raise ValueError(f"edits must have length {n}")
     for k in range(n):
         if hyp_off[k + 1] - hyp_off[k] > RV_TER_MAX_WORDS:
-            raise _RowTooLongError(k, "hypothesis", hyp_off[k + 1] - hyp_off[k], RV_TER_MAX_WORDS, "TER")
+            raise _RowTooLongError(k, "the hypothesis", hyp_off[k + 1] - hyp_off[k], RV_TER_MAX_WORDS, "TER")
         longest = 0
         for j in range(row_refs[k], row_refs[k + 1]):
             longest = max(longest, ref_off[j + 1] - ref_off[j])
         if longest > RV_TER_MAX_WORDS:
-            raise _RowTooLongError(k, "reference", longest, RV_TER_MAX_WORDS, "TER")
+            raise _RowTooLongError(k, "the reference", longest, RV_TER_MAX_WORDS, "TER")
     if n == 0:
         return
     x.H, x.hoff, x.R, x.roff, x.row_refs = _ids_ptr(hyp_ids), &hyp_off[0], _ids_ptr(ref_ids), &ref_off[0], &row_refs[0]

@@ -34,20 +34,20 @@ cdef inline int64_t _mt_tokenize(_MtWork* w, int which, int kind, const void* da
 
 cdef list _mt_token_lists(object texts, int which):
     """Runs one tokenizer over every text (GIL released), then builds the lists."""
-    # The tuple keeps every str alive (and unchanged) while the GIL is released.
-    cdef tuple seq = tuple(texts)
-    cdef Py_ssize_t n = len(seq), i = 0, k
+    cdef Py_ssize_t n, i = 0, k
     cdef _Texts t
     cdef _MtWork w
-    cdef int64_t* ntok = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    cdef int64_t* ntok = NULL
     cdef int64_t r = 0, tok = 0, start = 0, end
     cdef list out, row
     memset(&w, 0, sizeof(w))
-    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+    _texts_init(&t)
     try:
+        _texts_read(&t, texts)
+        n = t.n
+        ntok = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
         if ntok == NULL:
             raise MemoryError()
-        _texts_read(&t, seq)
         with nogil:
             for i in range(n):
                 r = _mt_tokenize(&w, which, t.kinds[i], t.datas[i], t.lens[i])
@@ -76,11 +76,10 @@ cdef list _mt_token_lists(object texts, int which):
 
 cdef object _mt_ids(Vocab vocab, object texts, int which):
     """Tokens of every text as ids of ``vocab``: ``(int32 ids, int64 offsets)`` bytes buffers."""
-    cdef tuple seq = tuple(texts)
-    cdef Py_ssize_t n = len(seq), i
+    cdef Py_ssize_t n, i
     cdef _Texts t
     cdef _MtWork w
-    cdef int64_t* offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    cdef int64_t* offsets = NULL
     cdef rv_i32buf ids
     cdef char* utf8 = NULL
     cdef int64_t utf8_cap = 0, r = 0, k, start, nbytes
@@ -88,11 +87,13 @@ cdef object _mt_ids(Vocab vocab, object texts, int which):
     cdef int failed = 0
     memset(&w, 0, sizeof(w))
     memset(&ids, 0, sizeof(ids))
-    t.kinds = NULL; t.datas = NULL; t.lens = NULL
+    _texts_init(&t)
     try:
+        _texts_read(&t, texts)
+        n = t.n
+        offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         if offsets == NULL:
             raise MemoryError()
-        _texts_read(&t, seq)
         with nogil:
             for i in range(n):
                 offsets[i] = ids.n

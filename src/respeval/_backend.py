@@ -44,6 +44,8 @@ class Kernels(Protocol):
 
     def Vocab(self) -> VocabLike: ...  # noqa: N802 - the class, called to make a vocabulary
     def openmp_threads(self) -> int: ...
+    def simd_path(self) -> str: ...
+    def simd_paths(self) -> list[str]: ...
     def porter_stem(self, word: str) -> str: ...
     def first_non_str(self, items: list) -> int: ...
     def pair_single_references(self, predictions: list, references: list) -> tuple[list[str], bytes] | None: ...
@@ -63,6 +65,20 @@ class Kernels(Protocol):
         vocab_size: int,
         overlaps: BufferLike,
         lcs: BufferLike,
+        threads: int | None = None,
+    ) -> None: ...
+    def rouge_text_stats(
+        self,
+        predictions: Any,
+        references: Any,
+        pair_pred: BufferLike,
+        pair_ref: BufferLike,
+        max_order: int,
+        want_lcs: bool,
+        want_lsum: bool,
+        stem: bool,
+        stats: BufferLike,
+        lengths: BufferLike,
         threads: int | None = None,
     ) -> None: ...
     def lsum_pair_stats(

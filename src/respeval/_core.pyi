@@ -1,6 +1,6 @@
 """Stub of the compiled core (private; the public API is in ``respeval``)."""
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 from typing_extensions import Buffer as _Buffer
@@ -9,6 +9,8 @@ from typing_extensions import Buffer as _Buffer
 Buffer: TypeAlias = _Buffer | np.ndarray
 
 def openmp_threads() -> int: ...
+def simd_path() -> str: ...
+def simd_paths() -> list[str]: ...
 def porter_stem(word: str) -> str: ...
 
 class Vocab:
@@ -36,6 +38,19 @@ def rouge_pair_stats(
     vocab_size: int,
     overlaps: Buffer,
     lcs: Buffer,
+    threads: int | None = None,
+) -> None: ...
+def rouge_text_stats(
+    predictions: Any,
+    references: Any,
+    pair_pred: Buffer,
+    pair_ref: Buffer,
+    max_order: int,
+    want_lcs: bool,
+    want_lsum: bool,
+    stem: bool,
+    stats: Buffer,
+    lengths: Buffer,
     threads: int | None = None,
 ) -> None: ...
 def lsum_pair_stats(

@@ -10,8 +10,14 @@ and one import line below.
 from respeval._core_py.bleu import bleu_clipped_counts, tokenize_13a_ids, tokenize_13a_tokens
 from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
 from respeval._core_py.chrf import chrf_chars, chrf_words_ids
-from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem
-from respeval._core_py.rouge import lsum_pair_stats, pair_single_references, rouge_pair_stats, tokenize_rouge
+from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
+from respeval._core_py.rouge import (
+    lsum_pair_stats,
+    pair_single_references,
+    rouge_pair_stats,
+    rouge_text_stats,
+    tokenize_rouge,
+)
 from respeval._core_py.squad import squad_normalize_ids, squad_normalize_tokens
 from respeval._core_py.ter import ter_edits
 
@@ -29,6 +35,9 @@ __all__ = [
     "poisson_weights",
     "porter_stem",
     "rouge_pair_stats",
+    "rouge_text_stats",
+    "simd_path",
+    "simd_paths",
     "squad_normalize_ids",
     "squad_normalize_tokens",
     "ter_edits",

@@ -13,6 +13,16 @@ def openmp_threads() -> int:
     return 1
 
 
+def simd_path() -> str:
+    """The twin runs no SIMD code."""
+    return "python"
+
+
+def simd_paths() -> list[str]:
+    """The twin's one path."""
+    return ["python"]
+
+
 def porter_stem(word: str) -> str:
     """Porter stem (NLTK_EXTENSIONS mode) of a lowercase ASCII word."""
     word.encode("ascii")  # the core takes ASCII only (UnicodeEncodeError otherwise)

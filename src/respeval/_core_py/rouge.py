@@ -23,8 +23,10 @@ from respeval._core_py.checks import (
     check_vocab_size,
     int32_array,
     int64_array,
+    text_rows,
 )
 from respeval._core_py.common import Vocab
+from respeval.limits import LCS_MAX_CELLS, RowTooLongError
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -226,3 +228,66 @@ def lsum_pair_stats(
             _sentences(ref_ids, ref_sent_off, ref_row_sents, pr),
             _sentences(pred_ids, pred_sent_off, pred_row_sents, pa),
         )
+
+
+def rouge_text_stats(
+    predictions: Any,
+    references: Any,
+    pair_pred: Any,
+    pair_ref: Any,
+    max_order: int,
+    want_lcs: bool,
+    want_lsum: bool,
+    stem: bool,
+    stats: Any,
+    lengths: Any,
+    threads: int | None = None,
+) -> None:
+    """ROUGE statistics of (prediction, reference) pairs, straight from the texts:
+    ``stats[k]`` = clipped n-gram hits of orders 1..max_order, then the LCS length
+    (``want_lcs``), then rougeLsum's union-LCS hits (``want_lsum``); ``lengths[k]`` =
+    the prediction's and the reference's token counts."""
+    pair_pred, pair_ref = int64_array(pair_pred), int64_array(pair_ref)
+    if not 0 <= max_order <= 64:
+        raise ValueError(f"max_order must be in 0..64, got {max_order}")
+    npairs, ncols = len(pair_pred), max_order + want_lcs + want_lsum
+    if stats.shape[0] != npairs or (npairs > 0 and stats.shape[1] != ncols):
+        raise ValueError(f"stats must have shape ({npairs}, {ncols})")
+    if lengths.shape[0] != npairs or (npairs > 0 and lengths.shape[1] != 2):
+        raise ValueError(f"lengths must have shape ({npairs}, 2)")
+    preds, refs = text_rows(predictions), text_rows(references)
+    check_pairs(pair_pred, pair_ref, len(preds), len(refs))
+    vocab = Vocab()
+    cache: dict[tuple[int, int], list[list[int]]] = {}
+
+    def sentences(side: int, row: int) -> list[list[int]]:
+        got = cache.get((side, row))
+        if got is None:
+            text = (preds, refs)[side][row]
+            got = []
+            for sentence in text.split("\n"):
+                tokens = [vocab.add(t) for t in _tokens(sentence)]
+                got.append([vocab.stem_id(t) for t in tokens] if stem else tokens)
+            cache[(side, row)] = got
+        return got
+
+    for k, (pa, pr) in enumerate(zip(pair_pred.tolist(), pair_ref.tolist())):
+        pred_sents, ref_sents = sentences(0, pa), sentences(1, pr)
+        pred = [t for s in pred_sents for t in s]
+        ref = [t for s in ref_sents for t in s]
+        lengths[k] = len(pred), len(ref)
+        if (want_lcs or want_lsum) and len(pred) * len(ref) > LCS_MAX_CELLS:
+            raise RowTooLongError(
+                pa,
+                f"the LCS table of the prediction ({len(pred):,} tokens) and its reference ({len(ref):,} tokens)",
+                len(pred) * len(ref),
+                LCS_MAX_CELLS,
+                "ROUGE-L" if want_lcs else "ROUGE-Lsum",
+                "cells",
+            )
+        row = [_overlap(pred, ref, n) for n in range(1, max_order + 1)]
+        if want_lcs:
+            row.append(_lcs_length(ref, pred))
+        if want_lsum:
+            row.append(_union_lcs_hits([s for s in ref_sents if s], [s for s in pred_sents if s]))
+        stats[k] = row

@@ -209,10 +209,10 @@ def ter_edits(
     hyp_len, ref_len = np.diff(hyp_off), np.diff(ref_off)
     for k in range(n):
         if hyp_len[k] > TER_MAX_WORDS:
-            raise RowTooLongError(k, "hypothesis", int(hyp_len[k]), TER_MAX_WORDS, "TER")
+            raise RowTooLongError(k, "the hypothesis", int(hyp_len[k]), TER_MAX_WORDS, "TER")
         longest = int(ref_len[row_refs[k] : row_refs[k + 1]].max())
         if longest > TER_MAX_WORDS:
-            raise RowTooLongError(k, "reference", longest, TER_MAX_WORDS, "TER")
+            raise RowTooLongError(k, "the reference", longest, TER_MAX_WORDS, "TER")
     for k in range(n):
         hyp = hyp_ids[hyp_off[k] : hyp_off[k + 1]].tolist()
         edits[k] = min(

@@ -235,28 +235,37 @@ def score_tokens(
             lcs,
             threads,
         )
-    plen = preds.lengths()[pair_pred]
-    rlen = refs.lengths()[pair_ref]
+    lsum = np.zeros(npairs if "rougeLsum" in types else 0, np.int64)
+    if "rougeLsum" in types:
+        kernels.lsum_pair_stats(
+            preds.ids,
+            preds.sent_offsets,
+            preds.row_sents,
+            refs.ids,
+            refs.sent_offsets,
+            refs.row_sents,
+            pair_pred,
+            pair_ref,
+            vocab_size,
+            lsum,
+            threads,
+        )
+    return _prf(types, overlaps, lcs, lsum, preds.lengths()[pair_pred], refs.lengths()[pair_ref])
+
+
+def _prf(
+    types: Sequence[str],
+    overlaps: np.ndarray,
+    lcs: np.ndarray,
+    lsum: np.ndarray,
+    plen: np.ndarray,
+    rlen: np.ndarray,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Precision, recall and F per pair, per type, from the integer statistics."""
     out = {}
     for t in types:
         if t == "rougeL" or t == "rougeLsum":
-            if t == "rougeL":
-                hits = lcs
-            else:
-                hits = np.zeros(npairs, np.int64)
-                kernels.lsum_pair_stats(
-                    preds.ids,
-                    preds.sent_offsets,
-                    preds.row_sents,
-                    refs.ids,
-                    refs.sent_offsets,
-                    refs.row_sents,
-                    pair_pred,
-                    pair_ref,
-                    vocab_size,
-                    hits,
-                    threads,
-                )
+            hits = lcs if t == "rougeL" else lsum
             # rouge-score divides by the raw lengths and returns zeros when either is empty
             p = _ratio(hits, plen)
             r = _ratio(hits, rlen)
@@ -269,13 +278,65 @@ def score_tokens(
     return out
 
 
+def score_texts(
+    kernels: Kernels,
+    preds: list[str],
+    refs: list[str],
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    types: Sequence[str],
+    stem: bool,
+    threads: int | None,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+    """P/R/F per pair, per type, with rouge-score's tokenizer, straight from the texts;
+    and each pair's prediction and reference token counts."""
+    orders = [int(t[5:]) for t in types if _ROUGE_N.match(t)]
+    max_order = max(orders, default=0)
+    want_lcs, want_lsum = "rougeL" in types, "rougeLsum" in types
+    npairs = len(pair_pred)
+    stats = np.zeros((npairs, max_order + want_lcs + want_lsum), np.int64)
+    lengths = np.zeros((npairs, 2), np.int64)
+    kernels.rouge_text_stats(
+        preds, refs, pair_pred, pair_ref, max_order, want_lcs, want_lsum, stem, stats, lengths, threads
+    )
+    lcs = stats[:, max_order] if want_lcs else stats[:, :0]
+    lsum = stats[:, max_order + want_lcs] if want_lsum else stats[:, :0]
+    plen, rlen = lengths[:, 0], lengths[:, 1]
+    return _prf(types, stats[:, :max_order], lcs, lsum, plen, rlen), plen, rlen
+
+
+def _score_pairs(
+    kernels: Kernels,
+    preds: list[str],
+    refs: list[str],
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    types: Sequence[str],
+    tokenizer: Any,
+    stem: bool,
+    threads: int | None,
+    prepared: tuple[Any, TokenBatch] | None = None,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+    """P/R/F per pair and per type, and each pair's token counts: rouge-score's tokenizer
+    runs in the kernels from the texts; other tokenizers give token batches first
+    (``prepared`` = the vocabulary and the references' batch, when already tokenized)."""
+    if tokenizer == "rouge":
+        return score_texts(kernels, preds, refs, pair_pred, pair_ref, types, stem, threads)
+    vocab, ref_batch = prepared if prepared is not None else (kernels.Vocab(), None)
+    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stem, threads)
+    if ref_batch is None:
+        ref_batch = tokenize(kernels, vocab, refs, tokenizer, stem, threads)
+    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
+    return per_pair, pred_batch.lengths()[pair_pred], ref_batch.lengths()[pair_ref]
+
+
 @dataclass
 class PreparedReferences:
     """References tokenized once, to be scored against any number of prediction sets."""
 
     kernels: Kernels
-    vocab: Any
-    batch: TokenBatch
+    vocab: Any  # None for the "rouge" tokenizer, which runs in the kernels from the texts
+    batch: TokenBatch | None
     pair_pred: np.ndarray  # pair -> row
     pair_ref: np.ndarray  # pair -> distinct reference
     single: bool  # one reference per row
@@ -283,6 +344,7 @@ class PreparedReferences:
     tokenizer: Any
     stemmer: bool
     threads: int | None
+    texts: list[str] = field(default_factory=list)  # the distinct reference texts
 
 
 def prepare_references(
@@ -304,9 +366,13 @@ def prepare_references(
         refs_per_row, single = reference_lists(references, "references")
         distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
         n_rows = len(refs_per_row)
-    vocab = kernels.Vocab()
-    batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
-    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, n_rows, tokenizer, stemmer, threads)
+    vocab, batch = None, None
+    if tokenizer != "rouge":  # the kernels tokenize "rouge" themselves, reference by reference
+        vocab = kernels.Vocab()
+        batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
+    return PreparedReferences(
+        kernels, vocab, batch, pair_pred, pair_ref, single, n_rows, tokenizer, stemmer, threads, distinct
+    )
 
 
 def _select(
@@ -316,12 +382,11 @@ def _select(
     pair_ref: np.ndarray,
     n_rows: int,
     single: bool,
-    ref_lengths_all: np.ndarray,
+    rlen: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     columns: dict[str, np.ndarray] = {}
     ref_lengths: dict[str, np.ndarray] = {}
-    rlen = ref_lengths_all[pair_ref]
     for t in types:
         p, r, f = per_pair[t]
         best = _pick_best(f, pair_pred, n_rows, single)
@@ -342,28 +407,34 @@ def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterab
             f"predictions has {len(preds)} rows but references has {prepared.n_rows}: they must pair up row by row"
         )
     k = prepared.kernels
-    pred_batch = tokenize(k, prepared.vocab, preds, prepared.tokenizer, prepared.stemmer, prepared.threads)
-    per_pair = score_tokens(
+    per_pair, plen, rlen = _score_pairs(
         k,
-        len(prepared.vocab),
-        pred_batch,
-        prepared.batch,
+        preds,
+        prepared.texts,
         prepared.pair_pred,
         prepared.pair_ref,
         types,
+        prepared.tokenizer,
+        prepared.stemmer,
         prepared.threads,
+        None if prepared.batch is None else (prepared.vocab, prepared.batch),
     )
     columns, ref_lengths = _select(
-        types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, prepared.batch.lengths()
+        types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, rlen
     )
     return RougeResult(
         types,
         columns,
         signature(types, prepared.tokenizer, prepared.stemmer),
         _backend.name_of(k),
-        pred_batch.lengths(),
+        _row_lengths(plen, prepared.pair_pred, len(preds), prepared.single),
         ref_lengths,
     )
+
+
+def _row_lengths(plen: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) -> np.ndarray:
+    """Each row's prediction token count, from its pairs' counts."""
+    return plen if single else plen[np.searchsorted(pair_pred, np.arange(n_rows))]
 
 
 def rouge(
@@ -400,17 +471,16 @@ def rouge(
     types = validate_types(types)
     kernels = _backend.get(implementation)
     preds, distinct_refs, pair_pred, pair_ref, single = _pairs(kernels, predictions, references)
-    vocab = kernels.Vocab()
-    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer, threads)
-    ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
-    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
-    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, ref_batch.lengths())
+    per_pair, plen, rlen = _score_pairs(
+        kernels, preds, distinct_refs, pair_pred, pair_ref, types, tokenizer, stemmer, threads
+    )
+    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, rlen)
     return RougeResult(
         types,
         columns,
         signature(types, tokenizer, stemmer),
         _backend.name(implementation),
-        pred_batch.lengths(),
+        _row_lengths(plen, pair_pred, len(preds), single),
         ref_lengths,
     )
 

@@ -1,0 +1,173 @@
+"""ROUGE straight from texts (``rouge_text_stats``): the native core == the twin on
+fuzzed texts and pairs, on every size class of the kernels (one machine word, a few
+words, hash n-grams, position-list LCS masks, checkpointed rougeLsum rows), and rows
+beyond the documented limit raise a named error instead of exhausting memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from respeval import _backend, _core_py
+from respeval._reference import rouge as oracle
+from respeval.limits import LCS_MAX_CELLS, RowTooLongError
+
+core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
+SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+
+words = st.sampled_from(["a", "b", "c", "running", "runs", "Ran", "x1", "\u0130x", "\u212a", "abcdefghijklmnopq"])
+text = st.lists(words | st.sampled_from([" ", "\n", ". ", "!!"]), max_size=40).map("".join)
+
+
+def _stats(module, preds, refs, pair_pred, pair_ref, max_order, want_lcs, want_lsum, stem, threads=None):
+    n = len(pair_pred)
+    stats = np.zeros((n, max_order + want_lcs + want_lsum), np.int64)
+    lengths = np.zeros((n, 2), np.int64)
+    module.rouge_text_stats(
+        preds,
+        refs,
+        np.asarray(pair_pred, np.int64),
+        np.asarray(pair_ref, np.int64),
+        max_order,
+        want_lcs,
+        want_lsum,
+        stem,
+        stats,
+        lengths,
+        threads,
+    )
+    return stats, lengths
+
+
+@SETTINGS
+@given(
+    st.lists(text, min_size=1, max_size=6),
+    st.lists(text, min_size=1, max_size=4),
+    st.data(),
+    st.integers(0, 4),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_native_equals_twin(preds, refs, data, max_order, want_lcs, want_lsum, stem):
+    npairs = data.draw(st.integers(0, 10))
+    pair_pred = data.draw(st.lists(st.integers(0, len(preds) - 1), min_size=npairs, max_size=npairs))
+    pair_ref = data.draw(st.lists(st.integers(0, len(refs) - 1), min_size=npairs, max_size=npairs))
+    args = (preds, refs, pair_pred, pair_ref, max_order, want_lcs, want_lsum, stem)
+    got, want = _stats(core, *args), _stats(_core_py, *args)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def _random_text(rng, n_tokens, alphabet, newline_every=0):
+    toks = [f"w{rng.randrange(alphabet)}" for _ in range(n_tokens)]
+    if newline_every:
+        toks = [t + ("\n" if (i + 1) % newline_every == 0 else "") for i, t in enumerate(toks)]
+    return " ".join(toks)
+
+
+@pytest.mark.parametrize(
+    "pred_len, ref_len, alphabet",
+    [
+        (1, 1, 2),
+        (64, 64, 5),
+        (65, 63, 5),
+        (130, 300, 8),
+        (511, 512, 20),
+        (513, 200, 20),
+        (700, 900, 50),
+        (40, 2000, 30),
+    ],
+)
+def test_size_classes_equal_twin_and_oracle(pred_len, ref_len, alphabet, rng):
+    """One word a side, several words, and past RV_GROUP_MASK_WORDS (hash n-grams)."""
+    refs = [_random_text(rng, ref_len, alphabet, newline_every=37)]
+    preds = [_random_text(rng, pred_len, alphabet, newline_every=29) for _ in range(3)]
+    pairs = ([0, 1, 2], [0, 0, 0])
+    got = _stats(core, preds, refs, *pairs, 4, True, True, False)
+    want = _stats(_core_py, preds, refs, *pairs, 4, True, True, False)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    # and the readable oracle on the first pair (plain token lists)
+    p, r = oracle.rouge_tokens(preds[0]), oracle.rouge_tokens(refs[0])
+    assert got[0][0, :4].tolist() == [oracle.ngram_overlap(p, r, n) for n in range(1, 5)]
+    assert got[0][0, 4] == oracle.lcs_length(r, p)
+
+
+def test_threads_and_reference_groups_do_not_change_results(rng):
+    refs = [_random_text(rng, rng.randrange(0, 80), 12, 9) for _ in range(40)]
+    preds = [_random_text(rng, rng.randrange(0, 80), 12, 7) for _ in range(600)]
+    pair_pred = list(range(600))
+    pair_ref = [rng.randrange(40) for _ in range(600)]
+    one = _stats(core, preds, refs, pair_pred, pair_ref, 3, True, True, True, threads=1)
+    two = _stats(core, preds, refs, pair_pred, pair_ref, 3, True, True, True, threads=2)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+
+
+def test_lcs_with_position_list_masks():
+    """A reference whose dense masks would exceed the budget (distinct x words > 2**21)."""
+    n = 20_000
+    ref = " ".join(f"t{i}" for i in range(n))
+    preds = [ref, " ".join(f"t{i}" for i in reversed(range(n))), " ".join(f"t{i}" for i in range(0, n, 2))]
+    stats, lengths = _stats(core, preds, [ref], [0, 1, 2], [0, 0, 0], 1, True, False, False)
+    assert stats[:, 1].tolist() == [n, 1, n // 2]
+    assert stats[:, 0].tolist() == [n, n, n // 2]
+
+
+def test_lsum_with_checkpointed_rows(rng):
+    """A candidate sentence long enough that rougeLsum keeps only every K-th row."""
+    # rows x words = 30,001 x 150 > 2**22: every K-th row is kept, blocks are recomputed
+    pred = _random_text(rng, 9_600, 40)
+    ref = _random_text(rng, 30_000, 40)
+    got = _stats(core, [pred], [ref], [0], [0], 0, False, True, False)
+    want = _stats(_core_py, [pred], [ref], [0], [0], 0, False, True, False)
+    assert got[0].tolist() == want[0].tolist()
+
+
+def test_long_prediction_against_two_words_scores_in_linear_memory():
+    """rougeLsum of a 1M-token prediction against 2 words (issue 12, point 8)."""
+    pred = "the cat " * 500_000
+    stats, lengths = _stats(core, [pred], ["the dog"], [0], [0], 2, True, True, False)
+    assert lengths.tolist() == [[1_000_000, 2]]
+    assert stats.tolist() == [[1, 0, 1, 1]]
+
+
+@pytest.mark.parametrize("want_lcs, want_lsum", [(True, False), (False, True)])
+def test_a_row_beyond_the_lcs_limit_is_a_named_error(impl, want_lcs, want_lsum):
+    side = 1 << 20
+    big = "a " * (side + 1)
+    preds, refs = ["a b", big], ["a", "b " * side]
+    with pytest.raises(RowTooLongError, match="row 1: the LCS table") as err:
+        _stats(_backend.get(impl), preds, refs, [0, 1], [0, 1], 1, want_lcs, want_lsum, False)
+    assert err.value.row == 1 and err.value.limit == LCS_MAX_CELLS and isinstance(err.value, ValueError)
+
+
+def test_rouge_n_alone_has_no_lcs_limit():
+    side = 1 << 20
+    stats, lengths = _stats(core, ["a " * (side + 1)], ["a " * side], [0], [0], 2, False, False, False)
+    assert stats.tolist() == [[side, side - 1]] and lengths.tolist() == [[side + 1, side]]
+
+
+arrays64 = st.lists(st.integers(-2, 6), max_size=6).map(lambda v: np.array(v, np.int64))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.lists(text, max_size=4), st.lists(text, max_size=4), arrays64, arrays64, st.integers(-1, 5), st.integers(0, 6)
+)
+def test_fuzz_invalid_arguments_never_crash(preds, refs, pair_pred, pair_ref, max_order, out_rows):
+    results = []
+    for module in (core, _core_py):
+        stats = np.zeros((out_rows, max(max_order, 0) + 2), np.int64)
+        lengths = np.zeros((out_rows, 2), np.int64)
+        try:
+            module.rouge_text_stats(preds, refs, pair_pred, pair_ref, max_order, True, True, False, stats, lengths)
+            results.append((stats.tolist(), lengths.tolist()))
+        except ValueError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
+
+
+def test_non_str_texts_name_their_row(impl):
+    with pytest.raises(TypeError, match="text at row 1 is None"):
+        _stats(_backend.get(impl), ["a", None], ["a"], [0], [0], 1, False, False, False)
