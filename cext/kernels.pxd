@@ -130,6 +130,14 @@ cdef extern from "mt_tokenize.h":
                           rv_u32buf* out) noexcept nogil
     int64_t rv_chrf_words(int kind, const void* data, int64_t length, rv_u32buf* out_cps,
                           rv_i64buf* out_ends) noexcept nogil
+    int64_t rv_tercom(int kind, const void* data, int64_t length, int flags, rv_u32buf* work1,
+                      rv_u32buf* work2, rv_u32buf* out_cps, rv_i64buf* out_ends) noexcept nogil
+    int64_t rv_tercom_twice(int kind, const void* data, int64_t length, int flags, rv_u32buf* work1,
+                            rv_u32buf* work2, rv_u32buf* joined, rv_u32buf* out_cps,
+                            rv_i64buf* out_ends) noexcept nogil
+    int RV_TERCOM_NORMALIZED
+    int RV_TERCOM_NO_PUNCT
+    int RV_TERCOM_ASIAN
     int64_t rv_utf8_len(const uint32_t* cps, int64_t n) noexcept nogil
     int64_t rv_utf8_encode(const uint32_t* cps, int64_t n, char* out) noexcept nogil
 

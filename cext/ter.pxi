@@ -1,5 +1,23 @@
-# TER: sacreBLEU's beam edit distance and greedy shift search on word ids.
-# Twin: respeval/_core_py/ter.py.
+# TER: sacreBLEU's Tercom normaliser, and its beam edit distance and greedy shift
+# search on word ids.  Twin: respeval/_core_py/ter.py.
+
+
+cdef int _tercom_flags(bint normalized, bint no_punct, bint asian_support, bint twice) noexcept:
+    return ((RV_TERCOM_NORMALIZED if normalized else 0) | (RV_TERCOM_NO_PUNCT if no_punct else 0) |
+            (RV_TERCOM_ASIAN if asian_support else 0) | (_MT_TERCOM_TWICE if twice else 0))
+
+
+def tercom_tokens(texts, bint normalized=False, bint no_punct=False, bint asian_support=False, bint twice=False):
+    """sacrebleu 2.6.0's ``TercomTokenizer(...)(t.rstrip()).split()`` of every text,
+    for texts already lowercased (unless TER is case-sensitive); ``twice`` runs the
+    normaliser a second time on the joined words, as sacreBLEU does to references."""
+    return _mt_token_lists(texts, _MT_TERCOM, _tercom_flags(normalized, no_punct, asian_support, twice))
+
+
+def tercom_ids(Vocab vocab, texts, bint normalized=False, bint no_punct=False, bint asian_support=False,
+               bint twice=False):
+    """``tercom_tokens`` of every text as ids of ``vocab``: ``(int32 ids, int64 offsets)``."""
+    return _mt_ids(vocab, texts, _MT_TERCOM, _tercom_flags(normalized, no_punct, asian_support, twice))
 
 
 cdef struct _TerCtx:

@@ -1,12 +1,14 @@
 # The drivers of the MT text normalizers in cext/mt_tokenize.h (sacreBLEU's 13a,
-# SQuAD's normalize_answer, chrF++'s words): every text read in place with the GIL
-# released, then either token lists or ids of a vocabulary.  Used by bleu.pxi,
-# squad.pxi and chrf.pxi.
+# SQuAD's normalize_answer, chrF++'s words, TER's Tercom): every text read in place
+# with the GIL released, then either token lists or ids of a vocabulary.  Used by
+# bleu.pxi, squad.pxi, chrf.pxi and ter.pxi.
 
 cdef enum:
     _MT_13A = 0
     _MT_SQUAD = 1
     _MT_CHRF_WORDS = 2
+    _MT_TERCOM = 3        # flags: RV_TERCOM_* | _TERCOM_TWICE
+    _MT_TERCOM_TWICE = 8
 
 
 cdef struct _MtWork:
@@ -14,6 +16,7 @@ cdef struct _MtWork:
     rv_u32buf w2
     rv_u32buf cps      # the tokens' code points, back to back
     rv_i64buf ends     # each token's end in cps
+    rv_u32buf joined   # Tercom's first pass, joined for the second
 
 
 cdef void _mt_work_free(_MtWork* w) noexcept nogil:
@@ -21,10 +24,16 @@ cdef void _mt_work_free(_MtWork* w) noexcept nogil:
     rv_free_u32(&w.w2)
     rv_free_u32(&w.cps)
     rv_free_i64(&w.ends)
+    rv_free_u32(&w.joined)
 
 
-cdef inline int64_t _mt_tokenize(_MtWork* w, int which, int kind, const void* data, int64_t length) noexcept nogil:
+cdef inline int64_t _mt_tokenize(_MtWork* w, int which, int flags, int kind, const void* data,
+                                 int64_t length) noexcept nogil:
     """Append one text's tokens to w.cps / w.ends: their count, or < 0 on failure."""
+    if which == _MT_TERCOM:
+        if flags & _MT_TERCOM_TWICE:
+            return rv_tercom_twice(kind, data, length, flags, &w.w1, &w.w2, &w.joined, &w.cps, &w.ends)
+        return rv_tercom(kind, data, length, flags, &w.w1, &w.w2, &w.cps, &w.ends)
     if which == _MT_13A:
         return rv_sacrebleu_13a(kind, data, length, &w.w1, &w.w2, &w.cps, &w.ends)
     if which == _MT_SQUAD:
@@ -32,7 +41,7 @@ cdef inline int64_t _mt_tokenize(_MtWork* w, int which, int kind, const void* da
     return rv_chrf_words(kind, data, length, &w.cps, &w.ends)
 
 
-cdef list _mt_token_lists(object texts, int which):
+cdef list _mt_token_lists(object texts, int which, int flags=0):
     """Runs one tokenizer over every text (GIL released), then builds the lists."""
     cdef Py_ssize_t n, i = 0, k
     cdef _Texts t
@@ -50,7 +59,7 @@ cdef list _mt_token_lists(object texts, int which):
             raise MemoryError()
         with nogil:
             for i in range(n):
-                r = _mt_tokenize(&w, which, t.kinds[i], t.datas[i], t.lens[i])
+                r = _mt_tokenize(&w, which, flags, t.kinds[i], t.datas[i], t.lens[i])
                 if r < 0:
                     break
                 ntok[i] = r
@@ -74,7 +83,7 @@ cdef list _mt_token_lists(object texts, int which):
         _mt_work_free(&w)
 
 
-cdef object _mt_ids(Vocab vocab, object texts, int which):
+cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
     """Tokens of every text as ids of ``vocab``: ``(int32 ids, int64 offsets)`` bytes buffers."""
     cdef Py_ssize_t n, i
     cdef _Texts t
@@ -99,7 +108,7 @@ cdef object _mt_ids(Vocab vocab, object texts, int which):
                 offsets[i] = ids.n
                 w.cps.n = 0
                 w.ends.n = 0
-                r = _mt_tokenize(&w, which, t.kinds[i], t.datas[i], t.lens[i])
+                r = _mt_tokenize(&w, which, flags, t.kinds[i], t.datas[i], t.lens[i])
                 if r < 0:
                     failed = 1
                     break

@@ -113,6 +113,23 @@ class Kernels(Protocol):
     def chrf_words_ids(self, vocab: Any, texts: Any) -> tuple[bytes, bytes]: ...
     def squad_normalize_tokens(self, texts: Any) -> list[list[str]]: ...
     def squad_normalize_ids(self, vocab: Any, texts: Any) -> tuple[bytes, bytes]: ...
+    def tercom_tokens(
+        self,
+        texts: Any,
+        normalized: bool = False,
+        no_punct: bool = False,
+        asian_support: bool = False,
+        twice: bool = False,
+    ) -> list[list[str]]: ...
+    def tercom_ids(
+        self,
+        vocab: Any,
+        texts: Any,
+        normalized: bool = False,
+        no_punct: bool = False,
+        asian_support: bool = False,
+        twice: bool = False,
+    ) -> tuple[bytes, bytes]: ...
     def ter_edits(
         self,
         hyp_ids: BufferLike,

@@ -78,6 +78,17 @@ def bleu_clipped_counts(
     correct: Buffer,
     threads: int | None = None,
 ) -> None: ...
+def tercom_tokens(
+    texts: Any, normalized: bool = False, no_punct: bool = False, asian_support: bool = False, twice: bool = False
+) -> list[list[str]]: ...
+def tercom_ids(
+    vocab: Vocab,
+    texts: Any,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    twice: bool = False,
+) -> tuple[bytes, bytes]: ...
 def ter_edits(
     hyp_ids: Buffer,
     hyp_off: Buffer,

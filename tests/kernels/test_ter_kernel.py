@@ -114,3 +114,39 @@ def test_fuzz_ter_edits_never_crashes(h_ids, h_off, r_ids, r_off, row_refs, voca
         except ValueError as exc:
             results.append(str(exc))
     assert results[0] == results[1]
+
+
+# ----------------------------------------------------------------- Tercom normaliser
+
+FLAGS = [(n, p, a, t) for n in (False, True) for p in (False, True) for a in (False, True) for t in (False, True)]
+_TRICKY = "aBc 1.2,3 -'s\"&amp;&quot;&lt;<>()?!;:\n北京の「カタカナ」、。ひらがなｶﾀ！（）．＂ \u3200\u3f22\u0130"
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.text(alphabet=st.sampled_from(list(_TRICKY)) | st.characters(), max_size=40), max_size=6))
+def test_native_tercom_equals_twin(texts):
+    texts = [t.lower() for t in texts]
+    for flags in FLAGS:
+        assert core.tercom_tokens(texts, *flags) == _core_py.tercom_tokens(texts, *flags), flags
+
+
+def test_native_tercom_equals_sacrebleu_on_wmt(wmt):
+    tokenizer_ter = pytest.importorskip("sacrebleu.tokenizers.tokenizer_ter")
+    reference, systems = wmt
+    lines = reference[::7] + systems[sorted(systems)[5]][::7]
+    for n, p, a in [(False, False, False), (True, False, False), (False, True, False), (True, True, True)]:
+        theirs = tokenizer_ter.TercomTokenizer(normalized=n, no_punct=p, asian_support=a)
+        once = [theirs(line.rstrip()).split() for line in lines]
+        twice = [theirs(theirs(line.rstrip())).split() for line in lines]
+        lowered = [line.lower() for line in lines]
+        assert core.tercom_tokens(lowered, n, p, a) == once
+        assert core.tercom_tokens(lowered, n, p, a, True) == twice
+
+
+def test_tercom_ids_share_one_vocabulary(impl):
+    kernels = _backend.get(impl)
+    vocab = kernels.Vocab()
+    ids, off = kernels.tercom_ids(vocab, ["a b.", "b a"], True)
+    assert np.frombuffer(ids, np.int32).tolist() == [0, 1, 2, 1, 0]
+    assert np.frombuffer(off, np.int64).tolist() == [0, 3, 5]
+    assert vocab.tokens() == ["a", "b", "."]

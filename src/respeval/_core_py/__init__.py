@@ -19,7 +19,7 @@ from respeval._core_py.rouge import (
     tokenize_rouge,
 )
 from respeval._core_py.squad import squad_normalize_ids, squad_normalize_tokens
-from respeval._core_py.ter import ter_edits
+from respeval._core_py.ter import ter_edits, tercom_ids, tercom_tokens
 
 __all__ = [
     "Vocab",
@@ -41,6 +41,8 @@ __all__ = [
     "squad_normalize_ids",
     "squad_normalize_tokens",
     "ter_edits",
+    "tercom_ids",
+    "tercom_tokens",
     "tokenize_13a_ids",
     "tokenize_13a_tokens",
     "tokenize_rouge",

@@ -1,6 +1,7 @@
-"""TER's edit counting in Python (``cext/ter.pxi``): sacreBLEU 2.6's beam edit distance
-and greedy block-shift search on token ids, with every limit and tie-break of
-``sacrebleu/metrics/lib_ter.py`` (``respeval._reference.ter`` is the readable spec).
+"""TER in Python (``cext/ter.pxi``): sacreBLEU's Tercom normaliser to word ids, and its
+beam edit distance and greedy block-shift search on those ids, with every limit and
+tie-break of ``sacrebleu/metrics/lib_ter.py`` (``respeval._reference.ter`` is the
+readable spec).
 
 The one change of formulation, shared with the native core: where sacreBLEU caches DP
 rows in a trie of hypothesis prefixes, a shifted candidate here recomputes rows only
@@ -15,8 +16,39 @@ from typing import Any
 
 import numpy as np
 
-from respeval._core_py.checks import multi_reference_rows
+from respeval._core_py.checks import csr_bytes, multi_reference_rows, text_rows
+from respeval._core_py.common import Vocab
 from respeval.limits import TER_MAX_WORDS, RowTooLongError
+from respeval.tokenizers.tercom import tercom_tokenize
+
+
+def tercom_tokens(
+    texts: Any, normalized: bool = False, no_punct: bool = False, asian_support: bool = False, twice: bool = False
+) -> list[list[str]]:
+    """sacrebleu 2.6.0's ``TercomTokenizer(...)(t.rstrip()).split()`` of every text,
+    for texts already lowercased (unless TER is case-sensitive); ``twice`` runs the
+    normaliser a second time on the joined words, as sacreBLEU does to references."""
+    out = []
+    for text in text_rows(texts):
+        words = tercom_tokenize(text.rstrip(), normalized, no_punct, asian_support, True)
+        if twice:
+            words = tercom_tokenize(words, normalized, no_punct, asian_support, True)
+        out.append(words.split())
+    return out
+
+
+def tercom_ids(
+    vocab: Vocab,
+    texts: Any,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    twice: bool = False,
+) -> tuple[bytes, bytes]:
+    """``tercom_tokens`` of every text as ids of ``vocab``: ``(int32 ids, int64 offsets)``."""
+    rows = tercom_tokens(texts, normalized, no_punct, asian_support, twice)
+    return csr_bytes([[vocab.add(w) for w in row] for row in rows])
+
 
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50

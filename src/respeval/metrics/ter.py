@@ -19,7 +19,6 @@ from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores
 from respeval.metrics.bleu import references_per_row
 from respeval.stats import sacrebleu as bootstrap_mt
-from respeval.tokenizers.tercom import tercom_tokenize
 
 
 def signature(
@@ -66,19 +65,22 @@ def row_statistics(
     """float64 ``[rows, 2]``: the fewest edits over the row's references, and the mean
     of their lengths (sacreBLEU's ``[edits, ref_len]``)."""
     kernels = _backend.get(implementation)
-    flags = tuple(options.get(k, False) for k in ("normalized", "no_punct", "asian_support", "case_sensitive"))
+    normalized, no_punct, asian = (options.get(k, False) for k in ("normalized", "no_punct", "asian_support"))
+    flat = [r for rs in refs for r in rs]
+    if not options.get("case_sensitive", False):
+        hyps, flat = [h.lower() for h in hyps], [r.lower() for r in flat]
     vocab = kernels.Vocab()
-    hyp_words = [tercom_tokenize(h.rstrip(), *flags).split() for h in hyps]
+    hyp_ids, hyp_off = (
+        np.frombuffer(b, t)
+        for b, t in zip(kernels.tercom_ids(vocab, hyps, normalized, no_punct, asian), (np.int32, np.int64))
+    )
     # sacreBLEU normalises a reference twice (when it caches it, then again when it splits it)
-    ref_words = [tercom_tokenize(tercom_tokenize(r.rstrip(), *flags), *flags).split() for rs in refs for r in rs]
-    hyp_off = np.zeros(len(hyp_words) + 1, np.int64)
-    np.cumsum([len(w) for w in hyp_words], out=hyp_off[1:])
-    ref_off = np.zeros(len(ref_words) + 1, np.int64)
-    np.cumsum([len(w) for w in ref_words], out=ref_off[1:])
+    ref_ids, ref_off = (
+        np.frombuffer(b, t)
+        for b, t in zip(kernels.tercom_ids(vocab, flat, normalized, no_punct, asian, True), (np.int32, np.int64))
+    )
     row_refs = np.zeros(len(refs) + 1, np.int64)
     np.cumsum([len(rs) for rs in refs], out=row_refs[1:])
-    hyp_ids = np.frombuffer(vocab.intern([w for ws in hyp_words for w in ws]), np.int32)
-    ref_ids = np.frombuffer(vocab.intern([w for ws in ref_words for w in ws]), np.int32)
     edits = np.zeros(len(hyps), np.int64)
     kernels.ter_edits(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, len(vocab), edits, threads)
     stats = np.zeros((len(hyps), 2), np.float64)
