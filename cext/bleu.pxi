@@ -2,6 +2,45 @@
 # count over a row's references.  Twin: respeval/_core_py/bleu.py.
 
 
+def mt_reference_rows(references):
+    """References per row for BLEU, chrF and TER: a row's entry is a str or a sequence
+    of str and None (None skipped: a row with fewer references); every row needs one."""
+    cdef Py_ssize_t i, j, n
+    cdef list out = [], kept
+    cdef object rows, item, refs, r
+    cdef bint clean
+    if PyUnicode_Check(references):
+        raise TypeError("references must be a sequence (one entry per row), not a single str")
+    rows = references if PyList_CheckExact(references) or PyTuple_CheckExact(references) else list(references)
+    n = len(rows)
+    for i in range(n):
+        item = <object>PySequence_Fast_GET_ITEM(rows, i)
+        if PyUnicode_Check(item):
+            out.append([item])
+            continue
+        refs = (item if PyList_CheckExact(item) or PyTuple_CheckExact(item) else list(item)) if item is not None else ()
+        clean = len(refs) > 0
+        for j in range(len(refs)):
+            if not PyUnicode_Check(<object>PySequence_Fast_GET_ITEM(refs, j)):
+                clean = False
+                break
+        if clean:  # the common case: every entry a str
+            out.append(list(refs))
+            continue
+        kept = []
+        for j in range(len(refs)):
+            r = <object>PySequence_Fast_GET_ITEM(refs, j)
+            if r is None:
+                continue
+            if not PyUnicode_Check(r):
+                raise TypeError(f"references[{i}][{j}] is {type(r).__name__}, expected str or None")
+            kept.append(r)
+        if not kept:
+            raise ValueError(f"references[{i}] has no reference (every one is None or the list is empty)")
+        out.append(kept)
+    return out
+
+
 def tokenize_13a_tokens(texts):
     """sacrebleu 2.6.0's ``Tokenizer13a()(t.rstrip()).split()`` for every text.
 
@@ -23,12 +62,19 @@ cdef struct _BleuCtx:
     const int64_t* roff
     const int64_t* row_refs
     int max_order
+    int64_t vocab_size
     int64_t* correct       # [rows, max_order]
 
 
 cdef int _bleu_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
     cdef _BleuCtx* x = <_BleuCtx*>ctx
-    return rv_ngram_clip_maxref(<rv_scratch*>scratch, x.H + x.hoff[k], x.hoff[k + 1] - x.hoff[k], x.R,
+    cdef rv_pair_scratch* ps = <rv_pair_scratch*>scratch
+    cdef int64_t j = x.row_refs[k]
+    if x.row_refs[k + 1] - j == 1:  # one reference: the clipped overlaps
+        return rv_pair_stats(ps, x.H + x.hoff[k], x.hoff[k + 1] - x.hoff[k], x.R + x.roff[j],
+                             x.roff[j + 1] - x.roff[j], x.vocab_size, x.max_order, 0,
+                             x.correct + k * x.max_order, NULL)
+    return rv_ngram_clip_maxref(&ps.s, x.H + x.hoff[k], x.hoff[k + 1] - x.hoff[k], x.R,
                                 &x.roff[x.row_refs[k]], x.row_refs[k + 1] - x.row_refs[k],
                                 x.max_order, x.correct + k * x.max_order)
 
@@ -50,6 +96,6 @@ def bleu_clipped_counts(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
     if n == 0:
         return
     x.H, x.hoff, x.R, x.roff, x.row_refs = _ids_ptr(hyp_ids), &hyp_off[0], _ids_ptr(ref_ids), &ref_off[0], &row_refs[0]
-    x.max_order, x.correct = max_order, &correct[0, 0]
+    x.max_order, x.vocab_size, x.correct = max_order, vocab_size, &correct[0, 0]
     _run_rows(n, _resolve_threads(threads, n), 32, _bleu_row, &x,
               _id_scratch_new, _id_scratch_free, vocab_size, "bleu_clipped_counts")

@@ -333,9 +333,9 @@ ctypedef int (*_RowFn)(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil
 
 
 cdef void* _id_scratch_new(int64_t vocab_size) noexcept nogil:
-    cdef rv_scratch* sc = <rv_scratch*>malloc(sizeof(rv_scratch))
-    if sc != NULL and rv_scratch_init(sc, vocab_size) != 0:
-        rv_scratch_free(sc)
+    cdef rv_pair_scratch* sc = <rv_pair_scratch*>malloc(sizeof(rv_pair_scratch))
+    if sc != NULL and rv_pair_scratch_init(sc, vocab_size) != 0:
+        rv_pair_scratch_free(sc)
         free(sc)
         return NULL
     return sc
@@ -343,7 +343,7 @@ cdef void* _id_scratch_new(int64_t vocab_size) noexcept nogil:
 
 cdef void _id_scratch_free(void* sc) noexcept nogil:
     if sc != NULL:
-        rv_scratch_free(<rv_scratch*>sc)
+        rv_pair_scratch_free(<rv_pair_scratch*>sc)
         free(sc)
 
 

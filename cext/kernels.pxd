@@ -89,6 +89,14 @@ cdef extern from "lcs.h":
                          int64_t nrs, const int32_t* cand, const int64_t* cand_sent,
                          int64_t ncs) noexcept nogil
 
+cdef extern from "rouge.h":
+    ctypedef struct rv_pair_scratch:
+        rv_scratch s
+    int rv_pair_scratch_init(rv_pair_scratch* ps, int64_t vocab_size) noexcept nogil
+    void rv_pair_scratch_free(rv_pair_scratch* ps) noexcept nogil
+    int rv_pair_stats(rv_pair_scratch* ps, const int32_t* a, int64_t la, const int32_t* b, int64_t lb,
+                      int64_t vocab_size, int max_order, int want_lcs, int64_t* ov, int64_t* lcs) noexcept nogil
+
 cdef extern from "rouge_texts.h":
     ctypedef struct rv_rouge_job:
         int max_order
@@ -140,6 +148,13 @@ cdef extern from "mt_tokenize.h":
     int RV_TERCOM_ASIAN
     int64_t rv_utf8_len(const uint32_t* cps, int64_t n) noexcept nogil
     int64_t rv_utf8_encode(const uint32_t* cps, int64_t n, char* out) noexcept nogil
+
+cdef extern from "mt_ids.h":
+    ctypedef struct rv_mt_ids_state:
+        pass
+    void rv_mt_ids_free(rv_mt_ids_state* st) noexcept nogil
+    int rv_mt_ids(rv_vocab* v, rv_mt_ids_state* st, const uint32_t* cps, int64_t c0, const int64_t* ends,
+                  int64_t ntok, rv_i32buf* ids) noexcept nogil
 
 cdef extern from "ter.h":
     ctypedef struct rv_ter_scratch:

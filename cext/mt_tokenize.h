@@ -340,8 +340,14 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
         }
     }
 
-    /* f' {line} ', then the four regex substitutions and split(), streamed
-     * through rv_13a_feed1 (see the pipeline above). */
+    /* f' {line} ', then the four regex substitutions and split() (the pipeline
+     * above), one word at a time: stage 1 pads every symbol with spaces, so each
+     * symbol is a token and the rest falls into words (runs without whitespace or
+     * symbol) that stages 2-4 see between spaces.  Stages 2-4 only act around '.',
+     * ',' and '-', and a space can neither complete one of their matches nor carry
+     * one over (it is no digit, '.' or ','), so a word without those three
+     * characters is one token as it is, and a word with them gives the tokens of
+     * " word " streamed through stages 2-5 alone. */
     n = a->n;
     s = a->data;
     if (rv_buf_reserve(out_cps, out_cps->n + n)) goto oom;
@@ -351,11 +357,32 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
         st.out = out_cps->data;
         st.o = out_cps->n;
         st.ends = out_ends;
-        rv_13a_feed1(&st, ' ');
-        for (int64_t i = 0; i < n; i++) rv_13a_feed1(&st, s[i]);
-        rv_13a_feed1(&st, ' ');
-        rv_13a_finish(&st);
-        if (st.err) goto oom;
+        for (int64_t i = 0; i < n;) {
+            uint32_t c = s[i];
+            if (rv_is_space(c)) { i++; continue; }
+            int64_t j = i;
+            int special = 0;
+            if (rv_13a_sym(c)) {
+                j = i + 1;
+            } else {
+                while (j < n && !rv_13a_sym(s[j]) && !rv_is_space(s[j])) {
+                    special |= s[j] == '.' || s[j] == ',' || s[j] == '-';
+                    j++;
+                }
+            }
+            if (!special) {  /* one token, as it is */
+                for (int64_t k = i; k < j; k++) st.out[st.o++] = s[k];
+                if (rv_buf_push(st.ends, st.o)) goto oom;
+                st.count++;
+            } else {
+                rv_13a_feed2(&st, ' ');
+                for (int64_t k = i; k < j; k++) rv_13a_feed2(&st, s[k]);
+                rv_13a_feed2(&st, ' ');
+                rv_13a_finish(&st);
+                if (st.err) goto oom;
+            }
+            i = j;
+        }
         out_cps->n = st.o;
         count = st.count;
     }

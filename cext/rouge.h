@@ -129,35 +129,44 @@ static RV_ALWAYS_INLINE int64_t rv_popcount_words(const uint64_t *x, int64_t w) 
 
 /* Clipped n-gram hits of orders 1..max_order and the LCS length of the mapped
  * prediction (np tokens in g->a) against the reference, when the reference and the
- * prediction both fit RV_GROUP_MASK_WORDS words.  0, or -1. */
+ * prediction both fit RV_GROUP_MASK_WORDS words.  The vectors of order n at token i
+ * come from those of order n-1 at token i-1; once an order has no occurrence in the
+ * reference, neither has any higher one through this token, so the orders stop there
+ * (most 3- to 6-grams of real text stop early).  0, or -1. */
 static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, int64_t np, int max_order, int want_lcs,
                                                  int64_t *ov, int64_t *lcs) {
     const int32_t *a = g->a;
     const int64_t nd = g->nd, w = g->w, wp = (np + 63) >> 6;
     const uint64_t *mr = g->mr;
     for (int n = 0; n < max_order; n++) ov[n] = 0;
+    int64_t live = 0;  /* orders 1..live of the previous token have occurrences in the reference */
     if (w == 1 && wp <= 1) {
-        /* one word a side: every vector in a register */
-        uint64_t G[RV_ROUGE_MAX_ORDER + 1], Q[RV_ROUGE_MAX_ORDER + 1], V = ~0ULL;
+        /* one word a side: every vector in a register or two */
+        uint64_t bufG[2][RV_ROUGE_MAX_ORDER + 1], bufQ[2][RV_ROUGE_MAX_ORDER + 1], V = ~0ULL;
+        uint64_t *pG = bufG[0], *pQ = bufQ[0], *cG = bufG[1], *cQ = bufQ[1], *x;
         if (rv_grow_zero((void **)&g->mp, &g->mp_cap, nd + 1, sizeof(uint64_t))) return -1;
         uint64_t *mp = g->mp;
-        int64_t run = 0;
         for (int64_t i = 0; i < np; i++) {
             int32_t d = a[i];
-            if (d == nd) { run = 0; continue; }
+            if (d == nd) { live = 0; continue; }
             uint64_t md = mr[d], pd = mp[d];
-            run++;
             if (max_order > 0) {
                 ov[0] += g->pcnt[d] < g->rcnt[d];
                 g->pcnt[d]++;
-                int64_t top = run < max_order ? run : max_order;
-                for (int64_t n = top; n >= 2; n--) {
-                    G[n] = G[n - 1] & (md >> (n - 1));
-                    Q[n] = Q[n - 1] & (pd >> (n - 1));
-                    ov[n - 1] += rv_popcount64(Q[n]) < rv_popcount64(G[n]);
+                cG[1] = md;
+                cQ[1] = pd;
+                int64_t top = live + 1 < max_order ? live + 1 : max_order, n;
+                for (n = 2; n <= top; n++) {
+                    uint64_t gn = pG[n - 1] & (md >> (n - 1));
+                    if (!gn) break;
+                    uint64_t qn = pQ[n - 1] & (pd >> (n - 1));
+                    cG[n] = gn;
+                    cQ[n] = qn;
+                    ov[n - 1] += rv_popcount64(qn) < rv_popcount64(gn);
                 }
-                G[1] = md;
-                Q[1] = pd;
+                live = n - 1 > 1 ? n - 1 : 1;
+                x = pG; pG = cG; cG = x;
+                x = pQ; pQ = cQ; cQ = x;
                 mp[d] = pd | (1ULL << i);
             }
             uint64_t U = V & md;
@@ -171,31 +180,37 @@ static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, int64_t np, int m
         return 0;
     }
     /* several words a side (at most RV_GROUP_MASK_WORDS): the same on word arrays */
-    uint64_t G[RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS], Q[RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS];
+    uint64_t bufG[2][RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS];
+    uint64_t bufQ[2][RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS];
+    uint64_t (*pG)[RV_GROUP_MASK_WORDS] = bufG[0], (*pQ)[RV_GROUP_MASK_WORDS] = bufQ[0];
+    uint64_t (*cG)[RV_GROUP_MASK_WORDS] = bufG[1], (*cQ)[RV_GROUP_MASK_WORDS] = bufQ[1], (*x)[RV_GROUP_MASK_WORDS];
     uint64_t V[RV_GROUP_MASK_WORDS], sh[RV_GROUP_MASK_WORDS];
     if (rv_grow_zero((void **)&g->mp, &g->mp_cap, (nd + 1) * wp, sizeof(uint64_t))) return -1;
     uint64_t *mp = g->mp;
     for (int64_t q = 0; q < w; q++) V[q] = ~0ULL;
-    int64_t run = 0;
     for (int64_t i = 0; i < np; i++) {
         int32_t d = a[i];
-        if (d == nd) { run = 0; continue; }
+        if (d == nd) { live = 0; continue; }
         const uint64_t *md = mr + d * w;
         uint64_t *pd = mp + d * wp;
-        run++;
         if (max_order > 0) {
             ov[0] += g->pcnt[d] < g->rcnt[d];
             g->pcnt[d]++;
-            int64_t top = run < max_order ? run : max_order;
-            for (int64_t n = top; n >= 2; n--) {
+            memcpy(cG[1], md, (size_t)w * sizeof(uint64_t));
+            memcpy(cQ[1], pd, (size_t)wp * sizeof(uint64_t));
+            int64_t top = live + 1 < max_order ? live + 1 : max_order, n;
+            for (n = 2; n <= top; n++) {
+                uint64_t any = 0;
                 rv_shr(md, w, (int)(n - 1), sh);
-                for (int64_t q = 0; q < w; q++) G[n][q] = G[n - 1][q] & sh[q];
+                for (int64_t q = 0; q < w; q++) any |= cG[n][q] = pG[n - 1][q] & sh[q];
+                if (!any) break;
                 rv_shr(pd, wp, (int)(n - 1), sh);
-                for (int64_t q = 0; q < wp; q++) Q[n][q] = Q[n - 1][q] & sh[q];
-                ov[n - 1] += rv_popcount_words(Q[n], wp) < rv_popcount_words(G[n], w);
+                for (int64_t q = 0; q < wp; q++) cQ[n][q] = pQ[n - 1][q] & sh[q];
+                ov[n - 1] += rv_popcount_words(cQ[n], wp) < rv_popcount_words(cG[n], w);
             }
-            memcpy(G[1], md, (size_t)w * sizeof(uint64_t));
-            memcpy(Q[1], pd, (size_t)wp * sizeof(uint64_t));
+            live = n - 1 > 1 ? n - 1 : 1;
+            x = pG; pG = cG; cG = x;
+            x = pQ; pQ = cQ; cQ = x;
             pd[i >> 6] |= 1ULL << (i & 63);
         }
         if (want_lcs) rv_lcs_step(V, md, w);
@@ -233,6 +248,39 @@ static inline int rv_rgroup_pair(rv_rgroup *g, int64_t np, int max_order, int wa
         *lcs = rv_prefix_zeros(v, g->m);
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------ pairs of id rows */
+
+/* The per-thread scratch of the id kernels: a group for one-off references, and
+ * the id-indexed scratch of the hash n-grams (BLEU's several references) and
+ * rougeLsum. */
+typedef struct {
+    rv_scratch s;
+    rv_rgroup g;
+} rv_pair_scratch;
+
+static inline int rv_pair_scratch_init(rv_pair_scratch *ps, int64_t vocab_size) {
+    memset(ps, 0, sizeof(*ps));
+    return rv_scratch_init(&ps->s, vocab_size) || rv_rgroup_init(&ps->g) ? -1 : 0;
+}
+
+static inline void rv_pair_scratch_free(rv_pair_scratch *ps) {
+    rv_scratch_free(&ps->s);
+    rv_rgroup_free(&ps->g);
+}
+
+/* Clipped n-gram overlaps of a (la ids) against b (lb ids), orders 1..max_order, and
+ * the LCS length if want_lcs: b is made a one-pair group (ids below vocab_size).
+ * 0, or -1 when out of memory. */
+static inline int rv_pair_stats(rv_pair_scratch *ps, const int32_t *a, int64_t la, const int32_t *b, int64_t lb,
+                                int64_t vocab_size, int max_order, int want_lcs, int64_t *ov, int64_t *lcs) {
+    rv_rgroup *g = &ps->g;
+    int r = rv_rgroup_set_ref(g, b, lb, vocab_size);
+    if (r == 0) r = rv_rgroup_map(g, a, la);
+    if (r == 0) r = rv_rgroup_pair(g, la, max_order, want_lcs, ov, lcs);
+    rv_rgroup_clear_ref(g);
+    return r;
 }
 
 #endif

@@ -255,6 +255,7 @@ cdef struct _PairCtx:
     const int64_t* pair_ref
     int max_order
     bint want_lcs
+    int64_t vocab_size
     int64_t* overlaps      # [pairs, max_order]
     int64_t* lcs           # [pairs]
     # rougeLsum: sentence bounds of each row
@@ -266,19 +267,10 @@ cdef struct _PairCtx:
 
 cdef int _rouge_pair_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
     cdef _PairCtx* x = <_PairCtx*>ctx
-    cdef rv_scratch* sc = <rv_scratch*>scratch
-    cdef int64_t pa = x.pair_pred[k], pr = x.pair_ref[k], r
-    cdef const int32_t* a = x.P + x.poff[pa]
-    cdef const int32_t* b = x.R + x.roff[pr]
-    cdef int64_t la = x.poff[pa + 1] - x.poff[pa], lb = x.roff[pr + 1] - x.roff[pr]
-    if x.max_order > 0 and rv_ngram_overlaps(sc, a, la, b, lb, x.max_order, x.overlaps + k * x.max_order) != 0:
-        return -1
-    if x.want_lcs:
-        r = rv_lcs_length(sc, a, la, b, lb)
-        if r < 0:
-            return -1
-        x.lcs[k] = r
-    return 0
+    cdef int64_t pa = x.pair_pred[k], pr = x.pair_ref[k]
+    return rv_pair_stats(<rv_pair_scratch*>scratch, x.P + x.poff[pa], x.poff[pa + 1] - x.poff[pa],
+                         x.R + x.roff[pr], x.roff[pr + 1] - x.roff[pr], x.vocab_size, x.max_order, x.want_lcs,
+                         x.overlaps + k * x.max_order, x.lcs + k if x.want_lcs else NULL)
 
 
 def rouge_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_off,
@@ -308,7 +300,7 @@ def rouge_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_off,
         return
     x.P, x.poff, x.R, x.roff = _ids_ptr(pred_ids), &pred_off[0], _ids_ptr(ref_ids), &ref_off[0]
     x.pair_pred, x.pair_ref = &pair_pred[0], &pair_ref[0]
-    x.max_order, x.want_lcs = max_order, want_lcs
+    x.max_order, x.want_lcs, x.vocab_size = max_order, want_lcs, vocab_size
     x.overlaps = &overlaps[0, 0] if max_order > 0 else NULL
     x.lcs = &lcs[0] if want_lcs else NULL
     _run_rows(npairs, _resolve_threads(threads, npairs), 32, _rouge_pair_row, &x,
@@ -318,7 +310,7 @@ def rouge_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_off,
 cdef int _lsum_pair_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
     cdef _PairCtx* x = <_PairCtx*>ctx
     cdef int64_t pa = x.pair_pred[k], pr = x.pair_ref[k]
-    cdef int64_t r = rv_lsum_hits(<rv_scratch*>scratch, x.R, &x.rsent[x.rrows[pr]], x.rrows[pr + 1] - x.rrows[pr],
+    cdef int64_t r = rv_lsum_hits(&(<rv_pair_scratch*>scratch).s, x.R, &x.rsent[x.rrows[pr]], x.rrows[pr + 1] - x.rrows[pr],
                                   x.P, &x.psent[x.prows[pa]], x.prows[pa + 1] - x.prows[pa])
     if r < 0:
         return -1

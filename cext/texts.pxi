@@ -90,12 +90,12 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
     cdef _MtWork w
     cdef int64_t* offsets = NULL
     cdef rv_i32buf ids
-    cdef char* utf8 = NULL
-    cdef int64_t utf8_cap = 0, r = 0, k, start, nbytes
-    cdef int32_t tid
+    cdef rv_mt_ids_state mst
+    cdef int64_t r = 0
     cdef int failed = 0
     memset(&w, 0, sizeof(w))
     memset(&ids, 0, sizeof(ids))
+    memset(&mst, 0, sizeof(mst))
     _texts_init(&t)
     try:
         _texts_read(&t, texts)
@@ -109,26 +109,8 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
                 w.cps.n = 0
                 w.ends.n = 0
                 r = _mt_tokenize(&w, which, flags, t.kinds[i], t.datas[i], t.lens[i])
-                if r < 0:
+                if r < 0 or rv_mt_ids(&vocab.v, &mst, w.cps.data, 0, w.ends.data, w.ends.n, &ids) != 0:
                     failed = 1
-                    break
-                start = 0
-                for k in range(w.ends.n):
-                    nbytes = rv_utf8_len(w.cps.data + start, w.ends.data[k] - start)
-                    if nbytes > utf8_cap:
-                        free(utf8)
-                        utf8_cap = nbytes * 2 + 64
-                        utf8 = <char*>malloc(utf8_cap)
-                        if utf8 == NULL:
-                            failed = 1
-                            break
-                    rv_utf8_encode(w.cps.data + start, w.ends.data[k] - start, utf8)
-                    tid = rv_vocab_add(&vocab.v, utf8, nbytes)
-                    if tid < 0 or rv_push_i32(&ids, tid) != 0:
-                        failed = 1
-                        break
-                    start = w.ends.data[k]
-                if failed:
                     break
             offsets[n] = ids.n
         if failed:
@@ -138,6 +120,6 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
     finally:
         _mt_work_free(&w)
         rv_free_i32(&ids)
+        rv_mt_ids_free(&mst)
         _texts_free(&t)
-        free(utf8)
         free(offsets)

@@ -84,3 +84,29 @@ def test_production_code_does_not_probe_the_kernels():
         or "getattr(_backend.get()" in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+ODD_REFERENCES = [  # factories: an iterator is used up by one call
+    lambda: "one str",
+    lambda: [],
+    lambda: [None],
+    lambda: [[None, None]],
+    lambda: [["a", None, "b"], "c", ("d",), None],
+    lambda: [["a", 3]],
+    lambda: [5],
+    lambda: [{"x": 1}],
+    lambda: [iter(["a", "b"])],
+    lambda: [["a"], []],
+    lambda: (r for r in ["a", ["b", None]]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ODD_REFERENCES)))
+def test_mt_reference_rows_twin_and_core_agree(case):
+    def outcome(module):
+        try:
+            return module.mt_reference_rows(ODD_REFERENCES[case]())
+        except (TypeError, ValueError) as exc:
+            return type(exc).__name__, str(exc)
+
+    assert outcome(core) == outcome(_core_py)

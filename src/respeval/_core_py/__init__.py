@@ -7,7 +7,7 @@ family, mirroring the core's ``cext/*.pxi``: a new kernel family adds a module h
 and one import line below.
 """
 
-from respeval._core_py.bleu import bleu_clipped_counts, tokenize_13a_ids, tokenize_13a_tokens
+from respeval._core_py.bleu import bleu_clipped_counts, mt_reference_rows, tokenize_13a_ids, tokenize_13a_tokens
 from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
 from respeval._core_py.chrf import chrf_chars, chrf_words_ids
 from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
@@ -29,6 +29,7 @@ __all__ = [
     "exact_sum_bins",
     "first_non_str",
     "lsum_pair_stats",
+    "mt_reference_rows",
     "openmp_threads",
     "pair_single_references",
     "poisson_bootstrap_add",

@@ -23,6 +23,27 @@ def tokenize_13a_ids(vocab: Vocab, texts: Any) -> tuple[bytes, bytes]:
     return csr_bytes([[vocab.add(t) for t in row] for row in tokenize_13a_tokens(texts)])
 
 
+def mt_reference_rows(references: Any) -> list[list[str]]:
+    """References per row for BLEU, chrF and TER: a row's entry is a str or a sequence
+    of str and None (None skipped: a row with fewer references); every row needs one."""
+    if isinstance(references, str):
+        raise TypeError("references must be a sequence (one entry per row), not a single str")
+    out: list[list[str]] = []
+    for i, item in enumerate(references):
+        refs = [item] if isinstance(item, str) else (list(item) if item is not None else [])
+        kept = []
+        for j, r in enumerate(refs):
+            if r is None:
+                continue
+            if not isinstance(r, str):
+                raise TypeError(f"references[{i}][{j}] is {type(r).__name__}, expected str or None")
+            kept.append(r)
+        if not kept:
+            raise ValueError(f"references[{i}] has no reference (every one is None or the list is empty)")
+        out.append(kept)
+    return out
+
+
 def _ngrams(tokens: list[int], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 

@@ -35,22 +35,7 @@ def references_per_row(references: Any, n_rows: int | None = None) -> list[list[
     A row's entry may be a str or a list of str; ``None`` items are skipped (a row
     with fewer references), but every row needs at least one.
     """
-    if isinstance(references, str):
-        raise TypeError("references must be a sequence (one entry per row), not a single str")
-    rows = list(references)
-    out: list[list[str]] = []
-    for i, item in enumerate(rows):
-        refs = [item] if isinstance(item, str) else (list(item) if item is not None else [])
-        kept = []
-        for j, r in enumerate(refs):
-            if r is None:
-                continue
-            if not isinstance(r, str):
-                raise TypeError(f"references[{i}][{j}] is {type(r).__name__}, expected str or None")
-            kept.append(r)
-        if not kept:
-            raise ValueError(f"references[{i}] has no reference (every one is None or the list is empty)")
-        out.append(kept)
+    out = _backend.get().mt_reference_rows(references)  # the per-row checks run in the kernels
     if n_rows is not None and len(out) != n_rows:
         raise ValueError(f"hypotheses has {n_rows} rows but references has {len(out)}")
     return out
