@@ -207,6 +207,8 @@ cdef int _texts_read(_Texts* t, object texts) except -1:
     if t.objs == NULL or t.kinds == NULL or t.datas == NULL or t.lens == NULL:
         raise MemoryError()
     for i in range(n):
+        if i + 24 < n:  # the objects are scattered in memory: ask for them ahead
+            rv_prefetch_object(PySequence_Fast_GET_ITEM(seq, i + 24))
         o = PySequence_Fast_GET_ITEM(seq, i)
         if not PyUnicode_Check(<object>o):
             what = "None" if <object>o is None else type(<object>o).__name__

@@ -4,6 +4,16 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
+cdef extern from *:
+    """
+    static inline void rv_prefetch_object(const void *o) {
+    #if defined(__GNUC__) || defined(__clang__)
+        __builtin_prefetch(o);
+    #endif
+    }
+    """
+    void rv_prefetch_object(const void* o) noexcept nogil
+
 cdef extern from "Python.h":
     # PEP 393 storage, read in place: 1, 2 or 4 bytes per code point
     int PyUnicode_KIND(object o)

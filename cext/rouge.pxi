@@ -228,6 +228,73 @@ def rouge_text_stats(predictions, references, const int64_t[::1] pair_pred, cons
         free(order)
 
 
+cdef struct _ScoresCtx:
+    const int64_t* stats
+    Py_ssize_t ncols
+    const int64_t* lengths
+    const int64_t* columns
+    const int64_t* orders
+    Py_ssize_t ntypes
+    Py_ssize_t npairs
+    double* scores
+
+
+cdef int _scores_row(void* ctx, void* scratch, Py_ssize_t k) noexcept nogil:
+    cdef _ScoresCtx* x = <_ScoresCtx*>ctx
+    cdef Py_ssize_t t
+    cdef int64_t n, hits, dp, dr
+    cdef double p, r, total
+    for t in range(x.ntypes):
+        n = x.orders[t]
+        hits = x.stats[k * x.ncols + x.columns[t]]
+        # n-grams: n - 1 fewer than tokens; LCS types (n = 0): the token counts
+        dp = x.lengths[2 * k] - (n - 1 if n > 0 else 0)
+        dr = x.lengths[2 * k + 1] - (n - 1 if n > 0 else 0)
+        p = <double>hits / <double>(dp if dp > 1 else 1)
+        r = <double>hits / <double>(dr if dr > 1 else 1)
+        total = p + r
+        x.scores[(3 * t) * x.npairs + k] = p
+        x.scores[(3 * t + 1) * x.npairs + k] = r
+        x.scores[(3 * t + 2) * x.npairs + k] = 2 * p * r / total if total > 0 else 0.0
+    return 0
+
+
+cdef void* _no_scratch(int64_t vocab_size) noexcept nogil:
+    return <void*>1
+
+
+cdef void _no_scratch_free(void* sc) noexcept nogil:
+    pass
+
+
+def rouge_scores(const int64_t[:, ::1] stats, const int64_t[:, ::1] lengths, const int64_t[::1] columns,
+                 const int64_t[::1] orders, double[:, ::1] scores, threads=None):
+    """rouge-score's precision, recall and F of every pair for each type t: its hits are
+    ``stats[:, columns[t]]``; ``orders[t]`` is n for rouge-N (totals: token counts
+    minus n - 1) or 0 for rougeL / rougeLsum (totals: the token counts); ``lengths``
+    holds each pair's prediction and reference token counts.  ``scores`` is
+    ``float64[3 * types, pairs]``: rows p, r, f of type 0, then of type 1, ..."""
+    cdef Py_ssize_t npairs = stats.shape[0], ntypes = columns.shape[0], t
+    cdef _ScoresCtx x
+    if lengths.shape[0] != npairs or (npairs > 0 and lengths.shape[1] != 2):
+        raise ValueError(f"lengths must have shape ({npairs}, 2)")
+    if orders.shape[0] != ntypes:
+        raise ValueError(f"orders must have one entry per column ({ntypes})")
+    if scores.shape[0] != 3 * ntypes or (ntypes > 0 and scores.shape[1] != npairs):
+        raise ValueError(f"scores must have shape ({3 * ntypes}, {npairs})")
+    for t in range(ntypes):
+        if columns[t] < 0 or columns[t] >= stats.shape[1]:
+            raise ValueError(f"columns[{t}] = {columns[t]} is not a column of stats ({stats.shape[1]} columns)")
+        if orders[t] < 0 or orders[t] > 64:
+            raise ValueError(f"orders[{t}] = {orders[t]} is not in 0..64")
+    if npairs == 0 or ntypes == 0:
+        return
+    x.stats, x.ncols, x.lengths = &stats[0, 0], stats.shape[1], &lengths[0, 0]
+    x.columns, x.orders, x.ntypes, x.npairs, x.scores = &columns[0], &orders[0], ntypes, npairs, &scores[0, 0]
+    _run_rows(npairs, _resolve_threads(threads, npairs // 16), 1024, _scores_row, &x,
+              _no_scratch, _no_scratch_free, 0, "rouge_scores")
+
+
 cdef int _check_lcs_cells(const int64_t* lengths, const int64_t* pair_pred, Py_ssize_t npairs,
                           str metric) except -1:
     """RowTooLongError for the first pair whose LCS table exceeds the documented limit."""
@@ -352,11 +419,6 @@ def lsum_pair_stats(const int32_t[::1] pred_ids, const int64_t[::1] pred_sent_of
 cdef extern from *:
     """
     typedef struct { Py_hash_t h; PyObject *o; int64_t idx; } rv_dedup_slot;
-    static inline void rv_prefetch_object(PyObject *o) {
-    #if defined(__GNUC__) || defined(__clang__)
-        __builtin_prefetch(o);
-    #endif
-    }
     /* Equal exact str objects: PEP 393 strings are stored in their narrowest kind,
      * so equal strings have equal kinds, lengths and bytes. */
     static inline int rv_str_equal(PyObject *a, PyObject *b) {
@@ -371,7 +433,6 @@ cdef extern from *:
         Py_hash_t h
         void* o
         int64_t idx
-    void rv_prefetch_object(void* o) noexcept nogil
     bint rv_str_equal(object a, object b) noexcept
     bint PyUnicode_CheckExact(object o)
     void* PyList_GET_ITEM(object lst, Py_ssize_t i)
@@ -396,11 +457,10 @@ def pair_single_references(list predictions, list references):
     if len(predictions) != n:
         return None
     for i in range(n):
+        if i + 24 < n:
+            rv_prefetch_object(PyList_GET_ITEM(predictions, i + 24))
         if not PyUnicode_Check(<object>PyList_GET_ITEM(predictions, i)):
             return None
-    for i in range(n):
-        if not PyUnicode_CheckExact(<object>PyList_GET_ITEM(references, i)):
-            return _pair_single_references_dict(references) if PyUnicode_Check(references[i]) else None
     while cap < 2 * <uint64_t>n:
         cap *= 2
         shift -= 1
@@ -410,13 +470,27 @@ def pair_single_references(list predictions, list references):
         raise MemoryError()
     out = PyBytes_FromStringAndSize(NULL, n * 8)
     cdef int64_t* pair_ref = <int64_t*>PyBytes_AS_STRING(out)
+    cdef uint64_t* slot_of = <uint64_t*>malloc(max(n, 1) * sizeof(uint64_t))
     try:
+        if slot_of == NULL:
+            raise MemoryError()
+        # three stages a few rows apart, so neither the string objects nor the table
+        # slots (both scattered in memory) are waited for: fetch the object, then read
+        # its cached hash and fetch its slot, then probe
+        for i in range(min(n, 32)):
+            rv_prefetch_object(PyList_GET_ITEM(references, i))
+        for i in range(min(n, 16)):
+            slot_of[i] = _dedup_slot(<object>PyList_GET_ITEM(references, i), slots, shift)
         for i in range(n):
-            if i + 8 < n:
-                rv_prefetch_object(PyList_GET_ITEM(references, i + 8))
+            if i + 32 < n:
+                rv_prefetch_object(PyList_GET_ITEM(references, i + 32))
+            if i + 16 < n:
+                slot_of[i + 16] = _dedup_slot(<object>PyList_GET_ITEM(references, i + 16), slots, shift)
             r = <object>PyList_GET_ITEM(references, i)
+            if not PyUnicode_CheckExact(r):  # a str subclass may define its own equality
+                return _pair_single_references_dict(references) if PyUnicode_Check(r) else None
             h = hash(r)
-            j = ((<uint64_t>h) * 0x9E3779B97F4A7C15ULL) >> shift
+            j = slot_of[i]
             while True:
                 if slots[j].o == NULL:
                     slots[j].h, slots[j].o, slots[j].idx = h, <void*>r, len(distinct)
@@ -429,7 +503,18 @@ def pair_single_references(list predictions, list references):
                 j = (j + 1) & mask
     finally:
         free(slots)
+        free(slot_of)
     return distinct, out
+
+
+cdef inline uint64_t _dedup_slot(object r, rv_dedup_slot* slots, int shift):
+    """The table slot of ``r``'s cached hash, fetched ahead of its probe (0 for a
+    non-str: the main loop stops at it before its slot matters)."""
+    if not PyUnicode_Check(r):
+        return 0
+    cdef uint64_t j = ((<uint64_t>hash(r)) * 0x9E3779B97F4A7C15ULL) >> shift
+    rv_prefetch_object(&slots[j])
+    return j
 
 
 cdef object _pair_single_references_dict(list references):

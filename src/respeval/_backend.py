@@ -81,6 +81,15 @@ class Kernels(Protocol):
         lengths: BufferLike,
         threads: int | None = None,
     ) -> None: ...
+    def rouge_scores(
+        self,
+        stats: BufferLike,
+        lengths: BufferLike,
+        columns: BufferLike,
+        orders: BufferLike,
+        scores: BufferLike,
+        threads: int | None = None,
+    ) -> None: ...
     def lsum_pair_stats(
         self,
         pred_ids: BufferLike,

@@ -53,6 +53,9 @@ def rouge_text_stats(
     lengths: Buffer,
     threads: int | None = None,
 ) -> None: ...
+def rouge_scores(
+    stats: Buffer, lengths: Buffer, columns: Buffer, orders: Buffer, scores: Buffer, threads: int | None = None
+) -> None: ...
 def lsum_pair_stats(
     pred_ids: Buffer,
     pred_sent_off: Buffer,

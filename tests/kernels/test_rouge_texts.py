@@ -171,3 +171,34 @@ def test_fuzz_invalid_arguments_never_crash(preds, refs, pair_pred, pair_ref, ma
 def test_non_str_texts_name_their_row(impl):
     with pytest.raises(TypeError, match="text at row 1 is None"):
         _stats(_backend.get(impl), ["a", None], ["a"], [0], [0], 1, False, False, False)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    st.lists(st.tuples(st.integers(0, 70), st.integers(0, 70), st.integers(0, 70)), max_size=30),
+    st.lists(st.sampled_from([(0, 1), (1, 2), (2, 0), (2, 0), (0, 4)]), min_size=1, max_size=4),
+)
+def test_scores_native_equal_twin_bit_for_bit(rows, types):
+    stats = np.array([[min(a, b, c)] * 3 for a, b, c in rows], np.int64).reshape(len(rows), 3)
+    lengths = np.array([[b, c] for _, b, c in rows], np.int64).reshape(len(rows), 2)
+    columns = np.array([c for c, _ in types], np.int64)
+    orders = np.array([o for _, o in types], np.int64)
+    got = np.empty((3 * len(types), len(rows)))
+    want = np.empty((3 * len(types), len(rows)))
+    core.rouge_scores(stats, lengths, columns, orders, got, 2)
+    _core_py.rouge_scores(stats, lengths, columns, orders, want)
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+    for k, (hits, plen, rlen) in enumerate(zip(stats[:, 0], lengths[:, 0], lengths[:, 1])):
+        for t, (_, n) in enumerate(types):
+            p = hits / max(plen - max(n - 1, 0), 1)
+            r = hits / max(rlen - max(n - 1, 0), 1)
+            f = 2 * p * r / (p + r) if p + r > 0 else 0.0
+            assert got[3 * t : 3 * t + 3, k].tolist() == [p, r, f]
+
+
+def test_scores_reject_bad_columns(impl):
+    kernels = _backend.get(impl)
+    with pytest.raises(ValueError, match="columns\\[0\\] = 5 is not a column"):
+        kernels.rouge_scores(
+            np.zeros((2, 3), np.int64), np.zeros((2, 2), np.int64), np.array([5]), np.array([1]), np.empty((3, 2))
+        )

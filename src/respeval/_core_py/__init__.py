@@ -15,6 +15,7 @@ from respeval._core_py.rouge import (
     lsum_pair_stats,
     pair_single_references,
     rouge_pair_stats,
+    rouge_scores,
     rouge_text_stats,
     tokenize_rouge,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "poisson_weights",
     "porter_stem",
     "rouge_pair_stats",
+    "rouge_scores",
     "rouge_text_stats",
     "simd_path",
     "simd_paths",

@@ -291,3 +291,36 @@ def rouge_text_stats(
         if want_lsum:
             row.append(_union_lcs_hits([s for s in ref_sents if s], [s for s in pred_sents if s]))
         stats[k] = row
+
+
+def rouge_scores(stats: Any, lengths: Any, columns: Any, orders: Any, scores: Any, threads: int | None = None) -> None:
+    """rouge-score's precision, recall and F of every pair for each type t: its hits are
+    ``stats[:, columns[t]]``; ``orders[t]`` is n for rouge-N (totals: token counts
+    minus n - 1) or 0 for rougeL / rougeLsum (totals: the token counts); ``lengths``
+    holds each pair's prediction and reference token counts.  ``scores`` is
+    ``float64[3 * types, pairs]``: rows p, r, f of type 0, then of type 1, ..."""
+    stats, lengths = np.asarray(stats, np.int64), np.asarray(lengths, np.int64)
+    columns, orders = int64_array(columns), int64_array(orders)
+    npairs, ntypes = stats.shape[0], len(columns)
+    if lengths.shape[0] != npairs or (npairs > 0 and lengths.shape[1] != 2):
+        raise ValueError(f"lengths must have shape ({npairs}, 2)")
+    if len(orders) != ntypes:
+        raise ValueError(f"orders must have one entry per column ({ntypes})")
+    if scores.shape[0] != 3 * ntypes or (ntypes > 0 and scores.shape[1] != npairs):
+        raise ValueError(f"scores must have shape ({3 * ntypes}, {npairs})")
+    for t in range(ntypes):
+        if not 0 <= columns[t] < stats.shape[1]:
+            raise ValueError(f"columns[{t}] = {columns[t]} is not a column of stats ({stats.shape[1]} columns)")
+        if not 0 <= orders[t] <= 64:
+            raise ValueError(f"orders[{t}] = {orders[t]} is not in 0..64")
+    if npairs == 0:
+        return
+    for t in range(ntypes):
+        hits = stats[:, columns[t]]
+        shorter = max(int(orders[t]) - 1, 0)  # an n-gram is n - 1 tokens shorter than the text
+        p = hits / np.maximum(lengths[:, 0] - shorter, 1)
+        r = hits / np.maximum(lengths[:, 1] - shorter, 1)
+        total = p + r
+        scores[3 * t] = p
+        scores[3 * t + 1] = r
+        scores[3 * t + 2] = np.where(total > 0, 2 * p * r / np.where(total > 0, total, 1.0), 0.0)

@@ -71,10 +71,6 @@ def fmeasure(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
     return np.where(total > 0, 2 * precision * recall / safe, 0.0)
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return num / np.maximum(den, 1)
-
-
 @dataclass
 class RougeResult:
     """Per-row ROUGE scores as columns (``rouge1_p``, ``rouge1_r``, ``rouge1_f``, ...).
@@ -250,32 +246,42 @@ def score_tokens(
             lsum,
             threads,
         )
-    return _prf(types, overlaps, lcs, lsum, preds.lengths()[pair_pred], refs.lengths()[pair_ref])
+    stats = np.column_stack([overlaps, lcs.reshape(npairs, -1), lsum.reshape(npairs, -1)])
+    lengths = np.column_stack([preds.lengths()[pair_pred], refs.lengths()[pair_ref]])
+    return _prf(kernels, types, stats, lengths, max_order, want_lcs, threads)
 
 
 def _prf(
+    kernels: Kernels,
     types: Sequence[str],
-    overlaps: np.ndarray,
-    lcs: np.ndarray,
-    lsum: np.ndarray,
-    plen: np.ndarray,
-    rlen: np.ndarray,
+    stats: np.ndarray,
+    lengths: np.ndarray,
+    max_order: int,
+    want_lcs: bool,
+    threads: int | None,
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Precision, recall and F per pair, per type, from the integer statistics."""
-    out = {}
+    """Precision, recall and F per pair, per type (rouge-score's arithmetic, in the
+    kernels), from the integer statistics: ``stats`` holds the n-gram hits of orders
+    1..max_order, then the LCS length (if want_lcs), then the rougeLsum hits."""
+    columns, orders = [], []
     for t in types:
         if t == "rougeL" or t == "rougeLsum":
-            hits = lcs if t == "rougeL" else lsum
-            # rouge-score divides by the raw lengths and returns zeros when either is empty
-            p = _ratio(hits, plen)
-            r = _ratio(hits, rlen)
+            columns.append(max_order if t == "rougeL" else max_order + want_lcs)
+            orders.append(0)  # rouge-score divides by the raw lengths (zeros when either is empty)
         else:
             n = int(t[5:])
-            ov = overlaps[:, n - 1]
-            p = _ratio(ov, np.maximum(plen - n + 1, 0))
-            r = _ratio(ov, np.maximum(rlen - n + 1, 0))
-        out[t] = (p, r, fmeasure(p, r))
-    return out
+            columns.append(n - 1)
+            orders.append(n)
+    scores = np.empty((3 * len(types), len(stats)), np.float64)
+    kernels.rouge_scores(
+        np.ascontiguousarray(stats, np.int64),
+        np.ascontiguousarray(lengths, np.int64),
+        np.array(columns, np.int64),
+        np.array(orders, np.int64),
+        scores,
+        threads,
+    )
+    return {t: (scores[3 * i], scores[3 * i + 1], scores[3 * i + 2]) for i, t in enumerate(types)}
 
 
 def score_texts(
@@ -299,10 +305,7 @@ def score_texts(
     kernels.rouge_text_stats(
         preds, refs, pair_pred, pair_ref, max_order, want_lcs, want_lsum, stem, stats, lengths, threads
     )
-    lcs = stats[:, max_order] if want_lcs else stats[:, :0]
-    lsum = stats[:, max_order + want_lcs] if want_lsum else stats[:, :0]
-    plen, rlen = lengths[:, 0], lengths[:, 1]
-    return _prf(types, stats[:, :max_order], lcs, lsum, plen, rlen), plen, rlen
+    return _prf(kernels, types, stats, lengths, max_order, want_lcs, threads), lengths[:, 0], lengths[:, 1]
 
 
 def _score_pairs(
@@ -384,9 +387,15 @@ def _select(
     single: bool,
     rlen: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     columns: dict[str, np.ndarray] = {}
     ref_lengths: dict[str, np.ndarray] = {}
+    if single:  # pair k is row k: nothing to choose
+        for t in types:
+            columns[f"{t}_p"], columns[f"{t}_r"], columns[f"{t}_f"] = per_pair[t]
+            columns[f"{t}_ref"] = np.zeros(n_rows, np.int64)
+            ref_lengths[t] = rlen
+        return columns, ref_lengths
+    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     for t in types:
         p, r, f = per_pair[t]
         best = _pick_best(f, pair_pred, n_rows, single)
