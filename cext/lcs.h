@@ -75,8 +75,17 @@ static inline void rv_masks_clear(rv_scratch *s, const int32_t *bits, int64_t lb
     for (int64_t j = 0; j < lb; j++) s->slot[bits[j]] = -1;
 }
 
-/* One step of the recurrence, carrying across words. */
+/* One step of the recurrence, carrying across words (an add-with-carry chain). */
 static RV_ALWAYS_INLINE void rv_lcs_step(uint64_t *v, const uint64_t *m, int64_t w) {
+#if defined(__SIZEOF_INT128__)
+    unsigned __int128 carry = 0;
+    for (int64_t k = 0; k < w; k++) {
+        uint64_t vk = v[k];
+        unsigned __int128 sum = (unsigned __int128)vk + (vk & m[k]) + carry;
+        carry = sum >> 64;
+        v[k] = (uint64_t)sum | (vk & ~m[k]);
+    }
+#else
     uint64_t carry = 0;
     for (int64_t k = 0; k < w; k++) {
         uint64_t vk = v[k];
@@ -88,7 +97,10 @@ static RV_ALWAYS_INLINE void rv_lcs_step(uint64_t *v, const uint64_t *m, int64_t
         carry = c1 | c2;
         v[k] = sum | (vk & ~m[k]);
     }
+#endif
 }
+
+static RV_ALWAYS_INLINE int rv_bit(const uint64_t *v, int64_t j) { return (int)((v[j >> 6] >> (j & 63)) & 1); }
 
 /* Zero bits of v in positions [0, j): the DP value T[i][j] of the stored row. */
 static RV_ALWAYS_INLINE int64_t rv_prefix_zeros(const uint64_t *v, int64_t j) {
@@ -218,25 +230,43 @@ static RV_ALWAYS_INLINE int rv_lsum_sentence(rv_scratch *s, const int32_t *rs, i
     }
     const uint64_t *last = blk + (la - cur_block * K) * w;
     int64_t remaining = rv_prefix_zeros(last, lb);
-    int64_t i = la, j = lb;
+    int64_t i = la, j = lb, ones_i = 0, ones_up = 0;
+    int fresh = 0;  /* whether ones_i / ones_up hold the counts for the current (i, j) */
+    const uint64_t *row_i = NULL, *row_up = NULL;
+    /* rouge-score's rule (diagonal on equal tokens, else left when T[i][j-1] > T[i-1][j],
+     * else up), with T[i][j] = j - ones(V_i mod 2^j): the ones below column j-1 of row i
+     * and below column j of row i-1 are counted when i changes and kept up to date
+     * while the walk goes left, so a long candidate sentence costs no quadratic time */
     while (remaining > 0 && i > 0 && j > 0) {
-        int64_t c = (i - 1) / K;
-        if (c != cur_block) {  /* walk back into an earlier block: recompute it */
-            int64_t lo = c * K, hi = lo + K < la ? lo + K : la;
-            memcpy(blk, ck + c * w, (size_t)w * sizeof(uint64_t));
-            rv_lsum_rows(s, rs, lo, hi, blk, w);
-            cur_block = c;
+        if (!fresh) {
+            int64_t c = (i - 1) / K;
+            if (c != cur_block) {  /* walk back into an earlier block: recompute it */
+                int64_t lo = c * K, hi = lo + K < la ? lo + K : la;
+                memcpy(blk, ck + c * w, (size_t)w * sizeof(uint64_t));
+                rv_lsum_rows(s, rs, lo, hi, blk, w);
+                cur_block = c;
+            }
+            row_i = blk + (i - c * K) * w;
+            row_up = row_i - w;
+            ones_i = (j - 1) - rv_prefix_zeros(row_i, j - 1);
+            ones_up = j - rv_prefix_zeros(row_up, j);
+            fresh = 1;
         }
-        const uint64_t *row_i = blk + (i - c * K) * w, *row_up = row_i - w;
         if (rs[i - 1] == cs[j - 1]) {
             mk[i - 1] = 1;
             remaining--;
             i--;
             j--;
-        } else if (rv_prefix_zeros(row_i, j - 1) > rv_prefix_zeros(row_up, j)) {
+            fresh = 0;
+        } else if (ones_up >= ones_i + 2) {  /* T[i][j-1] > T[i-1][j] */
             j--;
+            if (j > 0) {
+                ones_i -= rv_bit(row_i, j - 1);
+                ones_up -= rv_bit(row_up, j);
+            }
         } else {
             i--;
+            fresh = 0;
         }
     }
     return 0;

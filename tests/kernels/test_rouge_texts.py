@@ -202,3 +202,28 @@ def test_scores_reject_bad_columns(impl):
         kernels.rouge_scores(
             np.zeros((2, 3), np.int64), np.zeros((2, 2), np.int64), np.array([5]), np.array([1]), np.empty((3, 2))
         )
+
+
+LONG_ROWS = r"""
+import random, resource, sys
+import respeval
+rng = random.Random(5)
+words = [f"w{rng.randrange(50000)}" for _ in range(400_000)]
+pred, ref = " ".join(words), " ".join(reversed(words))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+res = respeval.rouge([pred], [ref], ("rouge1", "rouge2", "rougeL"), threads=1)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024, res["rougeL_r"][0] > 0)
+"""
+
+
+@pytest.mark.slow
+def test_rouge_l_of_400k_by_400k_tokens_in_linear_memory():
+    """rougeL of two 400,000-token texts (issue 12, point 8): the dense bit table would be
+    1.6e11 bits; position-list masks keep the growth to tens of MB."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LONG_ROWS], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    grown_mb, scored = done.stdout.split()
+    assert scored == "True" and int(grown_mb) < 200, done.stdout
