@@ -33,6 +33,7 @@ typedef struct {
     int32_t *r; int64_t r_cap;          /* the reference, dense */
     int32_t *rcnt; int64_t rcnt_cap;    /* occurrences of each dense index in the reference */
     int64_t m, nd, w;
+    int mapped;                         /* the reference came through loc (rv_rgroup_set_ref) */
     uint64_t *mr; int64_t mr_cap;       /* [nd][w] position masks, when w <= RV_GROUP_MASK_WORDS */
     int small;
     /* one prediction */
@@ -54,6 +55,22 @@ static inline void rv_rgroup_free(rv_rgroup *g) {
     rv_scratch_free(&g->ngrams);
     rv_scratch_free(&g->lcs);
     memset(g, 0, sizeof(*g));
+}
+
+/* The reference's masks (small references) or its LCS masks and hash scratch. */
+static inline int rv_rgroup_masks(rv_rgroup *g) {
+    int64_t m = g->m, nd = g->nd;
+    g->w = m ? (m + 63) >> 6 : 1;
+    g->small = g->w <= RV_GROUP_MASK_WORDS;
+    if (g->small) {
+        if (rv_grow((void **)&g->mr, &g->mr_cap, (nd + 1) * g->w, sizeof(uint64_t))) return -1;
+        memset(g->mr, 0, (size_t)((nd + 1) * g->w) * sizeof(uint64_t));
+        for (int64_t j = 0; j < m; j++) g->mr[g->r[j] * g->w + (j >> 6)] |= 1ULL << (j & 63);
+    } else {
+        if (rv_scratch_reserve(&g->ngrams, nd + 1) || rv_scratch_reserve(&g->lcs, nd + 1)) return -1;
+        if (rv_masks_build(&g->lcs, g->r, m, g->w) < 0) return -1;
+    }
+    return 0;
 }
 
 /* Make `ids` (m tokens, ids below vocab_n) the group's reference. 0, or -1. */
@@ -85,21 +102,29 @@ static inline int rv_rgroup_set_ref(rv_rgroup *g, const int32_t *ids, int64_t m,
     g->pcnt[nd] = 0;
     g->m = m;
     g->nd = nd;
-    g->w = m ? (m + 63) >> 6 : 1;
-    g->small = g->w <= RV_GROUP_MASK_WORDS;
-    if (g->small) {
-        if (rv_grow((void **)&g->mr, &g->mr_cap, (nd + 1) * g->w, sizeof(uint64_t))) return -1;
-        memset(g->mr, 0, (size_t)((nd + 1) * g->w) * sizeof(uint64_t));
-        for (int64_t j = 0; j < m; j++) g->mr[g->r[j] * g->w + (j >> 6)] |= 1ULL << (j & 63);
-    } else {
-        if (rv_scratch_reserve(&g->ngrams, nd + 1) || rv_scratch_reserve(&g->lcs, nd + 1)) return -1;
-        if (rv_masks_build(&g->lcs, g->r, m, g->w) < 0) return -1;
-    }
-    return 0;
+    g->mapped = 1;
+    return rv_rgroup_masks(g);
+}
+
+/* Make `dense` (m tokens already numbered 0..nd-1 in first-seen order) the group's
+ * reference, without a vocabulary map.  0, or -1. */
+static inline int rv_rgroup_set_dense(rv_rgroup *g, const int32_t *dense, int64_t m, int64_t nd) {
+    if (rv_grow((void **)&g->r, &g->r_cap, m + 1, sizeof(int32_t)) ||
+        rv_grow((void **)&g->rcnt, &g->rcnt_cap, nd + 1, sizeof(int32_t)) ||
+        rv_grow((void **)&g->pcnt, &g->pcnt_cap, nd + 1, sizeof(int32_t)))
+        return -1;
+    memcpy(g->r, dense, (size_t)m * sizeof(int32_t));
+    memset(g->rcnt, 0, (size_t)(nd + 1) * sizeof(int32_t));
+    memset(g->pcnt, 0, (size_t)(nd + 1) * sizeof(int32_t));
+    for (int64_t j = 0; j < m; j++) g->rcnt[dense[j]]++;
+    g->m = m;
+    g->nd = nd;
+    g->mapped = 0;
+    return rv_rgroup_masks(g);
 }
 
 static inline void rv_rgroup_clear_ref(rv_rgroup *g) {
-    for (int64_t d = 0; d < g->nd; d++) g->loc[g->rdist[d]] = -1;
+    if (g->mapped) for (int64_t d = 0; d < g->nd; d++) g->loc[g->rdist[d]] = -1;
     if (!g->small) rv_masks_clear(&g->lcs, g->r, g->m);
     g->nd = g->m = 0;
 }
@@ -127,15 +152,14 @@ static RV_ALWAYS_INLINE int64_t rv_popcount_words(const uint64_t *x, int64_t w) 
     return c;
 }
 
-/* Clipped n-gram hits of orders 1..max_order and the LCS length of the mapped
- * prediction (np tokens in g->a) against the reference, when the reference and the
+/* Clipped n-gram hits of orders 1..max_order and the LCS length of the dense
+ * prediction (np tokens in a) against the reference, when the reference and the
  * prediction both fit RV_GROUP_MASK_WORDS words.  The vectors of order n at token i
  * come from those of order n-1 at token i-1; once an order has no occurrence in the
  * reference, neither has any higher one through this token, so the orders stop there
  * (most 3- to 6-grams of real text stop early).  0, or -1. */
-static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, int64_t np, int max_order, int want_lcs,
-                                                 int64_t *ov, int64_t *lcs) {
-    const int32_t *a = g->a;
+static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, const int32_t *a, int64_t np, int max_order,
+                                                 int want_lcs, int64_t *ov, int64_t *lcs) {
     const int64_t nd = g->nd, w = g->w, wp = (np + 63) >> 6;
     const uint64_t *mr = g->mr;
     for (int n = 0; n < max_order; n++) ov[n] = 0;
@@ -223,16 +247,19 @@ static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, int64_t np, int m
     return 0;
 }
 
-RV_MULTIVERSION(int, rv_rgroup_small, (rv_rgroup *g, int64_t np, int max_order, int want_lcs, int64_t *ov, int64_t *lcs),
-                (g, np, max_order, want_lcs, ov, lcs))
+RV_MULTIVERSION(int, rv_rgroup_small,
+                (rv_rgroup *g, const int32_t *a, int64_t np, int max_order, int want_lcs, int64_t *ov, int64_t *lcs),
+                (g, a, np, max_order, want_lcs, ov, lcs))
 
 /* Clipped n-gram hits (orders 1..max_order) and, if want_lcs, the LCS length of the
- * mapped prediction (rv_rgroup_map) against the group's reference.  0, or -1. */
-static inline int rv_rgroup_pair(rv_rgroup *g, int64_t np, int max_order, int want_lcs, int64_t *ov, int64_t *lcs) {
-    if (g->small && np <= 64 * RV_GROUP_MASK_WORDS) return rv_rgroup_small(g, np, max_order, want_lcs, ov, lcs);
+ * dense prediction a (np tokens; nd for a token not in the reference, as
+ * rv_rgroup_map gives) against the group's reference.  0, or -1. */
+static inline int rv_rgroup_pair(rv_rgroup *g, const int32_t *a, int64_t np, int max_order, int want_lcs,
+                                 int64_t *ov, int64_t *lcs) {
+    if (g->small && np <= 64 * RV_GROUP_MASK_WORDS) return rv_rgroup_small(g, a, np, max_order, want_lcs, ov, lcs);
     if (max_order > 0) {
         if (rv_scratch_reserve(&g->ngrams, g->nd + 1)) return -1;
-        if (rv_ngram_overlaps(&g->ngrams, g->a, np, g->r, g->m, max_order, ov)) return -1;
+        if (rv_ngram_overlaps(&g->ngrams, a, np, g->r, g->m, max_order, ov)) return -1;
     }
     if (want_lcs) {
         if (np == 0 || g->m == 0) { *lcs = 0; return 0; }
@@ -241,7 +268,7 @@ static inline int rv_rgroup_pair(rv_rgroup *g, int64_t np, int max_order, int wa
         uint64_t *v = g->lcs.vec;
         for (int64_t q = 0; q < w; q++) v[q] = ~0ULL;
         for (int64_t i = 0; i < np; i++) {
-            int32_t d = g->a[i];
+            int32_t d = a[i];
             if (d == g->nd) continue;
             rv_lcs_step(v, g->small ? g->mr + d * w : rv_mask(&g->lcs, d, w), w);
         }
@@ -278,7 +305,7 @@ static inline int rv_pair_stats(rv_pair_scratch *ps, const int32_t *a, int64_t l
     rv_rgroup *g = &ps->g;
     int r = rv_rgroup_set_ref(g, b, lb, vocab_size);
     if (r == 0) r = rv_rgroup_map(g, a, la);
-    if (r == 0) r = rv_rgroup_pair(g, la, max_order, want_lcs, ov, lcs);
+    if (r == 0) r = rv_rgroup_pair(g, g->a, la, max_order, want_lcs, ov, lcs);
     rv_rgroup_clear_ref(g);
     return r;
 }

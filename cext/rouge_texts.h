@@ -1,10 +1,12 @@
 /* ROUGE from texts, one reference group at a time, on one thread.
  *
- * A worker owns a vocabulary, a tokenizer state and the group kernels: ids only
- * have to agree within a pair, so threads never share a vocabulary and nothing is
+ * A worker owns its tables, a tokenizer state and the group kernels: ids only have
+ * to agree within a pair, so threads never share a vocabulary and nothing is
  * merged.  For each reference it tokenizes the reference once, prepares the group
- * (rouge.h), then tokenizes and scores each prediction paired with it; stemming is
- * computed once per word type per worker.  Statistics per pair are integers:
+ * (rouge.h), then tokenizes and scores each prediction paired with it.  Without
+ * stemming, tokens are numbered by a small table of the reference's own distinct
+ * tokens (a prediction's other tokens match nothing), which stays in cache; with
+ * stemming, a vocabulary per worker gives each word type its stem once.  Statistics per pair are integers:
  * hits of orders 1..max_order, then the LCS length (want_lcs), then rougeLsum's
  * union-LCS hits (want_lsum); and the two token counts.
  */
@@ -16,7 +18,8 @@
 #include "tokenize.h"
 #include "vocab.h"
 
-#define RV_TEXT_PREFETCH 4
+#define RV_TEXT_PREFETCH 8
+#define RV_DENSE_LOGSZ 6  /* the reference table's slots to start with (and to shrink back to) */
 
 typedef struct {
     int max_order, want_lcs, want_lsum, stem;
@@ -32,7 +35,8 @@ typedef struct {
 } rv_rouge_job;
 
 typedef struct {
-    rv_vocab v;
+    rv_vocab v;                  /* stemming: every word type, with its stem */
+    rv_vocab d;                  /* no stemming: the current reference's distinct tokens */
     rv_tok tok;
     rv_rgroup g;
     rv_scratch lsum;             /* rougeLsum in the group's dense id space */
@@ -45,12 +49,15 @@ typedef struct {
 static inline int rv_rouge_worker_init(rv_rouge_worker *w) {
     memset(w, 0, sizeof(*w));
     w->too_long = -1;
-    if (rv_vocab_init(&w->v) || rv_rgroup_init(&w->g) || rv_scratch_init(&w->lsum, 1)) return -1;
+    if (rv_vocab_init(&w->v) || rv_vocab_init_size(&w->d, RV_DENSE_LOGSZ) || rv_rgroup_init(&w->g) ||
+        rv_scratch_init(&w->lsum, 1))
+        return -1;
     return 0;
 }
 
 static inline void rv_rouge_worker_free(rv_rouge_worker *w) {
     rv_vocab_free(&w->v);
+    rv_vocab_free(&w->d);
     rv_tok_free(&w->tok);
     rv_rgroup_free(&w->g);
     rv_scratch_free(&w->lsum);
@@ -88,12 +95,16 @@ static inline int rv_rouge_group(rv_rouge_worker *w, const rv_rouge_job *job, in
     int64_t k0 = job->group_start[r], k1 = job->group_start[r + 1];
     if (k0 == k1) return 0;
     rv_i64buf *sents = job->want_lsum ? &w->sents : NULL;
+    int dense = !job->stem;
     w->ids.n = 0;
     w->sents.n = 0;
-    if (rv_tokenize_rouge(&w->v, job->stem, job->kinds_r[r], job->datas_r[r], job->lens_r[r], &w->tok, &w->ids, sents))
+    if (dense && rv_vocab_reset(&w->d, RV_DENSE_LOGSZ)) return -1;
+    if (rv_tokenize_rouge(dense ? &w->d : &w->v, job->stem, job->kinds_r[r], job->datas_r[r], job->lens_r[r],
+                          &w->tok, &w->ids, sents))
         return -1;
     int64_t m = w->ids.n, nrs = w->sents.n;
-    if (rv_rgroup_set_ref(&w->g, w->ids.data, m, w->v.n)) return -1;
+    if (dense ? rv_rgroup_set_dense(&w->g, w->ids.data, m, w->d.n) : rv_rgroup_set_ref(&w->g, w->ids.data, m, w->v.n))
+        return -1;
     if (job->want_lsum && (rv_bounds(&w->rb, w->sents.data, nrs, 0) || rv_scratch_reserve(&w->lsum, w->g.nd + 1)))
         return -1;
     int64_t last = job->group_start[job->nref];
@@ -106,8 +117,8 @@ static inline int rv_rouge_group(rv_rouge_worker *w, const rv_rouge_job *job, in
         int64_t *st = job->stats + k * job->ncols;
         w->ids.n = m;
         w->sents.n = nrs;
-        if (rv_tokenize_rouge(&w->v, job->stem, job->kinds_p[p], job->datas_p[p], job->lens_p[p], &w->tok, &w->ids,
-                              sents))
+        if (rv_tokenize_rouge_into(dense ? &w->d : &w->v, job->stem, !dense, (int32_t)w->g.nd, job->kinds_p[p],
+                                   job->datas_p[p], job->lens_p[p], &w->tok, &w->ids, sents))
             return -1;
         int64_t np = w->ids.n - m;
         job->lengths[2 * k] = np;
@@ -117,13 +128,17 @@ static inline int rv_rouge_group(rv_rouge_worker *w, const rv_rouge_job *job, in
             if (w->too_long < 0 || k < w->too_long) w->too_long = k;
             continue;
         }
-        if (rv_rgroup_map(&w->g, w->ids.data + m, np)) return -1;
+        const int32_t *a = w->ids.data + m;  /* dense already, or mapped below */
+        if (!dense) {
+            if (rv_rgroup_map(&w->g, a, np)) return -1;
+            a = w->g.a;
+        }
         if ((job->max_order > 0 || job->want_lcs) &&
-            rv_rgroup_pair(&w->g, np, job->max_order, job->want_lcs, st, st + job->max_order))
+            rv_rgroup_pair(&w->g, a, np, job->max_order, job->want_lcs, st, st + job->max_order))
             return -1;
         if (job->want_lsum) {
             if (rv_bounds(&w->pb, w->sents.data + nrs, w->sents.n - nrs, m)) return -1;
-            int64_t h = rv_lsum_hits(&w->lsum, w->g.r, w->rb.data, nrs, w->g.a, w->pb.data, w->pb.n - 1);
+            int64_t h = rv_lsum_hits(&w->lsum, w->g.r, w->rb.data, nrs, a, w->pb.data, w->pb.n - 1);
             if (h < 0) return -1;
             st[job->max_order + job->want_lcs] = h;
         }

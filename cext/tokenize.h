@@ -306,11 +306,17 @@ static inline int64_t rv_narrow(int kind, const void *d, int64_t L, uint8_t *out
 
 /* ------------------------------------------------------------------ tokens to ids */
 
-/* Resolve the batched keys (their slots are being fetched) and append the ids. */
-static inline int rv_tok_flush(rv_vocab *v, rv_tok *t, int nk, int stem, rv_i32buf *ids) {
+/* Resolve the batched keys (their slots are being fetched) and append the ids;
+ * without `add`, a token the vocabulary does not hold gets the id `absent`. */
+static inline int rv_tok_flush(rv_vocab *v, rv_tok *t, int nk, int stem, int add, int32_t absent,
+                               rv_i32buf *ids) {
     if (rv_buf_reserve(ids, ids->n + nk)) return -1;
     for (int j = 0; j < nk; j++) {
-        int32_t id = rv_vocab_lookup(v, (const char *)t->lb + t->pos[j], &t->keys[j], 1);
+        int32_t id = rv_vocab_lookup(v, (const char *)t->lb + t->pos[j], &t->keys[j], add);
+        if (!add && id == -1) {
+            ids->data[ids->n++] = absent;
+            continue;
+        }
         if (id < 0) return -1;
         if (stem && t->keys[j].len > 3) {
             id = rv_vocab_stem(v, id);
@@ -321,12 +327,13 @@ static inline int rv_tok_flush(rv_vocab *v, rv_tok *t, int nk, int stem, rv_i32b
     return 0;
 }
 
-/* Tokenize one text into ids appended to `ids`; with `sents`, the end (an index
- * into ids) of every non-empty newline-separated sentence is appended to it
- * (rougeLsum's sentences; token-less ones cannot change any statistic).
- * 0, or -1 when out of memory. */
-static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void *data, int64_t len,
-                                    rv_tok *t, rv_i32buf *ids, rv_i64buf *sents) {
+/* Tokenize one text into ids appended to `ids` (new tokens added to the vocabulary
+ * when `add`, else given the id `absent`); with `sents`, the end (an index into ids)
+ * of every non-empty newline-separated sentence is appended to it (rougeLsum's
+ * sentences; token-less ones cannot change any statistic).  0, or -1 when out of
+ * memory. */
+static inline int rv_tokenize_rouge_into(rv_vocab *v, int stem, int add, int32_t absent, int kind, const void *data,
+                                         int64_t len, rv_tok *t, rv_i32buf *ids, rv_i64buf *sents) {
     const uint8_t *src = (const uint8_t *)data;
     int64_t L = len;
     if (kind != 1) {
@@ -375,14 +382,19 @@ static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void 
             t->pos[nk] = st;
             rv_vocab_prefetch(v, &t->keys[nk]);
             if (++nk == RV_TOK_BATCH) {
-                if (rv_tok_flush(v, t, nk, stem, ids)) return -1;
+                if (rv_tok_flush(v, t, nk, stem, add, absent, ids)) return -1;
                 nk = 0;
             }
         }
     }
-    if (nk && rv_tok_flush(v, t, nk, stem, ids)) return -1;
+    if (nk && rv_tok_flush(v, t, nk, stem, add, absent, ids)) return -1;
     if (sents && ids->n > sent_start && rv_buf_push(sents, ids->n)) return -1;
     return 0;
+}
+
+static inline int rv_tokenize_rouge(rv_vocab *v, int stem, int kind, const void *data, int64_t len, rv_tok *t,
+                                    rv_i32buf *ids, rv_i64buf *sents) {
+    return rv_tokenize_rouge_into(v, stem, 1, 0, kind, data, len, t, ids, sents);
 }
 
 #endif

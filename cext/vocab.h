@@ -92,11 +92,11 @@ static inline void rv_key_of(const char *s, int64_t len, rv_key *q) {
     rv_key_finish(q, (const unsigned char *)s);
 }
 
-static inline int rv_vocab_init(rv_vocab *v) {
+/* An empty vocabulary with 2^logsz slots to start with. */
+static inline int rv_vocab_init_size(rv_vocab *v, int logsz) {
     memset(v, 0, sizeof(*v));
-    v->arena_cap = 1 << 16;
-    v->cap_ids = 1 << 12;
-    int logsz = 13;
+    v->arena_cap = (int64_t)1 << (logsz + 3);
+    v->cap_ids = (int32_t)1 << (logsz - 1);
     v->arena = (char *)malloc((size_t)v->arena_cap);
     v->start = (int64_t *)malloc(sizeof(int64_t) * (size_t)(v->cap_ids + 1));
     v->slots = (rv_slot *)malloc(sizeof(rv_slot) << logsz);
@@ -104,6 +104,26 @@ static inline int rv_vocab_init(rv_vocab *v) {
     memset(v->slots, 0xff, sizeof(rv_slot) << logsz);
     v->mask = ((uint64_t)1 << logsz) - 1;
     v->shift = 64 - logsz;
+    v->start[0] = 0;
+    return 0;
+}
+
+static inline int rv_vocab_init(rv_vocab *v) { return rv_vocab_init_size(v, 13); }
+
+/* Empty the vocabulary for reuse (ids restart at 0), shrinking its table back to
+ * 2^logsz slots if it grew beyond; clearing costs the table's size. */
+static inline int rv_vocab_reset(rv_vocab *v, int logsz) {
+    if (v->mask + 1 > ((uint64_t)1 << logsz)) {
+        rv_slot *slots = (rv_slot *)malloc(sizeof(rv_slot) << logsz);
+        if (!slots) return -1;
+        free(v->slots);
+        v->slots = slots;
+        v->mask = ((uint64_t)1 << logsz) - 1;
+        v->shift = 64 - logsz;
+    }
+    memset(v->slots, 0xff, sizeof(rv_slot) * (size_t)(v->mask + 1));
+    v->n = 0;
+    v->arena_len = 0;
     v->start[0] = 0;
     return 0;
 }
