@@ -6,7 +6,7 @@ import numpy as np
 from typing_extensions import Buffer as _Buffer
 
 # numpy arrays are buffers, but numpy's stubs say so only for Python >= 3.12
-Buffer: TypeAlias = _Buffer | np.ndarray
+_Buf: TypeAlias = _Buffer | np.ndarray
 
 def openmp_threads() -> int: ...
 def simd_path() -> str: ...
@@ -27,58 +27,58 @@ def tokenize_rouge(
     vocab: Vocab, texts: list[str], stem: bool = False, threads: int | None = None
 ) -> tuple[bytes, bytes, bytes, bytes]: ...
 def rouge_pair_stats(
-    pred_ids: Buffer,
-    pred_off: Buffer,
-    ref_ids: Buffer,
-    ref_off: Buffer,
-    pair_pred: Buffer,
-    pair_ref: Buffer,
+    pred_ids: _Buf,
+    pred_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
     max_order: int,
     want_lcs: bool,
     vocab_size: int,
-    overlaps: Buffer,
-    lcs: Buffer,
+    overlaps: _Buf,
+    lcs: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def rouge_text_stats(
     predictions: Any,
     references: Any,
-    pair_pred: Buffer,
-    pair_ref: Buffer,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
     max_order: int,
     want_lcs: bool,
     want_lsum: bool,
     stem: bool,
-    stats: Buffer,
-    lengths: Buffer,
+    stats: _Buf,
+    lengths: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def rouge_scores(
-    stats: Buffer, lengths: Buffer, columns: Buffer, orders: Buffer, scores: Buffer, threads: int | None = None
+    stats: _Buf, lengths: _Buf, columns: _Buf, orders: _Buf, scores: _Buf, threads: int | None = None
 ) -> None: ...
 def lsum_pair_stats(
-    pred_ids: Buffer,
-    pred_sent_off: Buffer,
-    pred_row_sents: Buffer,
-    ref_ids: Buffer,
-    ref_sent_off: Buffer,
-    ref_row_sents: Buffer,
-    pair_pred: Buffer,
-    pair_ref: Buffer,
+    pred_ids: _Buf,
+    pred_sent_off: _Buf,
+    pred_row_sents: _Buf,
+    ref_ids: _Buf,
+    ref_sent_off: _Buf,
+    ref_row_sents: _Buf,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
     vocab_size: int,
-    hits: Buffer,
+    hits: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def pair_single_references(predictions: list[str], references: list[str]) -> tuple[list[str], bytes] | None: ...
 def bleu_clipped_counts(
-    hyp_ids: Buffer,
-    hyp_off: Buffer,
-    ref_ids: Buffer,
-    ref_off: Buffer,
-    row_refs: Buffer,
+    hyp_ids: _Buf,
+    hyp_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    row_refs: _Buf,
     max_order: int,
     vocab_size: int,
-    correct: Buffer,
+    correct: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def tercom_tokens(
@@ -93,19 +93,19 @@ def tercom_ids(
     twice: bool = False,
 ) -> tuple[bytes, bytes]: ...
 def ter_edits(
-    hyp_ids: Buffer,
-    hyp_off: Buffer,
-    ref_ids: Buffer,
-    ref_off: Buffer,
-    row_refs: Buffer,
+    hyp_ids: _Buf,
+    hyp_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    row_refs: _Buf,
     vocab_size: int,
-    edits: Buffer,
+    edits: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def first_non_str(items: list) -> int: ...
-def exact_sum_bins(values: Buffer, out: Buffer) -> int: ...
-def poisson_weights(keys: Buffer, seed: int, n_replicates: int) -> bytes: ...
-def poisson_bootstrap_add(stats: Buffer, keys: Buffer, seed: int, acc: Buffer, threads: int | None = None) -> None: ...
+def exact_sum_bins(values: _Buf, out: _Buf) -> int: ...
+def poisson_weights(keys: _Buf, seed: int, n_replicates: int) -> bytes: ...
+def poisson_bootstrap_add(stats: _Buf, keys: _Buf, seed: int, acc: _Buf, threads: int | None = None) -> None: ...
 def mt_reference_rows(references: Any) -> list[list[str]]: ...
 def tokenize_13a_tokens(texts: list[str]) -> list[list[str]]: ...
 def squad_normalize_tokens(texts: list[str]) -> list[list[str]]: ...
