@@ -150,3 +150,25 @@ def test_tercom_ids_share_one_vocabulary(impl):
     assert np.frombuffer(ids, np.int32).tolist() == [0, 1, 2, 1, 0]
     assert np.frombuffer(off, np.int64).tolist() == [0, 3, 5]
     assert vocab.tokens() == ["a", "b", "."]
+
+
+_WORDS = st.sampled_from(["a", "b", "c", "A", "the", "The", "x's", "1,000", "2.5", "-", "(b)", "c.", "&amp;", "北京"])
+_SEGMENT = st.lists(_WORDS, max_size=16).map(" ".join)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(_SEGMENT, _SEGMENT), min_size=1, max_size=4), st.sampled_from(FLAGS))
+def test_native_ter_equals_live_sacrebleu(rows, flags):
+    """The public TER (native tokenizer and edits) against sacreBLEU itself, every option set."""
+    ter_metric = pytest.importorskip("sacrebleu.metrics.ter")
+    from respeval.metrics.ter import ter
+
+    normalized, no_punct, asian, case_sensitive = flags
+    options = dict(normalized=normalized, no_punct=no_punct, asian_support=asian, case_sensitive=case_sensitive)
+    hyps, refs = [h for h, _ in rows], [r for _, r in rows]
+    theirs = ter_metric.TER(**options)
+    got = ter(hyps, refs, implementation="native", **options)
+    assert got.score == theirs.corpus_score(hyps, [refs]).score
+    for k, (h, r) in enumerate(rows):
+        want = theirs.sentence_score(h, [r])
+        assert (int(got.stats[k, 0]), float(got.stats[k, 1])) == (want.num_edits, want.ref_length)
