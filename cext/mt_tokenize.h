@@ -17,7 +17,7 @@
  * appended (>= 0), -1 when out of memory (out_cps->n and out_ends->n are then
  * restored to their values on entry) or -2 for a bad kind or length.
  * Work buffers are scratch: their contents are clobbered, their capacity kept
- * for the next call.  Free every buffer with rv_u32buf_free/rv_s64buf_free.
+ * for the next call.  Free every buffer with rv_buf_free.
  *
  * This header includes <Python.h>, only for Py_UNICODE_ISALNUM (the Unicode
  * database lookup that Python's `re` uses for \w and str.isalnum()): a pure
@@ -39,58 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { uint32_t *data; int64_t n, cap; } rv_u32buf;
-typedef struct { int64_t *data; int64_t n, cap; } rv_s64buf;
-
-/* Largest buffer, in elements, these functions will ask for.  No text comes
- * near it; it keeps every size computation (buffer length + text length,
- * doubled capacities, bytes for realloc) far from overflow, also on 32-bit
- * size_t. */
-#define RV_MT_MAX_LEN ((int64_t)(SIZE_MAX / 16 < (uint64_t)(INT64_MAX / 16) ? SIZE_MAX / 16 : INT64_MAX / 16))
-
-/* Make room for `need` code points in total (not in addition). */
-static inline int rv_u32buf_reserve(rv_u32buf *b, int64_t need) {
-    if (need <= b->cap) return 0;
-    if (need < 0 || need > RV_MT_MAX_LEN) return -1;
-    int64_t cap = b->cap ? b->cap : 256;
-    while (cap < need) cap = cap > RV_MT_MAX_LEN / 2 ? need : cap * 2;
-    uint32_t *p = (uint32_t *)realloc(b->data, (size_t)cap * sizeof(uint32_t));
-    if (!p) return -1;
-    b->data = p;
-    b->cap = cap;
-    return 0;
-}
-
-static inline int rv_u32buf_push(rv_u32buf *b, uint32_t c) {
-    if (b->n == b->cap && rv_u32buf_reserve(b, b->n + 1)) return -1;
-    b->data[b->n++] = c;
-    return 0;
-}
-
-static inline void rv_u32buf_free(rv_u32buf *b) {
-    free(b->data);
-    b->data = NULL;
-    b->n = b->cap = 0;
-}
-
-static inline int rv_s64buf_push(rv_s64buf *b, int64_t x) {
-    if (b->n == b->cap) {
-        int64_t cap = b->cap ? b->cap * 2 : 256;
-        if (cap > RV_MT_MAX_LEN) return -1;
-        int64_t *p = (int64_t *)realloc(b->data, (size_t)cap * sizeof(int64_t));
-        if (!p) return -1;
-        b->data = p;
-        b->cap = cap;
-    }
-    b->data[b->n++] = x;
-    return 0;
-}
-
-static inline void rv_s64buf_free(rv_s64buf *b) {
-    free(b->data);
-    b->data = NULL;
-    b->n = b->cap = 0;
-}
+#include "buffer.h"
 
 /* str.isspace() for one code point: what str.split(), str.strip() and
  * str.rstrip() (without arguments) treat as whitespace.  Generated with
@@ -106,6 +55,13 @@ static inline int rv_is_space(uint32_t c) {
     return c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+/* Code point i of a PEP 393 string of the given kind. */
+static inline uint32_t rv_cp_at(int kind, const void *data, int64_t i) {
+    if (kind == 1) return ((const uint8_t *)data)[i];
+    if (kind == 2) return ((const uint16_t *)data)[i];
+    return ((const uint32_t *)data)[i];
+}
+
 /* ------------------------------------------------------------------------- */
 /* sacreBLEU 13a                                                             */
 /* ------------------------------------------------------------------------- */
@@ -115,7 +71,7 @@ static inline int rv_is_space(uint32_t c) {
 static inline int rv_mt_replace1(const uint32_t *s, int64_t n, const char *pat, int64_t m,
                                  uint32_t repl, rv_u32buf *dst) {
     int64_t o = 0, i = 0;
-    if (rv_u32buf_reserve(dst, n)) return -1;
+    if (rv_buf_reserve(dst, n)) return -1;
     while (i < n) {
         if (s[i] == (uint32_t)(unsigned char)pat[0] && n - i >= m) {
             int64_t k = 1;
@@ -202,15 +158,19 @@ typedef struct {
     uint32_t p2, p3, p4;   /* pending character of stages 2-4 ... */
     int h2, h3, h4;        /* ... and whether there is one */
     int in_tok, err;
+    /* Tercom (TER's normaliser) adds two stages: "'s " -> " 's " after stage 1 (its
+     * pending "'" or "'s" counted by ns), and a per-character stage before the split
+     * (CJK characters padded with spaces, punctuation deleted) */
+    int tercom, ns, asian_pad, no_punct, asian;
     uint32_t *out;         /* token characters, capacity checked by the caller */
     int64_t o, count;
-    rv_s64buf *ends;
+    rv_i64buf *ends;
 } rv_13a_stream;
 
 static inline void rv_13a_feed5(rv_13a_stream *st, uint32_t c) {
     if (rv_is_space(c)) {
         if (st->in_tok) {
-            if (rv_s64buf_push(st->ends, st->o)) st->err = 1;
+            if (rv_buf_push(st->ends, st->o)) st->err = 1;
             st->count++;
             st->in_tok = 0;
         }
@@ -220,15 +180,50 @@ static inline void rv_13a_feed5(rv_13a_stream *st, uint32_t c) {
     }
 }
 
+/* Tercom's character classes (sacrebleu/tokenizers/tokenizer_ter.py). */
+static inline int rv_tercom_punct(uint32_t c) {  /* [.,?:;!"()] */
+    return c == '.' || c == ',' || c == '?' || c == ':' || c == ';' || c == '!' || c == '"' || c == '(' || c == ')';
+}
+static inline int rv_tercom_asian_punct(uint32_t c) {
+    /* [\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb] and the full-width
+     * [\uff0e\uff0c\uff1f\uff1a\uff1b\uff01\uff02\uff08\uff09] */
+    return c == 0x3001 || c == 0x3002 || (c >= 0x3008 && c <= 0x3011) || (c >= 0x3014 && c <= 0x301F) ||
+           (c >= 0xFF61 && c <= 0xFF65) || c == 0x30FB || c == 0xFF0E || c == 0xFF0C || c == 0xFF1F ||
+           c == 0xFF1A || c == 0xFF1B || c == 0xFF01 || c == 0xFF02 || c == 0xFF08 || c == 0xFF09;
+}
+static inline int rv_tercom_asian(uint32_t c) {
+    /* every class Tercom pads with spaces in its Asian rules (the kana-run rules can
+     * only match a line starting with kana, which the padding never leaves) */
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x31C0 && c <= 0x31EF) ||
+           (c >= 0x2E80 && c <= 0x2EFF) || (c >= 0x3300 && c <= 0x33FF) || (c >= 0xF900 && c <= 0xFAFF) ||
+           (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0x3200 && c <= 0x3F22) || rv_tercom_asian_punct(c);
+}
+
+/* Tercom's per-character stage: the Asian padding (normalized), then the removal of
+ * punctuation (no_punct), then the split. */
+static inline void rv_tercom_post(rv_13a_stream *st, uint32_t c) {
+    int pad = st->asian_pad && rv_tercom_asian(c);
+    int drop = st->no_punct && (rv_tercom_punct(c) || (st->asian && rv_tercom_asian_punct(c)));
+    if (pad) rv_13a_feed5(st, ' ');
+    if (!drop) rv_13a_feed5(st, c);
+    if (pad) rv_13a_feed5(st, ' ');
+}
+
+/* What stage 4 emits goes to the split, through Tercom's per-character stage. */
+static inline void rv_13a_out(rv_13a_stream *st, uint32_t c) {
+    if (st->tercom) rv_tercom_post(st, c);
+    else rv_13a_feed5(st, c);
+}
+
 static inline void rv_13a_feed4(rv_13a_stream *st, uint32_t c) {
     if (!st->h4) {
         st->p4 = c;
         st->h4 = 1;
     } else if (rv_13a_digit(st->p4) && c == '-') {
-        rv_13a_feed5(st, st->p4); rv_13a_feed5(st, ' '); rv_13a_feed5(st, '-'); rv_13a_feed5(st, ' ');
+        rv_13a_out(st, st->p4); rv_13a_out(st, ' '); rv_13a_out(st, '-'); rv_13a_out(st, ' ');
         st->h4 = 0;
     } else {
-        rv_13a_feed5(st, st->p4);
+        rv_13a_out(st, st->p4);
         st->p4 = c;
     }
 }
@@ -259,21 +254,50 @@ static inline void rv_13a_feed2(rv_13a_stream *st, uint32_t c) {
     }
 }
 
+/* Tercom's "'s " -> " 's " (re.sub of a 3-character literal: leftmost, non-overlapping). */
+static inline void rv_tercom_s(rv_13a_stream *st, uint32_t c) {
+    if (st->ns == 0) {
+        if (c == '\'') st->ns = 1;
+        else rv_13a_feed2(st, c);
+    } else if (st->ns == 1) {
+        if (c == 's') { st->ns = 2; return; }
+        rv_13a_feed2(st, '\'');
+        st->ns = 0;
+        rv_tercom_s(st, c);
+    } else if (c == ' ') {
+        rv_13a_feed2(st, ' '); rv_13a_feed2(st, '\''); rv_13a_feed2(st, 's'); rv_13a_feed2(st, ' ');
+        st->ns = 0;
+    } else {
+        rv_13a_feed2(st, '\'');
+        rv_13a_feed2(st, 's');
+        st->ns = 0;
+        rv_tercom_s(st, c);
+    }
+}
+
 static inline void rv_13a_feed1(rv_13a_stream *st, uint32_t c) {
     if (rv_13a_sym(c)) {
-        rv_13a_feed2(st, ' '); rv_13a_feed2(st, c); rv_13a_feed2(st, ' ');
+        if (st->tercom) { rv_tercom_s(st, ' '); rv_tercom_s(st, c); rv_tercom_s(st, ' '); }
+        else { rv_13a_feed2(st, ' '); rv_13a_feed2(st, c); rv_13a_feed2(st, ' '); }
+    } else if (st->tercom) {
+        rv_tercom_s(st, c);
     } else {
         rv_13a_feed2(st, c);
     }
 }
 
-/* End of input: flush each stage's pending character, in stage order. */
+/* End of input: flush each stage's pending characters, in stage order. */
 static inline void rv_13a_finish(rv_13a_stream *st) {
+    if (st->ns) {
+        rv_13a_feed2(st, '\'');
+        if (st->ns == 2) rv_13a_feed2(st, 's');
+        st->ns = 0;
+    }
     if (st->h2) { st->h2 = 0; rv_13a_feed3(st, st->p2); }
     if (st->h3) { st->h3 = 0; rv_13a_feed4(st, st->p3); }
-    if (st->h4) { st->h4 = 0; rv_13a_feed5(st, st->p4); }
+    if (st->h4) { st->h4 = 0; rv_13a_out(st, st->p4); }
     if (st->in_tok) {
-        if (rv_s64buf_push(st->ends, st->o)) st->err = 1;
+        if (rv_buf_push(st->ends, st->o)) st->err = 1;
         st->count++;
         st->in_tok = 0;
     }
@@ -283,7 +307,7 @@ static inline void rv_13a_finish(rv_13a_stream *st) {
  * the segment as BLEU sees it (lowercase in Python first if wanted). */
 static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
                                        rv_u32buf *work1, rv_u32buf *work2,
-                                       rv_u32buf *out_cps, rv_s64buf *out_ends) {
+                                       rv_u32buf *out_cps, rv_i64buf *out_ends) {
     const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
     rv_u32buf *a = work1, *b = work2, *t;
     int64_t n, o = 0, count;
@@ -291,11 +315,11 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
     uint32_t *d;
     const uint32_t *s;
 
-    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MT_MAX_LEN) return -2;
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS) return -2;
     if (len > 0 && !data) return -2;
 
     /* rstrip, <skipped>, -\n, \n  ->  a */
-    if (rv_u32buf_reserve(a, len)) goto oom;
+    if (rv_buf_reserve(a, len)) goto oom;
     d = a->data;
     if (kind == 1) RV_13A_STEP1(uint8_t);
     else if (kind == 2) RV_13A_STEP1(uint16_t);
@@ -316,22 +340,49 @@ static inline int64_t rv_sacrebleu_13a(int kind, const void *data, int64_t len,
         }
     }
 
-    /* f' {line} ', then the four regex substitutions and split(), streamed
-     * through rv_13a_feed1 (see the pipeline above). */
+    /* f' {line} ', then the four regex substitutions and split() (the pipeline
+     * above), one word at a time: stage 1 pads every symbol with spaces, so each
+     * symbol is a token and the rest falls into words (runs without whitespace or
+     * symbol) that stages 2-4 see between spaces.  Stages 2-4 only act around '.',
+     * ',' and '-', and a space can neither complete one of their matches nor carry
+     * one over (it is no digit, '.' or ','), so a word without those three
+     * characters is one token as it is, and a word with them gives the tokens of
+     * " word " streamed through stages 2-5 alone. */
     n = a->n;
     s = a->data;
-    if (rv_u32buf_reserve(out_cps, out_cps->n + n)) goto oom;
+    if (rv_buf_reserve(out_cps, out_cps->n + n)) goto oom;
     {
         rv_13a_stream st;
         memset(&st, 0, sizeof st);
         st.out = out_cps->data;
         st.o = out_cps->n;
         st.ends = out_ends;
-        rv_13a_feed1(&st, ' ');
-        for (int64_t i = 0; i < n; i++) rv_13a_feed1(&st, s[i]);
-        rv_13a_feed1(&st, ' ');
-        rv_13a_finish(&st);
-        if (st.err) goto oom;
+        for (int64_t i = 0; i < n;) {
+            uint32_t c = s[i];
+            if (rv_is_space(c)) { i++; continue; }
+            int64_t j = i;
+            int special = 0;
+            if (rv_13a_sym(c)) {
+                j = i + 1;
+            } else {
+                while (j < n && !rv_13a_sym(s[j]) && !rv_is_space(s[j])) {
+                    special |= s[j] == '.' || s[j] == ',' || s[j] == '-';
+                    j++;
+                }
+            }
+            if (!special) {  /* one token, as it is */
+                for (int64_t k = i; k < j; k++) st.out[st.o++] = s[k];
+                if (rv_buf_push(st.ends, st.o)) goto oom;
+                st.count++;
+            } else {
+                rv_13a_feed2(&st, ' ');
+                for (int64_t k = i; k < j; k++) rv_13a_feed2(&st, s[k]);
+                rv_13a_feed2(&st, ' ');
+                rv_13a_finish(&st);
+                if (st.err) goto oom;
+            }
+            i = j;
+        }
         out_cps->n = st.o;
         count = st.count;
     }
@@ -344,6 +395,105 @@ oom:
 }
 
 #undef RV_13A_STEP1
+
+/* ------------------------------------------------------------------------- */
+/* Tercom (sacreBLEU's TER normaliser), on text the caller has lowercased      */
+/* (unless case-sensitive)                                                    */
+/* ------------------------------------------------------------------------- */
+
+#define RV_TERCOM_NORMALIZED 1
+#define RV_TERCOM_NO_PUNCT 2
+#define RV_TERCOM_ASIAN 4
+
+/* Tokens of sacrebleu 2.6.0's TercomTokenizer(**flags)(text.rstrip()).split()
+ * for a `text` already lowercased (or case-sensitive), appended as in
+ * rv_sacrebleu_13a.  Returns the count, -1 when out of memory, -2 for bad input. */
+static inline int64_t rv_tercom(int kind, const void *data, int64_t len, int flags, rv_u32buf *work1,
+                                rv_u32buf *work2, rv_u32buf *out_cps, rv_i64buf *out_ends) {
+    const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
+    rv_u32buf *a = work1, *b = work2, *t;
+    int normalized = flags & RV_TERCOM_NORMALIZED;
+    int64_t e = len, o = 0;
+    int amp = 0;
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS) return -2;
+    if (len > 0 && !data) return -2;
+    while (e > 0 && rv_is_space(rv_cp_at(kind, data, e - 1))) e--;  /* rstrip() */
+    if (rv_buf_reserve(a, e)) goto oom;
+    /* normalized: re.sub("\n-", "") then re.sub("\n", " "), fused */
+    for (int64_t i = 0; i < e; i++) {
+        uint32_t c = rv_cp_at(kind, data, i);
+        if (normalized && c == '\n') {
+            if (i + 1 < e && rv_cp_at(kind, data, i + 1) == '-') { i++; continue; }
+            c = ' ';
+        }
+        amp |= c == '&';
+        a->data[o++] = c;
+    }
+    a->n = o;
+    if (normalized && amp) {  /* the four entities, one sequential replace each (as 13a) */
+        static const char *const pats[4] = {"&quot;", "&amp;", "&lt;", "&gt;"};
+        static const int64_t plen[4] = {6, 5, 4, 4};
+        static const uint32_t repl[4] = {'"', '&', '<', '>'};
+        for (int k = 0; k < 4; k++) {
+            if (rv_mt_replace1(a->data, a->n, pats[k], plen[k], repl[k], b)) goto oom;
+            t = a; a = b; b = t;
+        }
+    }
+    if (rv_buf_reserve(out_cps, out_cps->n + a->n)) goto oom;
+    {
+        rv_13a_stream st;
+        memset(&st, 0, sizeof st);
+        st.out = out_cps->data;
+        st.o = out_cps->n;
+        st.ends = out_ends;
+        st.tercom = 1;
+        st.asian = (flags & RV_TERCOM_ASIAN) != 0;
+        st.asian_pad = normalized && st.asian;
+        st.no_punct = (flags & RV_TERCOM_NO_PUNCT) != 0;
+        if (normalized) {  /* the Western rules on f" {text} ", then the per-character stage */
+            rv_13a_feed1(&st, ' ');
+            for (int64_t i = 0; i < a->n; i++) rv_13a_feed1(&st, a->data[i]);
+            rv_13a_feed1(&st, ' ');
+        } else {
+            for (int64_t i = 0; i < a->n; i++) rv_tercom_post(&st, a->data[i]);
+        }
+        rv_13a_finish(&st);
+        if (st.err) goto oom;
+        out_cps->n = st.o;
+        return st.count;
+    }
+oom:
+    out_cps->n = out_n0;
+    out_ends->n = ends_n0;
+    return -1;
+}
+
+/* rv_tercom applied twice, the second time to the first pass's words joined by
+ * spaces: what sacreBLEU does to a reference (it normalises references when it
+ * caches them and again when it splits them). */
+static inline int64_t rv_tercom_twice(int kind, const void *data, int64_t len, int flags, rv_u32buf *work1,
+                                      rv_u32buf *work2, rv_u32buf *joined, rv_u32buf *out_cps, rv_i64buf *out_ends) {
+    const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
+    int64_t count = rv_tercom(kind, data, len, flags, work1, work2, out_cps, out_ends);
+    if (count <= 0) return count;
+    /* " ".join(words) of the first pass, then the second pass in its place */
+    int64_t start = out_n0;
+    joined->n = 0;
+    if (rv_buf_reserve(joined, (out_cps->n - out_n0) + count)) goto oom;
+    for (int64_t k = 0; k < count; k++) {
+        int64_t end = out_ends->data[ends_n0 + k];
+        if (k) joined->data[joined->n++] = ' ';
+        for (int64_t i = start; i < end; i++) joined->data[joined->n++] = out_cps->data[i];
+        start = end;
+    }
+    out_cps->n = out_n0;
+    out_ends->n = ends_n0;
+    return rv_tercom(4, joined->data, joined->n, flags, work1, work2, out_cps, out_ends);
+oom:
+    out_cps->n = out_n0;
+    out_ends->n = ends_n0;
+    return -1;
+}
 
 /* ------------------------------------------------------------------------- */
 /* SQuAD v1.1 normalize_answer                                               */
@@ -372,17 +522,17 @@ static inline int rv_re_word(uint32_t c) {
  * punctuation-free text (leftmost, non-overlapping, alternatives tried in the
  * order a, an, the; \b looks at the un-substituted text), then split(). */
 static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len,
-                                         rv_u32buf *work, rv_u32buf *out_cps, rv_s64buf *out_ends) {
+                                         rv_u32buf *work, rv_u32buf *out_cps, rv_i64buf *out_ends) {
     const int64_t out_n0 = out_cps->n, ends_n0 = out_ends->n;
     int64_t n = 0, o, count = 0;
     int in_tok = 0;
     const uint32_t *s;
 
-    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MT_MAX_LEN) return -2;
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS) return -2;
     if (len > 0 && !data) return -2;
 
     /* remove_punc -> work */
-    if (rv_u32buf_reserve(work, len)) goto oom;
+    if (rv_buf_reserve(work, len)) goto oom;
 #define RV_SQUAD_DEPUNCT(T)                                                     \
     do {                                                                        \
         const T *src = (const T *)data;                                         \
@@ -401,7 +551,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
     s = work->data;
 
     /* remove_articles + split, fused: a matched article is a separator */
-    if (rv_u32buf_reserve(out_cps, out_cps->n + n)) goto oom;
+    if (rv_buf_reserve(out_cps, out_cps->n + n)) goto oom;
     o = out_cps->n;
     for (int64_t i = 0; i < n;) {
         uint32_t c = s[i];
@@ -418,7 +568,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
         }
         if (m || rv_is_space(c)) {
             if (in_tok) {
-                if (rv_s64buf_push(out_ends, o)) goto oom;
+                if (rv_buf_push(out_ends, o)) goto oom;
                 count++;
                 in_tok = 0;
             }
@@ -430,7 +580,7 @@ static inline int64_t rv_squad_normalize(int kind, const void *data, int64_t len
         }
     }
     if (in_tok) {
-        if (rv_s64buf_push(out_ends, o)) goto oom;
+        if (rv_buf_push(out_ends, o)) goto oom;
         count++;
     }
     out_cps->n = o;
@@ -486,17 +636,12 @@ static inline int64_t rv_utf8_encode(const uint32_t *cps, int64_t n, char *out) 
 /* ------------------------------------------------------------------------- */
 /* chrF's inputs (sacreBLEU's CHRF).                                          */
 
-static inline uint32_t rv_cp_at(int kind, const void *data, int64_t i) {
-    if (kind == 1) return ((const uint8_t *)data)[i];
-    if (kind == 2) return ((const uint16_t *)data)[i];
-    return ((const uint32_t *)data)[i];
-}
 
 /* The code points of the text, without whitespace unless keep_space
  * (''.join(text.split())), appended to out.  Returns the count, or -1. */
 static inline int64_t rv_chrf_chars(int kind, const void *data, int64_t len, int keep_space,
                                     rv_u32buf *out) {
-    if (rv_u32buf_reserve(out, out->n + len)) return -1;
+    if (rv_buf_reserve(out, out->n + len)) return -1;
     int64_t before = out->n;
     for (int64_t i = 0; i < len; i++) {
         uint32_t c = rv_cp_at(kind, data, i);
@@ -510,9 +655,9 @@ static inline int64_t rv_chrf_chars(int kind, const void *data, int64_t len, int
  * ("(hi)" -> "(hi", ")").  Tokens as in rv_sacrebleu_13a: code points appended
  * to out_cps, each token's end pushed to out_ends.  Returns the count, or -1. */
 static inline int64_t rv_chrf_words(int kind, const void *data, int64_t len, rv_u32buf *out_cps,
-                                    rv_s64buf *out_ends) {
+                                    rv_i64buf *out_ends) {
     int64_t cps0 = out_cps->n, ends0 = out_ends->n, count = 0, i = 0;
-    if (rv_u32buf_reserve(out_cps, out_cps->n + len)) return -1;
+    if (rv_buf_reserve(out_cps, out_cps->n + len)) return -1;
     while (i < len) {
         while (i < len && rv_is_space(rv_cp_at(kind, data, i))) i++;
         if (i >= len) break;
@@ -525,12 +670,12 @@ static inline int64_t rv_chrf_words(int kind, const void *data, int64_t len, rv_
         }
         for (int64_t k = a; k < b; k++) {
             if (k == cut) {
-                if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+                if (rv_buf_push(out_ends, out_cps->n)) goto oom;
                 count++;
             }
             out_cps->data[out_cps->n++] = rv_cp_at(kind, data, k);
         }
-        if (rv_s64buf_push(out_ends, out_cps->n)) goto oom;
+        if (rv_buf_push(out_ends, out_cps->n)) goto oom;
         count++;
     }
     return count;

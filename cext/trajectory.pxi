@@ -413,7 +413,7 @@ cdef class CallTable:
                         cid = rv_vocab_add(&self.calls_v, key.data, key.n)
                         if cid < 0:
                             raise MemoryError("too many distinct tool calls")
-                        if rv_push32(&calls, cid) != 0 or rv_push32(&names, nid) != 0:
+                        if rv_push_i32(&calls, cid) != 0 or rv_push_i32(&names, nid) != 0:
                             raise MemoryError()
                 except (_TrajBadRow, TypeError, ValueError, RecursionError):
                     calls.n = mark

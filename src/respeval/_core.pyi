@@ -1,8 +1,16 @@
 """Stub of the compiled core (private; the public API is in ``respeval``)."""
 
-from typing_extensions import Buffer
+from typing import Any, TypeAlias
+
+import numpy as np
+from typing_extensions import Buffer as _Buffer
+
+# numpy arrays are buffers, but numpy's stubs say so only for Python >= 3.12
+_Buf: TypeAlias = _Buffer | np.ndarray
 
 def openmp_threads() -> int: ...
+def simd_path() -> str: ...
+def simd_paths() -> list[str]: ...
 def porter_stem(word: str) -> str: ...
 
 class Vocab:
@@ -13,53 +21,92 @@ class Vocab:
     def token(self, i: int) -> str: ...
     def tokens(self) -> list[str]: ...
     def intern(self, tokens: list[str]) -> bytes: ...
+    def stem_id(self, i: int) -> int: ...
 
 def tokenize_rouge(
     vocab: Vocab, texts: list[str], stem: bool = False, threads: int | None = None
 ) -> tuple[bytes, bytes, bytes, bytes]: ...
 def rouge_pair_stats(
-    pred_ids: Buffer,
-    pred_off: Buffer,
-    ref_ids: Buffer,
-    ref_off: Buffer,
-    pair_pred: Buffer,
-    pair_ref: Buffer,
+    pred_ids: _Buf,
+    pred_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
     max_order: int,
     want_lcs: bool,
     vocab_size: int,
-    overlaps: Buffer,
-    lcs: Buffer,
+    overlaps: _Buf,
+    lcs: _Buf,
     threads: int | None = None,
 ) -> None: ...
+def rouge_text_stats(
+    predictions: Any,
+    references: Any,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
+    max_order: int,
+    want_lcs: bool,
+    want_lsum: bool,
+    stem: bool,
+    stats: _Buf,
+    lengths: _Buf,
+    threads: int | None = None,
+) -> None: ...
+def rouge_scores(
+    stats: _Buf, lengths: _Buf, columns: _Buf, orders: _Buf, scores: _Buf, threads: int | None = None
+) -> None: ...
 def lsum_pair_stats(
-    pred_ids: Buffer,
-    pred_sent_off: Buffer,
-    pred_row_sents: Buffer,
-    ref_ids: Buffer,
-    ref_sent_off: Buffer,
-    ref_row_sents: Buffer,
-    pair_pred: Buffer,
-    pair_ref: Buffer,
+    pred_ids: _Buf,
+    pred_sent_off: _Buf,
+    pred_row_sents: _Buf,
+    ref_ids: _Buf,
+    ref_sent_off: _Buf,
+    ref_row_sents: _Buf,
+    pair_pred: _Buf,
+    pair_ref: _Buf,
     vocab_size: int,
-    hits: Buffer,
+    hits: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def pair_single_references(predictions: list[str], references: list[str]) -> tuple[list[str], bytes] | None: ...
 def bleu_clipped_counts(
-    hyp_ids: Buffer,
-    hyp_off: Buffer,
-    ref_ids: Buffer,
-    ref_off: Buffer,
-    row_refs: Buffer,
+    hyp_ids: _Buf,
+    hyp_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    row_refs: _Buf,
     max_order: int,
     vocab_size: int,
-    correct: Buffer,
+    correct: _Buf,
+    threads: int | None = None,
+) -> None: ...
+def tercom_tokens(
+    texts: Any, normalized: bool = False, no_punct: bool = False, asian_support: bool = False, twice: bool = False
+) -> list[list[str]]: ...
+def tercom_ids(
+    vocab: Vocab,
+    texts: Any,
+    normalized: bool = False,
+    no_punct: bool = False,
+    asian_support: bool = False,
+    twice: bool = False,
+) -> tuple[bytes, bytes]: ...
+def ter_edits(
+    hyp_ids: _Buf,
+    hyp_off: _Buf,
+    ref_ids: _Buf,
+    ref_off: _Buf,
+    row_refs: _Buf,
+    vocab_size: int,
+    edits: _Buf,
     threads: int | None = None,
 ) -> None: ...
 def first_non_str(items: list) -> int: ...
-def exact_sum_bins(values: Buffer, out: Buffer) -> int: ...
-def poisson_weights(keys: Buffer, seed: int, n_replicates: int) -> bytes: ...
-def poisson_bootstrap_add(stats: Buffer, keys: Buffer, seed: int, acc: Buffer, threads: int | None = None) -> None: ...
+def exact_sum_bins(values: _Buf, out: _Buf) -> int: ...
+def poisson_weights(keys: _Buf, seed: int, n_replicates: int) -> bytes: ...
+def poisson_bootstrap_add(stats: _Buf, keys: _Buf, seed: int, acc: _Buf, threads: int | None = None) -> None: ...
+def mt_reference_rows(references: Any) -> list[list[str]]: ...
 def tokenize_13a_tokens(texts: list[str]) -> list[list[str]]: ...
 def squad_normalize_tokens(texts: list[str]) -> list[list[str]]: ...
 def tokenize_13a_ids(vocab: Vocab, texts: list[str]) -> tuple[bytes, bytes]: ...
@@ -90,17 +137,17 @@ class CallTable:
     ) -> tuple[bytes, bytes, bytes, list[tuple[int, str]]]: ...
 
 def trajectory_pair_stats(
-    pred_calls: Buffer,
-    pred_names: Buffer,
-    pred_off: Buffer,
-    ref_calls: Buffer,
-    ref_names: Buffer,
-    ref_off: Buffer,
-    out: Buffer,
-    pred_matched: Buffer | None = None,
-    ref_matched: Buffer | None = None,
+    pred_calls: _Buf,
+    pred_names: _Buf,
+    pred_off: _Buf,
+    ref_calls: _Buf,
+    ref_names: _Buf,
+    ref_off: _Buf,
+    out: _Buf,
+    pred_matched: _Buf | None = None,
+    ref_matched: _Buf | None = None,
     threads: int | None = None,
 ) -> None: ...
 def name_substitutions(
-    pred_names: Buffer, pred_off: Buffer, ref_names: Buffer, ref_off: Buffer
+    pred_names: _Buf, pred_off: _Buf, ref_names: _Buf, ref_off: Buffer
 ) -> tuple[bytes, bytes, bytes]: ...

@@ -28,8 +28,7 @@ def _to_list(values: Any, name: str) -> list:
 def text_list(values: Any, name: str) -> list[str]:
     """``values`` as a list of str; a ``None`` or non-str item raises naming its row."""
     items = _to_list(values, name)
-    scan = getattr(_backend.get(), "first_non_str", None)
-    start = scan(items) if scan is not None else 0  # the core finds the first bad row, if any
+    start = _backend.get().first_non_str(items)  # the core finds the first bad row, if any
     if start < 0:
         return items
     for row in range(start, len(items)):

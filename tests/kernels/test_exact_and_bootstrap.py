@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from respeval._reference import poisson_bootstrap as ref_pb
-from respeval._reference import rouge as ref
+from respeval import _core_py as ref
+from respeval._core_py import bootstrap as ref_pb
 from respeval.stats import bootstrap_means
 from respeval.stats.exact import ExactSums, exact_mean, exact_sum
 

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from respeval import _backend
-from respeval._reference import rouge as ref
+from respeval import _core_py as ref
+from respeval._reference import rouge as oracle
 from respeval.metrics.rouge import rouge
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
@@ -166,6 +167,38 @@ def test_public_rouge_native_equals_python(rows, stem):
     b = rouge(preds, refs, types, stemmer=stem, implementation="python")
     for col in a.keys():
         assert np.array_equal(a[col], b[col]), col
+
+
+@SETTINGS
+@given(st.lists(st.tuples(token_seq, token_seq), min_size=1, max_size=8))
+def test_twin_kernels_equal_the_oracle(pairs):
+    """The twin's bit-parallel LCS and Counter overlaps == rouge-score's table and counts."""
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    overlaps, lcs = _stats(ref, preds, refs, max_order=3)
+    for k, (p, r) in enumerate(pairs):
+        assert overlaps[k].tolist() == [oracle.ngram_overlap(p, r, n) for n in (1, 2, 3)]
+        assert lcs[k] == oracle.lcs_length(r, p)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(document, document), min_size=1, max_size=4))
+def test_twin_lsum_equals_the_oracle(pairs):
+    preds = [p for p, _ in pairs]
+    refs = [r for _, r in pairs]
+    want = [oracle.summary_level_lcs_hits([s for s in r if s], [s for s in p if s]) for p, r in pairs]
+    assert _lsum(ref, preds, refs).tolist() == want
+
+
+@SETTINGS
+@given(st.lists(st.tuples(text, text), min_size=1, max_size=6), st.booleans())
+def test_public_rouge_equals_the_oracle(rows, stem):
+    types = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+    got = rouge([p for p, _ in rows], [r for _, r in rows], types, stemmer=stem, implementation="python")
+    for k, (p, r) in enumerate(rows):
+        want = oracle.score(r, p, types, stem)
+        for t in types:
+            assert tuple(got[f"{t}_{x}"][k] for x in "prf") == want[t], (t, p, r)
 
 
 # ----------------------------------------------------------------- fuzzing

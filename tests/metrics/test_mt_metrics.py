@@ -91,13 +91,41 @@ def test_sentence_scores_live_sacrebleu_sample(wmt):
 
 
 def test_ter_segments_against_sacrebleu_fixture(wmt):
-    """TER is the reference implementation (slow): one system's first 600 segments, per segment."""
+    """The pure-Python twin is slow: one system's first 600 segments, per segment."""
     reference, systems = wmt
     stored = json.loads((FIXTURES / "sacrebleu_wmt17_ter_segments.json").read_text())
     name = sorted(systems)[0]
-    res = ter(systems[name][:600], reference[:600])
+    res = ter(systems[name][:600], reference[:600], implementation="python")
     assert res.stats[:, 0].astype(int).tolist() == stored["edits"]["default"][_key(name)][:600]
     assert np.abs(res.stats[:, 1] - np.array(stored["ref_len"]["default"][:600], dtype=float)).max() == 0
+
+
+def test_native_ter_all_systems_segments_and_corpus(wmt, corpus_fixture):
+    """The native TER equals sacreBLEU on every segment of all 16 WMT17 systems, and on
+    each system's corpus score (and on the normalisation variants the fixture holds)."""
+    pytest.importorskip("respeval._core", reason="respeval._core is not built")
+    reference, systems = wmt
+    stored = json.loads((FIXTURES / "sacrebleu_wmt17_ter_segments.json").read_text())
+    for name, hyps in systems.items():
+        res = ter(hyps, reference, implementation="native")
+        assert res.stats[:, 0].astype(int).tolist() == stored["edits"]["default"][_key(name)], name
+        assert res.stats[:, 1].tolist() == [float(x) for x in stored["ref_len"]["default"]], name
+        want = corpus_fixture[_key(name)]["ter"]
+        assert (res.corpus.num_edits, res.corpus.ref_length) == (want["num_edits"], want["ref_length"]), name
+        assert abs(res.score - want["score"]) <= TOL, name
+    variants = {
+        "normalized": {"normalized": True},
+        "no_punct": {"no_punct": True},
+        "case_sensitive": {"case_sensitive": True},
+        "normalized-asian": {"normalized": True, "asian_support": True},
+        "normalized-no_punct-cs": {"normalized": True, "no_punct": True, "case_sensitive": True},
+    }
+    for variant, options in variants.items():
+        for name, edits in stored["edits"].get(variant, {}).items():
+            hyps = next(h for n, h in systems.items() if _key(n) == name)
+            res = ter(hyps, reference, implementation="native", **options)
+            assert res.stats[:, 0].astype(int).tolist() == edits, (variant, name)
+            assert res.stats[:, 1].tolist() == [float(x) for x in stored["ref_len"][variant]], (variant, name)
 
 
 def test_compat_strings_signatures_and_bootstrap(wmt):

@@ -9,9 +9,9 @@ import pytest
 
 from _helpers.paths import FIXTURES, SHARED_DATA
 from respeval._reference import bleu as B
-from respeval._reference import bootstrap_mt as BS
 from respeval._reference import chrf as C
 from respeval._reference import ter as T
+from respeval.stats import sacrebleu as BS
 
 DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"

@@ -1,6 +1,55 @@
-"""Pure-Python twin of the compiled core, one module per kernel family, mirrored name for name."""
+"""The pure-Python twin of ``respeval._core``: the same functions, name for name and
+parameter for parameter, on the same buffers, with the same results and errors.
 
+``RESPEVAL_IMPLEMENTATION=python`` (or ``implementation="python"``) runs the metrics
+on this package; the differential tests run both and compare.  One module per
+family, mirroring the core's ``cext/*.pxi``: a new kernel family adds a module here
+and one import line below.
+"""
+
+from respeval._core_py.bleu import bleu_clipped_counts, mt_reference_rows, tokenize_13a_ids, tokenize_13a_tokens
+from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
+from respeval._core_py.chrf import chrf_chars, chrf_words_ids
+from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
+from respeval._core_py.rouge import (
+    lsum_pair_stats,
+    pair_single_references,
+    rouge_pair_stats,
+    rouge_scores,
+    rouge_text_stats,
+    tokenize_rouge,
+)
+from respeval._core_py.squad import squad_normalize_ids, squad_normalize_tokens
+from respeval._core_py.ter import ter_edits, tercom_ids, tercom_tokens
 from respeval._core_py.trajectory import *  # noqa: F403
 from respeval._core_py.trajectory import __all__ as _trajectory_all
 
-__all__ = list(_trajectory_all)
+__all__ = [
+    "Vocab",
+    "bleu_clipped_counts",
+    "chrf_chars",
+    "chrf_words_ids",
+    "exact_sum_bins",
+    "first_non_str",
+    "lsum_pair_stats",
+    "mt_reference_rows",
+    "openmp_threads",
+    "pair_single_references",
+    "poisson_bootstrap_add",
+    "poisson_weights",
+    "porter_stem",
+    "rouge_pair_stats",
+    "rouge_scores",
+    "rouge_text_stats",
+    "simd_path",
+    "simd_paths",
+    "squad_normalize_ids",
+    "squad_normalize_tokens",
+    "ter_edits",
+    "tercom_ids",
+    "tercom_tokens",
+    "tokenize_13a_ids",
+    "tokenize_13a_tokens",
+    "tokenize_rouge",
+]
+__all__ += list(_trajectory_all)

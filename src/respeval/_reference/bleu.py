@@ -25,12 +25,20 @@ sums, as in sacreBLEU's bootstrap):
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
+from respeval.metrics.sacrebleu_scores import (  # noqa: F401 - part of this module's API
+    LOG_ZERO,
+    MAX_ORDER,
+    SMOOTH_DEFAULTS,
+    BLEUResult,
+    brevity_penalty,
+    compute_bleu,
+    my_log,
+)
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
 __all__ = [
@@ -54,61 +62,8 @@ __all__ = [
     "sum_stats",
 ]
 
-MAX_ORDER = 4
-
-#: Default smoothing values (Chen & Cherry 2014); ``None`` = the method takes no value.
-SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
-
-#: log(0) replacement used by sacreBLEU; keeps the geometric mean finite but ~0.
-LOG_ZERO = -9999999999
-
 Number = Union[int, float]
 Ngram = tuple[str, ...]
-
-
-@dataclass
-class BLEUResult:
-    """A BLEU score and the numbers it was computed from.
-
-    Attributes
-    ----------
-    score : float
-        BLEU on the 0-100 scale.
-    counts : list
-        Matched n-grams per order (after ``add-k`` smoothing, if used).
-    totals : list
-        Hypothesis n-grams per order (after ``add-k`` smoothing, if used).
-    precisions : list of float
-        Smoothed n-gram precisions on the 0-100 scale.
-    bp : float
-        Brevity penalty.
-    sys_len : int
-        Hypothesis length (tokens).
-    ref_len : int
-        Effective reference length (tokens).
-    """
-
-    score: float
-    counts: list[Number]
-    totals: list[Number]
-    precisions: list[float]
-    bp: float
-    sys_len: int
-    ref_len: int
-
-    @property
-    def ratio(self) -> float:
-        """Hypothesis / reference length ratio (0 if the reference length is 0)."""
-        return self.sys_len / self.ref_len if self.ref_len else 0
-
-    def format(self, width: int = 2) -> str:
-        """Render like sacreBLEU, e.g. ``BLEU = 20.80 54.4/26.6/14.9/8.7 (BP = 1.000 ...)``."""
-        precisions = "/".join(f"{p:.1f}" for p in self.precisions)
-        return (
-            f"BLEU = {self.score:.{width}f} {precisions} (BP = {self.bp:.3f} "
-            f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
-            f"ref_len = {self.ref_len:d})"
-        )
 
 
 # --- pre-processing and statistics -------------------------------------------------------
@@ -341,98 +296,6 @@ def sum_stats(rows: Sequence[Sequence[Number]]) -> list[Number]:
 
 
 # --- score ------------------------------------------------------------------------------
-
-
-def my_log(value: float) -> float:
-    """Natural log with ``log(0)`` replaced by ``-9999999999`` (sacreBLEU's ``my_log``)."""
-    if value == 0.0:
-        return LOG_ZERO
-    return math.log(value)
-
-
-def brevity_penalty(sys_len: int, ref_len: int) -> float:
-    """``1`` if the hypothesis is not shorter, else ``exp(1 - r/c)``; ``0`` if empty."""
-    if sys_len >= ref_len:
-        return 1.0
-    if sys_len == 0:
-        return 0.0
-    return math.exp(1 - ref_len / sys_len)
-
-
-def compute_bleu(
-    stats: Sequence[Number],
-    smooth_method: str = "exp",
-    smooth_value: float | None = None,
-    effective_order: bool = False,
-    max_order: int = MAX_ORDER,
-) -> BLEUResult:
-    """BLEU from (summed) sufficient statistics, exactly as sacreBLEU's ``compute_bleu``.
-
-    Parameters
-    ----------
-    stats : sequence of numbers
-        ``[sys_len, ref_len, correct_1..N, total_1..N]``; a single segment's row or the
-        sum of many rows. Not modified.
-    smooth_method : {"exp", "floor", "add-k", "none"}
-        ``exp``: the k-th zero-match order gets precision ``100 / (2**k * total)``
-        (mteval NIST smoothing). ``floor``: ``100 * value / total`` for zero matches.
-        ``add-k``: ``value`` added to correct and total for orders >= 2. ``none``.
-    smooth_value : float, optional
-        The value for ``floor`` (default 0.1) and ``add-k`` (default 1).
-    effective_order : bool
-        Average over orders 1..eff only, eff being the highest order with at least one
-        hypothesis n-gram (sentence-level BLEU).
-    max_order : int
-        N.
-
-    Returns
-    -------
-    BLEUResult
-        The score and its components.
-    """
-    if smooth_method not in SMOOTH_DEFAULTS:
-        raise ValueError(f"unknown smooth_method {smooth_method!r}")
-    if smooth_value is None:
-        smooth_value = SMOOTH_DEFAULTS[smooth_method]
-
-    # Lists of the caller's elements (ints, floats or numpy scalars): add-k modifies them.
-    correct = list(stats[2 : 2 + max_order])
-    total = list(stats[2 + max_order : 2 + 2 * max_order])
-    sys_len, ref_len = int(stats[0]), int(stats[1])
-
-    bp = brevity_penalty(sys_len, ref_len)
-    precisions = [0.0] * max_order
-
-    # No match at any order: 0 whatever the smoothing (sacreBLEU #141). Counts unsmoothed.
-    if not any(correct):
-        return BLEUResult(0.0, correct, total, precisions, bp, sys_len, ref_len)
-
-    zero_match_factor = 1.0  # exp smoothing: doubles at every zero-match order
-    eff_order = max_order
-    for n in range(1, max_order + 1):
-        i = n - 1
-        if smooth_method == "add-k" and n > 1:
-            correct[i] += smooth_value
-            total[i] += smooth_value
-        if total[i] == 0:
-            break  # the hypothesis is shorter than n tokens: no higher order exists
-        if effective_order:
-            eff_order = n
-        # Keep sacreBLEU's operation order (100. * c / t etc.): with float32 inputs the
-        # rounding of every intermediate matters for bit-identical bootstrap scores.
-        if correct[i] == 0:
-            if smooth_method == "exp":
-                zero_match_factor *= 2
-                precisions[i] = 100.0 / (zero_match_factor * total[i])
-            elif smooth_method == "floor":
-                precisions[i] = 100.0 * smooth_value / total[i]
-            # "none" and "add-k" leave the precision at 0.0
-        else:
-            precisions[i] = 100.0 * correct[i] / total[i]
-
-    log_sum = sum([my_log(p) for p in precisions[:eff_order]])
-    score = bp * math.exp(log_sum / eff_order)
-    return BLEUResult(score, correct, total, precisions, bp, sys_len, ref_len)
 
 
 # --- convenience wrappers ---------------------------------------------------------------

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
+from respeval.metrics.sacrebleu_scores import BETA, CHAR_ORDER, EPS, WORD_ORDER, chrf_score  # noqa: F401 - part of this module's API
+
 __all__ = [
     "PUNCTUATION",
     "PreparedReferences",
@@ -45,10 +47,6 @@ __all__ = [
     "word_ngrams",
 ]
 
-CHAR_ORDER = 6
-WORD_ORDER = 0
-BETA = 2
-EPS = 1e-16
 
 #: ``string.punctuation``: the only characters chrF++ splits off words.
 PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -309,66 +307,6 @@ def corpus_stats(
 
 
 # --- score ----------------------------------------------------------------------------------
-
-
-def chrf_score(
-    stats: Sequence[Number],
-    char_order: int = CHAR_ORDER,
-    word_order: int = WORD_ORDER,
-    beta: float = BETA,
-    eps_smoothing: bool = False,
-) -> float:
-    """chrF from (summed) statistics, on the 0-100 scale.
-
-    Parameters
-    ----------
-    stats : sequence of numbers
-        ``[hyp, ref, match]`` per order.
-    char_order, word_order : int
-        The orders the statistics were built with.
-    beta : float
-        Recall weight (chrF2 by default).
-    eps_smoothing : bool
-        ``False`` (sacreBLEU default): F-beta of the precision and recall averaged over
-        the orders where both sides have n-grams; 0 if there is none.
-        ``True`` (chrF++.py): mean over all orders of per-order F-beta, where an order with
-        no hypothesis (reference) n-grams has precision (recall) 1e-16 and an order whose
-        F is undefined scores 1e-16.
-
-    Returns
-    -------
-    float
-    """
-    factor = beta**2
-    n_orders = char_order + word_order
-    # The arithmetic below mirrors sacreBLEU's statement for statement, so that numpy
-    # float32 inputs (bootstrap resamples) round the same way.
-    eps_sum = 0.0
-    sum_precision, sum_recall = 0.0, 0.0
-    effective_order = 0
-    for i in range(n_orders):
-        n_hyp, n_ref, n_match = stats[3 * i : 3 * i + 3]
-        precision = n_match / n_hyp if n_hyp > 0 else EPS
-        recall = n_match / n_ref if n_ref > 0 else EPS
-        denominator = factor * precision + recall
-        eps_sum += ((1 + factor) * precision * recall / denominator) if denominator > 0 else EPS
-        if n_hyp > 0 and n_ref > 0:
-            sum_precision += precision
-            sum_recall += recall
-            effective_order += 1
-
-    if eps_smoothing:
-        return 100 * eps_sum / n_orders
-
-    if effective_order == 0:
-        return 0.0
-    avg_precision = sum_precision / effective_order
-    avg_recall = sum_recall / effective_order
-    if not avg_precision + avg_recall:
-        return 0.0
-    score = (1 + factor) * avg_precision * avg_recall
-    score /= (factor * avg_precision) + avg_recall
-    return 100 * score
 
 
 # --- convenience wrappers ------------------------------------------------------------------

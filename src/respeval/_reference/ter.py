@@ -25,7 +25,7 @@ sacreBLEU applies the normaliser to references **twice** and to hypotheses once;
 ``normalized=True`` the second pass can split more (a possessive ``'s`` followed by
 punctuation after the first pass), and :func:`segment_stats` does the same.
 
-The Tercom normaliser (:func:`tercom_tokenize`) is part of this module: by default it
+The Tercom normaliser (:func:`tercom_normalize`, from ``respeval.tokenizers.tercom``): by default it
 only lowercases; ``normalized`` adds mteval-like punctuation splitting and possessive
 ``'s``; ``no_punct`` deletes ``.,?:;!"()``; ``asian_support`` extends both to CJK.
 """
@@ -33,11 +33,11 @@ only lowercases; ``normalized`` adds mteval-like punctuation splitting and posse
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Union
+
+from respeval.metrics.sacrebleu_scores import TERResult, compute_ter
+from respeval.tokenizers.tercom import tercom_normalize
 
 __all__ = [
     "TERResult",
@@ -48,7 +48,7 @@ __all__ = [
     "segment_stats",
     "sentence_ter",
     "sum_stats",
-    "tercom_tokenize",
+    "tercom_normalize",
     "translation_edit_rate",
 ]
 
@@ -62,103 +62,6 @@ MAX_SHIFT_CANDIDATES = 1000
 # Bounds the memory of the prefix cache; it never changes a result.
 MAX_CACHE_ROWS = 10000
 INF = int(1e16)
-
-
-# =========================================================================================
-# Tercom normaliser
-# =========================================================================================
-
-_ASIAN_PUNCT = r"([\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb])"
-_FULL_WIDTH_PUNCT = r"([\uff0e\uff0c\uff1f\uff1a\uff1b\uff01\uff02\uff08\uff09])"
-
-# (pattern, replacement) pairs applied in order; from Tercom's Normalizer.java.
-_GENERAL_AND_WESTERN = [
-    (r"\n-", ""),  # end-of-line hyphenation
-    (r"\n", " "),  # join lines
-    (r"&quot;", '"'),
-    (r"&amp;", "&"),
-    (r"&lt;", "<"),
-    (r"&gt;", ">"),
-]
-_WESTERN_PUNCTUATION = [
-    # every ASCII symbol except ' , - . (same class as mteval-v13a)
-    (r"([{-~[-` -&(-+:-@/])", r" \1 "),
-    # possessives: "john's " -> "john 's "
-    (r"'s ", r" 's "),
-    (r"'s$", r" 's"),
-    # period and comma unless preceded, then unless followed, by a digit
-    (r"([^0-9])([\.,])", r"\1 \2 "),
-    (r"([\.,])([^0-9])", r" \1 \2"),
-    # dash after a digit
-    (r"([0-9])(-)", r"\1 \2 "),
-]
-_ASIAN = [
-    (r"([\u4e00-\u9fff\u3400-\u4dbf])", r" \1 "),  # CJK unified ideographs (+ ext. A)
-    (r"([\u31c0-\u31ef\u2e80-\u2eff])", r" \1 "),  # strokes, radicals supplement
-    (r"([\u3300-\u33ff\uf900-\ufaff\ufe30-\ufe4f])", r" \1 "),  # compatibility blocks
-    (r"([\u3200-\u3f22])", r" \1 "),  # "enclosed CJK letters" (the range is wider)
-    # Kana runs. As written these only match a line that is entirely kana from its very
-    # first character, which never happens after the padding above; kept for fidelity.
-    (r"(^|^[\u3040-\u309f])([\u3040-\u309f]+)(?=$|^[\u3040-\u309f])", r"\1 \2 "),
-    (r"(^|^[\u30a0-\u30ff])([\u30a0-\u30ff]+)(?=$|^[\u30a0-\u30ff])", r"\1 \2 "),
-    (r"(^|^[\u31f0-\u31ff])([\u31f0-\u31ff]+)(?=$|^[\u31f0-\u31ff])", r"\1 \2 "),
-    (_ASIAN_PUNCT, r" \1 "),
-    (_FULL_WIDTH_PUNCT, r" \1 "),
-]
-_REMOVE_PUNCT = [(r"[\.,\?:;!\"\(\)]", "")]
-_REMOVE_ASIAN_PUNCT = [(_ASIAN_PUNCT, ""), (_FULL_WIDTH_PUNCT, "")]
-
-
-def _apply(rules: Sequence[tuple[str, str]], text: str) -> str:
-    """Apply regex substitutions in order (``re`` caches the compiled patterns)."""
-    for pattern, replacement in rules:
-        text = re.sub(pattern, replacement, text)
-    return text
-
-
-@lru_cache(maxsize=2**16)
-def tercom_tokenize(
-    sentence: str,
-    normalized: bool = False,
-    no_punct: bool = False,
-    asian_support: bool = False,
-    case_sensitive: bool = False,
-) -> str:
-    """Normalise a segment like sacreBLEU's ``TercomTokenizer``.
-
-    Parameters
-    ----------
-    sentence : str
-        The segment (TER right-strips it before calling this).
-    normalized : bool
-        Tercom normalisation: join lines, unescape ``&quot; &amp; &lt; &gt;``, split ASCII
-        punctuation and possessive ``'s`` (plus CJK characters with ``asian_support``).
-    no_punct : bool
-        Delete ``. , ? : ; ! " ( )`` (plus CJK punctuation with ``asian_support``).
-    asian_support : bool
-        Only has an effect together with ``normalized`` or ``no_punct``.
-    case_sensitive : bool
-        Do not lowercase.
-
-    Returns
-    -------
-    str
-        Space-separated words.
-    """
-    if not sentence:
-        return ""
-    if not case_sensitive:
-        sentence = sentence.lower()
-    if normalized:
-        sentence = _apply(_GENERAL_AND_WESTERN, sentence)
-        sentence = _apply(_WESTERN_PUNCTUATION, f" {sentence} ")
-        if asian_support:
-            sentence = _apply(_ASIAN, sentence)
-    if no_punct:
-        sentence = _apply(_REMOVE_PUNCT, sentence)
-        if asian_support:
-            sentence = _apply(_REMOVE_ASIAN_PUNCT, sentence)
-    return " ".join(sentence.split())
 
 
 # =========================================================================================
@@ -448,25 +351,6 @@ def edit_distance(hyp: Sequence[str], ref: Sequence[str]) -> int:
 # =========================================================================================
 
 
-@dataclass
-class TERResult:
-    """A TER score with its statistics.
-
-    Attributes
-    ----------
-    score : float
-        TER on the 0-100 scale (can exceed 100).
-    num_edits : int
-        Total edits (sacreBLEU truncates this with ``int()``).
-    ref_length : float
-        Total of the per-segment average reference lengths.
-    """
-
-    score: float
-    num_edits: int
-    ref_length: Number
-
-
 def segment_stats(
     hypothesis: str,
     references: Sequence[str | None],
@@ -485,7 +369,7 @@ def segment_stats(
     references : sequence of (str or None)
         References; ``None`` entries are skipped.
     normalized, no_punct, asian_support, case_sensitive
-        See :func:`tercom_tokenize`.
+        See :func:`tercom_normalize`.
 
     Returns
     -------
@@ -496,7 +380,7 @@ def segment_stats(
     if not refs:
         raise ValueError("a segment needs at least one reference that is not None")
     options = (normalized, no_punct, asian_support, case_sensitive)
-    hyp_words = tercom_tokenize(hypothesis.rstrip(), *options).split()
+    hyp_words = tercom_normalize(hypothesis.rstrip(), *options).split()
 
     best_edits = INF
     ref_length_sum = 0
@@ -504,7 +388,7 @@ def segment_stats(
         # sacreBLEU normalises a reference twice (when caching it and again when splitting
         # it into words). With normalized=True that is not a no-op: "nima's ," becomes
         # "nima 's ," on the second pass. Hypotheses are normalised once.
-        ref_words = tercom_tokenize(tercom_tokenize(ref.rstrip(), *options), *options).split()
+        ref_words = tercom_normalize(tercom_normalize(ref.rstrip(), *options), *options).split()
         edits, ref_len = translation_edit_rate(hyp_words, ref_words)
         ref_length_sum += ref_len
         best_edits = min(best_edits, edits)
@@ -541,21 +425,6 @@ def sum_stats(rows: Sequence[Sequence[Number]]) -> list[Number]:
         for i, value in enumerate(row):
             totals[i] += value
     return totals
-
-
-def compute_ter(stats: Sequence[Number]) -> TERResult:
-    """TER from (summed) ``[edits, reference length]``.
-
-    With a total reference length of 0 the score is 100 if there are edits, else 0.
-    """
-    total_edits, ref_length = stats[0], stats[1]
-    if ref_length > 0:
-        rate = total_edits / ref_length
-    elif total_edits > 0:
-        rate = 1.0  # empty references, non-empty hypotheses
-    else:
-        rate = 0.0  # nothing on either side
-    return TERResult(100 * rate, int(total_edits), ref_length)
 
 
 def corpus_ter(

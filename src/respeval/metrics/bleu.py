@@ -16,17 +16,18 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
-from respeval._reference import bleu as ref_bleu
-from respeval._reference import bootstrap_mt
 from respeval._version import __version__
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.stats import sacrebleu as bootstrap_mt
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
 TOKENIZERS = ("13a", "intl", "zh", "char", "none")
 SMOOTHING = ("exp", "floor", "add-k", "none")
-BLEUScoreParts = ref_bleu.BLEUResult
+BLEUScoreParts = sacrebleu_scores.BLEUResult
 
 
 def references_per_row(references: Any, n_rows: int | None = None) -> list[list[str]]:
@@ -35,22 +36,7 @@ def references_per_row(references: Any, n_rows: int | None = None) -> list[list[
     A row's entry may be a str or a list of str; ``None`` items are skipped (a row
     with fewer references), but every row needs at least one.
     """
-    if isinstance(references, str):
-        raise TypeError("references must be a sequence (one entry per row), not a single str")
-    rows = list(references)
-    out: list[list[str]] = []
-    for i, item in enumerate(rows):
-        refs = [item] if isinstance(item, str) else (list(item) if item is not None else [])
-        kept = []
-        for j, r in enumerate(refs):
-            if r is None:
-                continue
-            if not isinstance(r, str):
-                raise TypeError(f"references[{i}][{j}] is {type(r).__name__}, expected str or None")
-            kept.append(r)
-        if not kept:
-            raise ValueError(f"references[{i}] has no reference (every one is None or the list is empty)")
-        out.append(kept)
+    out = _backend.get().mt_reference_rows(references)  # the per-row checks run in the kernels
     if n_rows is not None and len(out) != n_rows:
         raise ValueError(f"hypotheses has {n_rows} rows but references has {len(out)}")
     return out
@@ -81,14 +67,13 @@ def _token_lists(texts: list[str], tokenize: str, lowercase: bool) -> list[list[
 
 
 def token_ids(
-    kernels: Any, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
+    kernels: Kernels, vocab: Any, texts: list[str], tokenize: str, lowercase: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """sacreBLEU tokens of ``texts`` as (int32 ids, int64 offsets) in ``vocab``."""
-    native = getattr(kernels, "tokenize_13a_ids", None)
-    if native is not None and tokenize == "13a":
+    if tokenize == "13a":
         if lowercase:
             texts = [t.lower() for t in texts]
-        ids, off = native(vocab, texts)
+        ids, off = kernels.tokenize_13a_ids(vocab, texts)
         return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
     lists = _token_lists(texts, tokenize, lowercase)
     offsets = np.zeros(len(lists) + 1, np.int64)
@@ -111,7 +96,7 @@ def closest_lengths(hyp_len: np.ndarray, ref_lens: np.ndarray, row_refs: np.ndar
 
 @dataclass
 class PreparedBleuReferences:
-    kernels: Any
+    kernels: Kernels
     vocab: Any
     ids: np.ndarray
     offsets: np.ndarray
@@ -175,7 +160,7 @@ def signature(
     """sacreBLEU's signature format (same fields, same order), versioned as respeval."""
     smooth_text = smooth
     if smooth in ("floor", "add-k"):
-        value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+        value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
         smooth_text = f"{smooth}[{value:.2f}]"
     parts = [f"nrefs:{nrefs}"]
     if bootstrap and bootstrap > 1:
@@ -212,7 +197,7 @@ def sentence_scores(
     n = stats.shape[0]
     if n == 0:
         return np.zeros(0)
-    value = ref_bleu.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+    value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
     sys_len, ref_len = stats[:, 0], stats[:, 1]
     correct = stats[:, 2 : 2 + max_order].copy()
     total = stats[:, 2 + max_order : 2 + 2 * max_order].copy()
@@ -248,7 +233,9 @@ def sentence_scores(
         log_sum = np.zeros(n)
         for i in range(max_order):
             logp = np.where(
-                precisions[:, i] > 0, np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)), ref_bleu.LOG_ZERO
+                precisions[:, i] > 0,
+                np.log(np.where(precisions[:, i] > 0, precisions[:, i], 1)),
+                sacrebleu_scores.LOG_ZERO,
             )
             log_sum = np.where(i < eff, log_sum + logp, log_sum)
         score = bp * np.exp(log_sum / np.where(eff > 0, eff, 1))
@@ -419,7 +406,7 @@ class BleuFamily:
     def corpus_score(self, sums: Any) -> BLEUScoreParts:
         """sacreBLEU's score object of summed statistics."""
         values = sums.tolist() if hasattr(sums, "tolist") else list(sums)
-        return ref_bleu.compute_bleu(values, self.smooth, self.smooth_value, self.effective_order, self.max_order)
+        return sacrebleu_scores.compute_bleu(values, self.smooth, self.smooth_value, self.effective_order, self.max_order)
 
     def signature_for(self, *, nrefs: int | str) -> str:
         return signature(

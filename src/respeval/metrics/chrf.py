@@ -17,41 +17,26 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
-from respeval._reference import bootstrap_mt
-from respeval._reference import chrf as ref_chrf
 from respeval._version import __version__
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.stats import sacrebleu as bootstrap_mt
 
-EPS = ref_chrf.EPS
-
-
-def _codepoints(texts: list[str], whitespace: bool, kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    native = getattr(kernels, "chrf_chars", None)
-    if native is not None:
-        ids, off = native(texts, whitespace)
-        return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
-    parts = []
-    offsets = np.zeros(len(texts) + 1, np.int64)
-    for i, t in enumerate(texts):
-        s = t if whitespace else "".join(t.split())
-        parts.append(s.encode("utf-32-le", "surrogatepass"))
-        offsets[i + 1] = offsets[i] + len(s)
-    ids = np.frombuffer(b"".join(parts), dtype=np.uint32).astype(np.int32)
-    return ids, offsets
+EPS = sacrebleu_scores.EPS
 
 
-def _words(vocab: Any, texts: list[str], kernels: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    native = getattr(kernels, "chrf_words_ids", None)
-    if native is not None:
-        ids, off = native(vocab, texts)
-        return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
-    lists = [ref_chrf.split_punctuation(t) for t in texts]
-    offsets = np.zeros(len(lists) + 1, np.int64)
-    np.cumsum([len(x) for x in lists], out=offsets[1:])
-    return np.frombuffer(vocab.intern([w for x in lists for w in x]), np.int32), offsets
+def _codepoints(texts: list[str], whitespace: bool, kernels: Kernels) -> tuple[np.ndarray, np.ndarray]:
+    ids, off = kernels.chrf_chars(texts, whitespace)
+    return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
+
+
+def _words(vocab: Any, texts: list[str], kernels: Kernels) -> tuple[np.ndarray, np.ndarray]:
+    ids, off = kernels.chrf_words_ids(vocab, texts)
+    return np.frombuffer(ids, np.int32), np.frombuffer(off, np.int64)
 
 
 def scores(stats: np.ndarray, char_order: int, word_order: int, beta: float, eps_smoothing: bool) -> np.ndarray:
@@ -87,7 +72,7 @@ def scores(stats: np.ndarray, char_order: int, word_order: int, beta: float, eps
 
 @dataclass
 class PreparedChrfReferences:
-    kernels: Any
+    kernels: Kernels
     vocab: Any
     chars: tuple[np.ndarray, np.ndarray]
     words: tuple[np.ndarray, np.ndarray] | None
@@ -196,7 +181,9 @@ class Chrf:
         return scores(stats, self.char_order, self.word_order, self.beta, self.eps_smoothing)
 
     def corpus_score(self, stats_sum: Any) -> float:
-        return ref_chrf.chrf_score(list(stats_sum), self.char_order, self.word_order, self.beta, self.eps_smoothing)
+        return sacrebleu_scores.chrf_score(
+            list(stats_sum), self.char_order, self.word_order, self.beta, self.eps_smoothing
+        )
 
     def name(self) -> str:
         return f"chrF{self.beta:g}" + "+" * self.word_order

@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import reference_lists, same_length, text_list
-from respeval._reference import squad as ref_squad
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.tokenizers.squad import normalize_answer, normalize_unicode
 
 VERSIONS = ("v1", "v2")
+_NORMALIZERS = {"none": None, "unicode": normalize_unicode, "squad": normalize_answer}
 
 
 class SquadResult(MetricResult):
@@ -69,19 +71,12 @@ def _golds(gold_answers: Any, n: int, allow_empty: bool = False) -> list[list[st
     return out
 
 
-def _v2_golds(golds: list[list[str]]) -> list[list[str]]:
-    """v2.0 drops gold answers that normalize to nothing; [""] when none is left."""
-    return [[a for a in g if ref_squad.normalize_answer(a)] or [""] for g in golds]
-
-
 def _native_scores(
-    kernels: Any, preds: list[str], golds: list[list[str]], version: str
-) -> tuple[np.ndarray, np.ndarray] | None:
+    kernels: Kernels, preds: list[str], golds: list[list[str]], version: str
+) -> tuple[np.ndarray, np.ndarray]:
     """EM and F1 per question from normalized token ids (gold lists as given: for v2 the
     answers that normalize to nothing are dropped here, keeping one empty answer)."""
-    tokenize = getattr(kernels, "squad_normalize_ids", None)
-    if tokenize is None:
-        return None
+    tokenize = kernels.squad_normalize_ids
     n = len(preds)
     vocab = kernels.Vocab()
     p_ids, p_off = (
@@ -176,33 +171,28 @@ def _row_scores(
     golds = _golds(gold_answers, len(preds), allow_empty=version == "v2")
     if version == "v2":
         golds = [g or [""] for g in golds]
-    native = _native_scores(_backend.get(implementation), preds, golds, version)
-    if native is not None:
-        # a question without a prediction scores 0 and stays in the total (evaluate-v1.1)
-        return np.where(missing, 0.0, native[0]), np.where(missing, 0.0, native[1])
-    if version == "v2":
-        golds = _v2_golds(golds)
-    em = np.array(
-        [float(ref_squad.max_over_ground_truths(ref_squad.squad_exact_match, p, g)) for p, g in zip(preds, golds)]
-    )
-    f1 = np.array(
-        [
-            float(ref_squad.max_over_ground_truths(lambda a, b: ref_squad.squad_f1(a, b, version=version), p, g))
-            for p, g in zip(preds, golds)
-        ]
-    )
+    em, f1 = _native_scores(_backend.get(implementation), preds, golds, version)
+    # a question without a prediction scores 0 and stays in the total (evaluate-v1.1)
     return np.where(missing, 0.0, em), np.where(missing, 0.0, f1)
 
 
 NORMALIZATIONS = ("none", "unicode", "squad")
 
 
+def _raw_match(a: str, b: str) -> bool:
+    return a == b
+
+
+def _unicode_match(a: str, b: str) -> bool:
+    return normalize_unicode(a) == normalize_unicode(b)
+
+
+def _squad_match(a: str, b: str) -> bool:
+    return normalize_answer(a) == normalize_answer(b)
+
+
 def _match_fn(normalize: str) -> Any:
-    fn = {
-        "none": ref_squad.exact_match,
-        "unicode": ref_squad.normalized_match,
-        "squad": ref_squad.squad_exact_match,
-    }.get(normalize)
+    fn = {"none": _raw_match, "unicode": _unicode_match, "squad": _squad_match}.get(normalize)
     if fn is None:
         raise ValueError(f"normalize must be none, unicode or squad, not {normalize!r}")
     return fn

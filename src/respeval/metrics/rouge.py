@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from respeval import _backend
+from respeval._backend import Kernels
 from respeval._inputs import reference_lists, same_length, text_list
 from respeval._version import __version__
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -69,10 +70,6 @@ def fmeasure(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
     total = precision + recall
     safe = np.where(total > 0, total, 1.0)
     return np.where(total > 0, 2 * precision * recall / safe, 0.0)
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return num / np.maximum(den, 1)
 
 
 class RougeResult(MetricResult):
@@ -162,19 +159,18 @@ def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np
 
 
 def _pairs(
-    kernels: Any, predictions: Any, references: Any
+    kernels: Kernels, predictions: Any, references: Any
 ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, bool]:
     """Validated predictions, distinct reference texts, and (row, reference) pairs."""
-    fast = getattr(kernels, "pair_single_references", None)
-    if fast is not None and isinstance(predictions, list) and isinstance(references, list):
-        got = fast(predictions, references)
+    if isinstance(predictions, list) and isinstance(references, list):
+        got = kernels.pair_single_references(predictions, references)
         if got is not None:
-            distinct, pair_ref = got
+            distinct, pair_ref_bytes = got
             return (
                 predictions,
                 distinct,
                 np.arange(len(predictions), dtype=np.int64),
-                np.frombuffer(pair_ref, np.int64),
+                np.frombuffer(pair_ref_bytes, np.int64),
                 True,
             )
     preds = text_list(predictions, "predictions")
@@ -196,7 +192,7 @@ def _pick_best(f: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) 
 
 
 def score_tokens(
-    kernels: Any,
+    kernels: Kernels,
     vocab_size: int,
     preds: TokenBatch,
     refs: TokenBatch,
@@ -227,47 +223,115 @@ def score_tokens(
             lcs,
             threads,
         )
-    plen = preds.lengths()[pair_pred]
-    rlen = refs.lengths()[pair_ref]
-    out = {}
+    lsum = np.zeros(npairs if "rougeLsum" in types else 0, np.int64)
+    if "rougeLsum" in types:
+        kernels.lsum_pair_stats(
+            preds.ids,
+            preds.sent_offsets,
+            preds.row_sents,
+            refs.ids,
+            refs.sent_offsets,
+            refs.row_sents,
+            pair_pred,
+            pair_ref,
+            vocab_size,
+            lsum,
+            threads,
+        )
+    stats = np.column_stack([overlaps, lcs.reshape(npairs, -1), lsum.reshape(npairs, -1)])
+    lengths = np.column_stack([preds.lengths()[pair_pred], refs.lengths()[pair_ref]])
+    return _prf(kernels, types, stats, lengths, max_order, want_lcs, threads)
+
+
+def _prf(
+    kernels: Kernels,
+    types: Sequence[str],
+    stats: np.ndarray,
+    lengths: np.ndarray,
+    max_order: int,
+    want_lcs: bool,
+    threads: int | None,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Precision, recall and F per pair, per type (rouge-score's arithmetic, in the
+    kernels), from the integer statistics: ``stats`` holds the n-gram hits of orders
+    1..max_order, then the LCS length (if want_lcs), then the rougeLsum hits."""
+    columns, orders = [], []
     for t in types:
         if t == "rougeL" or t == "rougeLsum":
-            if t == "rougeL":
-                hits = lcs
-            else:
-                hits = np.zeros(npairs, np.int64)
-                kernels.lsum_pair_stats(
-                    preds.ids,
-                    preds.sent_offsets,
-                    preds.row_sents,
-                    refs.ids,
-                    refs.sent_offsets,
-                    refs.row_sents,
-                    pair_pred,
-                    pair_ref,
-                    vocab_size,
-                    hits,
-                    threads,
-                )
-            # rouge-score divides by the raw lengths and returns zeros when either is empty
-            p = _ratio(hits, plen)
-            r = _ratio(hits, rlen)
+            columns.append(max_order if t == "rougeL" else max_order + want_lcs)
+            orders.append(0)  # rouge-score divides by the raw lengths (zeros when either is empty)
         else:
             n = int(t[5:])
-            ov = overlaps[:, n - 1]
-            p = _ratio(ov, np.maximum(plen - n + 1, 0))
-            r = _ratio(ov, np.maximum(rlen - n + 1, 0))
-        out[t] = (p, r, fmeasure(p, r))
-    return out
+            columns.append(n - 1)
+            orders.append(n)
+    scores = np.empty((3 * len(types), len(stats)), np.float64)
+    kernels.rouge_scores(
+        np.ascontiguousarray(stats, np.int64),
+        np.ascontiguousarray(lengths, np.int64),
+        np.array(columns, np.int64),
+        np.array(orders, np.int64),
+        scores,
+        threads,
+    )
+    return {t: (scores[3 * i], scores[3 * i + 1], scores[3 * i + 2]) for i, t in enumerate(types)}
+
+
+def score_texts(
+    kernels: Kernels,
+    preds: list[str],
+    refs: list[str],
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    types: Sequence[str],
+    stem: bool,
+    threads: int | None,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+    """P/R/F per pair, per type, with rouge-score's tokenizer, straight from the texts;
+    and each pair's prediction and reference token counts."""
+    orders = [int(t[5:]) for t in types if _ROUGE_N.match(t)]
+    max_order = max(orders, default=0)
+    want_lcs, want_lsum = "rougeL" in types, "rougeLsum" in types
+    npairs = len(pair_pred)
+    stats = np.zeros((npairs, max_order + want_lcs + want_lsum), np.int64)
+    lengths = np.zeros((npairs, 2), np.int64)
+    kernels.rouge_text_stats(
+        preds, refs, pair_pred, pair_ref, max_order, want_lcs, want_lsum, stem, stats, lengths, threads
+    )
+    return _prf(kernels, types, stats, lengths, max_order, want_lcs, threads), lengths[:, 0], lengths[:, 1]
+
+
+def _score_pairs(
+    kernels: Kernels,
+    preds: list[str],
+    refs: list[str],
+    pair_pred: np.ndarray,
+    pair_ref: np.ndarray,
+    types: Sequence[str],
+    tokenizer: Any,
+    stem: bool,
+    threads: int | None,
+    prepared: tuple[Any, TokenBatch] | None = None,
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray]:
+    """P/R/F per pair and per type, and each pair's token counts: rouge-score's tokenizer
+    runs in the kernels from the texts; other tokenizers give token batches first
+    (``prepared`` = the vocabulary and the references' batch, when already tokenized)."""
+    if tokenizer == "rouge":
+        return score_texts(kernels, preds, refs, pair_pred, pair_ref, types, stem, threads)
+    vocab, ref_batch = prepared if prepared is not None else (kernels.Vocab(), None)
+    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stem, threads)
+    if ref_batch is None:
+        ref_batch = tokenize(kernels, vocab, refs, tokenizer, stem, threads)
+    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
+    return per_pair, pred_batch.lengths()[pair_pred], ref_batch.lengths()[pair_ref]
 
 
 @dataclass
 class PreparedReferences:
     """References tokenized once, to be scored against any number of prediction sets."""
 
-    kernels: Any
-    vocab: Any
-    batch: TokenBatch
+    kernels: Kernels
+    vocab: Any  # None for the "rouge" tokenizer, which runs in the kernels from the texts
+    batch: TokenBatch | None
     pair_pred: np.ndarray  # pair -> row
     pair_ref: np.ndarray  # pair -> distinct reference
     single: bool  # one reference per row
@@ -275,6 +339,7 @@ class PreparedReferences:
     tokenizer: Any
     stemmer: bool
     threads: int | None
+    texts: list[str] = field(default_factory=list)  # the distinct reference texts
 
 
 def prepare_references(
@@ -287,8 +352,7 @@ def prepare_references(
 ) -> PreparedReferences:
     """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
     kernels = _backend.get(implementation)
-    fast = getattr(kernels, "pair_single_references", None)
-    got = fast(references, references) if fast is not None and isinstance(references, list) else None
+    got = kernels.pair_single_references(references, references) if isinstance(references, list) else None
     if got is not None:  # one str per row: pair k is row k
         distinct, pair_ref_bytes = got
         n_rows, single = len(references), True
@@ -297,9 +361,13 @@ def prepare_references(
         refs_per_row, single = reference_lists(references, "references")
         distinct, pair_pred, pair_ref = _row_pairs(refs_per_row)
         n_rows = len(refs_per_row)
-    vocab = kernels.Vocab()
-    batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
-    return PreparedReferences(kernels, vocab, batch, pair_pred, pair_ref, single, n_rows, tokenizer, stemmer, threads)
+    vocab, batch = None, None
+    if tokenizer != "rouge":  # the kernels tokenize "rouge" themselves, reference by reference
+        vocab = kernels.Vocab()
+        batch = tokenize(kernels, vocab, distinct, tokenizer, stemmer, threads)
+    return PreparedReferences(
+        kernels, vocab, batch, pair_pred, pair_ref, single, n_rows, tokenizer, stemmer, threads, distinct
+    )
 
 
 def _select(
@@ -309,12 +377,17 @@ def _select(
     pair_ref: np.ndarray,
     n_rows: int,
     single: bool,
-    ref_lengths_all: np.ndarray,
+    rlen: np.ndarray,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     columns: dict[str, np.ndarray] = {}
     ref_lengths: dict[str, np.ndarray] = {}
-    rlen = ref_lengths_all[pair_ref]
+    if single:  # pair k is row k: nothing to choose
+        for t in types:
+            columns[f"{t}_p"], columns[f"{t}_r"], columns[f"{t}_f"] = per_pair[t]
+            columns[f"{t}_ref"] = np.zeros(n_rows, np.int64)
+            ref_lengths[t] = rlen
+        return columns, ref_lengths
+    first_pair = np.searchsorted(pair_pred, np.arange(n_rows))
     for t in types:
         p, r, f = per_pair[t]
         best = _pick_best(f, pair_pred, n_rows, single)
@@ -335,28 +408,34 @@ def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterab
             f"predictions has {len(preds)} rows but references has {prepared.n_rows}: they must pair up row by row"
         )
     k = prepared.kernels
-    pred_batch = tokenize(k, prepared.vocab, preds, prepared.tokenizer, prepared.stemmer, prepared.threads)
-    per_pair = score_tokens(
+    per_pair, plen, rlen = _score_pairs(
         k,
-        len(prepared.vocab),
-        pred_batch,
-        prepared.batch,
+        preds,
+        prepared.texts,
         prepared.pair_pred,
         prepared.pair_ref,
         types,
+        prepared.tokenizer,
+        prepared.stemmer,
         prepared.threads,
+        None if prepared.batch is None else (prepared.vocab, prepared.batch),
     )
     columns, ref_lengths = _select(
-        types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, prepared.batch.lengths()
+        types, per_pair, prepared.pair_pred, prepared.pair_ref, len(preds), prepared.single, rlen
     )
     family = RougeFamily(types, tokenizer=prepared.tokenizer, stemmer=prepared.stemmer, threads=prepared.threads)
     return RougeResult(
         family,
         columns,
-        implementation=_backend.name("native" if k.__name__ == "respeval._core" else "python"),
-        pred_lengths=pred_batch.lengths(),
+        implementation=_backend.name_of(k),
+        pred_lengths=_row_lengths(plen, prepared.pair_pred, len(preds), prepared.single),
         ref_lengths=ref_lengths,
     )
+
+
+def _row_lengths(plen: np.ndarray, pair_pred: np.ndarray, n_rows: int, single: bool) -> np.ndarray:
+    """Each row's prediction token count, from its pairs' counts."""
+    return plen if single else plen[np.searchsorted(pair_pred, np.arange(n_rows))]
 
 
 def rouge(
@@ -393,17 +472,16 @@ def rouge(
     types = validate_types(types)
     kernels = _backend.get(implementation)
     preds, distinct_refs, pair_pred, pair_ref, single = _pairs(kernels, predictions, references)
-    vocab = kernels.Vocab()
-    pred_batch = tokenize(kernels, vocab, preds, tokenizer, stemmer, threads)
-    ref_batch = tokenize(kernels, vocab, distinct_refs, tokenizer, stemmer, threads)
-    per_pair = score_tokens(kernels, len(vocab), pred_batch, ref_batch, pair_pred, pair_ref, types, threads)
-    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, ref_batch.lengths())
     family = RougeFamily(types, tokenizer=tokenizer, stemmer=stemmer, threads=threads, implementation=implementation)
+    per_pair, plen, rlen = _score_pairs(
+        kernels, preds, distinct_refs, pair_pred, pair_ref, types, tokenizer, stemmer, threads
+    )
+    columns, ref_lengths = _select(types, per_pair, pair_pred, pair_ref, len(preds), single, rlen)
     return RougeResult(
         family,
         columns,
         implementation=_backend.name(implementation),
-        pred_lengths=pred_batch.lengths(),
+        pred_lengths=_row_lengths(plen, pair_pred, len(preds), single),
         ref_lengths=ref_lengths,
     )
 

@@ -1,8 +1,8 @@
 """TER (translation edit rate with shifts) with sacreBLEU 2.6's numbers.
 
-Runs the pure-Python reference (``respeval._reference.ter``, sacreBLEU's beam
-edit distance with block shifts), with each distinct (hypothesis, reference)
-pair computed once.  Not yet in the native core.
+Words come from sacreBLEU's Tercom normaliser (references normalised twice, as
+sacreBLEU does); the edits (beam edit distance and greedy block shifts, every
+limit and tie-break of sacreBLEU's) are counted by the core's ``ter_edits``.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from respeval import _backend
 from respeval._inputs import same_length, text_list
-from respeval._reference import bootstrap_mt
-from respeval._reference import ter as ref_ter
 from respeval._version import __version__
+from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.stats import sacrebleu as bootstrap_mt
 
 
 def signature(
@@ -46,7 +47,7 @@ class TerResult(MetricResult):
         sentence = family.sentence_scores(stats)
         super().__init__(family, ChunkScores({"ter": sentence}, stats), implementation=implementation)
         self.sentence = sentence
-        self.corpus = ref_ter.compute_ter([int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))])
+        self.corpus = sacrebleu_scores.compute_ter([int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))])
         self.signature = signature(nrefs=nrefs, **family.flags())
 
     @property
@@ -55,19 +56,44 @@ class TerResult(MetricResult):
 
     def sacrebleu_interval(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
         """sacreBLEU's bootstrap: (mean of resample scores, half-width of the 95% interval)."""
-        return bootstrap_mt.bootstrap_ci(self.stats.tolist(), lambda s: ref_ter.compute_ter(s).score, n, seed)
+        return bootstrap_mt.bootstrap_ci(self.stats.tolist(), lambda s: sacrebleu_scores.compute_ter(s).score, n, seed)
 
 
-def row_statistics(hyps: list[str], refs: list[list[str]], **options: bool) -> np.ndarray:
-    cache: dict[tuple[str, tuple[str, ...]], list] = {}
-    rows = []
-    for h, r in zip(hyps, refs):
-        key = (h, tuple(r))
-        got = cache.get(key)
-        if got is None:
-            got = cache[key] = ref_ter.segment_stats(h, r, **options)
-        rows.append(got)
-    return np.array(rows, dtype=np.float64).reshape(len(rows), 2)
+def row_statistics(
+    hyps: list[str],
+    refs: list[list[str]],
+    *,
+    threads: int | None = None,
+    implementation: str | None = None,
+    **options: bool,
+) -> np.ndarray:
+    """float64 ``[rows, 2]``: the fewest edits over the row's references, and the mean
+    of their lengths (sacreBLEU's ``[edits, ref_len]``)."""
+    kernels = _backend.get(implementation)
+    normalized, no_punct, asian = (options.get(k, False) for k in ("normalized", "no_punct", "asian_support"))
+    flat = [r for rs in refs for r in rs]
+    if not options.get("case_sensitive", False):
+        hyps, flat = [h.lower() for h in hyps], [r.lower() for r in flat]
+    vocab = kernels.Vocab()
+    hyp_ids, hyp_off = (
+        np.frombuffer(b, t)
+        for b, t in zip(kernels.tercom_ids(vocab, hyps, normalized, no_punct, asian), (np.int32, np.int64))
+    )
+    # sacreBLEU normalises a reference twice (when it caches it, then again when it splits it)
+    ref_ids, ref_off = (
+        np.frombuffer(b, t)
+        for b, t in zip(kernels.tercom_ids(vocab, flat, normalized, no_punct, asian, True), (np.int32, np.int64))
+    )
+    row_refs = np.zeros(len(refs) + 1, np.int64)
+    np.cumsum([len(rs) for rs in refs], out=row_refs[1:])
+    edits = np.zeros(len(hyps), np.int64)
+    kernels.ter_edits(hyp_ids, hyp_off, ref_ids, ref_off, row_refs, len(vocab), edits, threads)
+    stats = np.zeros((len(hyps), 2), np.float64)
+    stats[:, 0] = edits
+    if len(hyps):
+        # sum of the integer lengths, then one division: sacreBLEU's ref_length_sum / len(refs)
+        stats[:, 1] = np.add.reduceat(np.diff(ref_off), row_refs[:-1]) / np.diff(row_refs)
+    return stats
 
 
 def ter(
@@ -78,17 +104,26 @@ def ter(
     no_punct: bool = False,
     asian_support: bool = False,
     case_sensitive: bool = False,
+    threads: int | None = None,
+    implementation: str | None = None,
 ) -> TerResult:
     """TER per row and for the corpus (``100 * sum(edits) / sum(average reference length)``)."""
     hyps = text_list(hypotheses, "hypotheses")
     refs = references_per_row(references)
     same_length(hyps, refs, "hypotheses", "references")
     family = TerFamily(
-        normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
+        normalized=normalized,
+        no_punct=no_punct,
+        asian_support=asian_support,
+        case_sensitive=case_sensitive,
+        threads=threads,
+        implementation=implementation,
     )
-    stats = row_statistics(hyps, refs, **family.flags())
+    stats = row_statistics(hyps, refs, threads=threads, implementation=implementation, **family.flags())
     counts = {len(r) for r in refs}
-    return TerResult(family, stats, nrefs=counts.pop() if len(counts) == 1 else "var", implementation="python")
+    return TerResult(
+        family, stats, nrefs=counts.pop() if len(counts) == 1 else "var", implementation=_backend.name(implementation)
+    )
 
 
 class TerFamily:
@@ -122,20 +157,22 @@ class TerFamily:
         )
 
     def sentence_scores(self, stats: np.ndarray) -> np.ndarray:
-        return np.array([ref_ter.compute_ter(r).score for r in stats.tolist()])
+        return np.array([sacrebleu_scores.compute_ter(r).score for r in stats.tolist()])
 
     def prepare(self, references: list) -> list[list[str]]:
         return references_per_row(references)
 
     def score(self, prepared: list[list[str]], predictions: list[str]) -> ChunkScores:
-        stats = row_statistics(predictions, prepared, **self.flags())
+        stats = row_statistics(
+            predictions, prepared, threads=self.threads, implementation=self.implementation, **self.flags()
+        )
         return ChunkScores({"ter": self.sentence_scores(stats)}, stats)
 
     def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         if sums.ndim == 1:
-            return {"ter": ref_ter.compute_ter(sums.tolist()).score}
-        return {"ter": np.array([ref_ter.compute_ter(s).score for s in sums.tolist()])}
+            return {"ter": sacrebleu_scores.compute_ter(sums.tolist()).score}
+        return {"ter": np.array([sacrebleu_scores.compute_ter(s).score for s in sums.tolist()])}
 
     def signature(self) -> str:
         return "TER|" + signature(nrefs="var", **self.flags())

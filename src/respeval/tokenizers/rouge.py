@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import regex
 
+from respeval._backend import Kernels
 from respeval.tokenizers.porter import stem as porter_stem
 
 TOKENIZERS = ("rouge", "rouge-unicode")
@@ -83,7 +83,7 @@ def _from_token_lists(vocab: Any, texts: list[str], split: Callable[[str], list[
 
 
 def tokenize(
-    kernels: ModuleType,
+    kernels: Kernels,
     vocab: Any,
     texts: list[str],
     tokenizer: Any = "rouge",

@@ -7,10 +7,10 @@
  * upper-tail thresholds.  Each accumulator adds one row at a time, in row order,
  * so the result is the same whatever the chunking or the thread count (threads
  * own disjoint replicate ranges).  The pure-Python twin in
- * respeval/_reference/bootstrap.py computes the same weights and the same sums.
+ * respeval/_core_py/bootstrap.py computes the same weights and the same sums.
  */
-#ifndef RV_POISSON_BOOTSTRAP_H
-#define RV_POISSON_BOOTSTRAP_H
+#ifndef RESPEVAL_BOOTSTRAP_H
+#define RESPEVAL_BOOTSTRAP_H
 
 #include <stdint.h>
 #include <string.h>

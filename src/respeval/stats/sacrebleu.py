@@ -1,4 +1,4 @@
-"""Reference bootstrap confidence intervals and paired significance tests, as sacreBLEU 2.6.
+"""sacreBLEU 2.6's bootstrap confidence intervals and paired significance tests, with its numbers.
 
 Everything works on per-segment statistics rows (BLEU, chrF or TER rows from the
 sibling modules) and a ``score_fn`` that maps a summed row to a score, e.g.

@@ -1,4 +1,6 @@
-"""The streaming Poisson bootstrap, readable: the spec of ``cext/poisson_bootstrap.h``.
+"""Exact sums and the streaming Poisson bootstrap in Python (``cext/bootstrap.pxi``).
+
+The Poisson bootstrap, readably: the spec of ``cext/poisson_bootstrap.h``.
 
 Every row gets, per replicate ``b``, a Poisson(1) weight that is a pure function
 of (seed, row key, b).  A replicate's statistic sums are ``sum(weight * row)``,
@@ -85,3 +87,25 @@ def poisson_bootstrap_add(stats, keys, seed: int, acc, threads=None) -> None:
     for r in range(rows):  # one row at a time: the native core's order of additions
         acc[:cols] += stats[r][:, None] * weights[r]
         acc[cols] += weights[r]
+
+
+def exact_sum_bins(values, out) -> int:
+    """Add ``values`` into ``out`` (int64[3, 2048]); -1, or the first non-finite position.
+
+    Bin E (the biased exponent of a float64) gets the signed 53-bit integer
+    mantissa in three 18-bit pieces (high, middle, low).  Each piece sum is an
+    exact integer, so the binned total is the exact sum of the values.
+    """
+    if out.shape != (3, 2048):
+        raise ValueError("out must have shape (3, 2048)")
+    x = np.ascontiguousarray(values, dtype=np.float64)
+    bits = x.view(np.uint64)
+    e = ((bits >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64)
+    if (e == 0x7FF).any():
+        return int(np.flatnonzero(e == 0x7FF)[0])
+    mant = (bits & np.uint64(0xFFFFFFFFFFFFF)).astype(np.int64) + np.where(e > 0, 1 << 52, 0)
+    sign = np.where(bits >> np.uint64(63), -1, 1)
+    for p, piece in enumerate((mant >> 36, (mant >> 18) & 0x3FFFF, mant & 0x3FFFF)):
+        # float64 bincount sums stay exact: every piece is < 2**18 and calls have < 2**35 values
+        out[p] += np.bincount(e, weights=(sign * piece).astype(np.float64), minlength=2048).astype(np.int64)
+    return -1

@@ -1,0 +1,78 @@
+"""Every instruction-set path of the core that this CPU can run gives the same results
+as the portable path (each forced with RESPEVAL_SIMD in a fresh process), and a path
+that cannot run is a clear error, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
+
+# Texts that reach every branch of the tokenizer and the kernels: all three PEP 393
+# kinds, U+0130 and the Kelvin sign, tokens across 64-byte blocks, long tokens, newlines,
+# long predictions (several machine words) and documents for rougeLsum.
+FINGERPRINT = r"""
+import hashlib, json, random, sys
+import numpy as np
+from respeval import _core
+
+rng = random.Random(7)
+alphabet = ["a", "B", "z9", "Running", "\u0130ab", "\u212akm", "\u00e9t\u00e9", "\U0001F600x", "x" * 70, "\n", "-", "  "]
+def text(n):
+    return " ".join(rng.choice(alphabet) for _ in range(n))
+texts = [text(rng.randrange(0, 300)) for _ in range(400)] + ["", "\n\n", "a" * 200 + "\u0130" + "b" * 63]
+preds, refs = texts[:300], texts[300:]
+h = hashlib.sha256()
+for stem in (False, True):
+    v = _core.Vocab()
+    for part in _core.tokenize_rouge(v, texts, stem, 1):
+        h.update(part)
+    h.update("\x00".join(v.tokens()).encode("utf-8", "surrogatepass"))
+    n = len(preds)
+    pp = np.arange(n, dtype=np.int64)
+    pr = np.array([rng.randrange(len(refs)) for _ in range(n)], np.int64)
+    stats = np.zeros((n, 6), np.int64)
+    lengths = np.zeros((n, 2), np.int64)
+    _core.rouge_text_stats(preds, refs, pp, pr, 4, True, True, stem, stats, lengths, 2)
+    h.update(stats.tobytes() + lengths.tobytes())
+print(json.dumps({"path": _core.simd_path(), "digest": h.hexdigest()}))
+"""
+
+
+def _run(path: str | None, code: str = FINGERPRINT) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("RESPEVAL_SIMD", None)
+    if path is not None:
+        env["RESPEVAL_SIMD"] = path
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_every_supported_path_equals_the_portable_path():
+    paths = core.simd_paths()
+    assert paths[0] == "portable" and core.simd_path() in paths
+    results = {}
+    for path in paths:
+        done = _run(path)
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert got["path"] == path
+        results[path] = got["digest"]
+    assert len(set(results.values())) == 1, results
+
+
+def test_default_is_the_best_supported_path():
+    done = _run(None, "from respeval import _core; print(_core.simd_path(), _core.simd_paths()[-1])")
+    assert done.returncode == 0, done.stderr
+    chosen, best = done.stdout.split()
+    assert chosen == best
+
+
+def test_an_unknown_path_is_a_clear_error():
+    done = _run("avx9000", "import respeval._core")
+    assert done.returncode != 0
+    assert "RESPEVAL_SIMD='avx9000' is not a path of the core" in done.stderr
