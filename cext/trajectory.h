@@ -28,6 +28,7 @@ enum {
     RV_T_EDIT_NAMES,
     RV_T_REDUNDANT,
     RV_T_FIRST_MATCH,
+    RV_T_DISCORDANT,
     RV_T_NSTATS
 };
 
@@ -89,14 +90,18 @@ static inline void rv_traj_keys(const int32_t *ids, int64_t n, uint64_t *out) {
 
 /* Pairs the k-th occurrence of an id in the reference with its k-th occurrence in the
  * prediction: exactly what "each reference call takes the first unused equal predicted
- * call" produces.  Returns the number of pairs; marks the paired positions; *first is
+ * call" produces.  Returns the number of pairs; marks the paired positions; ref_of
+ * (np entries, may be NULL) receives each predicted position's reference partner or -1; *first is
  * the smallest paired predicted position + 1 (0 if none); *distinct_pred counts the
  * distinct predicted ids. */
 static inline int64_t rv_traj_pair_up(const uint64_t *pk, int64_t np, const uint64_t *rk, int64_t nr,
-                                      uint8_t *pm, uint8_t *rm, int64_t *first, int64_t *distinct_pred) {
+                                      uint8_t *pm, uint8_t *rm, int64_t *ref_of, int64_t *first,
+                                      int64_t *distinct_pred) {
     int64_t i = 0, j = 0, pairs = 0, best = -1, distinct = 0;
     uint32_t last = 0;
     int have_last = 0;
+    if (ref_of)
+        for (int64_t k = 0; k < np; k++) ref_of[k] = -1;
     while (i < np) {
         uint32_t pid = (uint32_t)(pk[i] >> 32);
         if (!have_last || pid != last) { distinct++; last = pid; have_last = 1; }
@@ -105,6 +110,7 @@ static inline int64_t rv_traj_pair_up(const uint64_t *pk, int64_t np, const uint
             int64_t ppos = (int64_t)(uint32_t)pk[i], rpos = (int64_t)(uint32_t)rk[j];
             if (pm) pm[ppos] = 1;
             if (rm) rm[rpos] = 1;
+            if (ref_of) ref_of[ppos] = rpos;
             if (best < 0 || ppos < best) best = ppos;
             pairs++;
             i++;
@@ -130,6 +136,18 @@ static inline int rv_traj_equal(const int32_t *a, int64_t na, const int32_t *b, 
     for (int64_t i = 0; i < na; i++)
         if (a[i] != b[i]) return 0;
     return 1;
+}
+
+/* Discordant pairs among the matched calls: pairs ordered one way in the prediction and
+ * the other way in the reference.  ref_of (np entries, -1 = unmatched) is overwritten. */
+static inline int64_t rv_traj_discordant(int64_t *ref_of, int64_t np) {
+    int64_t m = 0, d = 0;
+    for (int64_t i = 0; i < np; i++)
+        if (ref_of[i] >= 0) ref_of[m++] = ref_of[i];
+    for (int64_t a = 0; a < m; a++)
+        for (int64_t b = a + 1; b < m; b++)
+            d += ref_of[a] > ref_of[b];
+    return d;
 }
 
 /* row has nb + 1 cells */
@@ -181,7 +199,8 @@ static inline int rv_traj_row(rv_traj_scratch *s, const int32_t *pc, const int32
     out[RV_T_IN_ORDER] = rv_traj_subsequence(rc, nr, pc, np);
     rv_traj_keys(pc, np, pk);
     rv_traj_keys(rc, nr, rk);
-    out[RV_T_MATCHED] = rv_traj_pair_up(pk, np, rk, nr, pm, rm, &first, &distinct);
+    out[RV_T_MATCHED] = rv_traj_pair_up(pk, np, rk, nr, pm, rm, s->dp, &first, &distinct);
+    out[RV_T_DISCORDANT] = rv_traj_discordant(s->dp, np);
     out[RV_T_ANY_ORDER] = out[RV_T_MATCHED] == nr;
     out[RV_T_REDUNDANT] = np - distinct;
     out[RV_T_FIRST_MATCH] = first;
@@ -190,7 +209,7 @@ static inline int rv_traj_row(rv_traj_scratch *s, const int32_t *pc, const int32
     out[RV_T_IN_ORDER_NAMES] = rv_traj_subsequence(rn, nr, pn, np);
     rv_traj_keys(pn, np, pk);
     rv_traj_keys(rn, nr, rk);
-    out[RV_T_MATCHED_NAMES] = rv_traj_pair_up(pk, np, rk, nr, NULL, NULL, &first_n, &distinct_n);
+    out[RV_T_MATCHED_NAMES] = rv_traj_pair_up(pk, np, rk, nr, NULL, NULL, NULL, &first_n, &distinct_n);
     out[RV_T_ANY_ORDER_NAMES] = out[RV_T_MATCHED_NAMES] == nr;
 
     out[RV_T_LCS] = rv_traj_lcs(pc, np, rc, nr, s->dp);

@@ -54,6 +54,7 @@ TRAJECTORY_STATS = (
     "edit_names",  # Levenshtein distance between the tool-name sequences
     "redundant",  # predicted calls identical to an earlier predicted call
     "first_match",  # 1-based position of the first predicted call that matches; 0 if none
+    "discordant",  # matched pairs ordered one way in the prediction, the other in the reference
 )
 N_STATS = len(TRAJECTORY_STATS)
 
@@ -321,18 +322,26 @@ def _subsequence(r: Sequence[int], p: Sequence[int]) -> bool:
     return k == len(r)
 
 
-def _greedy_matches(r: Sequence[int], p: Sequence[int]) -> tuple[list[bool], list[bool]]:
+def _greedy_matches(r: Sequence[int], p: Sequence[int]) -> tuple[list[bool], list[bool], list[tuple[int, int]]]:
     """Each reference call, in order, takes the first unused equal predicted call (as ADK's
-    ANY_ORDER does); for an equivalence relation this is a maximum matching."""
+    ANY_ORDER does); for an equivalence relation this is a maximum matching.  Returns the
+    used predicted calls, the matched reference calls and the (predicted, reference) pairs."""
     used = [False] * len(p)
     hit = [False] * len(r)
+    pairs = []
     for j, x in enumerate(r):
         for i, y in enumerate(p):
             if not used[i] and y == x:
                 used[i] = True
                 hit[j] = True
+                pairs.append((i, j))
                 break
-    return used, hit
+    return used, hit, pairs
+
+
+def _discordant(pairs: list[tuple[int, int]]) -> int:
+    ref_order = [j for _, j in sorted(pairs)]
+    return sum(a > b for k, a in enumerate(ref_order) for b in ref_order[k + 1 :])
 
 
 def trajectory_pair_stats(
@@ -370,8 +379,8 @@ def trajectory_pair_stats(
     for r in range(rows):
         p, p_n = list(pc[po[r] : po[r + 1]]), list(pn[po[r] : po[r + 1]])
         q, q_n = list(rc[ro[r] : ro[r + 1]]), list(rn[ro[r] : ro[r + 1]])
-        used, hit = _greedy_matches(q, p)
-        used_n, _ = _greedy_matches(q_n, p_n)
+        used, hit, pairs = _greedy_matches(q, p)
+        used_n, _, _ = _greedy_matches(q_n, p_n)
         matched = sum(hit)
         matched_n = sum(used_n)
         first = next((i + 1 for i, u in enumerate(used) if u), 0)
@@ -391,6 +400,7 @@ def trajectory_pair_stats(
             _edit_matrix(q_n, p_n)[-1][-1],
             len(p) - len(set(p)),
             first,
+            _discordant(pairs),
         )
         for k, v in enumerate(stats):
             o[r, k] = v

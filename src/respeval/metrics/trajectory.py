@@ -18,7 +18,16 @@ ANY_ORDER, ``ignore_args``); the per-case value and status are in ``respeval.age
 respeval's own: ``trajectory_f1``, ``trajectory_lcs_precision``, ``trajectory_lcs_recall``,
 ``trajectory_edit_similarity`` (1 - name edit distance / longer length),
 ``trajectory_redundant_rate`` (repeated identical calls / predicted calls),
-``trajectory_extra_calls`` (predicted calls without a reference partner).
+``trajectory_extra_calls`` (predicted calls without a reference partner),
+``trajectory_steps_to_first_match`` (1-based position of the first predicted call that
+matches a reference call; NaN when none does), ``trajectory_kendall_tau`` (Kendall's tau-a
+between the predicted and the reference order of the matched calls; NaN with fewer than
+two matches).  These two are means over the rows where they are defined.
+
+``multiplicity=False`` reads precision and recall set-wise, as a reading of the hosted
+service's "present in the reference" would: a predicted call counts if an equal call is
+anywhere in the reference (two identical predicted calls can both count), and likewise
+for recall.  The default counts multiplicity (a one-to-one matching).
 
 Empty trajectories (``empty="google"``, the default): exact = 1 iff both are empty;
 in-order and any-order = 1 when the reference is empty; precision of an empty prediction
@@ -52,6 +61,7 @@ __all__ = [
     "TrajectoryFamily",
     "TrajectoryResult",
     "normalize_match_type",
+    "python_rows",
     "response_match_score",
     "trajectory",
     "wilson_interval",
@@ -73,7 +83,11 @@ OWN_METRICS = (
     "trajectory_edit_similarity",
     "trajectory_redundant_rate",
     "trajectory_extra_calls",
+    "trajectory_steps_to_first_match",
+    "trajectory_kendall_tau",
 )
+# defined only on some rows (NaN elsewhere): their corpus value is the mean over those rows
+CONDITIONAL_METRICS = ("trajectory_steps_to_first_match", "trajectory_kendall_tau")
 ALL_METRICS = (*VERTEX_METRICS, SINGLE_TOOL, ADK_METRIC, *OWN_METRICS)
 DEFAULT_METRICS = (*VERTEX_METRICS, "trajectory_f1")
 BINARY_METRICS = (*VERTEX_METRICS[:3], SINGLE_TOOL, ADK_METRIC)
@@ -83,7 +97,7 @@ ARGS_EQUALITIES = ("json", "string")
 EMPTY_CONVENTIONS = ("google", "nan")
 
 # statistics kept per row besides the score columns (their sums give the micro values)
-_COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs")
+_COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs", "rows_with_match", "rows_with_two_matches")
 
 OPTIONS = (
     "tool_name",
@@ -99,6 +113,7 @@ OPTIONS = (
     "strip_namespace",
     "strip_prefixes",
     "ignore_tools",
+    "multiplicity",
 )
 
 
@@ -232,8 +247,8 @@ def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Int
     )
 
 
-def _rows(values: Any, what: str) -> list:
-    """A column of trajectories as a list: lists of dicts, JSON text, or Arrow values.
+def python_rows(values: Any, what: str) -> list:
+    """A column of trajectories as a Python list: lists of dicts, JSON text, or Arrow values.
 
     Arrow structs cannot tell a missing key from a null one, so the null fields of
     struct-typed arguments are dropped (a JSON-text or map column keeps them).
@@ -261,7 +276,7 @@ def _rows(values: Any, what: str) -> list:
 
 
 def _struct_args(arrow_type: Any) -> bool:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
         return False
@@ -308,6 +323,7 @@ class TrajectoryFamily:
         strip_namespace: bool = False,
         strip_prefixes: Iterable[str] = (),
         ignore_tools: Iterable[str] = (),
+        multiplicity: bool = True,
         threads: int | None = None,
         implementation: str | None = None,
     ) -> None:
@@ -335,6 +351,7 @@ class TrajectoryFamily:
         self.vertex_float32 = bool(vertex_float32)
         self.match_type = normalize_match_type(match_type)
         self.ignore_args = bool(ignore_args)
+        self.multiplicity = bool(multiplicity)
         self.name_key = name_key
         self.args_key = args_key
         self.args_required = (args_key == "tool_input") if args_required is None else bool(args_required)
@@ -352,18 +369,27 @@ class TrajectoryFamily:
     def prepare(self, references: list) -> _Prepared:
         kernels = _kernels(self.implementation)
         table = kernels.CallTable()
-        return _Prepared(kernels, table, _intern(table, _rows(references, "reference"), self, "reference_trajectory"))
+        return _Prepared(
+            kernels, table, _intern(table, python_rows(references, "reference"), self, "reference_trajectory")
+        )
 
     def score(self, prepared: _Prepared, predictions: list) -> ChunkScores:
-        pred = _intern(prepared.table, _rows(predictions, "predicted"), self, "predicted_trajectory")
+        pred = _intern(prepared.table, python_rows(predictions, "predicted"), self, "predicted_trajectory")
         return self._score(prepared.kernels, prepared.table, pred, prepared.ref).chunk
 
     def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
-        out: dict[str, Any] = {c: sums[..., i] / n for i, c in enumerate(self.score_columns)}
         k = len(self.score_columns)
         n_pred, n_ref, matched = sums[..., k], sums[..., k + 1], sums[..., k + 2]
+        defined = {
+            "trajectory_steps_to_first_match": sums[..., k + 4],
+            "trajectory_kendall_tau": sums[..., k + 5],
+        }
+        out: dict[str, Any] = {
+            c: (_ratio(sums[..., i], defined[c], np.nan) if c in defined else sums[..., i] / n)
+            for i, c in enumerate(self.score_columns)
+        }
         if {"trajectory_precision", "trajectory_recall", "trajectory_f1"} & set(self.metrics):
             p = _ratio(matched, n_pred, 0.0)
             r = _ratio(matched, n_ref, 0.0)
@@ -385,6 +411,8 @@ class TrajectoryFamily:
             parts.append("tool:" + "+".join(self.tools))
         if self.vertex_float32:
             parts.append("float32:vertex")
+        if not self.multiplicity:
+            parts.append("multiplicity:set")
         return "|".join(parts)
 
     # -- the computation ----------------------------------------------------------------
@@ -415,8 +443,13 @@ class TrajectoryFamily:
                         else ("the predicted trajectory is" if n_pred[row] == 0 else "the reference trajectory is")
                     )
                     errors[row] = f"{side} empty (empty='nan')"
-        precision = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
-        recall = _ratio(matched, n_ref, 1.0)
+        if self.multiplicity:
+            precision = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
+            recall = _ratio(matched, n_ref, 1.0)
+        else:
+            pred_in_ref, ref_in_pred = _present_elsewhere(pred, ref)
+            precision = _ratio(pred_in_ref, n_pred, (n_ref == 0).astype(np.float64))
+            recall = _ratio(ref_in_pred, n_ref, 1.0)
         if self.vertex_float32:
             precision = _float32_shortest(precision)
             recall = _float32_shortest(recall)
@@ -456,14 +489,40 @@ class TrajectoryFamily:
                 columns[metric] = _ratio(s["redundant"].astype(np.float64), n_pred, 0.0)
             elif metric == "trajectory_extra_calls":
                 columns[metric] = n_pred - matched
-        counts = np.column_stack([n_pred, n_ref, matched, s["lcs"].astype(np.float64)])
-        stat = np.column_stack([columns[c] for c in self.score_columns] + [counts])
+            elif metric == "trajectory_steps_to_first_match":
+                first = s["first_match"].astype(np.float64)
+                columns[metric] = np.where(first > 0, first, np.nan)
+            elif metric == "trajectory_kendall_tau":
+                pairs = matched * (matched - 1) / 2
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    tau = 1.0 - 2.0 * s["discordant"] / pairs
+                columns[metric] = np.where(matched >= 2, tau, np.nan)
+        counts = np.column_stack(
+            [n_pred, n_ref, matched, s["lcs"].astype(np.float64), s["first_match"] > 0, matched >= 2]
+        ).astype(np.float64)
+        stat = np.column_stack([np.nan_to_num(columns[c], nan=0.0) for c in self.score_columns] + [counts])
         if errors:
             bad = np.fromiter(errors, np.int64, len(errors))
             for c in columns.values():
                 c[bad] = np.nan
             stat[bad] = 0.0
         return _Scored(ChunkScores(columns, stat, errors), stats, pm, rm, pred, ref)
+
+
+def _present_elsewhere(pred: _Interned, ref: _Interned) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: predicted calls equal to some call of the row's reference, and reference
+    calls equal to some predicted call (set-wise presence, multiplicity ignored)."""
+    rows = pred.rows
+    p_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(pred.offsets))
+    r_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(ref.offsets))
+    p_key = (p_row << 32) | pred.calls.astype(np.int64)
+    r_key = (r_row << 32) | ref.calls.astype(np.int64)
+    p_hit = np.isin(p_key, r_key)
+    r_hit = np.isin(r_key, p_key)
+    return (
+        np.bincount(p_row[p_hit], minlength=rows).astype(np.float64),
+        np.bincount(r_row[r_hit], minlength=rows).astype(np.float64),
+    )
 
 
 @dataclass
@@ -651,8 +710,8 @@ def trajectory(
         raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
     check_options("trajectory", options, OPTIONS)
     family = TrajectoryFamily(metrics, threads=threads, implementation=implementation, **options)
-    preds = _rows(predicted, "predicted")
-    refs = _rows(reference, "reference")
+    preds = python_rows(predicted, "predicted")
+    refs = python_rows(reference, "reference")
     if len(preds) != len(refs):
         raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
     kernels = _kernels(implementation)
@@ -792,6 +851,8 @@ _HELP = {
     "trajectory_edit_similarity": "respeval: 1 - tool-name edit distance / longer trajectory",
     "trajectory_redundant_rate": "respeval: repeated identical calls / predicted calls",
     "trajectory_extra_calls": "respeval: predicted calls without a reference partner",
+    "trajectory_steps_to_first_match": "respeval: position of the first predicted call that matches (NaN: none)",
+    "trajectory_kendall_tau": "respeval: Kendall tau of the matched calls' two orders (NaN: < 2 matches)",
 }
 
 METRICS = tuple(MetricSpec(name, "trajectory", _HELP[name], _build, inputs="json") for name in ALL_METRICS) + (
