@@ -12,6 +12,11 @@ strings quoted with ``\\`` and ``"`` escaped, ``None`` as ``null``; a NaN never 
 anything (each occurrence gets its own spelling, as two decoded NaNs compare unequal).
 ``args_mode="string"`` compares ``json.dumps(args)`` as the Vertex SDK sends it (insertion
 order, default separators).
+
+``CallTable.intern`` takes lists of call dicts, JSON text (a str per row) and Arrow columns
+(a string column of JSON text, or list<struct> values, read as ``arrow_rows`` does).  The
+native core reads JSON text and Arrow buffers without building Python objects; this twin
+decodes them and states the result both must give.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = [
     "MAX_ARGS_DEPTH",
     "TRAJECTORY_STATS",
     "CallTable",
+    "arrow_rows",
     "canonical_args",
     "describe_bad_trajectory",
     "name_substitutions",
@@ -161,13 +167,16 @@ class CallTable:
         """Call ids, name ids and row offsets (int32, int32, int64 buffers) of ``trajectories``.
 
         Each trajectory is a list of mappings with a str ``name_key`` and, under ``args_key``,
-        a JSON object (or null) of arguments; a str row is JSON text and is decoded first.
+        a JSON object (or null) of arguments; a str row is JSON text and is decoded first;
+        an Arrow column is read as ``arrow_rows`` reads it.
         ``name_fn`` maps each name to its normalised form, or to None to drop the call.  A row
         that cannot be read becomes an empty trajectory and is listed in the returned errors
         as ``(row, reason)``.
         """
         if args_mode not in ARGS_MODES:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
+        if _is_arrow(trajectories):
+            trajectories = arrow_rows(trajectories)
         calls = array("i")
         names = array("i")
         offsets = array("q", [0])
@@ -218,6 +227,54 @@ class CallTable:
                 cid = self._calls[key] = len(self._calls)
             calls.append(cid)
             names.append(nid)
+
+
+def _is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
+
+
+def arrow_rows(values: Any) -> list[Any]:
+    """An Arrow column of trajectories as Python values (``to_pylist``).
+
+    Arrow structs cannot tell a missing key from a null one, so when the calls are structs
+    with struct-typed fields (arguments read from JSON objects), the null fields of those
+    structs are dropped: ``{"a": 1, "b": None}`` is read as ``{"a": 1}``.  A JSON-text or
+    map column keeps them.
+    """
+    rows = values.to_pylist()
+    typ = values.type
+    if not (_arrow_list(typ) and _arrow_struct(typ.value_type)):
+        return rows
+    item = typ.value_type
+    if not any(_arrow_struct(item.field(i).type) for i in range(item.num_fields)):
+        return rows
+    return [_drop_null_fields(r) for r in rows]
+
+
+def _arrow_list(typ: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_list(typ) or pa.types.is_large_list(typ))
+
+
+def _arrow_struct(typ: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_struct(typ))
+
+
+def _drop_null_fields(row: Any) -> Any:
+    if not isinstance(row, list):
+        return row
+    out = []
+    for call in row:
+        if isinstance(call, dict):
+            call = {
+                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
+                for k, v in call.items()
+            }
+        out.append(call)
+    return out
 
 
 def _checked_name(mapped: Any, name: str) -> str | None:

@@ -230,7 +230,7 @@ class _Interned:
         return len(self.offsets) - 1
 
 
-def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Interned:
+def _intern(table: Any, rows: Any, family: TrajectoryFamily, what: str) -> _Interned:
     calls, names, offsets, errors = table.intern(
         rows,
         family.name_key,
@@ -247,25 +247,17 @@ def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Int
     )
 
 
-def python_rows(values: Any, what: str) -> list:
-    """A column of trajectories as a Python list: lists of dicts, JSON text, or Arrow values.
-
-    Arrow structs cannot tell a missing key from a null one, so the null fields of
-    struct-typed arguments are dropped (a JSON-text or map column keeps them).
-    """
+def _column(values: Any, what: str) -> Any:
+    """A column of trajectories as the kernels take it: a list (of lists of dicts, JSON
+    text, ...) or an Arrow array, which the native core reads from its buffers."""
     if isinstance(values, (str, bytes)):
         raise TypeError(
             f"{what} must be a sequence of trajectories (one per row), not a single {type(values).__name__}"
         )
     if isinstance(values, list):
         return values
-    arrow_type = getattr(values, "type", None)
-    to_pylist = getattr(values, "to_pylist", None)
-    if callable(to_pylist):
-        rows = to_pylist()
-        if arrow_type is not None and _struct_args(arrow_type):
-            rows = [_drop_null_args(r) for r in rows]
-        return rows
+    if type(values).__module__.startswith("pyarrow") and hasattr(values, "type"):
+        return values
     tolist = getattr(values, "tolist", None)
     if callable(tolist):
         return tolist()
@@ -275,27 +267,14 @@ def python_rows(values: Any, what: str) -> list:
         raise TypeError(f"{what} must be a sequence of trajectories, got {type(values).__name__}") from None
 
 
-def _struct_args(arrow_type: Any) -> bool:
-    import pyarrow as pa
+def python_rows(values: Any, what: str) -> list:
+    """A column of trajectories as a Python list: lists of dicts, JSON text, or Arrow values
+    (read as ``respeval._core_py.trajectory.arrow_rows`` reads them: the null fields of
+    struct-typed arguments dropped, since Arrow cannot tell them from missing keys)."""
+    from respeval._core_py.trajectory import arrow_rows
 
-    if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
-        return False
-    item = arrow_type.value_type
-    return pa.types.is_struct(item) and any(pa.types.is_struct(item.field(i).type) for i in range(item.num_fields))
-
-
-def _drop_null_args(row: Any) -> Any:
-    if not isinstance(row, list):
-        return row
-    out = []
-    for call in row:
-        if isinstance(call, dict):
-            call = {
-                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
-                for k, v in call.items()
-            }
-        out.append(call)
-    return out
+    column = _column(values, what)
+    return column if isinstance(column, list) else arrow_rows(column)
 
 
 class TrajectoryFamily:
@@ -369,12 +348,10 @@ class TrajectoryFamily:
     def prepare(self, references: list) -> _Prepared:
         kernels = _kernels(self.implementation)
         table = kernels.CallTable()
-        return _Prepared(
-            kernels, table, _intern(table, python_rows(references, "reference"), self, "reference_trajectory")
-        )
+        return _Prepared(kernels, table, _intern(table, _column(references, "reference"), self, "reference_trajectory"))
 
     def score(self, prepared: _Prepared, predictions: list) -> ChunkScores:
-        pred = _intern(prepared.table, python_rows(predictions, "predicted"), self, "predicted_trajectory")
+        pred = _intern(prepared.table, _column(predictions, "predicted"), self, "predicted_trajectory")
         return self._score(prepared.kernels, prepared.table, pred, prepared.ref).chunk
 
     def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
@@ -710,8 +687,8 @@ def trajectory(
         raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
     check_options("trajectory", options, OPTIONS)
     family = TrajectoryFamily(metrics, threads=threads, implementation=implementation, **options)
-    preds = python_rows(predicted, "predicted")
-    refs = python_rows(reference, "reference")
+    preds = _column(predicted, "predicted")
+    refs = _column(reference, "reference")
     if len(preds) != len(refs):
         raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
     kernels = _kernels(implementation)
