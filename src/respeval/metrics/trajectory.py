@@ -709,7 +709,7 @@ def trajectory(
 RESPONSE_VARIANTS = ("adk", "adk-legacy")
 
 
-def _rouge1_f(candidate: list[str], target: list[str]) -> float:
+def rouge1_f(candidate: list[str], target: list[str]) -> float:
     """rouge-score's rouge1 F-measure of token lists, with its operation order."""
     if not candidate or not target:
         return 0.0
@@ -768,7 +768,7 @@ class ResponseMatchFamily:
                 errors[row] = f"response is {type(pred).__name__}, expected str"
                 values[row] = np.nan
                 continue
-            values[row] = _rouge1_f(self.tokens(pred), ref)
+            values[row] = rouge1_f(self.tokens(pred), ref)
         stats = np.where(np.isnan(values), 0.0, values)[:, None]
         return ChunkScores({"response_match_score": values}, stats, errors)
 
