@@ -739,6 +739,15 @@ cdef class CallTable:
     def names(self):
         return [self.name(i) for i in range(self.names_v.n)]
 
+    def call(self, Py_ssize_t i):
+        """Call ``i`` as (tool name, canonical arguments)."""
+        cdef int32_t nid
+        if i < 0 or i >= self.calls_v.n:
+            raise IndexError(f"call id {i} out of range for {self.calls_v.n} calls")
+        key = self.calls_v.arena[self.calls_v.start[i]:self.calls_v.start[i + 1]]
+        memcpy(&nid, <const char*>key, 4)
+        return self.name(nid), key[4:].decode("utf-8", "surrogatepass")
+
     def name_id(self, str name, default=-1):
         cdef bytes raw = name.encode("utf-8", "surrogatepass")
         cdef int32_t r = rv_traj_table_find(&self.names_v, raw, len(raw))

@@ -127,6 +127,7 @@ class CallTable:
         self._names: dict[str, int] = {}
         self._name_list: list[str] = []
         self._calls: dict[tuple[int, str], int] = {}
+        self._call_list: list[tuple[int, str]] = []
         self._name_cache: dict[str, str | None] = {}
         self._nan = [0]
 
@@ -147,6 +148,13 @@ class CallTable:
 
     def name_id(self, name: str, default: int = -1) -> int:
         return self._names.get(name, default)
+
+    def call(self, i: int) -> tuple[str, str]:
+        """Call ``i`` as (tool name, canonical arguments)."""
+        if not 0 <= i < len(self._call_list):
+            raise IndexError(f"call id {i} out of range for {len(self._call_list)} calls")
+        nid, canon = self._call_list[i]
+        return self._name_list[nid], canon
 
     def _name(self, name: str) -> int:
         i = self._names.get(name)
@@ -225,6 +233,7 @@ class CallTable:
             cid = self._calls.get(key)
             if cid is None:
                 cid = self._calls[key] = len(self._calls)
+                self._call_list.append(key)
             calls.append(cid)
             names.append(nid)
 

@@ -45,6 +45,7 @@ examples:
   respeval agent --expected home.test.json --actual run1.evalset.json
   respeval agent --expected set.evalset.json --actual sessions/ --match-type IN_ORDER
   respeval agent --expected set.evalset.json --actual r1.json --actual r2.json --json
+  respeval agent --example --report agent-report.html
   respeval agent --example --judge openai:gpt-4o-mini --judge-samples 3 --judge-cache judge.sqlite
   respeval agent --expected set.evalset.json --actual run/ --judge openai:m --judge-base-url http://127.0.0.1:8000/v1 \
       --judge-metrics final_response_match_v2,hallucinations_v1 --judge-threshold hallucinations_v1=0.9
@@ -78,6 +79,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the full results as JSON")
     parser.add_argument("--out", metavar="FILE", help="also write the full results as JSON to FILE")
     parser.add_argument("--worst", type=int, default=5, metavar="K", help="lowest-recall invocations to list")
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write the HTML report (per-case statuses, trajectory tables, per-tool mistakes, worst invocations)",
+    )
+    parser.add_argument(
+        "--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report` to merge with others"
+    )
     judge = parser.add_argument_group("judged metrics (an LLM judge; off unless --judge is given)")
     judge.add_argument(
         "--judge", metavar="MODEL", help="judge model: openai:NAME, anthropic:NAME, python:module:function, fake:..."
@@ -161,6 +170,17 @@ def run(args: argparse.Namespace) -> int:
         print(report.format(worst=args.worst))
     if args.out:
         print(f"results written to {args.out}", file=sys.stderr)
+    if args.report or args.summary_out:
+        from respeval.agents.report import agent_summary
+
+        summary = agent_summary(report, worst=max(args.worst, 10))
+        if args.summary_out:
+            Path(args.summary_out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+            print(f"run summary written to {args.summary_out}", file=sys.stderr)
+        if args.report:
+            from respeval.report import write_report
+
+            print(f"report written to {write_report(summary, args.report)}", file=sys.stderr)
     if judge_stop:
         print(f"the judge stopped: {judge_stop}", file=sys.stderr)
         return Exit.JUDGE_FATAL

@@ -648,6 +648,25 @@ class TrajectoryResult(MetricResult):
         names = self._table.names()
         return Counter((names[a], names[b]) for a, b in zip(exp.tolist(), got.tolist()))
 
+    def calls(self, row: int) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, bool]]]:
+        """Row ``row``'s calls as matched (after name normalisation and ignore lists):
+        (predicted, reference), each call ``(tool name, canonical arguments, matched)``."""
+        if not 0 <= row < len(self):
+            raise IndexError(f"row {row} out of range for {len(self)} rows")
+        out = []
+        for side, flags in (
+            (self._detail.pred, self._detail.pred_matched),
+            (self._detail.ref, self._detail.ref_matched),
+        ):
+            lo, hi = int(side.offsets[row]), int(side.offsets[row + 1])
+            out.append(
+                [
+                    (*self._table.call(int(c)), bool(m))
+                    for c, m in zip(side.calls[lo:hi].tolist(), flags[lo:hi].tolist())
+                ]
+            )
+        return out[0], out[1]
+
     def worst(self, k: int = 10, by: str | None = None) -> list[int]:
         """The ``k`` scored rows with the lowest ``by`` (default: the first metric), ties by row."""
         by = by or self.family.score_columns[0]  # type: ignore[attr-defined]

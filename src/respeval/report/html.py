@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
+from respeval.report.agents import section_agents
 from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct
 from respeval.report.schema import check_summary, merge_summaries
 from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter
@@ -25,6 +26,7 @@ SECTIONS = (
     ("gate", "Gate funnel"),
     ("systems", "Systems"),
     ("disagreements", "Worst disagreements"),
+    ("agents", "Agents"),
 )
 _MAX_DISAGREEMENTS = 10  # per metric
 
@@ -484,6 +486,7 @@ _RENDERERS = {
     "gate": _section_gate,
     "systems": _section_systems,
     "disagreements": _section_disagreements,
+    "agents": section_agents,
 }
 
 

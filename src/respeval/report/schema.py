@@ -45,7 +45,8 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
       "disagreements": [                           # besides those inside "validation" entries
         {"metric": "helpfulness", "row": 17, "judge": 5, "human": 1, "gap": 4,
          "texts": {"prompt": "...", "response": "..."}}
-      ]
+      ],
+      "agents": [ ... ]                            # respeval.agents.report: trajectories, tools, cases
     }
 
 Validation entries carry their own distributions and disagreements; the report shows them in
@@ -66,7 +67,7 @@ from respeval._version import __version__
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 
 SCHEMA = "respeval.run-summary/1"
-LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems", "disagreements")
+LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems", "disagreements", "agents")
 
 
 # --------------------------------------------------------------------------- building summaries
