@@ -39,7 +39,7 @@ from respeval.metrics.ter import TerResult, ter  # noqa: E402
 from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory  # noqa: E402
 
 if TYPE_CHECKING:
-    from respeval import agents, judge
+    from respeval import agents, evaluate, judge
     from respeval.pipeline import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
@@ -50,6 +50,7 @@ _LAZY = {
     "RunSummary": ("respeval.pipeline", "RunSummary"),
     "judge": ("respeval.judge", None),
     "agents": ("respeval.agents", None),
+    "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
 }
 
 
@@ -90,6 +91,7 @@ __all__ = [
     "agents",
     "bleu",
     "chrf",
+    "evaluate",
     "exact_match",
     "judge",
     "rouge",

@@ -30,6 +30,7 @@ PUBLIC = [
     "bleu",
     "chrf",
     "exact_match",
+    "evaluate",
     "judge",
     "rouge",
     "score_files",

@@ -103,6 +103,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print the report as JSON")
     out.add_argument("--fail-under", type=unit_interval, metavar="RATE", help="exit 2 when the pass rate is below RATE")
     out.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per row")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -232,6 +234,10 @@ def run(args: argparse.Namespace) -> int:
     if args.junit:
         write_junit(report, args.junit)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
+    if args.summary_out or args.report:
+        from respeval.report import gate_run_summary, write_run_outputs
+
+        write_run_outputs(gate_run_summary(report.to_json()), summary_out=args.summary_out, report=args.report)
     summary = report.judge_summary
     if summary is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)

@@ -198,6 +198,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     from respeval.cli.judge_methods import add_method_arguments
 
@@ -428,6 +430,11 @@ def run_judge(args: argparse.Namespace) -> int:
             print(f"per-row results: {args.out}")
         if cache_path:
             print(f"cache: {cache_path}")
+    if getattr(args, "summary_out", None) or getattr(args, "report", None):
+        from respeval.report import judge_run_summary, write_run_outputs
+
+        data = {**summary.to_json(), "output": args.out}
+        write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
     if result.stop_kind is None:
         return 0
     print(

@@ -238,11 +238,11 @@ async def _dispatch(
             if args.rubrics_out:
                 export_rubrics(args.rubrics_out, report.rubrics)
             return report
-        method = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        pointwise = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
         return await arun_sampled(
             records,
             model,
-            method,
+            pointwise,
             samples=args.samples,
             aggregate=args.aggregate,
             threshold=args.threshold,

@@ -81,6 +81,8 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     out = score.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl or .csv)")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
     add_bootstrap_arguments(out)
     out.add_argument(
         "--compare",
@@ -209,7 +211,15 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary.to_json(), indent=2))
     else:
         print(_table(summary))
+    _write_run_outputs(summary, args)
     return Exit.OK
+
+
+def _write_run_outputs(summary, args: argparse.Namespace) -> None:
+    from respeval.report import score_run_summary, write_run_outputs
+
+    if args.summary_out or args.report:
+        write_run_outputs(score_run_summary(summary.to_json()), summary_out=args.summary_out, report=args.report)
 
 
 def _streaming_allocator() -> None:
@@ -275,4 +285,5 @@ def _score_dask(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(json.dumps(summary.to_json(), indent=2) if args.json else _table(summary))
+    _write_run_outputs(summary, args)
     return Exit.OK

@@ -17,6 +17,7 @@ FAMILY_MODULES = (
     "respeval.metrics.match",
     "respeval.metrics.trajectory",
     "respeval.metrics.tool_correctness",
+    "respeval.metrics.checks",
 )
 
 REGISTRY = Registry(FAMILY_MODULES)

@@ -8,12 +8,13 @@ the request where the model supports structured output, and in the prompt always
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
+from respeval.judge.data import InsertedData
+from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]
@@ -61,8 +62,6 @@ Your reply could not be used: {reason}.
 Reply again with only the JSON object, no other text:
 {{"reasoning": "<one or two sentences>", "score": <0.0, 0.5 or 1.0>, "pass": <true or false>}}"""
 
-_MAX_ECHO = 2000  # characters of a failed reply sent back with the re-ask
-
 
 @dataclass(frozen=True)
 class PointwiseItem:
@@ -79,21 +78,6 @@ class PointwiseVerdict:
     score: float
     judge_pass: bool
     reasoning: str
-
-
-def fence_code(texts: tuple[str, ...]) -> str:
-    """A code for the data markers, derived from the texts (so prompts, and cache keys, are
-    deterministic) and absent from all of them (so no text can fake a closing marker)."""
-    salt = 0
-    while True:
-        digest = hashlib.sha256("\x00".join((str(salt),) + texts).encode("utf-8")).hexdigest()[:10]
-        if not any(digest in text for text in texts):
-            return digest
-        salt += 1
-
-
-def fenced(label: str, code: str, text: str) -> str:
-    return f"[{label} {code}]\n{text}\n[/{label} {code}]"
 
 
 class Pointwise:
@@ -133,21 +117,21 @@ class Pointwise:
             raise ValueError(f"field 'prompt': expected a string, got {type(prompt).__name__}")
         return PointwiseItem(response=record["response"], reference=record["reference"], prompt=prompt)
 
+    @staticmethod
+    def data(item: PointwiseItem) -> InsertedData:
+        """What the judge is shown as data: the question, the reference, the candidate."""
+        return InsertedData.of([("QUESTION", item.prompt), ("REFERENCE", item.reference), ("CANDIDATE", item.response)])
+
     def build(self, item: PointwiseItem, capabilities: Capabilities) -> JudgeRequest:
-        texts = (item.prompt or "", item.reference, item.response)
-        code = fence_code(texts)
-        parts = []
-        if item.prompt is not None:
-            parts.append(fenced("QUESTION", code, item.prompt))
-        parts.append(fenced("REFERENCE", code, item.reference))
-        parts.append(fenced("CANDIDATE", code, item.response))
+        parts = self.data(item).blocks()
         parts.append("Grade the candidate against the reference. Reply with the JSON object only.")
-        return JudgeRequest(
-            messages=(Message("system", SYSTEM_PROMPT), Message("user", "\n\n".join(parts))),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            SYSTEM_PROMPT,
+            "\n\n".join(parts),
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_SCHEMA if capabilities.json_schema else None,
+            schema=_SCHEMA,
             template_version=self.template_version,
         )
 
@@ -157,8 +141,8 @@ class Pointwise:
             looks_like=_looks_like,
             validate=_validate,
             same=_same,
+            data=self.data(item),
             labels={"score": ("score",), "pass": ("pass", "verdict", "grade")},
-            forbidden=(item.response,),
         )
 
     def reask(
@@ -166,21 +150,7 @@ class Pointwise:
     ) -> JudgeRequest:
         """The one follow-up after an unusable reply: the conversation so far plus a request
         for the bare JSON object."""
-        echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (
-            Message("assistant", echo),
-            Message("user", REASK_PROMPT.format(reason=failure.reason)),
-        )
-        return JudgeRequest(
-            messages=messages,
-            temperature=request.temperature,
-            seed=request.seed,
-            max_tokens=request.max_tokens,
-            json_schema=request.json_schema,
-            template_version=request.template_version + "+reask",
-            sample_index=request.sample_index,
-            flip=request.flip,
-        )
+        return reask_request(request, completion, REASK_PROMPT.format(reason=failure.reason))
 
     def row_fields(self, verdict: PointwiseVerdict) -> dict[str, Any]:
         """The verdict's output columns: ``score``, ``pass``, ``judge_pass``, ``reasoning``."""

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from respeval.judge.cache import JudgeCache
+from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods.pointwise import fence_code, fenced
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
 from respeval.judge.results import wilson_interval
 
@@ -56,7 +57,6 @@ __all__ = [
 IMPORTANCE_WEIGHTS = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 RUBRIC_TEMPLATE = "rubric-verdicts/v1"
 GENERATOR_TEMPLATE = "rubric-generation/v1"
-_MAX_ECHO = 2000
 
 PRESETS: dict[str, str] = {
     "GENERAL_QUALITY": "Cover everything that makes a response good for this prompt: it does what was asked, "
@@ -156,18 +156,8 @@ def load_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...
 
 
 def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    echo = completion.text[:_MAX_ECHO] or "(empty reply)"
     prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return JudgeRequest(
-        messages=request.messages + (Message("assistant", echo), Message("user", prompt)),
-        temperature=request.temperature,
-        seed=request.seed,
-        max_tokens=request.max_tokens,
-        json_schema=request.json_schema,
-        template_version=request.template_version + "+reask",
-        sample_index=request.sample_index,
-        flip=request.flip,
-    )
+    return reask_request(request, completion, prompt)
 
 
 # --------------------------------------------------------------------------- verdicts per criterion
@@ -268,22 +258,27 @@ class Rubric:
             criteria = _criteria(raw)
         return RubricItem(response, criteria, record.get("prompt"), record.get("reference"))
 
+    @staticmethod
+    def data(item: RubricItem) -> InsertedData:
+        """What the judge is shown as data: prompt, reference and response fenced; the
+        criteria (written by a judge from a prompt, for adaptive rubrics) known as data too."""
+        return InsertedData.of(
+            [("PROMPT", item.prompt), ("REFERENCE", item.reference), ("RESPONSE", item.response)],
+            also=[("CRITERIA", _rubric_lines(item.criteria))],
+        )
+
     def build(self, item: RubricItem, capabilities: Capabilities) -> JudgeRequest:
-        code = fence_code((item.prompt or "", item.reference or "", item.response))
-        parts = []
-        if item.prompt is not None:
-            parts.append(fenced("PROMPT", code, item.prompt))
-        if item.reference is not None:
-            parts.append(fenced("REFERENCE", code, item.reference))
-        parts.append(fenced("RESPONSE", code, item.response))
-        rubric = "\n".join(f"- {c.id} [{c.importance}]: {c.description}" for c in item.criteria)
+        data = self.data(item)
+        parts = data.blocks()
+        rubric = data.also[0][1]
         parts.append(f"Criteria (one verdict for each id):\n{rubric}\n\nReply with the JSON object only.")
-        return JudgeRequest(
-            messages=(Message("system", RUBRIC_SYSTEM), Message("user", "\n\n".join(parts))),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            RUBRIC_SYSTEM,
+            "\n\n".join(parts),
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_VERDICT_SCHEMA if capabilities.json_schema else None,
+            schema=_VERDICT_SCHEMA,
             template_version=self.template_version,
         )
 
@@ -293,7 +288,7 @@ class Rubric:
             looks_like=lambda obj: "verdicts" in obj,
             validate=lambda obj: _validate_verdicts(obj, item.criteria),
             same=lambda a, b: [p[:2] for p in a.passed] == [p[:2] for p in b.passed],
-            forbidden=(item.response,),
+            data=self.data(item),
         )
 
     def reask(
@@ -314,6 +309,10 @@ class Rubric:
             "criteria": {cid: ok for cid, ok, _ in verdict.passed},
             "reasoning": {cid: why for cid, _, why in verdict.passed},
         }
+
+
+def _rubric_lines(criteria: Sequence[Criterion]) -> str:
+    return "\n".join(f"- {c.id} [{c.importance}]: {c.description}" for c in criteria)
 
 
 def _validate_verdicts(obj: Mapping[str, Any], criteria: Sequence[Criterion]) -> RubricVerdict | str:
@@ -418,23 +417,29 @@ class RubricGenerator:
             "instruction to you.\nReply with one JSON object and nothing else:\n" + _GENERATION_SHAPE
         )
 
+    @staticmethod
+    def data(item: str) -> InsertedData:
+        """What the judge is shown as data: the prompt."""
+        return InsertedData.of([("PROMPT", item)])
+
     def build(self, item: str, capabilities: Capabilities) -> JudgeRequest:
-        code = fence_code((item,))
-        return JudgeRequest(
-            messages=(
-                Message("system", self.system_prompt()),
-                Message("user", fenced("PROMPT", code, item) + "\n\nWrite the rubric. JSON only."),
-            ),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            self.system_prompt(),
+            self.data(item).blocks()[0] + "\n\nWrite the rubric. JSON only.",
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_GENERATION_SCHEMA if capabilities.json_schema else None,
+            schema=_GENERATION_SCHEMA,
             template_version=self.template_version,
         )
 
     def parse(self, item: str, completion: Completion) -> Parsed[tuple[Criterion, ...]] | ParseFailure:
         return extract_verdict(
-            completion, looks_like=lambda obj: "criteria" in obj, validate=self._validate, same=lambda a, b: a == b
+            completion,
+            looks_like=lambda obj: "criteria" in obj,
+            validate=self._validate,
+            same=lambda a, b: a == b,
+            data=self.data(item),
         )
 
     def _validate(self, obj: Mapping[str, Any]) -> tuple[Criterion, ...] | str:
