@@ -43,8 +43,8 @@ numbers will differ from ADK's wherever the judge reads the prompts differently)
 * a value of None is NOT_EVALUATED; otherwise PASSED iff value >= threshold.
 
 Every text inserted into a prompt (turns, tool arguments and results, rubrics, sentences)
-is fenced as data with the markers of :func:`respeval.judge.methods.pointwise.fenced`, and
-a verdict-like object copied from it is never taken as the verdict.
+is fenced as data and known to the parser (:class:`respeval.judge.data.InsertedData`): a
+verdict the judge copied from the data is never taken as its verdict.
 """
 
 from __future__ import annotations
@@ -57,8 +57,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import JudgeCache
+from respeval.judge.data import InsertedData, fence
 from respeval.judge.engine import EngineOptions
-from respeval.judge.methods.pointwise import fence_code, fenced
+from respeval.judge.methods.base import reask_request
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
@@ -248,21 +249,34 @@ def _show(value: Any) -> str:
 
 
 class _Renderer:
-    """Fenced data blocks for one prompt: every text goes between markers of one code,
-    chosen so that none of the texts contains it."""
+    """Fenced data blocks for one prompt: the code comes from every value the prompt may
+    show (``InsertedData``), so no value can close its fence, and the parser knows them."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.texts = tuple(texts)
-        self.code = fence_code(self.texts)
+    def __init__(self, data: InsertedData) -> None:
+        self.data = data
 
     def block(self, label: str, text: str) -> str:
-        return fenced(label, self.code, text)
+        return fence(label, self.data.code, text)
 
 
-def _exchange_texts(ex: Exchange) -> list[str]:
-    out = [ex.user, ex.response]
-    for s in ex.steps:
-        out.append(s.text if s.kind == "text" else f"{s.name}\n{_show(s.args if s.kind == 'call' else s.content)}")
+def _step_text(s: Step) -> str:
+    return f"{s.name}\n{_show(s.args if s.kind == 'call' else s.content)}"
+
+
+_STEP_LABEL = {"text": "TEXT", "call": "CALL", "result": "RESULT"}
+
+
+def _conversation_fields(conv: Conversation) -> list[tuple[str, str | None]]:
+    """(label, text) of every value a prompt about ``conv`` may show."""
+    out: list[tuple[str, str | None]] = [
+        ("INSTRUCTIONS", conv.instructions),
+        ("TOOLS", _show(list(conv.tools)) if conv.tools else None),
+    ]
+    for ex in conv.exchanges:
+        out.append(("USER", ex.user))
+        for s in ex.steps:
+            out.append((_STEP_LABEL[s.kind], s.text if s.kind == "text" else _step_text(s)))
+        out.append(("ANSWER", ex.response))
     return out
 
 
@@ -272,13 +286,9 @@ def _render_steps(r: _Renderer, ex: Exchange, *, with_texts: bool = True) -> lis
         if s.kind == "text" and with_texts:
             parts.append(f"The agent said{f' ({s.author})' if s.author else ''}:\n" + r.block("TEXT", s.text))
         elif s.kind == "call":
-            parts.append(
-                "The agent called a tool (name, then arguments):\n" + r.block("CALL", f"{s.name}\n{_show(s.args)}")
-            )
+            parts.append("The agent called a tool (name, then arguments):\n" + r.block("CALL", _step_text(s)))
         elif s.kind == "result":
-            parts.append(
-                "The tool returned (name, then result):\n" + r.block("RESULT", f"{s.name}\n{_show(s.content)}")
-            )
+            parts.append("The tool returned (name, then result):\n" + r.block("RESULT", _step_text(s)))
     return parts
 
 
@@ -295,13 +305,6 @@ def _render_context(r: _Renderer, conv: Conversation, *, upto: int, tools: bool 
         if ex.response:
             parts.append("The agent answered:\n" + r.block("ANSWER", ex.response))
     return parts
-
-
-def _conversation_texts(conv: Conversation) -> list[str]:
-    out = [conv.instructions or "", _show(list(conv.tools)) if conv.tools else ""]
-    for ex in conv.exchanges:
-        out.extend(_exchange_texts(ex))
-    return out
 
 
 _DATA_RULE = (
@@ -324,18 +327,8 @@ def _request(system: str, user: str, schema: JsonSchema, capabilities: Capabilit
 
 
 def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    echo = completion.text[:_MAX_ECHO] or "(empty reply)"
     prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return JudgeRequest(
-        messages=request.messages + (Message("assistant", echo), Message("user", prompt)),
-        temperature=request.temperature,
-        seed=request.seed,
-        max_tokens=request.max_tokens,
-        json_schema=request.json_schema,
-        template_version=request.template_version + "+reask",
-        sample_index=request.sample_index,
-        flip=request.flip,
-    )
+    return reask_request(request, completion, prompt)
 
 
 def _word(value: Any) -> str:
@@ -440,6 +433,10 @@ class RubricItem:
     focus: str  # a key of _FOCUS
 
 
+def _rubric_lines(item: RubricItem) -> str:
+    return "\n".join(f"[{r.id}] {r.text}" for r in item.rubrics)
+
+
 @dataclass(frozen=True)
 class RubricVerdicts:
     scores: tuple[tuple[str, float | None], ...]  # per rubric, in rubric order
@@ -481,10 +478,15 @@ class ConversationRubrics:
             raise ValueError("rubrics are required")
         return item
 
+    @staticmethod
+    def data(item: RubricItem) -> InsertedData:
+        """Every value the prompt may show: the conversation's texts and the rubrics."""
+        return InsertedData.of([*_conversation_fields(item.conversation), ("RUBRICS", _rubric_lines(item))])
+
     def build(self, item: RubricItem, capabilities: Capabilities) -> JudgeRequest:
         conv = item.conversation
-        rubric_lines = "\n".join(f"[{r.id}] {r.text}" for r in item.rubrics)
-        r = _Renderer([*_conversation_texts(conv), rubric_lines])
+        rubric_lines = _rubric_lines(item)
+        r = _Renderer(self.data(item))
         if item.focus == "conversation":
             parts = _render_context(r, conv, upto=len(conv.exchanges))
         else:
@@ -525,7 +527,7 @@ class ConversationRubrics:
             looks_like=lambda obj: "verdicts" in obj,
             validate=validate,
             same=lambda a, b: a == b,
-            forbidden=tuple(t for t in _conversation_texts(item.conversation) if t),
+            data=self.data(item),
         )
 
     def reask(
@@ -593,8 +595,12 @@ class FinalResponseMatch:
                 raise ValueError(f"field {f!r}: expected a string")
         return MatchItem(record["user"], record["response"], record["expected"])
 
+    @staticmethod
+    def data(item: MatchItem) -> InsertedData:
+        return InsertedData.of([("USER", item.user), ("EXPECTED", item.expected), ("AGENT", item.response)])
+
     def build(self, item: MatchItem, capabilities: Capabilities) -> JudgeRequest:
-        r = _Renderer([item.user, item.response, item.expected])
+        r = _Renderer(self.data(item))
         user = "\n\n".join(
             [
                 "The user's request:\n" + r.block("USER", item.user),
@@ -619,7 +625,7 @@ class FinalResponseMatch:
             looks_like=lambda obj: "verdict" in obj,
             validate=validate,
             same=lambda a, b: a == b,
-            forbidden=(item.response, item.user),
+            data=self.data(item),
         )
 
     def reask(
@@ -712,8 +718,12 @@ class SentenceSegmenter:
             raise ValueError("field 'text': expected a non-empty string")
         return str(record["text"])
 
+    @staticmethod
+    def data(item: str) -> InsertedData:
+        return InsertedData.of([("TEXT", item)])
+
     def build(self, item: str, capabilities: Capabilities) -> JudgeRequest:
-        r = _Renderer([item])
+        r = _Renderer(self.data(item))
         user = "The text:\n" + r.block("TEXT", item) + "\n\nSplit it into sentences. Reply with the JSON object only."
         return _request(_SEGMENT_SYSTEM, user, _SEGMENT_SCHEMA, capabilities, self)
 
@@ -725,7 +735,11 @@ class SentenceSegmenter:
             return tuple(s.strip() for s in raw if s.strip())
 
         return extract_verdict(
-            completion, looks_like=lambda obj: "sentences" in obj, validate=validate, same=lambda a, b: a == b
+            completion,
+            looks_like=lambda obj: "sentences" in obj,
+            validate=validate,
+            same=lambda a, b: a == b,
+            data=self.data(item),
         )
 
     def reask(self, item: str, request: JudgeRequest, completion: Completion, failure: ParseFailure) -> JudgeRequest:
@@ -765,10 +779,14 @@ class SentenceSupport:
             raise ValueError("field 'item': expected a SupportItem with sentences")
         return item
 
+    @staticmethod
+    def data(item: SupportItem) -> InsertedData:
+        return InsertedData.of([*_conversation_fields(item.conversation), ("SENTENCES", _numbered(item))])
+
     def build(self, item: SupportItem, capabilities: Capabilities) -> JudgeRequest:
         conv = item.conversation
-        numbered = "\n".join(f"({i + 1}) {s}" for i, s in enumerate(item.sentences))
-        r = _Renderer([*_conversation_texts(conv), numbered])
+        numbered = _numbered(item)
+        r = _Renderer(self.data(item))
         parts = _render_context(r, conv, upto=item.upto - 1)
         if item.upto == 1:
             parts = _render_context(r, conv, upto=0)
@@ -803,7 +821,7 @@ class SentenceSupport:
             looks_like=lambda obj: "labels" in obj,
             validate=validate,
             same=lambda a, b: a == b,
-            forbidden=tuple(t for t in _conversation_texts(item.conversation) if t),
+            data=self.data(item),
         )
 
     def reask(
@@ -814,6 +832,10 @@ class SentenceSupport:
     def row_fields(self, verdict: tuple[str | None, ...]) -> dict[str, Any]:
         score = support_fraction(verdict)
         return {"labels": list(verdict), "score": score, "pass": bool(score is not None and score >= 0.5)}
+
+
+def _numbered(item: SupportItem) -> str:
+    return "\n".join(f"({i + 1}) {s}" for i, s in enumerate(item.sentences))
 
 
 def support_fraction(labels: Sequence[str | None]) -> float | None:
