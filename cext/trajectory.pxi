@@ -966,6 +966,7 @@ cdef class CallTable:
             if rv_push64(&st.offsets, 0) != 0:
                 raise MemoryError()
             if _traj_is_arrow(trajectories):
+                _traj_twin.check_arrow(trajectories)  # the buffers are read directly: refuse broken ones
                 chunks = trajectories.chunks if hasattr(trajectories, "chunks") else [trajectories]
                 for chunk in chunks:
                     self._arrow_chunk(&st, chunk, name_key, args_key, args_required, args_mode, name_fn, errors)

@@ -226,6 +226,14 @@ def test_arrow_structs_equal_twin(rows, start, large):
     n = len(preds)
     start = min(start, n - 1)
     p, r = preds.slice(start), refs.slice(start)
+    try:
+        preds.validate(full=True)
+    except pa.ArrowInvalid:
+        # pyarrow 26 casts list<null> inside structs to a broken large_list: both refuse it whole
+        for mod in (core, twin):
+            with pytest.raises(ValueError, match="malformed Arrow column"):
+                _run(mod, p, r)
+        return
     assert _run(core, p, r) == _run(twin, p, r)
     chunked_p = pa.chunked_array([preds.slice(0, start), preds.slice(start)], type=preds.type)
     chunked_r = pa.chunked_array([refs.slice(0, start), refs.slice(start)], type=refs.type)
@@ -268,6 +276,18 @@ def test_arrow_other_shapes_take_the_python_path():
     ]
     for arr in cases:
         assert _run(core, arr, arr) == _run(twin, arr, arr), arr.type
+
+
+def test_broken_arrow_buffers_are_refused():
+    """Offsets past the end of the values: refused whole, before any buffer is read."""
+    good = pa.array([json.dumps([{"tool_name": "a", "tool_input": {}}])] * 3)
+    validity, offsets, data = good.buffers()
+    bad_offsets = np.frombuffer(offsets, np.int32).copy()
+    bad_offsets[2] = 10_000
+    broken = pa.Array.from_buffers(pa.string(), 3, [validity, pa.py_buffer(bad_offsets.tobytes()), data])
+    for mod in (core, twin):
+        with pytest.raises(ValueError, match="malformed Arrow column"):
+            mod.CallTable().intern(broken)
 
 
 def test_timestamps_and_decimals_are_not_json():

@@ -34,6 +34,7 @@ __all__ = [
     "CallTable",
     "arrow_rows",
     "canonical_args",
+    "check_arrow",
     "describe_bad_trajectory",
     "name_substitutions",
     "read_trajectory",
@@ -250,6 +251,7 @@ def arrow_rows(values: Any) -> list[Any]:
     structs are dropped: ``{"a": 1, "b": None}`` is read as ``{"a": 1}``.  A JSON-text or
     map column keeps them.
     """
+    check_arrow(values)
     rows = values.to_pylist()
     typ = values.type
     if not (_arrow_list(typ) and _arrow_struct(typ.value_type)):
@@ -258,6 +260,18 @@ def arrow_rows(values: Any) -> list[Any]:
     if not any(_arrow_struct(item.field(i).type) for i in range(item.num_fields)):
         return rows
     return [_drop_null_fields(r) for r in rows]
+
+
+def check_arrow(values: Any) -> None:
+    """Raise ValueError if an Arrow array's buffers do not hold what its type says (offsets
+    out of range and the like: a broken writer, or a cast that went wrong); such a column
+    is refused whole, before any of it is read."""
+    chunks = values.chunks if hasattr(values, "chunks") else [values]
+    for chunk in chunks:
+        try:
+            chunk.validate(full=True)
+        except Exception as exc:  # pyarrow.ArrowInvalid and friends
+            raise ValueError(f"malformed Arrow column ({values.type}): {exc}") from None
 
 
 def _arrow_list(typ: Any) -> bool:
