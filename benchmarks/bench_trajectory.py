@@ -2,12 +2,14 @@
 own TrajectoryEvaluator, on tau-bench-shaped rows (benchmarks/trajectory_workload.py), one
 thread.
 
-    python -m pytest benchmarks/bench_trajectory.py                       # ~1 minute
+    python -m pytest benchmarks/bench_trajectory.py                       # ~2 minutes
     python -m pytest benchmarks/bench_trajectory.py --benchmark-disable   # smoke test
 
 Each contender scores the same rows and the values are checked equal: the Vertex six plus
-ADK's per-invocation score in one native pass (``trajectory``), the same through the twin,
-and ``TrajectoryEvaluator`` (EXACT) on the same pairs as one-invocation ADK cases.
+ADK's per-invocation score in one native pass (``trajectory``) for every input form of
+``trajectory_workload.FORMS`` (JSON text, an Arrow string column, Arrow structs, dicts), the
+same through the twin, and ``TrajectoryEvaluator`` (EXACT) on the same pairs as
+one-invocation ADK cases.
 ``python benchmarks/trajectory_report.py`` is the interleaved 1M-row measurement recorded in
 benchmarks/README.md.
 """
@@ -70,21 +72,26 @@ def workload(request):
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
     return {
-        "native": trajectory_workload.rows(0, 2_000 if smoke else 100_000, tmpl),
-        "small": trajectory_workload.rows(0, 200 if smoke else 5_000, tmpl),
+        "native": trajectory_workload.texts(0, 2_000 if smoke else 100_000, tmpl),
+        "small": trajectory_workload.texts(0, 200 if smoke else 5_000, tmpl),
     }
 
 
-def test_native(benchmark, workload):
-    preds, refs = workload["native"]
+@pytest.mark.parametrize("form", trajectory_workload.FORMS)
+def test_native(benchmark, workload, form):
+    if form.startswith("arrow"):
+        pytest.importorskip("pyarrow")
+    preds, refs = (trajectory_workload.convert(x, form) for x in workload["native"])
     cols = benchmark(family_scores, preds, refs, "native")
-    twin = family_scores(preds[:2000], refs[:2000], "python")
+    sp, sr = (trajectory_workload.convert(x[:2000], form) for x in workload["native"])
+    twin = family_scores(sp, sr, "python")
     for k in METRICS:
         assert cols[k][:2000].tolist() == twin[k].tolist()
 
 
-def test_twin(benchmark, workload):
-    preds, refs = workload["small"]
+@pytest.mark.parametrize("form", ["json", "dicts"])
+def test_twin(benchmark, workload, form):
+    preds, refs = (trajectory_workload.convert(x, form) for x in workload["small"])
     cols = benchmark(family_scores, preds, refs, "python")
     assert (
         cols["tool_trajectory_avg_score"].tolist()
@@ -94,7 +101,7 @@ def test_twin(benchmark, workload):
 
 def test_adk(benchmark, workload):
     pytest.importorskip("google.adk", reason="google-adk is not installed")
-    preds, refs = workload["small"]
+    preds, refs = (trajectory_workload.convert(x, "dicts") for x in workload["small"])
     actual, expected = adk_inputs(preds, refs)
     scores = benchmark(adk_scores, actual, expected)
     assert scores == family_scores(preds, refs, "native")["tool_trajectory_avg_score"].tolist()

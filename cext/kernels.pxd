@@ -48,6 +48,7 @@ cdef extern from "buffer.h":
         int64_t n
         int64_t cap
     int rv_push_i32 "rv_buf_push"(rv_i32buf* b, int32_t x) noexcept nogil
+    int rv_push_i64 "rv_buf_push"(rv_i64buf* b, int64_t x) noexcept nogil
     void rv_free_i32 "rv_buf_free"(rv_i32buf* b) noexcept nogil
     void rv_free_i64 "rv_buf_free"(rv_i64buf* b) noexcept nogil
     void rv_free_u32 "rv_buf_free"(rv_u32buf* b) noexcept nogil

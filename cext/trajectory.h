@@ -28,6 +28,7 @@ enum {
     RV_T_EDIT_NAMES,
     RV_T_REDUNDANT,
     RV_T_FIRST_MATCH,
+    RV_T_DISCORDANT,
     RV_T_NSTATS
 };
 
@@ -89,14 +90,18 @@ static inline void rv_traj_keys(const int32_t *ids, int64_t n, uint64_t *out) {
 
 /* Pairs the k-th occurrence of an id in the reference with its k-th occurrence in the
  * prediction: exactly what "each reference call takes the first unused equal predicted
- * call" produces.  Returns the number of pairs; marks the paired positions; *first is
+ * call" produces.  Returns the number of pairs; marks the paired positions; ref_of
+ * (np entries, may be NULL) receives each predicted position's reference partner or -1; *first is
  * the smallest paired predicted position + 1 (0 if none); *distinct_pred counts the
  * distinct predicted ids. */
 static inline int64_t rv_traj_pair_up(const uint64_t *pk, int64_t np, const uint64_t *rk, int64_t nr,
-                                      uint8_t *pm, uint8_t *rm, int64_t *first, int64_t *distinct_pred) {
+                                      uint8_t *pm, uint8_t *rm, int64_t *ref_of, int64_t *first,
+                                      int64_t *distinct_pred) {
     int64_t i = 0, j = 0, pairs = 0, best = -1, distinct = 0;
     uint32_t last = 0;
     int have_last = 0;
+    if (ref_of)
+        for (int64_t k = 0; k < np; k++) ref_of[k] = -1;
     while (i < np) {
         uint32_t pid = (uint32_t)(pk[i] >> 32);
         if (!have_last || pid != last) { distinct++; last = pid; have_last = 1; }
@@ -105,6 +110,7 @@ static inline int64_t rv_traj_pair_up(const uint64_t *pk, int64_t np, const uint
             int64_t ppos = (int64_t)(uint32_t)pk[i], rpos = (int64_t)(uint32_t)rk[j];
             if (pm) pm[ppos] = 1;
             if (rm) rm[rpos] = 1;
+            if (ref_of) ref_of[ppos] = rpos;
             if (best < 0 || ppos < best) best = ppos;
             pairs++;
             i++;
@@ -130,6 +136,18 @@ static inline int rv_traj_equal(const int32_t *a, int64_t na, const int32_t *b, 
     for (int64_t i = 0; i < na; i++)
         if (a[i] != b[i]) return 0;
     return 1;
+}
+
+/* Discordant pairs among the matched calls: pairs ordered one way in the prediction and
+ * the other way in the reference.  ref_of (np entries, -1 = unmatched) is overwritten. */
+static inline int64_t rv_traj_discordant(int64_t *ref_of, int64_t np) {
+    int64_t m = 0, d = 0;
+    for (int64_t i = 0; i < np; i++)
+        if (ref_of[i] >= 0) ref_of[m++] = ref_of[i];
+    for (int64_t a = 0; a < m; a++)
+        for (int64_t b = a + 1; b < m; b++)
+            d += ref_of[a] > ref_of[b];
+    return d;
 }
 
 /* row has nb + 1 cells */
@@ -181,7 +199,8 @@ static inline int rv_traj_row(rv_traj_scratch *s, const int32_t *pc, const int32
     out[RV_T_IN_ORDER] = rv_traj_subsequence(rc, nr, pc, np);
     rv_traj_keys(pc, np, pk);
     rv_traj_keys(rc, nr, rk);
-    out[RV_T_MATCHED] = rv_traj_pair_up(pk, np, rk, nr, pm, rm, &first, &distinct);
+    out[RV_T_MATCHED] = rv_traj_pair_up(pk, np, rk, nr, pm, rm, s->dp, &first, &distinct);
+    out[RV_T_DISCORDANT] = rv_traj_discordant(s->dp, np);
     out[RV_T_ANY_ORDER] = out[RV_T_MATCHED] == nr;
     out[RV_T_REDUNDANT] = np - distinct;
     out[RV_T_FIRST_MATCH] = first;
@@ -190,7 +209,7 @@ static inline int rv_traj_row(rv_traj_scratch *s, const int32_t *pc, const int32
     out[RV_T_IN_ORDER_NAMES] = rv_traj_subsequence(rn, nr, pn, np);
     rv_traj_keys(pn, np, pk);
     rv_traj_keys(rn, nr, rk);
-    out[RV_T_MATCHED_NAMES] = rv_traj_pair_up(pk, np, rk, nr, NULL, NULL, &first_n, &distinct_n);
+    out[RV_T_MATCHED_NAMES] = rv_traj_pair_up(pk, np, rk, nr, NULL, NULL, NULL, &first_n, &distinct_n);
     out[RV_T_ANY_ORDER_NAMES] = out[RV_T_MATCHED_NAMES] == nr;
 
     out[RV_T_LCS] = rv_traj_lcs(pc, np, rc, nr, s->dp);
@@ -240,6 +259,817 @@ static inline int64_t rv_traj_substitutions(rv_traj_scratch *s, const int32_t *r
         t = out_pred[a]; out_pred[a] = out_pred[b]; out_pred[b] = t;
     }
     return n;
+}
+
+/* ------------------------------------------------------------------------------------
+ * Canonical calls straight from JSON text (no Python objects).
+ *
+ * rv_tjson_trajectory reads one trajectory, a JSON list of call objects, and writes per
+ * call its name (decoded UTF-8) and its arguments' canonical JSON: the bytes the Python
+ * path (json.loads, then the twin's canonical_args) produces.  It handles the common
+ * subset of JSON and answers RV_TJ_FALLBACK for everything else: a syntax error, a
+ * missing or duplicated name or arguments key, arguments that are not an object or
+ * null, NaN/Infinity literals, integers beyond 18 digits, escapes that make lone
+ * surrogates, control characters in strings, invalid UTF-8 (checked when asked), deeper
+ * nesting than RV_TJ_MAX_DEPTH.  The caller then takes the Python path for that row,
+ * which reproduces Python's result or error exactly.
+ *
+ * Non-integral numbers go through dbl_canon (the caller's: Python's float() and repr()).
+ * Every read is checked against the text's length.
+ */
+
+enum { RV_TJ_OK = 0, RV_TJ_FALLBACK = 1, RV_TJ_NOMEM = -1 };
+#define RV_TJ_MAX_DEPTH 64
+
+typedef struct {
+    char *d;
+    int64_t n, cap;
+} rv_tbuf;
+
+static inline int rv_tbuf_reserve(rv_tbuf *b, int64_t extra) {
+    if (extra < 0 || b->n > INT64_MAX / 2 - extra) return -1;
+    if (b->n + extra <= b->cap) return 0;
+    int64_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra) cap *= 2;
+    char *d = (char *)realloc(b->d, (size_t)cap);
+    if (!d) return -1;
+    b->d = d;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int rv_tbuf_put(rv_tbuf *b, const char *s, int64_t n) {
+    if (rv_tbuf_reserve(b, n) != 0) return -1;
+    if (n) memcpy(b->d + b->n, s, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+static inline int rv_tbuf_putc(rv_tbuf *b, char c) {
+    if (b->n >= b->cap && rv_tbuf_reserve(b, 1) != 0) return -1;
+    b->d[b->n++] = c;
+    return 0;
+}
+
+/* "s" with \ and " escaped: the twin's _quote of the decoded string */
+static inline int rv_tbuf_put_quoted(rv_tbuf *b, const char *s, int64_t n) {
+    if (rv_tbuf_reserve(b, 2 * n + 2) != 0) return -1;
+    char *o = b->d + b->n;
+    *o++ = '"';
+    for (int64_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '"' || c == '\\') *o++ = '\\';
+        *o++ = c;
+    }
+    *o++ = '"';
+    b->n = o - b->d;
+    return 0;
+}
+
+/* Appends the canonical form of the JSON number text s[0:n] that has a fraction or an
+ * exponent (integral values as integers, others by repr); 0, or -1 on failure. */
+typedef int (*rv_dbl_canon_fn)(const char *s, int64_t n, rv_tbuf *out);
+
+typedef struct {
+    int64_t koff, klen;    /* the decoded key (inside its quotes) */
+    int64_t mstart, mend;  /* the member's canonical text "key":value */
+    int64_t order;
+} rv_tmember;
+
+typedef struct {
+    rv_tbuf names;      /* decoded call names, back to back */
+    rv_tbuf args;       /* per call: 4 bytes for the name id, then the canonical arguments */
+    int64_t *name_end;  /* per call: end of its name in names, of its args in args */
+    int64_t *args_end;
+    int64_t ncalls, calls_cap;
+    rv_tbuf tmp, junk, key;
+    rv_tmember *mem, *mem_tmp;
+    int64_t mem_n, mem_cap;
+    rv_dbl_canon_fn dbl_canon;
+    int check_utf8;     /* validate UTF-8 inside strings (bytes from Arrow, not from a str) */
+} rv_tjson;
+
+static inline void rv_tjson_free(rv_tjson *t) {
+    free(t->names.d); free(t->args.d); free(t->name_end); free(t->args_end);
+    free(t->tmp.d); free(t->junk.d); free(t->key.d); free(t->mem); free(t->mem_tmp);
+    memset(t, 0, sizeof(*t));
+}
+
+typedef struct {
+    const char *s;
+    int64_t n, i;
+} rv_tjcur;
+
+static inline void rv_tj_ws(rv_tjcur *c) {
+    while (c->i < c->n) {
+        char ch = c->s[c->i];
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') break;
+        c->i++;
+    }
+}
+
+static inline int rv_tj_hex(char ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static inline int rv_tj_u4(const rv_tjcur *c, int64_t at, uint32_t *out) {
+    if (at + 4 > c->n) return -1;
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = rv_tj_hex(c->s[at + k]);
+        if (h < 0) return -1;
+        v = (v << 4) | (uint32_t)h;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Length of the valid UTF-8 sequence (no surrogates, no overlongs) at s[0:n], or 0. */
+static inline int rv_tj_utf8_len(const unsigned char *s, int64_t n) {
+    unsigned char b0 = s[0];
+    if (b0 < 0x80) return 1;
+    if (b0 >= 0xC2 && b0 <= 0xDF) return (n >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
+    if (b0 >= 0xE0 && b0 <= 0xEF) {
+        if (n < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) return 0;
+        if (b0 == 0xE0 && s[1] < 0xA0) return 0;  /* overlong */
+        if (b0 == 0xED && s[1] >= 0xA0) return 0; /* surrogate */
+        return 3;
+    }
+    if (b0 >= 0xF0 && b0 <= 0xF4) {
+        if (n < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) return 0;
+        if (b0 == 0xF0 && s[1] < 0x90) return 0;  /* overlong */
+        if (b0 == 0xF4 && s[1] >= 0x90) return 0; /* > U+10FFFF */
+        return 4;
+    }
+    return 0;
+}
+
+/* 1 if s[0:n] is valid UTF-8 (no surrogates, no overlongs). */
+static inline int rv_tj_utf8_valid(const unsigned char *s, int64_t n) {
+    int64_t i = 0;
+    while (i < n) {
+        if (s[i] < 0x80) { i++; continue; }
+        int k = rv_tj_utf8_len(s + i, n - i);
+        if (k == 0) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+static inline int rv_tj_put_cp(rv_tbuf *o, uint32_t cp) {
+    char u[4];
+    int k;
+    if (cp < 0x80) { u[0] = (char)cp; k = 1; }
+    else if (cp < 0x800) { u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F)); k = 2; }
+    else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12)); u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F)); k = 3;
+    } else {
+        u[0] = (char)(0xF0 | (cp >> 18)); u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[3] = (char)(0x80 | (cp & 0x3F)); k = 4;
+    }
+    return rv_tbuf_put(o, u, k);
+}
+
+/* The string starting at the opening quote c->s[c->i], decoded (UTF-8) onto o. */
+static int rv_tj_string(rv_tjson *t, rv_tjcur *c, rv_tbuf *o) {
+    c->i++; /* the opening quote */
+    for (;;) {
+        int64_t run = c->i;
+        while (c->i < c->n) {
+            unsigned char ch = (unsigned char)c->s[c->i];
+            if (ch == '"' || ch == '\\' || ch < 0x20) break;
+            if (ch >= 0x80 && t->check_utf8) {
+                int k = rv_tj_utf8_len((const unsigned char *)c->s + c->i, c->n - c->i);
+                if (k == 0) return RV_TJ_FALLBACK;
+                c->i += k;
+            } else {
+                c->i++;
+            }
+        }
+        if (rv_tbuf_put(o, c->s + run, c->i - run) != 0) return RV_TJ_NOMEM;
+        if (c->i >= c->n) return RV_TJ_FALLBACK;  /* unterminated */
+        char ch = c->s[c->i];
+        if (ch == '"') { c->i++; return RV_TJ_OK; }
+        if (ch != '\\') return RV_TJ_FALLBACK;    /* a control character (strict JSON) */
+        if (c->i + 1 >= c->n) return RV_TJ_FALLBACK;
+        char e = c->s[c->i + 1];
+        char lit = 0;
+        switch (e) {
+            case '"': lit = '"'; break;
+            case '\\': lit = '\\'; break;
+            case '/': lit = '/'; break;
+            case 'b': lit = '\b'; break;
+            case 'f': lit = '\f'; break;
+            case 'n': lit = '\n'; break;
+            case 'r': lit = '\r'; break;
+            case 't': lit = '\t'; break;
+            case 'u': break;
+            default: return RV_TJ_FALLBACK;
+        }
+        if (e != 'u') {
+            if (rv_tbuf_putc(o, lit) != 0) return RV_TJ_NOMEM;
+            c->i += 2;
+            continue;
+        }
+        uint32_t cp, lo;
+        if (rv_tj_u4(c, c->i + 2, &cp) != 0) return RV_TJ_FALLBACK;
+        c->i += 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            /* a pair only as \uD8xx\uDCxx; anything else leaves a lone surrogate */
+            if (c->i + 1 < c->n && c->s[c->i] == '\\' && c->s[c->i + 1] == 'u' &&
+                rv_tj_u4(c, c->i + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                c->i += 6;
+            } else {
+                return RV_TJ_FALLBACK;
+            }
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return RV_TJ_FALLBACK;
+        }
+        if (rv_tj_put_cp(o, cp) != 0) return RV_TJ_NOMEM;
+    }
+}
+
+/* Byte classes inside a JSON string: 0 plain, 1 stops the scan (" \ or a control
+ * character), 2 starts a multi-byte UTF-8 sequence to validate (Arrow bytes only). */
+static unsigned char rv_tj_cls[2][256];
+static int rv_tj_cls_ready = 0;
+
+static void rv_tj_cls_init(void) {
+    for (int k = 0; k < 256; k++) {
+        unsigned char v = (k == '"' || k == '\\' || k < 0x20) ? 1 : 0;
+        rv_tj_cls[0][k] = v;
+        rv_tj_cls[1][k] = v ? v : (k >= 0x80 ? 2 : 0);
+    }
+    rv_tj_cls_ready = 1;
+}
+
+/* Scans the string at c->s[c->i] == '"'.  RV_TJ_OK: it has no escapes, its text is
+ * s[*start : *start + *len] and c->i is past it.  1: it has escapes (c->i unchanged).
+ * RV_TJ_FALLBACK: unterminated, a control character or invalid UTF-8. */
+static inline int rv_tj_raw_string(const rv_tjson *t, rv_tjcur *c, int64_t *start, int64_t *len) {
+    const unsigned char *s = (const unsigned char *)c->s;
+    const unsigned char *cls = rv_tj_cls[t->check_utf8 ? 1 : 0];
+    int64_t i = c->i + 1, n = c->n;
+    for (;;) {
+        while (i < n && cls[s[i]] == 0) i++;
+        if (i >= n) return RV_TJ_FALLBACK;
+        if (cls[s[i]] == 2) {
+            int k = rv_tj_utf8_len(s + i, n - i);
+            if (k == 0) return RV_TJ_FALLBACK;
+            i += k;
+            continue;
+        }
+        break;
+    }
+    if (s[i] == '"') {
+        *start = c->i + 1;
+        *len = i - c->i - 1;
+        c->i = i + 1;
+        return RV_TJ_OK;
+    }
+    if (s[i] == '\\') return 1;
+    return RV_TJ_FALLBACK;
+}
+
+/* The string at c->s[c->i] == '"' in canonical form (quoted, \ and " escaped).  A JSON
+ * string without escapes is already that: it is copied as it stands. */
+static int rv_tj_string_canon(rv_tjson *t, rv_tjcur *c, rv_tbuf *o) {
+    int64_t start, len, open = c->i;
+    int r = rv_tj_raw_string(t, c, &start, &len);
+    if (r == RV_TJ_OK) return rv_tbuf_put(o, c->s + open, len + 2) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+    if (r != 1) return r;
+    /* escapes: decode, then quote */
+    int64_t at = t->key.n;
+    r = rv_tj_string(t, c, &t->key);
+    if (r != RV_TJ_OK) return r;
+    r = rv_tbuf_put_quoted(o, t->key.d + at, t->key.n - at) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+    t->key.n = at;
+    return r;
+}
+
+static int rv_tj_literal(rv_tjcur *c, const char *word, int64_t len) {
+    if (c->i + len > c->n || memcmp(c->s + c->i, word, (size_t)len) != 0) return RV_TJ_FALLBACK;
+    c->i += len;
+    return RV_TJ_OK;
+}
+
+static int rv_tj_number(rv_tjson *t, rv_tjcur *c, rv_tbuf *o) {
+    int64_t start = c->i, digits_start;
+    int neg = 0, is_float = 0;
+    if (c->s[c->i] == '-') { neg = 1; c->i++; }
+    digits_start = c->i;
+    if (c->i >= c->n) return RV_TJ_FALLBACK;
+    if (c->s[c->i] == '0') {
+        c->i++;
+    } else if (c->s[c->i] >= '1' && c->s[c->i] <= '9') {
+        while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') c->i++;
+    } else {
+        return RV_TJ_FALLBACK;  /* "-Infinity" and the like */
+    }
+    int64_t int_digits = c->i - digits_start;
+    if (c->i < c->n && c->s[c->i] == '.') {
+        c->i++;
+        int64_t f = c->i;
+        while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') c->i++;
+        if (c->i == f) return RV_TJ_FALLBACK;
+        is_float = 1;
+    }
+    if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
+        c->i++;
+        if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
+        int64_t e = c->i;
+        while (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') c->i++;
+        if (c->i == e) return RV_TJ_FALLBACK;
+        is_float = 1;
+    }
+    /* Python reads "01" as 0 followed by extra data: leave that to Python */
+    if (c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9') return RV_TJ_FALLBACK;
+    if (is_float) {
+        if (!t->dbl_canon) return RV_TJ_FALLBACK;
+        return t->dbl_canon(c->s + start, c->i - start, o) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+    }
+    if (int_digits > 18) return RV_TJ_FALLBACK;
+    if (neg && int_digits == 1 && c->s[digits_start] == '0')
+        return rv_tbuf_putc(o, '0') == 0 ? RV_TJ_OK : RV_TJ_NOMEM; /* int("-0") == 0 */
+    return rv_tbuf_put(o, c->s + start, c->i - start) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+}
+
+/* -1, 0, 1 as the byte strings a[0:na], b[0:nb] compare (unsigned bytes, then length);
+ * object keys are short, so a plain loop beats a call to memcmp */
+static inline int rv_tj_cmp(const char *a, int64_t na, const char *b, int64_t nb) {
+    int64_t m = na < nb ? na : nb;
+    for (int64_t k = 0; k < m; k++) {
+        unsigned char x = (unsigned char)a[k], y = (unsigned char)b[k];
+        if (x != y) return x < y ? -1 : 1;
+    }
+    return (na > nb) - (na < nb);
+}
+
+static inline int rv_tj_key_less(const char *base, const rv_tmember *a, const rv_tmember *b) {
+    int cmp = rv_tj_cmp(base + a->koff, a->klen, base + b->koff, b->klen);
+    if (cmp != 0) return cmp < 0;
+    return a->order < b->order;
+}
+
+/* Stable sort of members by key bytes (UTF-8 byte order is code point order), then by
+ * position, so among duplicate keys the last one written comes last. */
+static void rv_tj_sort_members(const char *base, rv_tmember *m, rv_tmember *tmp, int64_t n) {
+    if (n <= 16) {
+        for (int64_t i = 1; i < n; i++) {
+            rv_tmember v = m[i];
+            int64_t j = i - 1;
+            while (j >= 0 && rv_tj_key_less(base, &v, &m[j])) { m[j + 1] = m[j]; j--; }
+            m[j + 1] = v;
+        }
+        return;
+    }
+    int64_t half = n / 2;
+    rv_tj_sort_members(base, m, tmp, half);
+    rv_tj_sort_members(base, m + half, tmp, n - half);
+    int64_t a = 0, b = half, k = 0;
+    while (a < half && b < n) tmp[k++] = rv_tj_key_less(base, &m[b], &m[a]) ? m[b++] : m[a++];
+    while (a < half) tmp[k++] = m[a++];
+    while (b < n) tmp[k++] = m[b++];
+    memcpy(m, tmp, sizeof(rv_tmember) * (size_t)n);
+}
+
+static int rv_tj_value(rv_tjson *t, rv_tjcur *c, rv_tbuf *o, int depth);
+
+static int rv_tj_push_member(rv_tjson *t, rv_tmember m) {
+    if (t->mem_n >= t->mem_cap) {
+        int64_t cap = t->mem_cap ? 2 * t->mem_cap : 64;
+        rv_tmember *a = (rv_tmember *)realloc(t->mem, sizeof(rv_tmember) * (size_t)cap);
+        if (!a) return -1;
+        t->mem = a;
+        rv_tmember *b = (rv_tmember *)realloc(t->mem_tmp, sizeof(rv_tmember) * (size_t)cap);
+        if (!b) return -1;
+        t->mem_tmp = b;
+        t->mem_cap = cap;
+    }
+    t->mem[t->mem_n++] = m;
+    return 0;
+}
+
+/* An object at c->s[c->i] == '{', written as it is read ({"key":value,...}); only when
+ * its keys are not already in order (or repeat) is it rebuilt with sorted members, the
+ * last of duplicate keys kept.  Keys containing " or \ are left to Python (their quoted
+ * form would not sort like their text). */
+static int rv_tj_object(rv_tjson *t, rv_tjcur *c, rv_tbuf *o, int depth) {
+    int64_t start = o->n, base = t->mem_n, order = 0;
+    int in_order = 1, r;
+    c->i++;
+    rv_tj_ws(c);
+    if (rv_tbuf_putc(o, '{') != 0) return RV_TJ_NOMEM;
+    if (c->i < c->n && c->s[c->i] == '}') {
+        c->i++;
+        return rv_tbuf_putc(o, '}') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+    }
+    for (;;) {
+        rv_tmember m;
+        if (c->i >= c->n || c->s[c->i] != '"') return RV_TJ_FALLBACK;
+        if (order && rv_tbuf_putc(o, ',') != 0) return RV_TJ_NOMEM;
+        m.mstart = o->n;
+        int64_t kstart, klen;
+        int64_t open = c->i;
+        r = rv_tj_raw_string(t, c, &kstart, &klen);
+        if (r == RV_TJ_OK) {
+            if (rv_tbuf_put(o, c->s + open, klen + 2) != 0) return RV_TJ_NOMEM;
+        } else if (r == 1) {
+            if (rv_tbuf_putc(o, '"') != 0) return RV_TJ_NOMEM;
+            int64_t at = o->n;
+            if ((r = rv_tj_string(t, c, o)) != RV_TJ_OK) return r;
+            for (int64_t k = at; k < o->n; k++)
+                if (o->d[k] == '"' || o->d[k] == '\\') return RV_TJ_FALLBACK;
+            if (rv_tbuf_putc(o, '"') != 0) return RV_TJ_NOMEM;
+        } else {
+            return r;
+        }
+        m.koff = m.mstart + 1;
+        m.klen = o->n - 1 - m.koff;
+        rv_tj_ws(c);
+        if (c->i >= c->n || c->s[c->i] != ':') return RV_TJ_FALLBACK;
+        c->i++;
+        rv_tj_ws(c);
+        if (rv_tbuf_putc(o, ':') != 0) return RV_TJ_NOMEM;
+        if ((r = rv_tj_value(t, c, o, depth + 1)) != RV_TJ_OK) return r;
+        m.mend = o->n;
+        m.order = order++;
+        if (t->mem_n > base && !rv_tj_key_less(o->d, &t->mem[t->mem_n - 1], &m)) in_order = 0;
+        if (in_order && t->mem_n > base) {
+            /* equal keys: order breaks the tie, so check the bytes too */
+            const rv_tmember *p = &t->mem[t->mem_n - 1];
+            if (rv_tj_cmp(o->d + p->koff, p->klen, o->d + m.koff, m.klen) == 0) in_order = 0;
+        }
+        if (rv_tj_push_member(t, m) != 0) return RV_TJ_NOMEM;
+        rv_tj_ws(c);
+        if (c->i >= c->n) return RV_TJ_FALLBACK;
+        if (c->s[c->i] == ',') { c->i++; rv_tj_ws(c); continue; }
+        if (c->s[c->i] == '}') { c->i++; break; }
+        return RV_TJ_FALLBACK;
+    }
+    int64_t count = t->mem_n - base;
+    rv_tmember *mm = t->mem + base;
+    if (in_order) {
+        t->mem_n = base;
+        return rv_tbuf_putc(o, '}') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+    }
+    rv_tj_sort_members(o->d, mm, t->mem_tmp, count);
+    t->tmp.n = 0;
+    if (rv_tbuf_putc(&t->tmp, '{') != 0) return RV_TJ_NOMEM;
+    int first = 1;
+    for (int64_t k = 0; k < count; k++) {
+        if (k + 1 < count && mm[k].klen == mm[k + 1].klen &&
+            (mm[k].klen == 0 || memcmp(o->d + mm[k].koff, o->d + mm[k + 1].koff, (size_t)mm[k].klen) == 0))
+            continue; /* a later duplicate wins */
+        if (!first && rv_tbuf_putc(&t->tmp, ',') != 0) return RV_TJ_NOMEM;
+        first = 0;
+        if (rv_tbuf_put(&t->tmp, o->d + mm[k].mstart, mm[k].mend - mm[k].mstart) != 0) return RV_TJ_NOMEM;
+    }
+    if (rv_tbuf_putc(&t->tmp, '}') != 0) return RV_TJ_NOMEM;
+    t->mem_n = base;
+    o->n = start;
+    return rv_tbuf_put(o, t->tmp.d, t->tmp.n) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+}
+
+static int rv_tj_value(rv_tjson *t, rv_tjcur *c, rv_tbuf *o, int depth) {
+    int r;
+    if (depth > RV_TJ_MAX_DEPTH || c->i >= c->n) return RV_TJ_FALLBACK;
+    char ch = c->s[c->i];
+    switch (ch) {
+        case '{':
+            return rv_tj_object(t, c, o, depth);
+        case '[':
+            c->i++;
+            if (rv_tbuf_putc(o, '[') != 0) return RV_TJ_NOMEM;
+            rv_tj_ws(c);
+            if (c->i < c->n && c->s[c->i] == ']') {
+                c->i++;
+                return rv_tbuf_putc(o, ']') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+            }
+            for (;;) {
+                if ((r = rv_tj_value(t, c, o, depth + 1)) != RV_TJ_OK) return r;
+                rv_tj_ws(c);
+                if (c->i >= c->n) return RV_TJ_FALLBACK;
+                if (c->s[c->i] == ',') {
+                    c->i++;
+                    rv_tj_ws(c);
+                    if (rv_tbuf_putc(o, ',') != 0) return RV_TJ_NOMEM;
+                    continue;
+                }
+                if (c->s[c->i] == ']') {
+                    c->i++;
+                    return rv_tbuf_putc(o, ']') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+                }
+                return RV_TJ_FALLBACK;
+            }
+        case '"':
+            return rv_tj_string_canon(t, c, o);
+        case 't':
+            if ((r = rv_tj_literal(c, "true", 4)) != RV_TJ_OK) return r;
+            return rv_tbuf_putc(o, '1') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+        case 'f':
+            if ((r = rv_tj_literal(c, "false", 5)) != RV_TJ_OK) return r;
+            return rv_tbuf_putc(o, '0') == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+        case 'n':
+            if ((r = rv_tj_literal(c, "null", 4)) != RV_TJ_OK) return r;
+            return rv_tbuf_put(o, "null", 4) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+        default:
+            if (ch == '-' || (ch >= '0' && ch <= '9')) return rv_tj_number(t, c, o);
+            return RV_TJ_FALLBACK;
+    }
+}
+
+static int rv_tj_push_call(rv_tjson *t) {
+    if (t->ncalls >= t->calls_cap) {
+        int64_t cap = t->calls_cap ? 2 * t->calls_cap : 64;
+        int64_t *a = (int64_t *)realloc(t->name_end, sizeof(int64_t) * (size_t)cap);
+        if (!a) return -1;
+        t->name_end = a;
+        int64_t *b = (int64_t *)realloc(t->args_end, sizeof(int64_t) * (size_t)cap);
+        if (!b) return -1;
+        t->args_end = b;
+        t->calls_cap = cap;
+    }
+    t->name_end[t->ncalls] = t->names.n;
+    t->args_end[t->ncalls] = t->args.n;
+    t->ncalls++;
+    return 0;
+}
+
+/* One call object at c->s[c->i] == '{'. */
+static int rv_tj_call(rv_tjson *t, rv_tjcur *c, const char *name_key, int64_t name_len, const char *args_key,
+                      int64_t args_len, int args_required) {
+    int have_name = 0, have_args = 0, r;
+    int64_t kstart, klen;
+    const char *key;
+    static const char slot[4] = {0, 0, 0, 0};
+    /* 4 bytes before the arguments, for the caller to write the name id into: the call's
+     * key (name id, canonical arguments) is then one span, interned without a copy */
+    if (rv_tbuf_put(&t->args, slot, 4) != 0) return RV_TJ_NOMEM;
+    c->i++;
+    rv_tj_ws(c);
+    if (c->i < c->n && c->s[c->i] == '}') return RV_TJ_FALLBACK; /* no name */
+    for (;;) {
+        if (c->i >= c->n || c->s[c->i] != '"') return RV_TJ_FALLBACK;
+        r = rv_tj_raw_string(t, c, &kstart, &klen);
+        if (r == RV_TJ_OK) {
+            key = c->s + kstart;
+        } else if (r == 1) {
+            t->key.n = 0;
+            if ((r = rv_tj_string(t, c, &t->key)) != RV_TJ_OK) return r;
+            key = t->key.d;
+            klen = t->key.n;
+        } else {
+            return r;
+        }
+        int is_name = klen == name_len && memcmp(key, name_key, (size_t)klen) == 0;
+        int is_args = klen == args_len && memcmp(key, args_key, (size_t)klen) == 0;
+        rv_tj_ws(c);
+        if (c->i >= c->n || c->s[c->i] != ':') return RV_TJ_FALLBACK;
+        c->i++;
+        rv_tj_ws(c);
+        if (c->i >= c->n) return RV_TJ_FALLBACK;
+        if (is_name) {
+            if (have_name || c->s[c->i] != '"') return RV_TJ_FALLBACK; /* duplicate, or not a string */
+            r = rv_tj_raw_string(t, c, &kstart, &klen);
+            if (r == RV_TJ_OK) {
+                if (rv_tbuf_put(&t->names, c->s + kstart, klen) != 0) return RV_TJ_NOMEM;
+            } else if (r == 1) {
+                if ((r = rv_tj_string(t, c, &t->names)) != RV_TJ_OK) return r;
+            } else {
+                return r;
+            }
+            have_name = 1;
+        } else if (is_args) {
+            if (have_args) return RV_TJ_FALLBACK;
+            char ch = c->s[c->i];
+            if (ch == '{') {
+                if ((r = rv_tj_object(t, c, &t->args, 1)) != RV_TJ_OK) return r;
+            } else if (ch == 'n') {
+                if ((r = rv_tj_literal(c, "null", 4)) != RV_TJ_OK) return r;
+                if (rv_tbuf_put(&t->args, "null", 4) != 0) return RV_TJ_NOMEM;
+            } else {
+                return RV_TJ_FALLBACK; /* arguments that are not an object */
+            }
+            have_args = 1;
+        } else {
+            t->junk.n = 0;
+            if ((r = rv_tj_value(t, c, &t->junk, 1)) != RV_TJ_OK) return r;
+        }
+        rv_tj_ws(c);
+        if (c->i >= c->n) return RV_TJ_FALLBACK;
+        if (c->s[c->i] == ',') { c->i++; rv_tj_ws(c); continue; }
+        if (c->s[c->i] == '}') { c->i++; break; }
+        return RV_TJ_FALLBACK;
+    }
+    if (!have_name) return RV_TJ_FALLBACK;
+    if (!have_args) {
+        if (args_required) return RV_TJ_FALLBACK;
+        if (rv_tbuf_put(&t->args, "null", 4) != 0) return RV_TJ_NOMEM;
+    }
+    return rv_tj_push_call(t) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
+}
+
+/* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first). */
+static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char *name_key, int64_t name_len,
+                               const char *args_key, int64_t args_len, int args_required) {
+    rv_tjcur c = {s, n, 0};
+    int r;
+    if (!rv_tj_cls_ready) rv_tj_cls_init();
+    t->names.n = t->args.n = t->ncalls = 0;
+    t->mem_n = 0;
+    t->key.n = 0;
+    rv_tj_ws(&c);
+    if (c.i >= c.n || c.s[c.i] != '[') return RV_TJ_FALLBACK;
+    c.i++;
+    rv_tj_ws(&c);
+    if (c.i < c.n && c.s[c.i] == ']') {
+        c.i++;
+    } else {
+        for (;;) {
+            if (c.i >= c.n || c.s[c.i] != '{') return RV_TJ_FALLBACK;
+            if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK) return r;
+            rv_tj_ws(&c);
+            if (c.i >= c.n) return RV_TJ_FALLBACK;
+            if (c.s[c.i] == ',') { c.i++; rv_tj_ws(&c); continue; }
+            if (c.s[c.i] == ']') { c.i++; break; }
+            return RV_TJ_FALLBACK;
+        }
+    }
+    rv_tj_ws(&c);
+    return c.i == c.n ? RV_TJ_OK : RV_TJ_FALLBACK;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The call table: (name id, canonical arguments) bytes -> dense int32 id, first seen
+ * first.  Keys are a few hundred bytes, so the hash reads 8 bytes at a time.
+ */
+
+static inline uint64_t rv_traj_hash(const char *s, int64_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    while (n >= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    if (n > 0) {
+        w = 0;
+        memcpy(&w, s, (size_t)n);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+    }
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+typedef struct {
+    uint64_t hash;
+    int64_t off;  /* the key's bytes in the arena: a match reads them without start[id] */
+    int32_t id;
+    int32_t len;
+} rv_traj_slot;
+
+typedef struct {
+    char *arena;
+    int64_t arena_len, arena_cap;
+    int64_t *start;  /* start[id] .. start[id + 1] in arena */
+    uint64_t *hash;
+    int32_t n, cap;
+    rv_traj_slot *slots;
+    int64_t nslots;
+} rv_traj_table;
+
+static inline void rv_traj_table_free(rv_traj_table *t) {
+    free(t->arena); free(t->start); free(t->hash); free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static inline int rv_traj_table_init(rv_traj_table *t) {
+    memset(t, 0, sizeof(*t));
+    t->arena_cap = 1 << 16;
+    t->cap = 1 << 10;
+    t->nslots = 1 << 11;
+    t->arena = (char *)malloc((size_t)t->arena_cap);
+    t->start = (int64_t *)malloc(sizeof(int64_t) * (size_t)(t->cap + 1));
+    t->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)t->cap);
+    t->slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)t->nslots);
+    if (!t->arena || !t->start || !t->hash || !t->slots) { rv_traj_table_free(t); return -1; }
+    memset(t->slots, 0xff, sizeof(rv_traj_slot) * (size_t)t->nslots);
+    t->start[0] = 0;
+    return 0;
+}
+
+static inline int rv_traj_table_rehash(rv_traj_table *t, int64_t nslots) {
+    rv_traj_slot *slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)nslots);
+    if (!slots) return -1;
+    memset(slots, 0xff, sizeof(rv_traj_slot) * (size_t)nslots);
+    uint64_t mask = (uint64_t)nslots - 1;
+    for (int32_t id = 0; id < t->n; id++) {
+        uint64_t p = t->hash[id] & mask;
+        while (slots[p].id >= 0) p = (p + 1) & mask;
+        slots[p].hash = t->hash[id];
+        slots[p].off = t->start[id];
+        slots[p].id = id;
+        slots[p].len = (int32_t)(t->start[id + 1] - t->start[id]);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+/* The id of key s[0:n] whose rv_traj_hash is h, added if new; -1 no memory, -2 beyond
+ * int32 ids or lengths. */
+static inline int32_t rv_traj_table_add_h(rv_traj_table *t, const char *s, int64_t n, uint64_t h) {
+    if (n > INT32_MAX) return -2;
+    uint64_t mask = (uint64_t)t->nslots - 1, p = h & mask;
+    for (;;) {
+        const rv_traj_slot *sl = &t->slots[p];
+        if (sl->id < 0) break;
+        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + sl->off, s, (size_t)n) == 0))
+            return sl->id;
+        p = (p + 1) & mask;
+    }
+    if (t->n >= INT32_MAX - 1) return -2;
+    if (t->n >= t->cap) {
+        int64_t cap = (int64_t)t->cap * 2;
+        if (cap > INT32_MAX - 1) cap = INT32_MAX - 1;
+        int64_t *st = (int64_t *)realloc(t->start, sizeof(int64_t) * (size_t)(cap + 1));
+        if (!st) return -1;
+        t->start = st;
+        uint64_t *hs = (uint64_t *)realloc(t->hash, sizeof(uint64_t) * (size_t)cap);
+        if (!hs) return -1;
+        t->hash = hs;
+        t->cap = (int32_t)cap;
+    }
+    if (t->arena_len + n > t->arena_cap) {
+        int64_t cap = t->arena_cap * 2;
+        while (cap < t->arena_len + n) cap *= 2;
+        char *a = (char *)realloc(t->arena, (size_t)cap);
+        if (!a) return -1;
+        t->arena = a;
+        t->arena_cap = cap;
+    }
+    int32_t id = t->n;
+    int64_t off = t->arena_len;
+    if (n) memcpy(t->arena + off, s, (size_t)n);
+    t->arena_len += n;
+    t->start[id + 1] = t->arena_len;
+    t->hash[id] = h;
+    t->n++;
+    if ((int64_t)t->n * 2 > t->nslots) {
+        if (rv_traj_table_rehash(t, t->nslots * 2) != 0) return -1;
+    } else {
+        t->slots[p].hash = h;
+        t->slots[p].off = off;
+        t->slots[p].id = id;
+        t->slots[p].len = (int32_t)n;
+    }
+    return id;
+}
+
+static inline int32_t rv_traj_table_add(rv_traj_table *t, const char *s, int64_t n) {
+    return rv_traj_table_add_h(t, s, n, rv_traj_hash(s, n));
+}
+
+/* Adds the k keys base[start[i] : end[i]] (a row's calls), ids into out: every key is
+ * hashed and its slot prefetched first, so the table's cache misses overlap.  0, or the
+ * first failure of rv_traj_table_add. */
+static inline int rv_traj_table_add_many(rv_traj_table *t, const char *base, const int64_t *start,
+                                         const int64_t *end, int64_t k, uint64_t *hashes, int32_t *out) {
+    uint64_t mask = (uint64_t)t->nslots - 1;
+    for (int64_t i = 0; i < k; i++) {
+        hashes[i] = rv_traj_hash(base + start[i], end[i] - start[i]);
+#if defined(__GNUC__)
+        __builtin_prefetch(&t->slots[hashes[i] & mask]);
+#endif
+    }
+    for (int64_t i = 0; i < k; i++) {
+        int32_t id = rv_traj_table_add_h(t, base + start[i], end[i] - start[i], hashes[i]);
+        if (id < 0) return id;
+        out[i] = id;
+    }
+    return 0;
+}
+
+/* The id of key s[0:n], or -1. */
+static inline int32_t rv_traj_table_find(const rv_traj_table *t, const char *s, int64_t n) {
+    uint64_t h = rv_traj_hash(s, n), mask = (uint64_t)t->nslots - 1, p = h & mask;
+    for (;;) {
+        const rv_traj_slot *sl = &t->slots[p];
+        if (sl->id < 0) return -1;
+        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + t->start[sl->id], s, (size_t)n) == 0))
+            return sl->id;
+        p = (p + 1) & mask;
+    }
 }
 
 #endif

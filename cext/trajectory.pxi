@@ -11,7 +11,7 @@ from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.math cimport floor, isinf
 from libc.stdio cimport snprintf
-from libc.string cimport memcmp, memset
+from libc.string cimport memcmp, memset, strlen
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object o, Py_ssize_t* size) except? NULL
@@ -50,10 +50,11 @@ import json as _traj_json
 from collections.abc import Mapping as _TrajMapping
 
 from respeval._core_py import trajectory as _traj_twin
+from respeval.tokenizers import tool_calls as _traj_calls
 
 ARGS_MODES = _traj_twin.ARGS_MODES
 TRAJECTORY_STATS = _traj_twin.TRAJECTORY_STATS
-cdef int _TRAJ_MAX_DEPTH = _traj_twin.MAX_ARGS_DEPTH
+cdef int _TRAJ_MAX_DEPTH = _traj_calls.MAX_ARGS_DEPTH
 _TRAJ_MAX_ROW = 2**31 - 1  # positions are packed in 32 bits by the kernels
 
 
@@ -253,22 +254,473 @@ cdef int _traj_canon_dict(object v, _TrajBuf* b, int depth, int64_t* nan_counter
             free(keys)
 
 
+cdef extern from "trajectory.h":
+    ctypedef struct rv_tbuf:
+        char* d
+        int64_t n
+        int64_t cap
+    ctypedef int (*rv_dbl_canon_fn)(const char* s, int64_t n, rv_tbuf* out) noexcept
+    ctypedef struct rv_tjson:
+        rv_tbuf names
+        rv_tbuf args
+        int64_t* name_end
+        int64_t* args_end
+        int64_t ncalls
+        rv_dbl_canon_fn dbl_canon
+        int check_utf8
+    int RV_TJ_OK
+    int RV_TJ_FALLBACK
+    int RV_TJ_NOMEM
+    void rv_tjson_free(rv_tjson* t) noexcept
+    int rv_tjson_trajectory(rv_tjson* t, const char* s, int64_t n, const char* name_key, int64_t name_len,
+                            const char* args_key, int64_t args_len, int args_required) noexcept
+    int rv_tbuf_put(rv_tbuf* b, const char* s, int64_t n) noexcept
+    int rv_tbuf_put_quoted(rv_tbuf* b, const char* s, int64_t n) noexcept
+    int rv_tj_utf8_valid(const unsigned char* s, int64_t n) noexcept
+    ctypedef struct rv_traj_table:
+        char* arena
+        int64_t* start
+        int32_t n
+    int rv_traj_table_init(rv_traj_table* t) noexcept
+    void rv_traj_table_free(rv_traj_table* t) noexcept
+    int32_t rv_traj_table_add(rv_traj_table* t, const char* s, int64_t n) noexcept
+    int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
+    int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
+                               int64_t k, uint64_t* hashes, int32_t* out) noexcept
+
+cdef extern from "Python.h":
+    double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
+    char* PyOS_double_to_string(double val, char format_code, int precision, int flags, int* ptype)
+    void PyMem_Free(void* p)
+    int Py_DTSF_ADD_DOT_0
+
+
+cdef int _traj_put_double(rv_tbuf* out, double d, int64_t* nan_counter) except -1:
+    """The canonical form of a float: integral values as integers, others by repr."""
+    cdef char num[40]
+    cdef int k
+    cdef char* text
+    if d != d:
+        nan_counter[0] += 1
+        k = snprintf(num, 40, "NaN#%lld", <long long>nan_counter[0])
+    elif isinf(d):
+        k = snprintf(num, 40, "%s", "Infinity" if d > 0 else "-Infinity")
+    elif d == floor(d):
+        if not (-9.0e18 < d < 9.0e18):
+            raw = str(int(d)).encode("ascii")
+            if rv_tbuf_put(out, raw, len(raw)) != 0:
+                raise MemoryError()
+            return 0
+        k = snprintf(num, 40, "%lld", <long long>d)
+    else:
+        text = PyOS_double_to_string(d, c'r', 0, Py_DTSF_ADD_DOT_0, NULL)
+        if text == NULL:
+            raise MemoryError()
+        k = rv_tbuf_put(out, text, strlen(text))
+        PyMem_Free(text)
+        if k != 0:
+            raise MemoryError()
+        return 0
+    if rv_tbuf_put(out, num, k) != 0:
+        raise MemoryError()
+    return 0
+
+
+cdef int _traj_dbl_canon(const char* s, int64_t n, rv_tbuf* out) noexcept:
+    """rv_dbl_canon_fn: a JSON number with a fraction or exponent, as Python's float() reads
+    it, canonicalised.  0, 1 (leave the row to Python) or -1 (no memory)."""
+    cdef char num[400]
+    cdef char* end = NULL
+    cdef double d
+    cdef int64_t unused = 0
+    if n <= 0 or n >= 400:
+        return 1
+    memcpy(num, s, n)
+    num[n] = 0  # the text need not be terminated (an Arrow buffer): parse a copy
+    try:
+        d = PyOS_string_to_double(num, &end, NULL)
+        if end != num + n or d != d:
+            return 1
+        _traj_put_double(out, d, &unused)
+    except MemoryError:
+        return -1
+    except Exception:
+        return 1
+    return 0
+
+
+cdef struct _TrajState:
+    _TrajBuf key
+    rv_i32buf calls
+    rv_i32buf names
+    rv_i64buf offsets
+    PyObject** row_names
+    PyObject** row_args
+    Py_ssize_t cap
+    rv_tjson tj
+    # one row's calls, interned together (rv_traj_table_add_many)
+    int64_t* batch_start
+    int64_t* batch_end
+    uint64_t* batch_hash
+    int32_t* batch_ids
+    int32_t* batch_names
+    int64_t batch_cap
+
+
+cdef int _traj_batch_grow(_TrajState* st, int64_t need) except -1:
+    cdef int64_t cap = max(need, 2 * st.batch_cap, 64)
+    cdef void* p
+    p = realloc(st.batch_start, cap * sizeof(int64_t))
+    if p == NULL:
+        raise MemoryError()
+    st.batch_start = <int64_t*>p
+    p = realloc(st.batch_end, cap * sizeof(int64_t))
+    if p == NULL:
+        raise MemoryError()
+    st.batch_end = <int64_t*>p
+    p = realloc(st.batch_hash, cap * sizeof(uint64_t))
+    if p == NULL:
+        raise MemoryError()
+    st.batch_hash = <uint64_t*>p
+    p = realloc(st.batch_ids, cap * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    st.batch_ids = <int32_t*>p
+    p = realloc(st.batch_names, cap * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    st.batch_names = <int32_t*>p
+    st.batch_cap = cap
+    return 0
+
+
+cdef inline bint _traj_is_arrow(object values):
+    return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
+
+
+cdef class _TrajFieldColumn:
+    """One argument field of an Arrow struct column: per call, present (not null) or not,
+    unreadable (the row takes the Python path) or not, and its canonical text."""
+    cdef bytes quoted_name
+    cdef object present
+    cdef object bad
+    cdef object offsets
+    cdef bytes text
+
+
+cdef struct _TrajField:
+    const uint8_t* present
+    const int64_t* off
+    const char* text
+    const char* qname
+    Py_ssize_t qlen
+
+cdef const char* _TRAJ_EMPTY = b""
+
+
+cdef _TrajFieldColumn _traj_field_column(str name, object child, int64_t* nan_counter, int depth):
+    """An object field (``depth`` 1: an argument): its canonical column and quoted name."""
+    cdef _TrajFieldColumn col = _traj_canon_column(child, nan_counter, depth)
+    cdef rv_tbuf out
+    raw = name.encode("utf-8", "surrogatepass")
+    memset(&out, 0, sizeof(out))
+    try:
+        if rv_tbuf_put_quoted(&out, raw, len(raw)) != 0:
+            raise MemoryError()
+        col.quoted_name = out.d[:out.n]
+    finally:
+        free(out.d)
+    return col
+
+
+cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int depth):
+    """The canonical JSON of every value of an Arrow array, as ``_traj_canon`` writes the
+    value ``to_pylist`` gives (null elements: not present, no text; ``bad``: a value that
+    is not JSON, for the row to take the Python path).  Scalars, structs and lists are read
+    from their buffers; other types through their Python values."""
+    import numpy as np
+    import pyarrow as pa
+    cdef _TrajFieldColumn col = _TrajFieldColumn()
+    cdef _TrajFieldColumn sub
+    cdef rv_tbuf out
+    cdef Py_ssize_t j, k, f, m = len(arr), nsub
+    cdef int64_t[::1] offsets
+    cdef uint8_t[::1] bad
+    cdef const uint8_t[::1] valid
+    cdef const int64_t[::1] ints
+    cdef const uint64_t[::1] uints
+    cdef const double[::1] dbls
+    cdef const uint8_t[::1] bools
+    cdef const uint8_t[::1] sdata
+    cdef const int64_t[::1] soff
+    cdef const int64_t[::1] loff
+    cdef const uint8_t[::1] sub_present
+    cdef const uint8_t[::1] sub_bad
+    cdef const int64_t[::1] sub_off
+    cdef const char* sub_text
+    cdef char num[32]
+    cdef int n
+    cdef _TrajBuf pybuf
+    cdef const char* sp
+    cdef _TrajField* cf = NULL
+    typ = arr.type
+    memset(&out, 0, sizeof(out))
+    col.present = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+    col.bad = np.zeros(m, np.uint8)
+    col.offsets = np.zeros(m + 1, np.int64)
+    offsets = col.offsets
+    bad = col.bad
+    valid = col.present
+    try:
+        if pa.types.is_null(typ) or m == 0:
+            pass
+        elif pa.types.is_signed_integer(typ):
+            ints = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+            for j in range(m):
+                if valid[j]:
+                    n = snprintf(num, 32, "%lld", <long long>ints[j])
+                    if rv_tbuf_put(&out, num, n) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        elif pa.types.is_unsigned_integer(typ):
+            uints = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint64)
+            for j in range(m):
+                if valid[j]:
+                    n = snprintf(num, 32, "%llu", <unsigned long long>uints[j])
+                    if rv_tbuf_put(&out, num, n) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        elif pa.types.is_float32(typ) or pa.types.is_float64(typ):
+            dbls = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64)
+            for j in range(m):
+                if valid[j]:
+                    _traj_put_double(&out, dbls[j], nan_counter)
+                offsets[j + 1] = out.n
+        elif pa.types.is_boolean(typ):
+            bools = np.ascontiguousarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=np.uint8)
+            for j in range(m):
+                if valid[j]:
+                    if rv_tbuf_put(&out, "1" if bools[j] else "0", 1) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        elif pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            soff, sdata, _ = _traj_arrow_strings(arr)
+            for j in range(m):
+                if valid[j]:
+                    sp = <const char*>&sdata[0] + soff[j] if sdata.shape[0] else _TRAJ_EMPTY
+                    if rv_tj_utf8_valid(<const unsigned char*>sp, soff[j + 1] - soff[j]) == 0:
+                        bad[j] = 1
+                    elif rv_tbuf_put_quoted(&out, sp, soff[j + 1] - soff[j]) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        elif pa.types.is_struct(typ) and depth < 60 and _traj_unique_fields(typ):
+            named = sorted(zip([typ.field(i).name for i in range(typ.num_fields)], arr.flatten()),
+                           key=lambda p: p[0].encode("utf-8", "surrogatepass"))
+            subs = [_traj_field_column(name, child, nan_counter, depth + 1) for name, child in named]
+            nsub = len(subs)
+            cf = <_TrajField*>calloc(max(nsub, 1), sizeof(_TrajField))
+            if cf == NULL:
+                raise MemoryError()
+            for f in range(nsub):
+                sub = subs[f]
+                sub_present = sub.present
+                sub_off = sub.offsets
+                sub_bad = sub.bad
+                cf[f].present = &sub_present[0]
+                cf[f].off = &sub_off[0]
+                cf[f].text = sub.text
+                cf[f].qname = sub.quoted_name
+                cf[f].qlen = len(sub.quoted_name)
+                for j in range(m):
+                    if sub_bad[j]:
+                        bad[j] = 1
+            for j in range(m):
+                if valid[j] and not bad[j]:
+                    if rv_tbuf_put(&out, "{", 1) != 0:
+                        raise MemoryError()
+                    for f in range(nsub):
+                        if f and rv_tbuf_put(&out, ",", 1) != 0:
+                            raise MemoryError()
+                        if (rv_tbuf_put(&out, cf[f].qname, cf[f].qlen) != 0 or rv_tbuf_put(&out, ":", 1) != 0):
+                            raise MemoryError()
+                        if cf[f].present[j]:
+                            if rv_tbuf_put(&out, cf[f].text + cf[f].off[j], cf[f].off[j + 1] - cf[f].off[j]) != 0:
+                                raise MemoryError()
+                        elif rv_tbuf_put(&out, "null", 4) != 0:
+                            raise MemoryError()
+                    if rv_tbuf_put(&out, "}", 1) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        elif (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and depth < 60:
+            lo = np.asarray(arr.offsets).astype(np.int64)
+            first = int(lo[0])
+            values = arr.values.slice(first, int(lo[m]) - first)
+            lo = lo - first
+            loff = lo
+            sub = _traj_canon_column(values, nan_counter, depth + 1)
+            sub_present = sub.present
+            sub_off = sub.offsets
+            sub_bad = sub.bad
+            sub_text = sub.text
+            for j in range(m):
+                if valid[j]:
+                    for k in range(loff[j], loff[j + 1]):
+                        if sub_bad[k]:
+                            bad[j] = 1
+                            break
+                if valid[j] and not bad[j]:
+                    if rv_tbuf_put(&out, "[", 1) != 0:
+                        raise MemoryError()
+                    for k in range(loff[j], loff[j + 1]):
+                        if k > loff[j] and rv_tbuf_put(&out, ",", 1) != 0:
+                            raise MemoryError()
+                        if sub_present[k]:
+                            if rv_tbuf_put(&out, sub_text + sub_off[k], sub_off[k + 1] - sub_off[k]) != 0:
+                                raise MemoryError()
+                        elif rv_tbuf_put(&out, "null", 4) != 0:
+                            raise MemoryError()
+                    if rv_tbuf_put(&out, "]", 1) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+        else:
+            # other types (maps, timestamps, decimals, ...): their Python values, canonicalised
+            values = arr.to_pylist()
+            pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
+            try:
+                for j in range(m):
+                    v = values[j]
+                    if v is not None:
+                        pybuf.n = 0
+                        try:
+                            _traj_canon(v, &pybuf, depth, nan_counter)
+                        except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                            bad[j] = 1
+                            pybuf.n = 0
+                        if rv_tbuf_put(&out, pybuf.data, pybuf.n) != 0:
+                            raise MemoryError()
+                    offsets[j + 1] = out.n
+            finally:
+                free(pybuf.data)
+        col.text = out.d[:out.n] if out.n else b""
+        col.quoted_name = b""
+        return col
+    finally:
+        free(out.d)
+        free(cf)
+
+
+cdef bint _traj_unique_fields(object struct_type):
+    names = [struct_type.field(i).name for i in range(struct_type.num_fields)]
+    return len(set(names)) == len(names)
+
+
+cdef int _traj_assemble(rv_tbuf* args, const _TrajField* fields, Py_ssize_t nfields, Py_ssize_t j) except -1:
+    """``{"field":value,...}`` of call ``j`` from the field columns (sorted), nulls left out."""
+    cdef Py_ssize_t f
+    cdef bint first = True
+    cdef const _TrajField* c
+    if rv_tbuf_put(args, "{", 1) != 0:
+        raise MemoryError()
+    for f in range(nfields):
+        c = &fields[f]
+        if not c.present[j]:
+            continue
+        if not first and rv_tbuf_put(args, ",", 1) != 0:
+            raise MemoryError()
+        first = False
+        if (rv_tbuf_put(args, c.qname, c.qlen) != 0 or rv_tbuf_put(args, ":", 1) != 0
+                or rv_tbuf_put(args, c.text + c.off[j], c.off[j + 1] - c.off[j]) != 0):
+            raise MemoryError()
+    if rv_tbuf_put(args, "}", 1) != 0:
+        raise MemoryError()
+    return 0
+
+
+cdef object _traj_struct_layout(object struct_type, str name_key, str args_key):
+    """None when a list<struct> column cannot take the column-wise path (the name is not a
+    string field, a key appears twice, the arguments are neither a struct nor null)."""
+    import pyarrow as pa
+    names = [struct_type.field(i).name for i in range(struct_type.num_fields)]
+    if names.count(name_key) != 1 or names.count(args_key) > 1:
+        return None
+    name_type = struct_type.field(name_key).type
+    if not (pa.types.is_string(name_type) or pa.types.is_large_string(name_type)):
+        return None
+    if args_key in names:
+        args_type = struct_type.field(args_key).type
+        if pa.types.is_struct(args_type):
+            fields = [args_type.field(i).name for i in range(args_type.num_fields)]
+            if len(set(fields)) != len(fields):
+                return None
+        elif not pa.types.is_null(args_type):
+            return None
+    return True
+
+
+cdef tuple _traj_arrow_strings(object arr):
+    """(offsets int64, data bytes, valid uint8) of an Arrow string or large_string array,
+    read from its buffers (offsets shifted by the array's slice offset)."""
+    import numpy as np
+    import pyarrow as pa
+    bufs = arr.buffers()
+    n = len(arr)
+    width = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    if n == 0 or bufs[1] is None:
+        return np.zeros(n + 1, np.int64), np.zeros(0, np.uint8), np.zeros(n, np.uint8)
+    off = np.frombuffer(bufs[1], dtype=width)[arr.offset : arr.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
+    if len(off) != n + 1 or (n and (off[0] < 0 or off[-1] > len(data) or np.any(np.diff(off) < 0))):
+        raise ValueError("malformed Arrow string array (offsets out of range)")
+    valid = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+    return off, data, valid
+
+
+cdef bint _traj_is_null_type(object arr):
+    import pyarrow as pa
+    return pa.types.is_null(arr.type)
+
+
+cdef str _traj_describe_arrow(object arr, Py_ssize_t row, str name_key, str args_key, bint args_required,
+                              str args_mode, object name_fn):
+    try:
+        value = _traj_arrow_value(arr, row)
+    except ValueError as exc:
+        return str(exc)
+    return _traj_calls.describe_bad_trajectory(value, name_key, args_key, args_required, args_mode, name_fn)
+
+
+cdef object _traj_arrow_value(object arr, Py_ssize_t row):
+    """Row ``row`` of an Arrow column as the twin reads it (``arrow_rows``)."""
+    try:
+        return _traj_calls.arrow_rows(arr.slice(row, 1))[0]
+    except Exception as exc:  # an Arrow value Python cannot represent
+        raise ValueError(f"unreadable Arrow value: {exc}") from None
+
+
 cdef class CallTable:
     """Interns tool calls into dense ids (see ``respeval._core_py.trajectory.CallTable``)."""
-    cdef rv_vocab names_v
-    cdef rv_vocab calls_v
+    cdef rv_traj_table names_v
+    cdef rv_traj_table calls_v
+    cdef rv_traj_table raw_v  # names as read, before the normaliser (JSON and Arrow paths)
+    cdef int32_t* raw_map  # raw name id -> normalised name id, -1 dropped, -2 not yet known
+    cdef Py_ssize_t raw_cap
     cdef dict name_cache
     cdef int64_t nan_counter
 
     def __cinit__(self):
-        if rv_vocab_init(&self.names_v) != 0 or rv_vocab_init(&self.calls_v) != 0:
+        if (rv_traj_table_init(&self.names_v) != 0 or rv_traj_table_init(&self.calls_v) != 0
+                or rv_traj_table_init(&self.raw_v) != 0):
             raise MemoryError("cannot allocate the call table")
+        self.raw_map = NULL
+        self.raw_cap = 0
         self.name_cache = {}
         self.nan_counter = 0
 
     def __dealloc__(self):
-        rv_vocab_free(&self.names_v)
-        rv_vocab_free(&self.calls_v)
+        rv_traj_table_free(&self.names_v)
+        rv_traj_table_free(&self.calls_v)
+        rv_traj_table_free(&self.raw_v)
+        free(self.raw_map)
 
     def __len__(self):
         return self.calls_v.n
@@ -285,9 +737,18 @@ cdef class CallTable:
     def names(self):
         return [self.name(i) for i in range(self.names_v.n)]
 
+    def call(self, Py_ssize_t i):
+        """Call ``i`` as (tool name, canonical arguments)."""
+        cdef int32_t nid
+        if i < 0 or i >= self.calls_v.n:
+            raise IndexError(f"call id {i} out of range for {self.calls_v.n} calls")
+        key = self.calls_v.arena[self.calls_v.start[i]:self.calls_v.start[i + 1]]
+        memcpy(&nid, <const char*>key, 4)
+        return self.name(nid), key[4:].decode("utf-8", "surrogatepass")
+
     def name_id(self, str name, default=-1):
         cdef bytes raw = name.encode("utf-8", "surrogatepass")
-        cdef int32_t r = rv_vocab_find(&self.names_v, raw, len(raw))
+        cdef int32_t r = rv_traj_table_find(&self.names_v, raw, len(raw))
         return default if r < 0 else r
 
     cdef int32_t _name(self, object name) except -2:
@@ -300,138 +761,408 @@ cdef class CallTable:
             raw = (<str>name).encode("utf-8", "surrogatepass")
             p = raw
             n = len(raw)
-        r = rv_vocab_add(&self.names_v, p, n)
+        r = rv_traj_table_add(&self.names_v, p, n)
         if r < 0:
             raise MemoryError("too many tool names")
         return r
 
+    cdef object _mapped(self, object name, object name_fn):
+        """The normalised name (None: drop the call), cached per raw name."""
+        cache = self.name_cache
+        if name in cache:
+            return cache[name]
+        mapped = name_fn(name)
+        if mapped is not None and not PyUnicode_Check(mapped):
+            raise _TrajBadRow()
+        cache[name] = mapped
+        return mapped
+
+    cdef int32_t _name_bytes(self, const char* p, Py_ssize_t n, object name_fn) except -2:
+        """Name id of a call whose name is UTF-8 bytes (valid, no surrogates); -1: drop it."""
+        cdef int32_t raw, r
+        cdef int32_t* grown
+        cdef Py_ssize_t cap, i
+        if name_fn is None:
+            r = rv_traj_table_add(&self.names_v, p, n)
+            if r < 0:
+                raise MemoryError("too many tool names")
+            return r
+        raw = rv_traj_table_add(&self.raw_v, p, n)
+        if raw < 0:
+            raise MemoryError("too many tool names")
+        if raw >= self.raw_cap:
+            cap = max(2 * self.raw_cap, raw + 1, 64)
+            grown = <int32_t*>realloc(self.raw_map, cap * sizeof(int32_t))
+            if grown == NULL:
+                raise MemoryError()
+            for i in range(self.raw_cap, cap):
+                grown[i] = -2
+            self.raw_map = grown
+            self.raw_cap = cap
+        if self.raw_map[raw] == -2:
+            mapped = self._mapped(p[:n].decode("utf-8"), name_fn)
+            self.raw_map[raw] = -1 if mapped is None else self._name(mapped)
+        return self.raw_map[raw]
+
+    cdef inline int _push_key(self, _TrajState* st, int32_t nid, const char* key, Py_ssize_t n) except -1:
+        """Intern a call whose key (name id, canonical arguments) is key[0:n]."""
+        cdef int32_t cid = rv_traj_table_add(&self.calls_v, key, n)
+        if cid < 0:
+            raise MemoryError("too many distinct tool calls")
+        if rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _emit(self, _TrajState* st, int32_t nid, const char* args, Py_ssize_t n) except -1:
+        cdef int32_t cid
+        st.key.n = 0
+        _traj_grow(&st.key, 4 + n)
+        memcpy(st.key.data, &nid, 4)
+        if n:
+            memcpy(st.key.data + 4, args, n)
+        st.key.n = 4 + n
+        cid = rv_traj_table_add(&self.calls_v, st.key.data, st.key.n)
+        if cid < 0:
+            raise MemoryError("too many distinct tool calls")
+        if rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _json_row(self, _TrajState* st, object text, bytes name_key, bytes args_key, bint args_required,
+                       object name_fn) except -1:
+        """A row of JSON text read without Python objects: 1 done, 0 leave it to Python."""
+        cdef Py_ssize_t n
+        cdef const char* p
+        try:
+            p = PyUnicode_AsUTF8AndSize(text, &n)
+        except UnicodeEncodeError:
+            return 0  # lone surrogates
+        return self._json_span(st, p, n, name_key, args_key, args_required, name_fn)
+
+    cdef int _json_span(self, _TrajState* st, const char* p, Py_ssize_t n, bytes name_key, bytes args_key,
+                        bint args_required, object name_fn) except -1:
+        cdef int r
+        cdef int64_t i, name_at = 0, args_at = 0
+        cdef int32_t nid
+        r = rv_tjson_trajectory(&st.tj, p, n, name_key, len(name_key), args_key, len(args_key), args_required)
+        if r == RV_TJ_NOMEM:
+            raise MemoryError()
+        if r != RV_TJ_OK:
+            return 0
+        cdef int64_t k = 0, ncalls = st.tj.ncalls
+        if ncalls > st.batch_cap:
+            _traj_batch_grow(st, ncalls)
+        for i in range(ncalls):
+            nid = self._name_bytes(st.tj.names.d + name_at, st.tj.name_end[i] - name_at, name_fn)
+            if nid >= 0:
+                # the 4 bytes before the arguments take the name id: the call's key, in place
+                memcpy(st.tj.args.d + args_at, &nid, 4)
+                st.batch_start[k] = args_at
+                st.batch_end[k] = st.tj.args_end[i]
+                st.batch_names[k] = nid
+                k += 1
+            name_at = st.tj.name_end[i]
+            args_at = st.tj.args_end[i]
+        r = rv_traj_table_add_many(&self.calls_v, st.tj.args.d, st.batch_start, st.batch_end, k, st.batch_hash,
+                                   st.batch_ids)
+        if r < 0:
+            raise MemoryError("too many distinct tool calls")
+        for i in range(k):
+            if rv_push_i32(&st.calls, st.batch_ids[i]) != 0 or rv_push_i32(&st.names, st.batch_names[i]) != 0:
+                raise MemoryError()
+        return 1
+
+    cdef int _py_row(self, _TrajState* st, object traj, object name_key_o, object args_key_o, bint args_required,
+                     bint string_mode, object name_fn) except -1:
+        """A row of Python objects (lists of dicts; JSON text is decoded first)."""
+        cdef Py_ssize_t i, ncalls
+        cdef PyObject** grown
+        cdef PyObject* found
+        cdef int32_t nid
+        cdef object call, name, args
+        # pass 1: the row's shape (the twin's read_trajectory), nothing interned
+        if PyUnicode_Check(traj):
+            traj = _traj_json.loads(traj)
+        if not (PyList_Check(traj) or PyTuple_Check(traj)):
+            raise _TrajBadRow()
+        ncalls = PyList_GET_SIZE(traj) if PyList_Check(traj) else PyTuple_GET_SIZE(traj)
+        if ncalls > _TRAJ_MAX_ROW:
+            raise _TrajBadRow()
+        if ncalls > st.cap:
+            st.cap = max(ncalls, 2 * st.cap, 16)
+            grown = <PyObject**>realloc(st.row_names, st.cap * sizeof(PyObject*))
+            if grown == NULL:
+                raise MemoryError()
+            st.row_names = grown
+            grown = <PyObject**>realloc(st.row_args, st.cap * sizeof(PyObject*))
+            if grown == NULL:
+                raise MemoryError()
+            st.row_args = grown
+        keep = None  # holds converted mappings alive while their items are borrowed
+        for i in range(ncalls):
+            call = <object>(PyList_GET_ITEM(traj, i) if PyList_Check(traj) else PyTuple_GET_ITEM(traj, i))
+            if not PyDict_Check(call):
+                if not isinstance(call, _TrajMapping):
+                    raise _TrajBadRow()
+                call = dict(call)
+                if keep is None:
+                    keep = []
+                keep.append(call)
+            found = PyDict_GetItemWithError(call, name_key_o)
+            if found == NULL or not PyUnicode_Check(<object>found):
+                raise _TrajBadRow()
+            name = <object>found
+            found = PyDict_GetItemWithError(call, args_key_o)
+            if found != NULL:
+                args = <object>found
+            elif args_required:
+                raise _TrajBadRow()
+            else:
+                args = None
+            if args is not None and not PyDict_Check(args):
+                raise _TrajBadRow()
+            st.row_names[i] = <PyObject*>name
+            st.row_args[i] = <PyObject*>args
+        # pass 2: normalise names, canonicalise arguments, intern
+        for i in range(ncalls):
+            name = <object>st.row_names[i]
+            args = <object>st.row_args[i]
+            if name_fn is not None:
+                name = self._mapped(name, name_fn)
+                if name is None:
+                    continue
+            st.key.n = 0
+            _traj_grow(&st.key, 4)
+            st.key.n = 4
+            if string_mode:
+                _traj_put_str(&st.key, _traj_json.dumps(args))
+            else:
+                _traj_canon(args, &st.key, 0, &self.nan_counter)
+            nid = self._name(name)
+            memcpy(st.key.data, &nid, 4)
+            cid = rv_traj_table_add(&self.calls_v, st.key.data, st.key.n)
+            if cid < 0:
+                raise MemoryError("too many distinct tool calls")
+            if rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0:
+                raise MemoryError()
+        return 0
+
     def intern(self, trajectories, str name_key="tool_name", str args_key="tool_input",
                bint args_required=True, str args_mode="json", name_fn=None):
         """Call ids, name ids and row offsets (int32, int32, int64 buffers), and the rows
-        that could not be read as ``(row, reason)`` (see the twin's ``CallTable.intern``)."""
-        cdef Py_ssize_t nrows, row, i, ncalls, mark, cap = 0
-        cdef _TrajBuf key
-        cdef rv_i32buf calls, names
-        cdef int64_t* offsets = NULL
-        cdef PyObject** row_names = NULL
-        cdef PyObject** row_args = NULL
-        cdef PyObject** grown
-        cdef PyObject* found
-        cdef int32_t nid, cid
-        cdef bint string_mode
-        cdef object traj, call, name, args, mapped
+        that could not be read as ``(row, reason)`` (see the twin's ``CallTable.intern``).
+
+        JSON text rows (a str per row, or an Arrow string column) and Arrow list<struct>
+        columns are canonicalised from their bytes; lists of dicts through the dicts."""
+        cdef _TrajState st
         if args_mode not in ARGS_MODES:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
-        string_mode = args_mode == "string"
-        seq = trajectories if isinstance(trajectories, list) else list(trajectories)
-        nrows = len(seq)
+        memset(&st, 0, sizeof(st))
+        st.tj.dbl_canon = _traj_dbl_canon
         errors = []
-        key.data = NULL; key.n = 0; key.cap = 0
-        calls.data = NULL; calls.n = 0; calls.cap = 0
-        names.data = NULL; names.n = 0; names.cap = 0
-        offsets = <int64_t*>malloc((nrows + 1) * sizeof(int64_t))
-        if offsets == NULL:
-            raise MemoryError()
-        name_key_o = name_key
-        args_key_o = args_key
-        cache = self.name_cache
         try:
-            offsets[0] = 0
-            for row in range(nrows):
-                traj = seq[row]
-                mark = calls.n
-                try:
-                    # pass 1: the row's shape (the twin's read_trajectory), nothing interned
-                    if PyUnicode_Check(traj):
-                        traj = _traj_json.loads(traj)
-                    if PyList_Check(traj) or PyTuple_Check(traj):
-                        pass
-                    else:
-                        raise _TrajBadRow()
-                    ncalls = PyList_GET_SIZE(traj) if PyList_Check(traj) else PyTuple_GET_SIZE(traj)
-                    if ncalls > _TRAJ_MAX_ROW:
-                        raise _TrajBadRow()
-                    if ncalls > cap:
-                        cap = max(ncalls, 2 * cap, 16)
-                        grown = <PyObject**>realloc(row_names, cap * sizeof(PyObject*))
-                        if grown == NULL:
-                            raise MemoryError()
-                        row_names = grown
-                        grown = <PyObject**>realloc(row_args, cap * sizeof(PyObject*))
-                        if grown == NULL:
-                            raise MemoryError()
-                        row_args = grown
-                    keep = None  # holds converted mappings alive while their items are borrowed
-                    for i in range(ncalls):
-                        call = <object>(PyList_GET_ITEM(traj, i) if PyList_Check(traj) else PyTuple_GET_ITEM(traj, i))
-                        if not PyDict_Check(call):
-                            if not isinstance(call, _TrajMapping):
-                                raise _TrajBadRow()
-                            call = dict(call)
-                            if keep is None:
-                                keep = []
-                            keep.append(call)
-                        found = PyDict_GetItemWithError(call, name_key_o)
-                        if found == NULL or not PyUnicode_Check(<object>found):
-                            raise _TrajBadRow()
-                        name = <object>found
-                        found = PyDict_GetItemWithError(call, args_key_o)
-                        if found != NULL:
-                            args = <object>found
-                        elif args_required:
-                            raise _TrajBadRow()
-                        else:
-                            args = None
-                        if args is not None and not PyDict_Check(args):
-                            raise _TrajBadRow()
-                        row_names[i] = <PyObject*>name
-                        row_args[i] = <PyObject*>args
-                    # pass 2: normalise names, canonicalise arguments, intern
-                    for i in range(ncalls):
-                        name = <object>row_names[i]
-                        args = <object>row_args[i]
-                        if name_fn is not None:
-                            if name in cache:
-                                mapped = cache[name]
-                            else:
-                                mapped = name_fn(name)
-                                if mapped is not None and not PyUnicode_Check(mapped):
-                                    raise _TrajBadRow()
-                                cache[name] = mapped
-                            if mapped is None:
-                                continue
-                            name = mapped
-                        key.n = 0
-                        _traj_grow(&key, 4)
-                        key.n = 4
-                        if string_mode:
-                            _traj_put_str(&key, _traj_json.dumps(args))
-                        else:
-                            _traj_canon(args, &key, 0, &self.nan_counter)
-                        nid = self._name(name)
-                        memcpy(key.data, &nid, 4)
-                        cid = rv_vocab_add(&self.calls_v, key.data, key.n)
-                        if cid < 0:
-                            raise MemoryError("too many distinct tool calls")
-                        if rv_push_i32(&calls, cid) != 0 or rv_push_i32(&names, nid) != 0:
-                            raise MemoryError()
-                except (_TrajBadRow, TypeError, ValueError, RecursionError):
-                    calls.n = mark
-                    names.n = mark
-                    errors.append((row, _traj_twin.describe_bad_trajectory(
-                        seq[row], name_key, args_key, args_required, args_mode, name_fn)))
-                offsets[row + 1] = calls.n
-            return (PyBytes_FromStringAndSize(<char*>calls.data, calls.n * 4),
-                    PyBytes_FromStringAndSize(<char*>names.data, names.n * 4),
-                    PyBytes_FromStringAndSize(<char*>offsets, (nrows + 1) * 8),
+            if rv_push_i64(&st.offsets, 0) != 0:
+                raise MemoryError()
+            if _traj_is_arrow(trajectories):
+                _traj_calls.check_arrow(trajectories)  # the buffers are read directly: refuse broken ones
+                chunks = trajectories.chunks if hasattr(trajectories, "chunks") else [trajectories]
+                for chunk in chunks:
+                    self._arrow_chunk(&st, chunk, name_key, args_key, args_required, args_mode, name_fn, errors)
+            else:
+                seq = trajectories if isinstance(trajectories, list) else list(trajectories)
+                self._rows(&st, seq, 0, name_key, args_key, args_required, args_mode, name_fn, errors)
+            return (PyBytes_FromStringAndSize(<char*>st.calls.data, st.calls.n * 4),
+                    PyBytes_FromStringAndSize(<char*>st.names.data, st.names.n * 4),
+                    PyBytes_FromStringAndSize(<char*>st.offsets.data, st.offsets.n * 8),
                     errors)
         finally:
-            free(key.data)
-            free(calls.data)
-            free(names.data)
-            free(offsets)
-            free(row_names)
-            free(row_args)
+            free(st.key.data)
+            free(st.calls.data)
+            free(st.names.data)
+            free(st.offsets.data)
+            free(st.row_names)
+            free(st.row_args)
+            free(st.batch_start)
+            free(st.batch_end)
+            free(st.batch_hash)
+            free(st.batch_ids)
+            free(st.batch_names)
+            rv_tjson_free(&st.tj)
+
+    cdef int _rows(self, _TrajState* st, list seq, Py_ssize_t row_base, str name_key, str args_key,
+                   bint args_required, str args_mode, object name_fn, list errors) except -1:
+        """Rows of Python values (lists of dicts, JSON text, None, ...)."""
+        cdef Py_ssize_t row, mark
+        cdef bint string_mode = args_mode == "string"
+        cdef bint fast = not string_mode and name_key != args_key
+        cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
+        for row in range(len(seq)):
+            traj = seq[row]
+            mark = st.calls.n
+            try:
+                if not (fast and PyUnicode_Check(traj) and self._json_row(st, traj, nk, ak, args_required, name_fn)):
+                    st.calls.n = mark
+                    st.names.n = mark
+                    self._py_row(st, traj, name_key, args_key, args_required, string_mode, name_fn)
+            except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                st.calls.n = mark
+                st.names.n = mark
+                errors.append((row_base + row, _traj_calls.describe_bad_trajectory(
+                    traj, name_key, args_key, args_required, args_mode, name_fn)))
+            if rv_push_i64(&st.offsets, st.calls.n) != 0:
+                raise MemoryError()
+        return 0
+
+    cdef int _arrow_chunk(self, _TrajState* st, object arr, str name_key, str args_key, bint args_required,
+                          str args_mode, object name_fn, list errors) except -1:
+        cdef Py_ssize_t base = st.offsets.n - 1
+        import pyarrow as pa
+        typ = arr.type
+        fast = args_mode == "json" and name_key != args_key
+        if fast and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+            return self._arrow_text(st, arr, base, name_key, args_key, args_required, args_mode, name_fn, errors)
+        if fast and (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and pa.types.is_struct(typ.value_type):
+            if _traj_struct_layout(typ.value_type, name_key, args_key) is not None:
+                return self._arrow_calls(st, arr, base, name_key, args_key, args_required, args_mode, name_fn,
+                                         errors)
+        return self._rows(st, _traj_calls.arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
+                          name_fn, errors)
+
+    cdef int _arrow_text(self, _TrajState* st, object arr, Py_ssize_t base, str name_key, str args_key,
+                         bint args_required, str args_mode, object name_fn, list errors) except -1:
+        """An Arrow string column of JSON text, parsed from its buffers."""
+        cdef Py_ssize_t row, n = len(arr), mark
+        cdef const uint8_t[::1] data
+        cdef const int64_t[::1] off
+        cdef const uint8_t[::1] valid
+        cdef const char* text
+        cdef bint done
+        cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
+        off, data, valid = _traj_arrow_strings(arr)
+        st.tj.check_utf8 = 1
+        try:
+            for row in range(n):
+                mark = st.calls.n
+                try:
+                    done = False
+                    if valid[row]:
+                        text = <const char*>&data[0] + off[row] if data.shape[0] else _TRAJ_EMPTY
+                        done = self._json_span(st, text, off[row + 1] - off[row], nk, ak, args_required, name_fn)
+                    if not done:
+                        st.calls.n = mark
+                        st.names.n = mark
+                        self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
+                                     name_fn)
+                except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                    st.calls.n = mark
+                    st.names.n = mark
+                    errors.append((base + row, _traj_describe_arrow(arr, row, name_key, args_key, args_required,
+                                                                    args_mode, name_fn)))
+                if rv_push_i64(&st.offsets, st.calls.n) != 0:
+                    raise MemoryError()
+        finally:
+            st.tj.check_utf8 = 0
+        return 0
+
+    cdef int _arrow_calls(self, _TrajState* st, object arr, Py_ssize_t base, str name_key, str args_key,
+                          bint args_required, str args_mode, object name_fn, list errors) except -1:
+        """An Arrow list<struct<name, args: struct | null>> column, read column by column:
+        names from the string buffers, each argument field canonicalised for every call at
+        once, then every call's ``{...}`` assembled from the fields present (null fields
+        left out, as ``arrow_rows`` drops them).  Rows with anything unusual (a null row,
+        call or name, a value that is not JSON) take the Python path."""
+        cdef Py_ssize_t row, n = len(arr), j, mark, f, nfields, ncalls
+        cdef int64_t first_call
+        cdef const int64_t[::1] row_off
+        cdef const uint8_t[::1] row_valid
+        cdef const uint8_t[::1] name_data
+        cdef const int64_t[::1] name_off
+        cdef const uint8_t[::1] name_valid
+        cdef const uint8_t[::1] args_valid
+        cdef const uint8_t[::1] bad_v
+        cdef const uint8_t[::1] u8
+        cdef const int64_t[::1] i64
+        cdef rv_tbuf args
+        cdef int32_t nid
+        cdef bint ok, args_exist, have_args
+        cdef const char* name_p
+        cdef _TrajField* cf = NULL
+        cdef _TrajFieldColumn col
+        import numpy as np
+        offsets = np.asarray(arr.offsets).astype(np.int64)
+        first_call = offsets[0] if n else 0
+        ncalls = (offsets[n] - first_call) if n else 0
+        row_off = offsets - first_call
+        row_valid = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+        calls = arr.values.slice(first_call, ncalls)
+        flat = dict(zip([calls.type.field(i).name for i in range(calls.type.num_fields)], calls.flatten()))
+        name_off, name_data, name_valid = _traj_arrow_strings(flat[name_key])
+        args_arr = flat.get(args_key)
+        args_exist = args_arr is not None
+        have_args = args_exist and not _traj_is_null_type(args_arr)
+        fields = []
+        bad = np.zeros(ncalls, np.uint8)
+        if have_args:
+            args_valid = np.ascontiguousarray(args_arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+            typ = args_arr.type
+            named = sorted(zip([typ.field(i).name for i in range(typ.num_fields)], args_arr.flatten()),
+                           key=lambda p: p[0].encode("utf-8", "surrogatepass"))
+            fields = [_traj_field_column(name, child, &self.nan_counter, 1) for name, child in named]
+            for col in fields:
+                bad |= col.bad
+        bad_v = bad
+        nfields = len(fields)
+        memset(&args, 0, sizeof(args))
+        cf = <_TrajField*>calloc(max(nfields, 1), sizeof(_TrajField))
+        if cf == NULL:
+            raise MemoryError()
+        try:
+            for f in range(nfields):
+                col = fields[f]
+                u8 = col.present
+                i64 = col.offsets
+                cf[f].present = &u8[0] if u8.shape[0] else NULL
+                cf[f].off = &i64[0]
+                cf[f].text = col.text
+                cf[f].qname = col.quoted_name
+                cf[f].qlen = len(col.quoted_name)
+            for row in range(n):
+                mark = st.calls.n
+                ok = row_valid[row] != 0 and (args_exist or not args_required)
+                if ok:
+                    for j in range(row_off[row], row_off[row + 1]):
+                        name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
+                        if (not name_valid[j] or bad_v[j]
+                                or not rv_tj_utf8_valid(<const unsigned char*>name_p, name_off[j + 1] - name_off[j])):
+                            ok = False
+                            break
+                try:
+                    if ok:
+                        for j in range(row_off[row], row_off[row + 1]):
+                            args.n = 0
+                            if not have_args or not args_valid[j]:
+                                if rv_tbuf_put(&args, "null", 4) != 0:
+                                    raise MemoryError()
+                            else:
+                                _traj_assemble(&args, cf, nfields, j)
+                            name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
+                            nid = self._name_bytes(name_p, name_off[j + 1] - name_off[j], name_fn)
+                            if nid >= 0:
+                                self._emit(st, nid, args.d if args.n else _TRAJ_EMPTY, args.n)
+                    else:
+                        self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
+                                     name_fn)
+                except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                    st.calls.n = mark
+                    st.names.n = mark
+                    errors.append((base + row, _traj_describe_arrow(arr, row, name_key, args_key, args_required,
+                                                                    args_mode, name_fn)))
+                if rv_push_i64(&st.offsets, st.calls.n) != 0:
+                    raise MemoryError()
+        finally:
+            free(args.d)
+            free(cf)
+        return 0
 
 
 cdef int _traj_check_csr(const int32_t[::1] ids, const int32_t[::1] names, const int64_t[::1] off,

@@ -156,6 +156,27 @@ class Kernels(Protocol):
     def poisson_bootstrap_add(
         self, stats: BufferLike, keys: BufferLike, seed: int, acc: BufferLike, threads: int | None = None
     ) -> None: ...
+    # trajectory kernels: tool calls interned to ids, per-row statistics, name alignments
+    ARGS_MODES: tuple[str, ...]
+    TRAJECTORY_STATS: tuple[str, ...]
+
+    def CallTable(self) -> Any: ...  # noqa: N802 - the class, called to make a call table
+    def trajectory_pair_stats(
+        self,
+        pred_calls: BufferLike,
+        pred_names: BufferLike,
+        pred_off: BufferLike,
+        ref_calls: BufferLike,
+        ref_names: BufferLike,
+        ref_off: BufferLike,
+        out: BufferLike,
+        pred_matched: BufferLike | None = None,
+        ref_matched: BufferLike | None = None,
+        threads: int | None = None,
+    ) -> None: ...
+    def name_substitutions(
+        self, pred_names: BufferLike, pred_off: BufferLike, ref_names: BufferLike, ref_off: BufferLike
+    ) -> tuple[bytes, bytes, bytes]: ...
 
 
 def _load_native() -> Kernels:

@@ -149,5 +149,5 @@ def trajectory_pair_stats(
     threads: int | None = None,
 ) -> None: ...
 def name_substitutions(
-    pred_names: _Buf, pred_off: _Buf, ref_names: _Buf, ref_off: Buffer
+    pred_names: _Buf, pred_off: _Buf, ref_names: _Buf, ref_off: _Buf
 ) -> tuple[bytes, bytes, bytes]: ...

@@ -227,12 +227,25 @@ def test_report_sections_escape_and_carry_the_numbers():
     from respeval.agents.example import example_paths
     from respeval.agents.report import agent_section, trajectory_section
 
-    res = trajectory([[{"tool_name": "<b>", "tool_input": {}}], [A]], [[A], [A]], ["trajectory_recall"])
+    evil = {"tool_name": "<script>x</script>", "tool_input": {"q": "</td><img src=x>"}}
+    res = trajectory([[evil], [A]], [[A], [A]], ["trajectory_recall"])
     sec = trajectory_section(res, ids=["x", "y"])
-    assert "&lt;b&gt;" in sec["html"] and "<b>" not in sec["html"]
-    assert sec["data"]["worst"] == [{"row": "x", "trajectory_recall": 0.0}]
+    assert "&lt;script&gt;x&lt;/script&gt;" in sec["html"] and "<script>" not in sec["html"]
+    assert "<img" not in sec["html"]
+    (worst,) = sec["data"]["worst"]
+    assert worst["row"] == "x" and worst["value"] == 0.0
+    assert worst["called"] == [{"tool": "<script>x</script>", "args": '{"q":"</td><img src=x>"}', "matched": False}]
+    assert worst["expected"] == [
+        {
+            "tool": A["tool_name"],
+            "args": json.dumps(A["tool_input"], separators=(",", ":"), sort_keys=True),
+            "matched": False,
+        }
+    ]
+    json.dumps(sec["data"], allow_nan=False)  # JSON-ready: it goes into a run summary
     expected, runs = example_paths()
     report = evaluate_agent(expected, runs)
     out = agent_section(report)
     assert "umbrella_today" in out["html"] and "pass^k" in out["html"]
-    assert out["data"]["trajectory_report"]["rows"] == 8
+    assert out["data"]["trajectory"]["rows"] == 8
+    json.dumps(out["data"], allow_nan=False)

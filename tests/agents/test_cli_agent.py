@@ -76,3 +76,80 @@ def test_trajectory_metrics_from_json_text_through_score(capsys, tmp_path):
     assert main(["score", "--pred", str(f), "--metrics", "trajectory_precision,trajectory_recall", "--json"]) == 0
     out = capsys.readouterr().out
     assert "0.17816874466783886" in out and "0.47779040404040407" in out
+
+
+def _judge_responder(body) -> str:
+    """A judge on the local server: every answer valid, every rubric met, every sentence
+    supported, except an agent answer saying there will be no rain (the example's run 2)."""
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    if "final answer against an expected answer" in system:
+        agent = user.split("[AGENT ", 1)[1]
+        return json.dumps(
+            {"reasoning": "r", "verdict": "invalid" if agent.split("\n")[1].startswith("No rain") else "valid"}
+        )
+    if "one property at a time" in system:
+        ids = [
+            line[1 : line.index("]")] for line in user.split("[RUBRICS ", 1)[1].splitlines()[1:] if line.startswith("[")
+        ]
+        return json.dumps({"verdicts": [{"id": i, "reasoning": "r", "verdict": "yes"} for i in ids]})
+    if "numbered sentence" in system:
+        body_text = user.split("[SENTENCES ", 1)[1].split("\n", 1)[1]
+        n = sum(1 for line in body_text.splitlines() if line.startswith("("))
+        return json.dumps({"labels": [{"index": i + 1, "reasoning": "r", "label": "supported"} for i in range(n)]})
+    raise AssertionError(system[:60])
+
+
+def test_judged_metrics_through_the_local_server(capsys, tmp_path):
+    from _helpers.judge_server import JudgeServer
+
+    cache = tmp_path / "judge.sqlite"
+    with JudgeServer(responder=_judge_responder) as server:
+        args = [
+            "agent",
+            "--example",
+            "--json",
+            "--judge",
+            "openai:judge-m",
+            "--judge-base-url",
+            server.url,
+            "--judge-api-key-env",
+            "RESPEVAL_TEST_NO_KEY",
+            "--judge-metrics",
+            "final_response_match_v2,task_success,hallucinations_v1",
+            "--judge-samples",
+            "3",
+            "--judge-segmenter",
+            "rule",
+            "--judge-threshold",
+            "task_success=0.9",
+            "--judge-cache",
+            str(cache),
+        ]
+        code = main(args)
+        data = json.loads(capsys.readouterr().out)
+        calls = len(server.records)
+        assert main(args) == code  # a rerun is answered from the cache
+        capsys.readouterr()
+        assert len(server.records) == calls
+    judged = {
+        (run["label"], case["eval_id"]): {m["metric"]: m for m in case["metrics"]}
+        for run in data["runs"]
+        for case in run["cases"]
+    }
+    assert all("final_response_match_v2" in m and "hallucinations_v1" in m for m in judged.values())
+    assert all(m["task_success"]["threshold"] == 0.9 and m["task_success"]["score"] == 1.0 for m in judged.values())
+    assert data["judge"]["samples"] == 3 and data["judge"]["calls"] == calls > 0
+    umbrella = sorted(
+        (label, m["final_response_match_v2"]) for (label, case), m in judged.items() if "umbrella" in case
+    )
+    assert [m["score"] for _, m in umbrella] == [1.0, 0.0] and umbrella[1][1]["status"] == "FAILED"
+    assert code == 2  # the deterministic failures still fail their cases
+
+
+def test_judge_options_are_checked(capsys):
+    with pytest.raises(SystemExit):
+        main(["agent", "--example", "--judge", "fake:", "--judge-samples", "0"])
+    assert main(["agent", "--example", "--judge", "fake:", "--judge-metrics", "vibes"]) == 1
+    assert "unknown judge metric(s) vibes" in capsys.readouterr().err
+    assert main(["agent", "--example", "--judge", "fake:", "--judge-threshold", "task_success"]) == 1
+    assert "expected METRIC=X" in capsys.readouterr().err

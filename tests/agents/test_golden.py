@@ -212,3 +212,180 @@ def test_bfcl_allowed_values_by_hand():
     assert matcher.score({"base": 10, "height": 5, "unit": "cm"}).score < 1.0
     assert matcher.score({"base": 10, "height": 5, "unit": "Units"}).score == 1.0  # BFCL string normalisation
     assert not math.isnan(matcher.score({}).score)
+
+
+# --- deepeval ToolCorrectnessMetric (tau_bench/expected_deepeval_tool_correctness.json) -----------
+
+DEEPEVAL_OPTIONS = {
+    "default(names,any order)": {},
+    "input_parameters": {"input_parameters": True},
+    "ordering(weighted LCS)": {"consider_ordering": True},
+    "ordering+input_parameters": {"consider_ordering": True, "input_parameters": True},
+    "exact(names)": {"exact_match": True},
+    "exact+input_parameters": {"exact_match": True, "input_parameters": True},
+}
+
+
+@pytest.mark.parametrize("option_set", list(DEEPEVAL_OPTIONS))
+def test_deepeval_tool_correctness_values(option_set):
+    from respeval.metrics.tool_correctness import deepeval_tool_correctness
+
+    rows = _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))
+    expected = json.loads(shared_data("agents", "tau_bench", "expected_deepeval_tool_correctness.json").read_text())
+    assert [r["id"] for r in rows] == [e["id"] for e in expected["rows"]]
+    res = deepeval_tool_correctness(
+        [r["predicted_trajectory"] for r in rows],
+        [r["reference_trajectory"] for r in rows],
+        **DEEPEVAL_OPTIONS[option_set],
+    )
+    assert res["deepeval_tool_correctness"].tolist() == [e[option_set] for e in expected["rows"]]
+    assert res.corpus_scores()["deepeval_tool_correctness"] == pytest.approx(expected["mean"][option_set], abs=1e-12)
+
+
+def test_deepeval_by_hand():
+    """README items 7 and 9: t22-r1 by names in any order gives 4/5; identical called tools
+    share one "used" slot, so [a(x=1), a(x=1)] against itself scores 0.5."""
+    from respeval.metrics.tool_correctness import deepeval_tool_correctness
+
+    rows = {r["id"]: r for r in _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))}
+    r = rows["tau-airline-gpt4o-t22-r1"]
+    res = deepeval_tool_correctness([r["predicted_trajectory"]], [r["reference_trajectory"]])
+    assert res["deepeval_tool_correctness"][0] == 0.8
+    twice = [{"tool_name": "a", "tool_input": {"x": 1}}] * 2
+    quirk = deepeval_tool_correctness([twice], [twice], input_parameters=True)
+    assert quirk["deepeval_tool_correctness"][0] == 0.5
+    # without the quirk's trigger (different arguments) both expected calls find a partner
+    two = [{"tool_name": "a", "tool_input": {"x": 1}}, {"tool_name": "a", "tool_input": {"x": 2}}]
+    assert deepeval_tool_correctness([two], [two], input_parameters=True)["deepeval_tool_correctness"][0] == 1.0
+
+
+def test_deepeval_through_the_registry():
+    from respeval.metrics import REGISTRY, MetricOptions
+
+    (family,) = REGISTRY.build_families(
+        ["deepeval_tool_correctness"],
+        MetricOptions(params={"deepeval_tool_correctness": {"consider_ordering": True, "input_parameters": True}}),
+    )
+    rows = _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))
+    expected = json.loads(shared_data("agents", "tau_bench", "expected_deepeval_tool_correctness.json").read_text())
+    got = family.score(
+        family.prepare([r["reference_trajectory"] for r in rows]), [r["predicted_trajectory"] for r in rows]
+    )
+    assert got.columns["deepeval_tool_correctness"].tolist() == [
+        e["ordering+input_parameters"] for e in expected["rows"]
+    ]
+    assert "rule:ordering" in family.signature()
+
+
+# --- the rest of the expected files and the README's numbers ------------------------------------
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_call_counts_per_row(impl):
+    for path, exp in (
+        (("tau_bench", "airline_trajectories.jsonl"), ("tau_bench", "expected_airline_trajectories.json")),
+        (("vertex", "product_agent_byod.jsonl"), ("vertex", "expected_product_agent_byod.json")),
+    ):
+        rows = _jsonl(shared_data("agents", *path))
+        expected = json.loads(shared_data("agents", *exp).read_text())
+        res = trajectory(
+            [r["predicted_trajectory"] for r in rows], [r["reference_trajectory"] for r in rows], implementation=impl
+        )
+        assert res.raw_stats["n_pred"].tolist() == [e["n_predicted"] for e in expected["rows"]]
+        assert res.raw_stats["n_ref"].tolist() == [e["n_reference"] for e in expected["rows"]]
+
+
+def test_set_based_reading_of_the_duplicate_rows():
+    """The ``notes`` of the two rows where duplicates matter: the set-based precision/recall."""
+    rows = _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))
+    expected = json.loads(shared_data("agents", "tau_bench", "expected_airline_trajectories.json").read_text())
+    preds = [r["predicted_trajectory"] for r in rows]
+    refs = [r["reference_trajectory"] for r in rows]
+    multiset = trajectory(preds, refs, ["trajectory_precision", "trajectory_recall"])
+    sets = trajectory(preds, refs, ["trajectory_precision", "trajectory_recall"], multiplicity=False)
+    noted = 0
+    for i, e in enumerate(expected["rows"]):
+        dup = [n for n in e.get("notes", []) if n.startswith("duplicates matter")]
+        if dup:
+            p, r = (float(x) for x in dup[0].rsplit(" ", 1)[1].split("/"))
+            assert (sets["trajectory_precision"][i], sets["trajectory_recall"][i]) == (p, r)
+            assert (multiset["trajectory_precision"][i], multiset["trajectory_recall"][i]) != (p, r)
+            noted += 1
+        elif e["n_predicted"] and e["n_reference"]:
+            # without duplicates the two readings agree
+            assert sets["trajectory_precision"][i] == multiset["trajectory_precision"][i] or _has_duplicates(rows[i])
+    assert noted == 2
+
+
+def _has_duplicates(row):
+    calls = [json.dumps(c, sort_keys=True) for c in row["predicted_trajectory"]]
+    return len(set(calls)) < len(calls)
+
+
+def test_headline_means_all():
+    rows = _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))
+    preds = [r["predicted_trajectory"] for r in rows]
+    refs = [r["reference_trajectory"] for r in rows]
+    corpus = trajectory(preds, refs, VERTEX).corpus_scores()
+    assert corpus["trajectory_in_order_match"] == pytest.approx(0.3333333333333333, abs=1e-12)
+    assert corpus["trajectory_any_order_match"] == pytest.approx(0.3333333333333333, abs=1e-12)
+    adk = trajectory(preds, refs, ["tool_trajectory_avg_score"], match_type="IN_ORDER", ignore_args=True)
+    assert adk.corpus_scores()["tool_trajectory_avg_score"] == pytest.approx(0.575, abs=1e-12)
+
+
+def test_worked_example_t6_r2_ignore_args():
+    rows = {r["id"]: r for r in _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))}
+    r = rows["tau-airline-gpt4o-t6-r2"]
+    p, q = [r["predicted_trajectory"]], [r["reference_trajectory"]]
+    strict = trajectory(p, q, VERTEX)
+    assert [strict[k][0] for k in VERTEX] == [0.0, 0.0, 0.0, 0.0, 0.0]
+    for mt in ("IN_ORDER", "ANY_ORDER"):
+        loose = trajectory(p, q, ["tool_trajectory_avg_score"], match_type=mt, ignore_args=True)
+        assert loose["tool_trajectory_avg_score"][0] == 1.0
+
+
+def test_vertex_byod_single_tool_by_hand():
+    rows = _jsonl(shared_data("agents", "vertex", "product_agent_byod.jsonl"))
+    res = trajectory(
+        [r["predicted_trajectory"] for r in rows],
+        [r["reference_trajectory"] for r in rows],
+        ["trajectory_single_tool_use"],
+        tool_name="get_product_price",
+    )
+    col = "trajectory_single_tool_use[get_product_price]"
+    assert res[col].tolist() == [1.0, 1.0, 0.0, 1.0, 0.0]
+    summary = res.vertex_summary()
+    assert summary[f"{col}/mean"] == 0.6
+    assert summary[f"{col}/std"] == pytest.approx(0.5477225575051661, abs=1e-12)
+
+
+def test_rouge_score_tokens_of_the_german_pairs():
+    from respeval.metrics.trajectory import ResponseMatchFamily
+
+    legacy = ResponseMatchFamily(variant="adk-legacy")
+    for r in _jsonl(shared_data("agents", "adk", "rouge_german_pairs.jsonl")):
+        assert legacy.tokens(r["response"]) == r["expected"]["rouge-score tokens(response)"], r["id"]
+
+
+def test_bfcl_parallel_by_hand():
+    """README: parallel_0 expects two spotify.play calls in any order; parallel_1 two
+    calculate_em_force calls differing only in d_time."""
+    from respeval.agents.arguments import ArgumentMatcher, allowed_values
+
+    answers = {
+        a["id"]: a["ground_truth"]
+        for a in _jsonl(shared_data("agents", "bfcl", "possible_answer", "BFCL_v4_parallel.first10.jsonl"))
+    }
+    gt0 = answers["parallel_0"]
+    assert [next(iter(c)) for c in gt0] == ["spotify.play", "spotify.play"]
+    matchers = [ArgumentMatcher({k: allowed_values(v) for k, v in c["spotify.play"].items()}) for c in gt0]
+    taylor = {"artist": "Taylor Swift", "duration": 20}
+    maroon = {"artist": "Maroon 5", "duration": 15}
+    # one-to-one in any order: each expected call passes with exactly one of the two predictions
+    assert [m.score(taylor).score == 1.0 for m in matchers] == [True, False]
+    assert [m.score(maroon).score == 1.0 for m in matchers] == [False, True]
+    gt1 = answers["parallel_1"]
+    d_times = [c["calculate_em_force"]["d_time"] for c in gt1]
+    assert d_times == [[4], [10]]
+    rest = [{k: v for k, v in c["calculate_em_force"].items() if k != "d_time"} for c in gt1]
+    assert rest[0] == rest[1]

@@ -58,7 +58,8 @@ def _run(mod, preds, refs, **kw):
     rm = np.zeros(len(arrays[3]), np.uint8)
     mod.trajectory_pair_stats(*arrays, out, pm, rm)
     subs = mod.name_substitutions(arrays[1], arrays[2], arrays[4], arrays[5])
-    return [pc, pn, po, rc, rn, ro, re_, pe, out.tolist(), pm.tolist(), rm.tolist(), subs, table.names(), len(table)]
+    calls = [table.call(i) for i in range(len(table))]
+    return [pc, pn, po, rc, rn, ro, re_, pe, out.tolist(), pm.tolist(), rm.tolist(), subs, table.names(), calls]
 
 
 @settings(max_examples=300, deadline=None)

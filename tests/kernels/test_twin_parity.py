@@ -18,7 +18,8 @@ SRC = Path(respeval.__file__).resolve().parent
 
 
 def _public(module) -> dict[str, object]:
-    return {n: getattr(module, n) for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))}
+    """Public functions, classes and constants (modules imported by the twin's files aside)."""
+    return {n: v for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)}
 
 
 def _params(fn) -> list[tuple[str, object, object]]:
@@ -34,17 +35,19 @@ def test_same_public_functions():
 @pytest.mark.parametrize("name", sorted(_core_py.__all__))
 def test_same_signature(name):
     native, twin = getattr(core, name), getattr(_core_py, name)
-    if isinstance(twin, type):
-        methods = sorted(m for m in vars(twin) if not m.startswith("_") and callable(getattr(twin, m)))
-        assert methods == sorted(m for m in dir(native) if not m.startswith("_")), name
-        for m in methods:
+    if not callable(twin):  # a constant: the same value
+        assert native == twin, name
+    elif isinstance(twin, type):
+        members = sorted(m for m in vars(twin) if not m.startswith("_"))  # methods and properties
+        assert members == sorted(m for m in dir(native) if not m.startswith("_")), name
+        for m in (m for m in members if callable(getattr(twin, m))):
             assert _params(getattr(native, m)) == _params(getattr(twin, m)), f"{name}.{m}"
     else:
         assert _params(native) == _params(twin), name
 
 
 def test_protocol_lists_every_kernel():
-    members = {n for n in vars(_backend.Kernels) if not n.startswith("_")}
+    members = {n for n in [*vars(_backend.Kernels), *_backend.Kernels.__annotations__] if not n.startswith("_")}
     assert members == set(_core_py.__all__)
     vocab_members = {n for n in vars(_backend.VocabLike) if not n.startswith("_")}
     assert vocab_members == {m for m in vars(_core_py.Vocab) if not m.startswith("_")}

@@ -12,30 +12,37 @@ strings quoted with ``\\`` and ``"`` escaped, ``None`` as ``null``; a NaN never 
 anything (each occurrence gets its own spelling, as two decoded NaNs compare unequal).
 ``args_mode="string"`` compares ``json.dumps(args)`` as the Vertex SDK sends it (insertion
 order, default separators).
+
+``CallTable.intern`` takes lists of call dicts, JSON text (a str per row) and Arrow columns
+(a string column of JSON text, or list<struct> values, read as ``arrow_rows`` does).  The
+native core reads JSON text and Arrow buffers without building Python objects; this twin
+decodes them and states the result both must give.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from respeval.tokenizers.tool_calls import (
+    arrow_rows,
+    canonical_args,
+    checked_tool_name,
+    is_arrow,
+    read_trajectory,
+)
 
 __all__ = [
     "ARGS_MODES",
-    "MAX_ARGS_DEPTH",
     "TRAJECTORY_STATS",
     "CallTable",
-    "canonical_args",
-    "describe_bad_trajectory",
     "name_substitutions",
-    "read_trajectory",
     "trajectory_pair_stats",
 ]
 
 ARGS_MODES = ("json", "string")
-MAX_ARGS_DEPTH = 100  # nesting levels of a call's arguments (deeper: the row is unreadable)
 
 # Per-row integer statistics, in column order of ``trajectory_pair_stats``'s output.
 TRAJECTORY_STATS = (
@@ -54,62 +61,9 @@ TRAJECTORY_STATS = (
     "edit_names",  # Levenshtein distance between the tool-name sequences
     "redundant",  # predicted calls identical to an earlier predicted call
     "first_match",  # 1-based position of the first predicted call that matches; 0 if none
+    "discordant",  # matched pairs ordered one way in the prediction, the other in the reference
 )
 N_STATS = len(TRAJECTORY_STATS)
-
-
-def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str = "args", _depth: int = 0) -> str:
-    """The canonical JSON of a decoded JSON value (see the module docstring).
-
-    Raises TypeError naming the path of a value that is not JSON (a set, an object, a
-    non-string dict key) and ValueError for arguments nested deeper than ``MAX_ARGS_DEPTH``.
-    """
-    if _depth > MAX_ARGS_DEPTH:
-        raise ValueError(f"{_path} is nested more than {MAX_ARGS_DEPTH} levels deep")
-    if value is None:
-        return "null"
-    if value is True:
-        return "1"
-    if value is False:
-        return "0"
-    if isinstance(value, str):
-        return _quote(value)
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, float):
-        if value != value:
-            if nan_counter is None:
-                nan_counter = [0]
-            nan_counter[0] += 1
-            return f"NaN#{nan_counter[0]}"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        if value.is_integer():
-            return str(int(value))
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return (
-            "["
-            + ",".join(canonical_args(v, nan_counter, f"{_path}[{i}]", _depth + 1) for i, v in enumerate(value))
-            + "]"
-        )
-    if isinstance(value, dict):
-        for k in value:
-            if not isinstance(k, str):
-                raise TypeError(f"{_path} has a key of type {type(k).__name__} ({k!r}); JSON keys are strings")
-        return (
-            "{"
-            + ",".join(
-                _quote(k) + ":" + canonical_args(value[k], nan_counter, f"{_path}.{k}", _depth + 1)
-                for k in sorted(value)
-            )
-            + "}"
-        )
-    raise TypeError(f"{_path} is a {type(value).__name__}, which is not a JSON value")
 
 
 class CallTable:
@@ -120,6 +74,7 @@ class CallTable:
         self._names: dict[str, int] = {}
         self._name_list: list[str] = []
         self._calls: dict[tuple[int, str], int] = {}
+        self._call_list: list[tuple[int, str]] = []
         self._name_cache: dict[str, str | None] = {}
         self._nan = [0]
 
@@ -141,6 +96,13 @@ class CallTable:
     def name_id(self, name: str, default: int = -1) -> int:
         return self._names.get(name, default)
 
+    def call(self, i: int) -> tuple[str, str]:
+        """Call ``i`` as (tool name, canonical arguments)."""
+        if not 0 <= i < len(self._call_list):
+            raise IndexError(f"call id {i} out of range for {len(self._call_list)} calls")
+        nid, canon = self._call_list[i]
+        return self._name_list[nid], canon
+
     def _name(self, name: str) -> int:
         i = self._names.get(name)
         if i is None:
@@ -160,13 +122,16 @@ class CallTable:
         """Call ids, name ids and row offsets (int32, int32, int64 buffers) of ``trajectories``.
 
         Each trajectory is a list of mappings with a str ``name_key`` and, under ``args_key``,
-        a JSON object (or null) of arguments; a str row is JSON text and is decoded first.
+        a JSON object (or null) of arguments; a str row is JSON text and is decoded first;
+        an Arrow column is read as ``arrow_rows`` reads it.
         ``name_fn`` maps each name to its normalised form, or to None to drop the call.  A row
         that cannot be read becomes an empty trajectory and is listed in the returned errors
         as ``(row, reason)``.
         """
         if args_mode not in ARGS_MODES:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
+        if is_arrow(trajectories):
+            trajectories = arrow_rows(trajectories)
         calls = array("i")
         names = array("i")
         offsets = array("q", [0])
@@ -202,7 +167,7 @@ class CallTable:
                 if name in self._name_cache:
                     mapped = self._name_cache[name]
                 else:
-                    mapped = self._name_cache[name] = _checked_name(name_fn(name), name)
+                    mapped = self._name_cache[name] = checked_tool_name(name_fn(name), name)
                 if mapped is None:
                     continue
                 name = mapped
@@ -215,74 +180,9 @@ class CallTable:
             cid = self._calls.get(key)
             if cid is None:
                 cid = self._calls[key] = len(self._calls)
+                self._call_list.append(key)
             calls.append(cid)
             names.append(nid)
-
-
-def _checked_name(mapped: Any, name: str) -> str | None:
-    if mapped is not None and not isinstance(mapped, str):
-        raise TypeError(f"the name normaliser returned a {type(mapped).__name__} for {name!r}, expected str or None")
-    return mapped
-
-
-def read_trajectory(traj: Any, name_key: str, args_key: str, args_required: bool) -> list[tuple[int, str, Any]]:
-    """``(position, name, args)`` of each call of one trajectory (JSON text is decoded first).
-
-    Raises ValueError/TypeError saying what is wrong and where: the message the bulk
-    pipeline records for the row (the native core asks this function for it as well).
-    """
-    if isinstance(traj, str):
-        if not traj.strip():
-            raise ValueError("empty text: expected a JSON list of calls")
-        try:
-            traj = json.loads(traj)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not JSON: {exc}") from None
-    if traj is None:
-        raise ValueError("missing trajectory (null): expected a list of calls")
-    if not isinstance(traj, (list, tuple)):
-        raise TypeError(f"trajectory is a {type(traj).__name__}, expected a list of calls")
-    out = []
-    for i, call in enumerate(traj):
-        if not isinstance(call, Mapping):
-            raise TypeError(f"call {i} is a {type(call).__name__}, expected an object with {name_key!r}")
-        name = call.get(name_key)
-        if not isinstance(name, str):
-            if name is None:
-                raise ValueError(f"call {i} has no {name_key!r}")
-            raise TypeError(f"call {i}: {name_key!r} is a {type(name).__name__}, expected a string")
-        if args_key in call:
-            args = call[args_key]
-        elif args_required:
-            raise ValueError(f"call {i} ({name}) has no {args_key!r}")
-        else:
-            args = None
-        if args is not None and not isinstance(args, dict):
-            raise TypeError(f"call {i} ({name}): {args_key!r} is a {type(args).__name__}, expected a JSON object")
-        out.append((i, name, args))
-    return out
-
-
-def describe_bad_trajectory(
-    traj: Any, name_key: str, args_key: str, args_required: bool, args_mode: str, name_fn: Any = None
-) -> str:
-    """Why ``traj`` cannot be interned (the message of ``CallTable.intern``'s error entry)."""
-    try:
-        for i, name, args in read_trajectory(traj, name_key, args_key, args_required):
-            if name_fn is not None:
-                mapped = _checked_name(name_fn(name), name)
-                if mapped is None:
-                    continue
-                name = mapped
-            if args_mode == "json":
-                canonical_args(args, None, f"call {i} ({name}) {args_key}")
-            else:
-                json.dumps(args)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
-    except RecursionError:
-        return "arguments nested too deeply"
-    return "unreadable trajectory"
 
 
 def _view(buf: Any, code: str) -> Sequence[int]:
@@ -321,18 +221,26 @@ def _subsequence(r: Sequence[int], p: Sequence[int]) -> bool:
     return k == len(r)
 
 
-def _greedy_matches(r: Sequence[int], p: Sequence[int]) -> tuple[list[bool], list[bool]]:
+def _greedy_matches(r: Sequence[int], p: Sequence[int]) -> tuple[list[bool], list[bool], list[tuple[int, int]]]:
     """Each reference call, in order, takes the first unused equal predicted call (as ADK's
-    ANY_ORDER does); for an equivalence relation this is a maximum matching."""
+    ANY_ORDER does); for an equivalence relation this is a maximum matching.  Returns the
+    used predicted calls, the matched reference calls and the (predicted, reference) pairs."""
     used = [False] * len(p)
     hit = [False] * len(r)
+    pairs = []
     for j, x in enumerate(r):
         for i, y in enumerate(p):
             if not used[i] and y == x:
                 used[i] = True
                 hit[j] = True
+                pairs.append((i, j))
                 break
-    return used, hit
+    return used, hit, pairs
+
+
+def _discordant(pairs: list[tuple[int, int]]) -> int:
+    ref_order = [j for _, j in sorted(pairs)]
+    return sum(a > b for k, a in enumerate(ref_order) for b in ref_order[k + 1 :])
 
 
 def trajectory_pair_stats(
@@ -370,8 +278,8 @@ def trajectory_pair_stats(
     for r in range(rows):
         p, p_n = list(pc[po[r] : po[r + 1]]), list(pn[po[r] : po[r + 1]])
         q, q_n = list(rc[ro[r] : ro[r + 1]]), list(rn[ro[r] : ro[r + 1]])
-        used, hit = _greedy_matches(q, p)
-        used_n, _ = _greedy_matches(q_n, p_n)
+        used, hit, pairs = _greedy_matches(q, p)
+        used_n, _, _ = _greedy_matches(q_n, p_n)
         matched = sum(hit)
         matched_n = sum(used_n)
         first = next((i + 1 for i, u in enumerate(used) if u), 0)
@@ -391,6 +299,7 @@ def trajectory_pair_stats(
             _edit_matrix(q_n, p_n)[-1][-1],
             len(p) - len(set(p)),
             first,
+            _discordant(pairs),
         )
         for k, v in enumerate(stats):
             o[r, k] = v

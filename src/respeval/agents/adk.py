@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from respeval.agents.loaders import AgentDataError, EvalCase, Invocation, _read_json
-from respeval.metrics.trajectory import TrajectoryFamily, _rouge1_f, normalize_match_type
+from respeval.agents.loaders import AgentDataError, EvalCase, Invocation, read_json
+from respeval.metrics.trajectory import TrajectoryFamily, normalize_match_type, rouge1_f
 
 __all__ = [
     "DEFAULT_CRITERIA",
@@ -90,7 +90,7 @@ def load_eval_config(path: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[
     """The criteria of an ADK EvalConfig (``test_config.json``) that respeval computes
     offline; the judge-based ones are listed in the error if they are the only ones."""
     where = "<config>" if isinstance(path, Mapping) else str(path)
-    data = path if isinstance(path, Mapping) else _read_json(path)
+    data = path if isinstance(path, Mapping) else read_json(path)
     if not isinstance(data, Mapping) or not isinstance(data.get("criteria"), Mapping):
         raise AgentDataError(f"{where}: an EvalConfig needs a 'criteria' object")
     out = []
@@ -208,7 +208,7 @@ def response_match_scores(
 
     _check_lengths(actual, expected, eval_id)
     family = ResponseMatchFamily(variant=variant)
-    return [_rouge1_f(family.tokens(a.final_text), family.tokens(e.final_text)) for a, e in zip(actual, expected)]
+    return [rouge1_f(family.tokens(a.final_text), family.tokens(e.final_text)) for a, e in zip(actual, expected)]
 
 
 def case_status(outcomes: Sequence[MetricOutcome]) -> str:

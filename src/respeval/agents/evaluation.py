@@ -106,6 +106,8 @@ class AgentReport:
     diagnostics: Any = None  # a TrajectoryResult over every scored (run, case, invocation)
     diagnostic_rows: list[tuple[int, str, int]] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    actual_runs: list[dict[str, list[Invocation]]] = field(default_factory=list, repr=False)
+    judge: Any = None  # a MultiTurnReport when LLM-judged metrics were added (respeval.agents.judging)
 
     @property
     def passed(self) -> bool:
@@ -155,6 +157,8 @@ class AgentReport:
         summary = self.run_summary()
         if summary is not None:
             out["repeated_runs"] = summary.to_dict()
+        if self.judge is not None:
+            out["judge"] = {k: v for k, v in self.judge.to_dict().items() if k != "cases"}
         if self.diagnostics is not None:
             d = self.diagnostics
             out["trajectory"] = {
@@ -213,6 +217,15 @@ class AgentReport:
                 for r in rows:
                     run, case, inv = self.diagnostic_rows[r]
                     lines.append(f"    run {run + 1}, {case}, invocation {inv}: recall {d['trajectory_recall'][r]:.3f}")
+        if self.judge is not None:
+            j = self.judge
+            lines.append(
+                f"\njudged metrics: {j.model}, {j.samples} sample(s) per unit; respeval's prompts with ADK's "
+                "voting and averaging rules (values are not ADK's)"
+            )
+            lines.append("  " + j.spend.format().replace("\n", "\n  "))
+            if j.stop_reason:
+                lines.append(f"  STOPPED: {j.stop_reason}")
         if self.unmatched:
             lines.append("\nactual conversations with no eval case of that id: " + ", ".join(self.unmatched))
         return "\n".join(lines)
@@ -237,6 +250,7 @@ def evaluate_agent(
     if not actual:
         raise ValueError("no actual conversations given (one --actual per run)")
     runs: list[list[CaseOutcome]] = []
+    actual_runs: list[dict[str, list[Invocation]]] = []
     labels: list[str] = []
     unmatched: list[str] = []
     pred_rows: list[list[dict[str, Any]]] = []
@@ -251,6 +265,7 @@ def evaluate_agent(
             by_case = read_actual(source, expected_set)
             labels.append(os.fspath(source))
         unmatched += [f"{labels[-1]}: {k}" for k in by_case if k not in known]
+        actual_runs.append(by_case)
         outcomes = []
         for case in expected_set.cases:
             got = by_case.get(case.eval_id)
@@ -264,7 +279,7 @@ def evaluate_agent(
                     ref_rows.append(e.calls)
                     where.append((run_index, case.eval_id, i))
         runs.append(outcomes)
-    report = AgentReport(expected_set, tuple(criteria), runs, labels, unmatched=unmatched)
+    report = AgentReport(expected_set, tuple(criteria), runs, labels, unmatched=unmatched, actual_runs=actual_runs)
     if diagnostics and pred_rows:
         report.diagnostics = trajectory(
             pred_rows,

@@ -400,7 +400,7 @@ def _legacy(data: list, where: _Where, eval_set_id: str) -> EvalSet:
     return EvalSet(eval_set_id, cases, FORMAT_LEGACY_LIST, where.path)
 
 
-def _read_json(path: str | os.PathLike[str]) -> Any:
+def read_json(path: str | os.PathLike[str]) -> Any:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -428,14 +428,14 @@ def load_eval_set(
     automatically.
     """
     where = _Where(str(path))
-    data = _read_json(path)
+    data = read_json(path)
     if isinstance(data, Mapping):
         evalset = _eval_set(data, where)
     elif isinstance(data, list):
         set_id = eval_set_id or re.sub(r"\.(test|evalset)\.json$|\.json$", "", Path(path).name)
         evalset = _legacy(data, where, set_id)
         if initial_session is not None:
-            init = _read_json(initial_session) if not isinstance(initial_session, Mapping) else initial_session
+            init = read_json(initial_session) if not isinstance(initial_session, Mapping) else initial_session
             init = _mapping(init, "the initial session", _Where(str(initial_session)))
             if init:
                 session = {
@@ -547,7 +547,7 @@ class Session:
 def load_session(path: str | os.PathLike[str]) -> Session:
     """An ADK session dump (``*.session.json``) as invocations (see the module docstring)."""
     where = _Where(str(path))
-    data = _mapping(_read_json(path), "the session", where)
+    data = _mapping(read_json(path), "the session", where)
     events = _list(data.get("events"), "events", where)
     return Session(
         session_id=str(data.get("id", "")),

@@ -1,36 +1,67 @@
-"""Report pieces for agent runs: plain data and a self-contained HTML fragment (trajectory
-table, per-tool confusion, substitutions, the worst invocations) for the HTML report to embed.
+"""Report pieces for agent runs: plain JSON data (trajectory tables, per-tool confusion,
+substitutions, the worst invocations with the tools each side called, per-case statuses,
+pass@k, judged metrics) for the HTML report's "Agents" section, and its HTML.
 
 ``trajectory_section(result, ids=None)`` takes a ``TrajectoryResult`` (``respeval score``
 with trajectory metrics, or ``AgentReport.diagnostics``); ``agent_section(report)`` takes an
-``AgentReport`` (``respeval agent``) and adds the per-case statuses and pass@k.  Both return
-``{"data": {...}, "html": str}``; the HTML uses only ``<section>``, ``<table>`` and classes
-prefixed ``rv-agent-``, every value escaped.
+``AgentReport`` (``respeval agent``) and adds the per-case statuses, pass@k and the judge's
+summary.  Both return ``{"data": {...}, "html": str}``: ``data`` is one entry of a run
+summary's ``"agents"`` list (``respeval.report``), ``html`` its rendering by
+:func:`respeval.report.agents.render_agent_entry`.  :func:`agent_summary` builds a whole run
+summary for ``respeval agent --report``.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["agent_section", "trajectory_section"]
+__all__ = ["agent_section", "agent_summary", "trajectory_section"]
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, float):
-        return "n/a" if math.isnan(x) else f"{x:.4f}"
-    return html.escape(str(x))
+def _plain(value: Any) -> Any:
+    """JSON-ready: NaN becomes None (a run summary is JSON)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
-def _table(caption: str, header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return (
-        f'<table class="rv-agent-table"><caption>{html.escape(caption)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
+def trajectory_data(result: Any, ids: Sequence[Any] | None = None, *, worst: int = 10) -> dict[str, Any]:
+    """The data of a trajectory section (see the module docstring)."""
+    corpus = {k: _plain(float(v)) for k, v in result.corpus_scores().items()}
+    intervals = result.bootstrap(1000) if len(result) > len(result.errors) else {}
+    confusion = result.tool_confusion()
+    subs = result.substitutions().most_common(20)
+    by = "trajectory_recall" if "trajectory_recall" in result else next(iter(result.keys()))
+    worst_rows = [r for r in result.worst(worst, by=by) if result[by][r] < 1.0]
+
+    def label(r: int) -> Any:
+        return ids[r] if ids is not None else r
+
+    worst_data = []
+    for r in worst_rows:
+        called, expected = result.calls(r)
+        worst_data.append(
+            {
+                "row": label(r),
+                "value": float(result[by][r]),
+                "called": [{"tool": n, "args": a, "matched": m} for n, a, m in called],
+                "expected": [{"tool": n, "args": a, "matched": m} for n, a, m in expected],
+            }
+        )
+    return {
+        "kind": "trajectory",
+        "rows": len(result),
+        "unscored": [{"row": label(r), "reason": why} for r, why in sorted(result.errors.items())],
+        "corpus": corpus,
+        "intervals": {k: [_plain(v.low), _plain(v.high)] for k, v in intervals.items()},
+        "tool_confusion": [{k: _plain(v) for k, v in t.to_dict().items()} for t in confusion],
+        "substitutions": [{"expected": a, "called": b, "count": n} for (a, b), n in subs],
+        "worst_by": by,
+        "worst": worst_data,
+        "signature": result.signature,
+    }
 
 
 def trajectory_section(
@@ -38,83 +69,81 @@ def trajectory_section(
 ) -> dict[str, Any]:
     """Data and HTML for a ``TrajectoryResult``: corpus values (with bootstrap intervals when
     there are scored rows), per-tool confusion, frequent substitutions, worst rows."""
-    corpus = result.corpus_scores()
-    intervals = result.bootstrap(1000) if len(result) > len(result.errors) else {}
-    confusion = result.tool_confusion()
-    subs = result.substitutions().most_common(10)
-    by = "trajectory_recall" if "trajectory_recall" in result else next(iter(result.keys()))
-    worst_rows = [r for r in result.worst(worst, by=by) if result[by][r] < 1.0]
-    label = (lambda r: ids[r]) if ids is not None else (lambda r: r)
-    data = {
-        "rows": len(result),
-        "unscored": {str(label(r)): why for r, why in sorted(result.errors.items())},
-        "corpus": corpus,
-        "intervals": {k: list(v) for k, v in intervals.items()},
-        "tool_confusion": [t.to_dict() for t in confusion],
-        "substitutions": [{"expected": a, "called": b, "count": n} for (a, b), n in subs],
-        "worst": [{"row": label(r), by: float(result[by][r])} for r in worst_rows],
-        "signature": result.signature,
-    }
-    parts = ['<section class="rv-agent">', f"<h3>Trajectories ({len(result)} rows)</h3>"]
-    parts.append(
-        _table(
-            "Corpus values (95% bootstrap interval)",
-            ["metric", "value", "interval"],
-            [
-                (k, v, "" if k not in intervals else f"[{intervals[k].low:.4f}, {intervals[k].high:.4f}]")
-                for k, v in corpus.items()
-            ],
-        )
-    )
-    if confusion:
-        parts.append(
-            _table(
-                "Per tool: matched, extra and missed calls",
-                ["tool", "matched", "extra", "missed", "precision", "recall", "F1"],
-                [(t.tool, t.tp, t.fp, t.fn, t.precision, t.recall, t.f1) for t in confusion[:tools]],
-            )
-        )
-    if subs:
-        parts.append(
-            _table(
-                "Substitutions (expected -> called)", ["expected", "called", "count"], [(a, b, n) for (a, b), n in subs]
-            )
-        )
-    if worst_rows:
-        parts.append(_table(f"Lowest {by}", ["row", by], [(label(r), float(result[by][r])) for r in worst_rows]))
-    if result.errors:
-        parts.append(
-            _table(
-                "Unscored rows", ["row", "reason"], [(label(r), why) for r, why in sorted(result.errors.items())][:50]
-            )
-        )
-    parts.append(f'<p class="rv-agent-signature">{html.escape(result.signature)}</p></section>')
-    return {"data": data, "html": "".join(parts)}
+    from respeval.report.agents import render_agent_entry
+
+    data = trajectory_data(result, ids, worst=worst)
+    return {"data": data, "html": render_agent_entry(data, tools=tools)}
 
 
-def agent_section(report: Any) -> dict[str, Any]:
-    """Data and HTML for an ``AgentReport``: per run and case the ADK statuses and values,
-    pass@k over runs, and the trajectory section of the pooled invocations."""
-    data = report.to_dict()
-    parts = ['<section class="rv-agent">', f"<h3>Agent eval set {html.escape(report.expected.eval_set_id)}</h3>"]
+def agent_data(report: Any, *, worst: int = 10) -> dict[str, Any]:
+    """The data of an agent section: per run and case the statuses and metric values, pass@k
+    over runs, the judge's summary, and the trajectory diagnostics of every invocation."""
+    runs = []
     for label, run in zip(report.run_labels, report.runs):
-        labels = [m.criterion.label() for m in run[0].metrics] if run else []
-        rows = [(c.eval_id, c.status, *(m.score if m.score is not None else "n/a" for m in c.metrics)) for c in run]
-        parts.append(_table(f"run {label}", ["eval case", "status", *labels], rows))
+        runs.append(
+            {
+                "label": label,
+                "cases": [
+                    {
+                        "eval_id": c.eval_id,
+                        "status": c.status,
+                        "metrics": [
+                            {
+                                "metric": m.criterion.label(),
+                                "threshold": m.criterion.threshold,
+                                "score": _plain(m.score),
+                                "status": m.status,
+                                "reason": m.reason,
+                            }
+                            for m in c.metrics
+                        ],
+                    }
+                    for c in run
+                ],
+            }
+        )
+    data: dict[str, Any] = {
+        "kind": "agent",
+        "eval_set_id": report.expected.eval_set_id,
+        "runs": runs,
+        "metric_means": report.metric_means(),
+    }
     summary = report.run_summary()
     if summary is not None:
-        parts.append(
-            _table(
-                f"Repeated runs ({summary.runs} per case)",
-                ["k", "pass@k", "pass^k"],
-                [(k, summary.pass_at[k], summary.pass_hat[k]) for k in summary.pass_at],
-            )
-        )
-    parts.append("</section>")
-    out = {"data": data, "html": "".join(parts)}
+        data["repeated_runs"] = summary.to_dict()
+    if report.judge is not None:
+        data["judge"] = {k: v for k, v in report.judge.to_dict().items() if k != "cases"}
     if report.diagnostics is not None:
         ids = [f"run {r + 1} / {case} / invocation {i}" for r, case, i in report.diagnostic_rows]
-        section = trajectory_section(report.diagnostics, ids)
-        out["html"] += section["html"]
-        out["data"]["trajectory_report"] = section["data"]
-    return out
+        data["trajectory"] = trajectory_data(report.diagnostics, ids, worst=worst)
+    return data
+
+
+def agent_section(report: Any, *, worst: int = 10) -> dict[str, Any]:
+    """Data and HTML for an ``AgentReport`` (see the module docstring)."""
+    from respeval.report.agents import render_agent_entry
+
+    data = agent_data(report, worst=worst)
+    return {"data": data, "html": render_agent_entry(data)}
+
+
+def agent_summary(report: Any, *, title: str | None = None, worst: int = 10) -> dict[str, Any]:
+    """A run summary (``respeval.report``) of an ``AgentReport``: the agent entry, and the
+    metric means as scores (with bootstrap intervals for the trajectory diagnostics)."""
+    from respeval.report.schema import new_summary
+
+    data = agent_data(report, worst=worst)
+    summary = new_summary(
+        title or f"Agent eval set {report.expected.eval_set_id}",
+        {"eval set": report.expected.eval_set_id, "runs": len(report.runs), "cases": len(report.expected.cases)},
+    )
+    n_cases = sum(len(run) for run in report.runs)
+    scores = [{"metric": k, "mean": v, "n": n_cases} for k, v in report.metric_means().items()]
+    traj = data.get("trajectory")
+    if traj:
+        for k, v in traj["corpus"].items():
+            low, high = traj["intervals"].get(k, [None, None])
+            scores.append({"metric": k, "mean": v, "low": low, "high": high, "n": traj["rows"], "confidence": 0.95})
+    summary["scores"] = scores
+    summary["agents"] = [data]
+    return summary

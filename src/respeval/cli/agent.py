@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from respeval.cli.common import Exit, unit_interval
+from respeval.cli.common import Exit, positive_int, unit_interval
 
 NAME = "agent"
 HELP = "score agent trajectories and answers against an ADK eval set (ADK 2.13 numbers)"
@@ -28,13 +28,27 @@ inputs:
               (tool_trajectory_avg_score >= 1.0, response_match_score >= 0.8); --match-type,
               --ignore-args and --threshold override the trajectory criterion.
 
-exit status: 0 every case passed, 2 a case did not pass (as `adk eval` fails), 1 bad input.
+judged metrics (--judge MODEL): each case's actual conversation (turns, tool calls and results)
+  goes to an LLM judge with respeval's own prompts and ADK's sampling, voting and averaging
+  rules: final_response_match_v2 (K samples, strict majority, ties fail), the rubric metrics
+  rubric_based_final_response_quality_v1 / rubric_based_tool_use_quality_v1 (the eval set's
+  rubrics), hallucinations_v1 (per-sentence support, share supported), and respeval's
+  conversation-level task_success, trajectory_quality, tool_use_quality.  Their values join
+  the case status (a failed judged metric fails the case).  Metrics and thresholds come from
+  --judge-metrics / --judge-threshold, else from ADK criteria of those names in the config.
+
+exit status: 0 every case passed, 2 a case did not pass (as `adk eval` fails), 1 bad input,
+  3 the judge stopped on a model error.
 
 examples:
   respeval agent --example
   respeval agent --expected home.test.json --actual run1.evalset.json
   respeval agent --expected set.evalset.json --actual sessions/ --match-type IN_ORDER
   respeval agent --expected set.evalset.json --actual r1.json --actual r2.json --json
+  respeval agent --example --report agent-report.html
+  respeval agent --example --judge openai:gpt-4o-mini --judge-samples 3 --judge-cache judge.sqlite
+  respeval agent --expected set.evalset.json --actual run/ --judge openai:m --judge-base-url http://127.0.0.1:8000/v1 \
+      --judge-metrics final_response_match_v2,hallucinations_v1 --judge-threshold hallucinations_v1=0.9
 """
 
 
@@ -65,12 +79,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the full results as JSON")
     parser.add_argument("--out", metavar="FILE", help="also write the full results as JSON to FILE")
     parser.add_argument("--worst", type=int, default=5, metavar="K", help="lowest-recall invocations to list")
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write the HTML report (per-case statuses, trajectory tables, per-tool mistakes, worst invocations)",
+    )
+    parser.add_argument(
+        "--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report` to merge with others"
+    )
+    judge = parser.add_argument_group("judged metrics (an LLM judge; off unless --judge is given)")
+    judge.add_argument(
+        "--judge", metavar="MODEL", help="judge model: openai:NAME, anthropic:NAME, python:module:function, fake:..."
+    )
+    judge.add_argument(
+        "--judge-metrics",
+        metavar="LIST",
+        help="comma-separated: final_response_match_v2, rubric_based_final_response_quality_v1, "
+        "rubric_based_tool_use_quality_v1, hallucinations_v1, task_success, trajectory_quality, tool_use_quality "
+        "(default: the config's judged criteria, else final_response_match_v2,task_success)",
+    )
+    judge.add_argument(
+        "--judge-samples",
+        type=positive_int,
+        metavar="K",
+        help="judge calls per invocation, strict majority (ADK's num_samples; default: the config's, else 5)",
+    )
+    judge.add_argument(
+        "--judge-threshold",
+        action="append",
+        default=[],
+        metavar="METRIC=X",
+        help="pass threshold of a judged metric (repeatable; default: the config's, else 0.5)",
+    )
+    judge.add_argument("--judge-base-url", metavar="URL", help="base URL of an OpenAI/Anthropic-compatible server")
+    judge.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the API key")
+    judge.add_argument(
+        "--judge-cache", metavar="FILE", help="SQLite answer cache: a rerun pays for no answer twice (default: none)"
+    )
+    judge.add_argument(
+        "--judge-concurrency", type=positive_int, default=8, metavar="N", help="judge calls in flight (default 8)"
+    )
+    judge.add_argument(
+        "--judge-segmenter",
+        choices=("judge", "rule"),
+        default="judge",
+        help="hallucinations_v1: split answers into sentences with the judge (ADK's way) or by rule (one call less)",
+    )
+    judge.add_argument(
+        "--judge-intermediate",
+        action="store_true",
+        help="hallucinations_v1: also check the agent's intermediate texts, not only its final answers",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from respeval.agents.adk import DEFAULT_CRITERIA, find_eval_config, load_eval_config, normalize_match_type
+    from respeval.agents.adk import DEFAULT_CRITERIA, find_eval_config, normalize_match_type
     from respeval.agents.evaluation import evaluate_agent
     from respeval.agents.example import example_paths
     from respeval.agents.loaders import load_eval_set
@@ -85,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         expected_path, actual_paths = Path(args.expected), list(args.actual)
     expected = load_eval_set(expected_path, initial_session=args.initial_session)
     config = args.config or find_eval_config(expected_path)
-    criteria = list(load_eval_config(config) if config else DEFAULT_CRITERIA)
+    criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
     if args.match_type or args.ignore_args or args.threshold is not None:
         traj = [c for c in criteria if c.metric == "tool_trajectory_avg_score"] or [DEFAULT_CRITERIA[0]]
         changed = replace(
@@ -96,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         )
         criteria = [changed] + [c for c in criteria if c.metric != "tool_trajectory_avg_score"]
     report = evaluate_agent(expected, actual_paths, criteria, on_error=args.on_error)
+    judge_stop = _judge(args, report, config) if args.judge else None
     if args.out:
         Path(args.out).write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
     if args.json:
@@ -104,4 +170,70 @@ def run(args: argparse.Namespace) -> int:
         print(report.format(worst=args.worst))
     if args.out:
         print(f"results written to {args.out}", file=sys.stderr)
+    if args.report or args.summary_out:
+        from respeval.agents.report import agent_summary
+
+        summary = agent_summary(report, worst=max(args.worst, 10))
+        if args.summary_out:
+            Path(args.summary_out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+            print(f"run summary written to {args.summary_out}", file=sys.stderr)
+        if args.report:
+            from respeval.report import write_report
+
+            print(f"report written to {write_report(summary, args.report)}", file=sys.stderr)
+    if judge_stop:
+        print(f"the judge stopped: {judge_stop}", file=sys.stderr)
+        return Exit.JUDGE_FATAL
     return Exit.OK if report.passed else Exit.GATE_FAILED
+
+
+def _criteria(config: str | Path, *, judged: bool) -> tuple:
+    """The config's offline criteria; none at all is fine when it has judged ones and --judge."""
+    from respeval.agents.adk import load_eval_config
+    from respeval.agents.judging import judge_settings_from_config
+    from respeval.agents.loaders import AgentDataError
+
+    try:
+        return load_eval_config(config)
+    except AgentDataError:
+        if judged and judge_settings_from_config(config) is not None:
+            return ()
+        raise
+
+
+def _judge(args: argparse.Namespace, report: object, config: str | Path | None) -> str | None:
+    """Add the judged metrics to ``report``; the judge's stop reason, if it stopped."""
+    import asyncio
+
+    from respeval.agents.judging import JudgeSettings, judge_agent, judge_settings_from_config
+    from respeval.judge.cache import JudgeCache
+    from respeval.judge.engine import EngineOptions
+    from respeval.judge.specs import load_model
+
+    settings = (judge_settings_from_config(config) if config else None) or JudgeSettings()
+    if args.judge_metrics:
+        metrics = tuple(m.strip() for m in args.judge_metrics.split(",") if m.strip())
+        settings = JudgeSettings(metrics, settings.thresholds, settings.samples, settings.rubrics)
+    if args.judge_samples:
+        settings.samples = args.judge_samples
+    for spec in args.judge_threshold:
+        metric, sep, value = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--judge-threshold {spec!r}: expected METRIC=X")
+        if metric.strip() not in settings.metrics:
+            raise ValueError(
+                f"--judge-threshold {spec!r}: {metric!r} is not one of the judged metrics {settings.metrics}"
+            )
+        settings.thresholds[metric.strip()] = unit_interval(value)
+    settings.segmenter = args.judge_segmenter
+    settings.intermediate = args.judge_intermediate
+    model = load_model(args.judge, base_url=args.judge_base_url, api_key_env=args.judge_api_key_env)
+    cache = JudgeCache(args.judge_cache) if args.judge_cache else None
+    try:
+        judged = asyncio.run(
+            judge_agent(report, model, settings, cache=cache, options=EngineOptions(concurrency=args.judge_concurrency))
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+    return judged.stop_reason

@@ -16,6 +16,7 @@ FAMILY_MODULES = (
     "respeval.metrics.ter",
     "respeval.metrics.match",
     "respeval.metrics.trajectory",
+    "respeval.metrics.tool_correctness",
     "respeval.metrics.checks",
 )
 

@@ -18,7 +18,16 @@ ANY_ORDER, ``ignore_args``); the per-case value and status are in ``respeval.age
 respeval's own: ``trajectory_f1``, ``trajectory_lcs_precision``, ``trajectory_lcs_recall``,
 ``trajectory_edit_similarity`` (1 - name edit distance / longer length),
 ``trajectory_redundant_rate`` (repeated identical calls / predicted calls),
-``trajectory_extra_calls`` (predicted calls without a reference partner).
+``trajectory_extra_calls`` (predicted calls without a reference partner),
+``trajectory_steps_to_first_match`` (1-based position of the first predicted call that
+matches a reference call; NaN when none does), ``trajectory_kendall_tau`` (Kendall's tau-a
+between the predicted and the reference order of the matched calls; NaN with fewer than
+two matches).  These two are means over the rows where they are defined.
+
+``multiplicity=False`` reads precision and recall set-wise, as a reading of the hosted
+service's "present in the reference" would: a predicted call counts if an equal call is
+anywhere in the reference (two identical predicted calls can both count), and likewise
+for recall.  The default counts multiplicity (a one-to-one matching).
 
 Empty trajectories (``empty="google"``, the default): exact = 1 iff both are empty;
 in-order and any-order = 1 when the reference is empty; precision of an empty prediction
@@ -52,6 +61,7 @@ __all__ = [
     "TrajectoryFamily",
     "TrajectoryResult",
     "normalize_match_type",
+    "python_rows",
     "response_match_score",
     "trajectory",
     "wilson_interval",
@@ -73,7 +83,11 @@ OWN_METRICS = (
     "trajectory_edit_similarity",
     "trajectory_redundant_rate",
     "trajectory_extra_calls",
+    "trajectory_steps_to_first_match",
+    "trajectory_kendall_tau",
 )
+# defined only on some rows (NaN elsewhere): their corpus value is the mean over those rows
+CONDITIONAL_METRICS = ("trajectory_steps_to_first_match", "trajectory_kendall_tau")
 ALL_METRICS = (*VERTEX_METRICS, SINGLE_TOOL, ADK_METRIC, *OWN_METRICS)
 DEFAULT_METRICS = (*VERTEX_METRICS, "trajectory_f1")
 BINARY_METRICS = (*VERTEX_METRICS[:3], SINGLE_TOOL, ADK_METRIC)
@@ -83,7 +97,7 @@ ARGS_EQUALITIES = ("json", "string")
 EMPTY_CONVENTIONS = ("google", "nan")
 
 # statistics kept per row besides the score columns (their sums give the micro values)
-_COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs")
+_COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs", "rows_with_match", "rows_with_two_matches")
 
 OPTIONS = (
     "tool_name",
@@ -99,6 +113,7 @@ OPTIONS = (
     "strip_namespace",
     "strip_prefixes",
     "ignore_tools",
+    "multiplicity",
 )
 
 
@@ -176,13 +191,7 @@ class NameNormalizer:
 
 def _kernels(implementation: str | None) -> Any:
     """The trajectory kernels of the chosen implementation (native core or the twin)."""
-    if _backend.name(implementation) == "native":
-        from respeval import _core
-
-        return _core
-    from respeval._core_py import trajectory
-
-    return trajectory
+    return _backend.get(implementation)
 
 
 def _float32_shortest(values: np.ndarray) -> np.ndarray:
@@ -215,7 +224,7 @@ class _Interned:
         return len(self.offsets) - 1
 
 
-def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Interned:
+def _intern(table: Any, rows: Any, family: TrajectoryFamily, what: str) -> _Interned:
     calls, names, offsets, errors = table.intern(
         rows,
         family.name_key,
@@ -232,25 +241,17 @@ def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Int
     )
 
 
-def _rows(values: Any, what: str) -> list:
-    """A column of trajectories as a list: lists of dicts, JSON text, or Arrow values.
-
-    Arrow structs cannot tell a missing key from a null one, so the null fields of
-    struct-typed arguments are dropped (a JSON-text or map column keeps them).
-    """
+def _column(values: Any, what: str) -> Any:
+    """A column of trajectories as the kernels take it: a list (of lists of dicts, JSON
+    text, ...) or an Arrow array, which the native core reads from its buffers."""
     if isinstance(values, (str, bytes)):
         raise TypeError(
             f"{what} must be a sequence of trajectories (one per row), not a single {type(values).__name__}"
         )
     if isinstance(values, list):
         return values
-    arrow_type = getattr(values, "type", None)
-    to_pylist = getattr(values, "to_pylist", None)
-    if callable(to_pylist):
-        rows = to_pylist()
-        if arrow_type is not None and _struct_args(arrow_type):
-            rows = [_drop_null_args(r) for r in rows]
-        return rows
+    if type(values).__module__.startswith("pyarrow") and hasattr(values, "type"):
+        return values
     tolist = getattr(values, "tolist", None)
     if callable(tolist):
         return tolist()
@@ -260,27 +261,14 @@ def _rows(values: Any, what: str) -> list:
         raise TypeError(f"{what} must be a sequence of trajectories, got {type(values).__name__}") from None
 
 
-def _struct_args(arrow_type: Any) -> bool:
-    import pyarrow as pa  # type: ignore[import-untyped]
+def python_rows(values: Any, what: str) -> list:
+    """A column of trajectories as a Python list: lists of dicts, JSON text, or Arrow values
+    (read as ``respeval._core_py.trajectory.arrow_rows`` reads them: the null fields of
+    struct-typed arguments dropped, since Arrow cannot tell them from missing keys)."""
+    from respeval.tokenizers.tool_calls import arrow_rows
 
-    if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
-        return False
-    item = arrow_type.value_type
-    return pa.types.is_struct(item) and any(pa.types.is_struct(item.field(i).type) for i in range(item.num_fields))
-
-
-def _drop_null_args(row: Any) -> Any:
-    if not isinstance(row, list):
-        return row
-    out = []
-    for call in row:
-        if isinstance(call, dict):
-            call = {
-                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
-                for k, v in call.items()
-            }
-        out.append(call)
-    return out
+    column = _column(values, what)
+    return column if isinstance(column, list) else arrow_rows(column)
 
 
 class TrajectoryFamily:
@@ -308,6 +296,7 @@ class TrajectoryFamily:
         strip_namespace: bool = False,
         strip_prefixes: Iterable[str] = (),
         ignore_tools: Iterable[str] = (),
+        multiplicity: bool = True,
         threads: int | None = None,
         implementation: str | None = None,
     ) -> None:
@@ -335,6 +324,7 @@ class TrajectoryFamily:
         self.vertex_float32 = bool(vertex_float32)
         self.match_type = normalize_match_type(match_type)
         self.ignore_args = bool(ignore_args)
+        self.multiplicity = bool(multiplicity)
         self.name_key = name_key
         self.args_key = args_key
         self.args_required = (args_key == "tool_input") if args_required is None else bool(args_required)
@@ -352,18 +342,25 @@ class TrajectoryFamily:
     def prepare(self, references: list) -> _Prepared:
         kernels = _kernels(self.implementation)
         table = kernels.CallTable()
-        return _Prepared(kernels, table, _intern(table, _rows(references, "reference"), self, "reference_trajectory"))
+        return _Prepared(kernels, table, _intern(table, _column(references, "reference"), self, "reference_trajectory"))
 
     def score(self, prepared: _Prepared, predictions: list) -> ChunkScores:
-        pred = _intern(prepared.table, _rows(predictions, "predicted"), self, "predicted_trajectory")
+        pred = _intern(prepared.table, _column(predictions, "predicted"), self, "predicted_trajectory")
         return self._score(prepared.kernels, prepared.table, pred, prepared.ref).chunk
 
     def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
         sums = np.asarray(sums, dtype=np.float64)
         n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
-        out: dict[str, Any] = {c: sums[..., i] / n for i, c in enumerate(self.score_columns)}
         k = len(self.score_columns)
         n_pred, n_ref, matched = sums[..., k], sums[..., k + 1], sums[..., k + 2]
+        defined = {
+            "trajectory_steps_to_first_match": sums[..., k + 4],
+            "trajectory_kendall_tau": sums[..., k + 5],
+        }
+        out: dict[str, Any] = {
+            c: (_ratio(sums[..., i], defined[c], np.nan) if c in defined else sums[..., i] / n)
+            for i, c in enumerate(self.score_columns)
+        }
         if {"trajectory_precision", "trajectory_recall", "trajectory_f1"} & set(self.metrics):
             p = _ratio(matched, n_pred, 0.0)
             r = _ratio(matched, n_ref, 0.0)
@@ -385,6 +382,8 @@ class TrajectoryFamily:
             parts.append("tool:" + "+".join(self.tools))
         if self.vertex_float32:
             parts.append("float32:vertex")
+        if not self.multiplicity:
+            parts.append("multiplicity:set")
         return "|".join(parts)
 
     # -- the computation ----------------------------------------------------------------
@@ -415,8 +414,13 @@ class TrajectoryFamily:
                         else ("the predicted trajectory is" if n_pred[row] == 0 else "the reference trajectory is")
                     )
                     errors[row] = f"{side} empty (empty='nan')"
-        precision = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
-        recall = _ratio(matched, n_ref, 1.0)
+        if self.multiplicity:
+            precision = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
+            recall = _ratio(matched, n_ref, 1.0)
+        else:
+            pred_in_ref, ref_in_pred = _present_elsewhere(pred, ref)
+            precision = _ratio(pred_in_ref, n_pred, (n_ref == 0).astype(np.float64))
+            recall = _ratio(ref_in_pred, n_ref, 1.0)
         if self.vertex_float32:
             precision = _float32_shortest(precision)
             recall = _float32_shortest(recall)
@@ -456,14 +460,40 @@ class TrajectoryFamily:
                 columns[metric] = _ratio(s["redundant"].astype(np.float64), n_pred, 0.0)
             elif metric == "trajectory_extra_calls":
                 columns[metric] = n_pred - matched
-        counts = np.column_stack([n_pred, n_ref, matched, s["lcs"].astype(np.float64)])
-        stat = np.column_stack([columns[c] for c in self.score_columns] + [counts])
+            elif metric == "trajectory_steps_to_first_match":
+                first = s["first_match"].astype(np.float64)
+                columns[metric] = np.where(first > 0, first, np.nan)
+            elif metric == "trajectory_kendall_tau":
+                pairs = matched * (matched - 1) / 2
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    tau = 1.0 - 2.0 * s["discordant"] / pairs
+                columns[metric] = np.where(matched >= 2, tau, np.nan)
+        counts = np.column_stack(
+            [n_pred, n_ref, matched, s["lcs"].astype(np.float64), s["first_match"] > 0, matched >= 2]
+        ).astype(np.float64)
+        stat = np.column_stack([np.nan_to_num(columns[c], nan=0.0) for c in self.score_columns] + [counts])
         if errors:
             bad = np.fromiter(errors, np.int64, len(errors))
             for c in columns.values():
                 c[bad] = np.nan
             stat[bad] = 0.0
         return _Scored(ChunkScores(columns, stat, errors), stats, pm, rm, pred, ref)
+
+
+def _present_elsewhere(pred: _Interned, ref: _Interned) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: predicted calls equal to some call of the row's reference, and reference
+    calls equal to some predicted call (set-wise presence, multiplicity ignored)."""
+    rows = pred.rows
+    p_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(pred.offsets))
+    r_row = np.repeat(np.arange(rows, dtype=np.int64), np.diff(ref.offsets))
+    p_key = (p_row << 32) | pred.calls.astype(np.int64)
+    r_key = (r_row << 32) | ref.calls.astype(np.int64)
+    p_hit = np.isin(p_key, r_key)
+    r_hit = np.isin(r_key, p_key)
+    return (
+        np.bincount(p_row[p_hit], minlength=rows).astype(np.float64),
+        np.bincount(r_row[r_hit], minlength=rows).astype(np.float64),
+    )
 
 
 @dataclass
@@ -612,6 +642,25 @@ class TrajectoryResult(MetricResult):
         names = self._table.names()
         return Counter((names[a], names[b]) for a, b in zip(exp.tolist(), got.tolist()))
 
+    def calls(self, row: int) -> tuple[list[tuple[str, str, bool]], list[tuple[str, str, bool]]]:
+        """Row ``row``'s calls as matched (after name normalisation and ignore lists):
+        (predicted, reference), each call ``(tool name, canonical arguments, matched)``."""
+        if not 0 <= row < len(self):
+            raise IndexError(f"row {row} out of range for {len(self)} rows")
+        out = []
+        for side, flags in (
+            (self._detail.pred, self._detail.pred_matched),
+            (self._detail.ref, self._detail.ref_matched),
+        ):
+            lo, hi = int(side.offsets[row]), int(side.offsets[row + 1])
+            out.append(
+                [
+                    (*self._table.call(int(c)), bool(m))
+                    for c, m in zip(side.calls[lo:hi].tolist(), flags[lo:hi].tolist())
+                ]
+            )
+        return out[0], out[1]
+
     def worst(self, k: int = 10, by: str | None = None) -> list[int]:
         """The ``k`` scored rows with the lowest ``by`` (default: the first metric), ties by row."""
         by = by or self.family.score_columns[0]  # type: ignore[attr-defined]
@@ -651,8 +700,8 @@ def trajectory(
         raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
     check_options("trajectory", options, OPTIONS)
     family = TrajectoryFamily(metrics, threads=threads, implementation=implementation, **options)
-    preds = _rows(predicted, "predicted")
-    refs = _rows(reference, "reference")
+    preds = _column(predicted, "predicted")
+    refs = _column(reference, "reference")
     if len(preds) != len(refs):
         raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
     kernels = _kernels(implementation)
@@ -673,7 +722,7 @@ def trajectory(
 RESPONSE_VARIANTS = ("adk", "adk-legacy")
 
 
-def _rouge1_f(candidate: list[str], target: list[str]) -> float:
+def rouge1_f(candidate: list[str], target: list[str]) -> float:
     """rouge-score's rouge1 F-measure of token lists, with its operation order."""
     if not candidate or not target:
         return 0.0
@@ -732,7 +781,7 @@ class ResponseMatchFamily:
                 errors[row] = f"response is {type(pred).__name__}, expected str"
                 values[row] = np.nan
                 continue
-            values[row] = _rouge1_f(self.tokens(pred), ref)
+            values[row] = rouge1_f(self.tokens(pred), ref)
         stats = np.where(np.isnan(values), 0.0, values)[:, None]
         return ChunkScores({"response_match_score": values}, stats, errors)
 
@@ -792,6 +841,8 @@ _HELP = {
     "trajectory_edit_similarity": "respeval: 1 - tool-name edit distance / longer trajectory",
     "trajectory_redundant_rate": "respeval: repeated identical calls / predicted calls",
     "trajectory_extra_calls": "respeval: predicted calls without a reference partner",
+    "trajectory_steps_to_first_match": "respeval: position of the first predicted call that matches (NaN: none)",
+    "trajectory_kendall_tau": "respeval: Kendall tau of the matched calls' two orders (NaN: < 2 matches)",
 }
 
 METRICS = tuple(MetricSpec(name, "trajectory", _HELP[name], _build, inputs="json") for name in ALL_METRICS) + (

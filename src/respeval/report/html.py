@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
+from respeval.report.agents import section_agents
 from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct
 from respeval.report.schema import check_summary, merge_summaries
 from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter
@@ -27,6 +28,7 @@ SECTIONS = (
     ("systems", "Systems"),
     ("worst", "Worst rows"),
     ("disagreements", "Worst disagreements"),
+    ("agents", "Agents"),
 )
 _MAX_DISAGREEMENTS = 10  # per metric
 
@@ -603,6 +605,7 @@ _RENDERERS = {
     "systems": _section_systems,
     "worst": _section_worst,
     "disagreements": _section_disagreements,
+    "agents": section_agents,
 }
 
 

@@ -60,7 +60,8 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
       "disagreements": [                           # besides those inside "validation" entries
         {"metric": "helpfulness", "row": 17, "judge": 5, "human": 1, "gap": 4,
          "texts": {"prompt": "...", "response": "..."}}
-      ]
+      ],
+      "agents": [ ... ]                            # respeval.agents.report: trajectories, tools, cases
     }
 
 Validation entries carry their own distributions and disagreements; the report shows them in
@@ -92,6 +93,7 @@ LIST_KEYS = (
     "judges",
     "worst_rows",
     "disagreements",
+    "agents",
 )
 
 

@@ -1,0 +1,215 @@
+"""Reading tool-call trajectories, before anything is interned: the shapes a row may take
+(a list of call mappings, JSON text, Arrow list<struct> values), what makes a row unreadable
+(and the message that says why), and canonical arguments, the string two calls' arguments
+share exactly when Python ``==`` holds on their decoded JSON.
+
+Both kernel implementations (``respeval._core`` and its twin ``respeval._core_py``) read rows
+as this module states; the agents layer compares arguments with ``canonical_args``.
+
+Canonical arguments (``args_mode="json"``): dict keys sorted, ``True``/``False`` written as
+``1``/``0`` and integral floats as integers (``True == 1 == 1.0`` in Python), other floats by
+``repr`` (shortest round trip), strings quoted with ``\\`` and ``"`` escaped, ``None`` as
+``null``; a NaN never equals anything (each occurrence gets its own spelling, as two decoded
+NaNs compare unequal).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "MAX_ARGS_DEPTH",
+    "arrow_rows",
+    "canonical_args",
+    "check_arrow",
+    "checked_tool_name",
+    "describe_bad_trajectory",
+    "is_arrow",
+    "read_trajectory",
+]
+
+MAX_ARGS_DEPTH = 100  # nesting levels of a call's arguments (deeper: the row is unreadable)
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str = "args", _depth: int = 0) -> str:
+    """The canonical JSON of a decoded JSON value (see the module docstring).
+
+    Raises TypeError naming the path of a value that is not JSON (a set, an object, a
+    non-string dict key) and ValueError for arguments nested deeper than ``MAX_ARGS_DEPTH``.
+    """
+    if _depth > MAX_ARGS_DEPTH:
+        raise ValueError(f"{_path} is nested more than {MAX_ARGS_DEPTH} levels deep")
+    if value is None:
+        return "null"
+    if value is True:
+        return "1"
+    if value is False:
+        return "0"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        if value != value:
+            if nan_counter is None:
+                nan_counter = [0]
+            nan_counter[0] += 1
+            return f"NaN#{nan_counter[0]}"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return (
+            "["
+            + ",".join(canonical_args(v, nan_counter, f"{_path}[{i}]", _depth + 1) for i, v in enumerate(value))
+            + "]"
+        )
+    if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, str):
+                raise TypeError(f"{_path} has a key of type {type(k).__name__} ({k!r}); JSON keys are strings")
+        return (
+            "{"
+            + ",".join(
+                _quote(k) + ":" + canonical_args(value[k], nan_counter, f"{_path}.{k}", _depth + 1)
+                for k in sorted(value)
+            )
+            + "}"
+        )
+    raise TypeError(f"{_path} is a {type(value).__name__}, which is not a JSON value")
+
+
+def is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
+
+
+def arrow_rows(values: Any) -> list[Any]:
+    """An Arrow column of trajectories as Python values (``to_pylist``).
+
+    Arrow structs cannot tell a missing key from a null one, so when the calls are structs
+    with struct-typed fields (arguments read from JSON objects), the null fields of those
+    structs are dropped: ``{"a": 1, "b": None}`` is read as ``{"a": 1}``.  A JSON-text or
+    map column keeps them.
+    """
+    check_arrow(values)
+    rows = values.to_pylist()
+    typ = values.type
+    if not (_arrow_list(typ) and _arrow_struct(typ.value_type)):
+        return rows
+    item = typ.value_type
+    if not any(_arrow_struct(item.field(i).type) for i in range(item.num_fields)):
+        return rows
+    return [_drop_null_fields(r) for r in rows]
+
+
+def check_arrow(values: Any) -> None:
+    """Raise ValueError if an Arrow array's buffers do not hold what its type says (offsets
+    out of range and the like: a broken writer, or a cast that went wrong); such a column
+    is refused whole, before any of it is read."""
+    chunks = values.chunks if hasattr(values, "chunks") else [values]
+    for chunk in chunks:
+        try:
+            chunk.validate(full=True)
+        except Exception as exc:  # pyarrow.ArrowInvalid and friends
+            raise ValueError(f"malformed Arrow column ({values.type}): {exc}") from None
+
+
+def _arrow_list(typ: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_list(typ) or pa.types.is_large_list(typ))
+
+
+def _arrow_struct(typ: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_struct(typ))
+
+
+def _drop_null_fields(row: Any) -> Any:
+    if not isinstance(row, list):
+        return row
+    out = []
+    for call in row:
+        if isinstance(call, dict):
+            call = {
+                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
+                for k, v in call.items()
+            }
+        out.append(call)
+    return out
+
+
+def checked_tool_name(mapped: Any, name: str) -> str | None:
+    if mapped is not None and not isinstance(mapped, str):
+        raise TypeError(f"the name normaliser returned a {type(mapped).__name__} for {name!r}, expected str or None")
+    return mapped
+
+
+def read_trajectory(traj: Any, name_key: str, args_key: str, args_required: bool) -> list[tuple[int, str, Any]]:
+    """``(position, name, args)`` of each call of one trajectory (JSON text is decoded first).
+
+    Raises ValueError/TypeError saying what is wrong and where: the message the bulk
+    pipeline records for the row (the native core asks this function for it as well).
+    """
+    if isinstance(traj, str):
+        if not traj.strip():
+            raise ValueError("empty text: expected a JSON list of calls")
+        try:
+            traj = json.loads(traj)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+    if traj is None:
+        raise ValueError("missing trajectory (null): expected a list of calls")
+    if not isinstance(traj, (list, tuple)):
+        raise TypeError(f"trajectory is a {type(traj).__name__}, expected a list of calls")
+    out = []
+    for i, call in enumerate(traj):
+        if not isinstance(call, Mapping):
+            raise TypeError(f"call {i} is a {type(call).__name__}, expected an object with {name_key!r}")
+        name = call.get(name_key)
+        if not isinstance(name, str):
+            if name is None:
+                raise ValueError(f"call {i} has no {name_key!r}")
+            raise TypeError(f"call {i}: {name_key!r} is a {type(name).__name__}, expected a string")
+        if args_key in call:
+            args = call[args_key]
+        elif args_required:
+            raise ValueError(f"call {i} ({name}) has no {args_key!r}")
+        else:
+            args = None
+        if args is not None and not isinstance(args, dict):
+            raise TypeError(f"call {i} ({name}): {args_key!r} is a {type(args).__name__}, expected a JSON object")
+        out.append((i, name, args))
+    return out
+
+
+def describe_bad_trajectory(
+    traj: Any, name_key: str, args_key: str, args_required: bool, args_mode: str, name_fn: Any = None
+) -> str:
+    """Why ``traj`` cannot be interned (the message of ``CallTable.intern``'s error entry)."""
+    try:
+        for i, name, args in read_trajectory(traj, name_key, args_key, args_required):
+            if name_fn is not None:
+                mapped = checked_tool_name(name_fn(name), name)
+                if mapped is None:
+                    continue
+                name = mapped
+            if args_mode == "json":
+                canonical_args(args, None, f"call {i} ({name}) {args_key}")
+            else:
+                json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    except RecursionError:
+        return "arguments nested too deeply"
+    return "unreadable trajectory"

@@ -1,0 +1,67 @@
+"""The HTML report's "Agents" section: `respeval agent --report`, the run summary it is built
+from (mergeable with other runs' summaries), and the per-call detail of the worst rows."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from respeval import _backend
+from respeval.cli.app import main
+from respeval.metrics.trajectory import trajectory
+from respeval.report import SECTIONS, load_summaries, merge_summaries, render_html
+from respeval.report.schema import check_summary
+
+IMPLS = ["python"] + (["native"] if _backend.native_available() else [])
+
+
+def _section(html: str, sid: str) -> str:
+    return re.search(rf'<section id="{sid}">(.*?)</section>', html, re.S).group(1)
+
+
+def test_agent_report_and_summary(tmp_path, capsys):
+    html_path, summary_path = tmp_path / "agent.html", tmp_path / "agent.json"
+    assert main(["agent", "--example", "--report", str(html_path), "--summary-out", str(summary_path)]) == 2
+    capsys.readouterr()
+    html = html_path.read_text()
+    section = _section(html, "agents")
+    for text in ("umbrella_today", "FAILED", "pass^k", "Per tool: matched, extra and missed calls", "think"):
+        assert text in section
+    # the worst rows show the calls themselves, with their arguments
+    assert "get_forecast" in section and "&quot;days&quot;:3" in section and "&quot;days&quot;:2" in section
+    summary = json.loads(summary_path.read_text())
+    check_summary(summary)
+    (entry,) = summary["agents"]
+    assert entry["kind"] == "agent" and entry["trajectory"]["rows"] == 8
+    assert {s["metric"] for s in summary["scores"]} >= {"response_match_score", "trajectory_recall"}
+    # the summary section lists the metric means as scores
+    assert "trajectory_recall" in _section(html, "summary")
+    # two runs' summaries merge into one report with both entries
+    merged = merge_summaries(load_summaries([summary_path, summary_path]))
+    assert len(merged["agents"]) == 2
+    assert _section(render_html(merged), "agents").count("Agent eval set weather_assistant") == 2
+
+
+def test_agents_section_is_always_there():
+    assert ("agents", "Agents") in SECTIONS
+    html = render_html({"schema": "respeval.run-summary/1"})
+    assert "No agent evaluation in this run." in _section(html, "agents")
+
+
+def test_summary_agents_must_be_a_list_of_objects():
+    with pytest.raises(ValueError, match="'agents' must be a list"):
+        check_summary({"schema": "respeval.run-summary/1", "agents": {"kind": "agent"}})
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_calls_of_a_row(impl):
+    a = {"tool_name": "a", "tool_input": {"x": 1, "y": [True]}}
+    b = {"tool_name": "b", "tool_input": None}
+    res = trajectory([[a, b, a]], [[a, {"tool_name": "c", "tool_input": {}}]], implementation=impl)
+    called, expected = res.calls(0)
+    assert called == [("a", '{"x":1,"y":[1]}', True), ("b", "null", False), ("a", '{"x":1,"y":[1]}', False)]
+    assert expected == [("a", '{"x":1,"y":[1]}', True), ("c", "{}", False)]
+    with pytest.raises(IndexError):
+        res.calls(1)

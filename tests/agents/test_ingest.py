@@ -1,0 +1,308 @@
+"""The native core reads JSON text and Arrow columns from their bytes, without building
+Python objects; the twin decodes them (json.loads, to_pylist).  Every id, offset, error and
+statistic must be the same, for valid input, malformed input and everything in between."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from respeval._core_py import trajectory as twin
+
+core = pytest.importorskip("respeval._core", reason="the native core is not built")
+pa = pytest.importorskip("pyarrow")
+
+from test_kernels import _call, _run  # noqa: E402  (same folder: the shared strategies)
+
+# --- JSON text: what json.dumps writes, with every option, and what it never writes ---------------
+
+_dumps_options = st.fixed_dictionaries(
+    {
+        "ensure_ascii": st.booleans(),
+        "sort_keys": st.booleans(),
+        "indent": st.none() | st.integers(0, 2),
+        "separators": st.sampled_from([None, (",", ":"), (", ", ": "), (" ,", " : ")]),
+    }
+)
+
+# hand-written JSON fragments that json.dumps never produces: duplicate keys, escapes of every
+# kind (pairs, lone surrogates, \/), numbers in every spelling, odd whitespace
+_frag_value = st.sampled_from(
+    [
+        "1",
+        "-0",
+        "0.0",
+        "-0.0",
+        "1e2",
+        "1E+2",
+        "1.5e-7",
+        "12345678901234567890",
+        "1e400",
+        "-1e400",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "01",
+        "1.",
+        ".5",
+        "+1",
+        "true",
+        "false",
+        "null",
+        "[]",
+        "{}",
+        '"x"',
+        '"\\u00e9"',
+        '"\\ud83d\\ude00"',
+        '"\\ud83d"',
+        '"\\ude00"',
+        '"a\\/b"',
+        '"\\"q\\\\"',
+        '"tab\\t"',
+        '"bad\\x"',
+        '"\x01"',
+        "[1,[2,[3]]]",
+        '{"b":1,"a":2}',
+        '{"a":1,"a":2}',
+        '{"a":{"b":null}}',
+        "[1,]",
+        '{"a":1,}',
+        "tru",
+        "nul",
+        '"\\u0000"',
+        '"é"',
+        '"\U0001f600"',
+        "2.5",
+        "-3.75",
+        "9007199254740993",
+        "1e-400",
+        "123456789012345678",
+        "-123456789012345678",
+        "1234567890123456789",
+    ]
+)
+_frag_key = st.sampled_from(['"a"', '"b"', '"\\u0061"', '"a\\"b"', '"é"', '""', '"\\\\"', '"tool_input"'])
+_ws = st.sampled_from(["", " ", "\n", "\t", "\r\n ", "\u00a0"])
+
+
+@st.composite
+def _frag_object(draw):
+    members = draw(st.lists(st.tuples(_frag_key, _frag_value), max_size=4))
+    w = draw(_ws)
+    return "{" + ",".join(f"{w}{k}{w}:{w}{v}" for k, v in members) + "}"
+
+
+@st.composite
+def _frag_call(draw):
+    parts = []
+    name = draw(st.sampled_from(['"a"', '"b"', '"\\u0061"', '"a\\u0000b"', "1", "null", '"\\ud800"']))
+    args = draw(st.one_of(_frag_object(), st.sampled_from(["null", "[]", '"{}"', "1"])))
+    layout = draw(st.sampled_from(["name-args", "args-name", "name", "args", "dup-name", "dup-args", "extra"]))
+    if layout in ("name-args", "name", "dup-name", "dup-args", "extra"):
+        parts.append(f'"tool_name":{name}')
+    if layout in ("name-args", "args-name", "args", "dup-args", "extra"):
+        parts.append(f'"tool_input":{args}')
+    if layout == "args-name":
+        parts.append(f'"tool_name":{name}')
+    if layout == "dup-name":
+        parts.append('"tool_name":"b"')
+    if layout == "dup-args":
+        parts.append('"tool_input":{"z":1}')
+    if layout == "extra":
+        parts.append(f'"tool_output":{draw(_frag_value)}')
+    return "{" + ",".join(parts) + "}"
+
+
+@st.composite
+def _frag_row(draw):
+    calls = draw(st.lists(_frag_call(), max_size=4))
+    w = draw(_ws)
+    return f"{w}[{w}" + f"{w},{w}".join(calls) + f"{w}]{w}"
+
+
+@st.composite
+def _text_row(draw):
+    kind = draw(st.sampled_from(["dumps", "dumps", "fragments", "mutated"]))
+    if kind == "fragments":
+        return draw(_frag_row())
+    calls = draw(st.lists(_call, max_size=5))
+    text = json.dumps(calls, **draw(_dumps_options))
+    if kind == "mutated" and text:
+        at = draw(st.integers(0, len(text) - 1))
+        op = draw(st.sampled_from(["cut", "drop", "insert"]))
+        if op == "cut":
+            text = text[:at]
+        elif op == "drop":
+            text = text[:at] + text[at + 1 :]
+        else:
+            text = text[:at] + draw(st.sampled_from(list('{}[]",:\\ 0-e.'))) + text[at:]
+    return text
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=st.lists(st.tuples(_text_row(), _text_row()), max_size=6))
+def test_json_text_equals_twin(rows):
+    preds = [p for p, _ in rows]
+    refs = [r for _, r in rows]
+    assert _run(core, preds, refs) == _run(twin, preds, refs)
+    # the same text through an Arrow string column (bytes checked as UTF-8, nulls allowed)
+    arrow_p, arrow_r = pa.array(preds + [None], pa.string()), pa.array(refs + [None], pa.large_string())
+    assert _run(core, arrow_p, arrow_r) == _run(twin, arrow_p, arrow_r)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(_text_row(), _text_row()), max_size=5))
+def test_json_text_options_equal(rows):
+    """Other key names, optional arguments, a name normaliser: the fast path and the twin agree."""
+    preds = [p.replace("tool_input", "args") for p, _ in rows]
+    refs = [r.replace("tool_input", "args") for _, r in rows]
+    kw = {"args_key": "args", "args_required": False, "name_fn": lambda n: None if n == "b" else n.upper()}
+    assert _run(core, preds, refs, **kw) == _run(twin, preds, refs, **kw)
+
+
+def test_json_text_by_hand():
+    """The canonical forms the fast path must write, checked on the ids they give."""
+    same = [
+        '[{"tool_name": "f", "tool_input": {"a": 1, "b": [1, 2]}}]',
+        '[{"tool_input":{"b":[1.0,2],"a":true},"tool_name":"f"}]',  # key order, 1.0, true
+        '[{"tool_name":"\\u0066","tool_input":{"\\u0061":1e0,"b":[1,2E0]}}]',  # escapes, exponents
+        '[{"tool_name":"f","tool_input":{"a":0,"a":1,"b":[1,2]}}]',  # the last duplicate wins
+    ]
+    different = [
+        '[{"tool_name":"f","tool_input":{"a":1,"b":[2,1]}}]',
+        '[{"tool_name":"f","tool_input":{"a":"1","b":[1,2]}}]',
+        '[{"tool_name":"f","tool_input":null}]',
+        '[{"tool_name":"f","tool_input":{}}]',
+    ]
+    for mod in (core, twin):
+        calls, _, _, errors = mod.CallTable().intern(same + different)
+        ids = np.frombuffer(calls, np.int32).tolist()
+        assert not errors
+        assert len(set(ids[:4])) == 1 and len(set(ids)) == 5
+
+
+# --- Arrow list<struct>: arguments as structs, read field by field ----------------------------------
+
+_field_values = {
+    "i": st.none() | st.integers(-(2**63), 2**63 - 1),
+    "f": st.none() | st.floats(allow_nan=True, allow_infinity=True),
+    "s": st.none() | st.text(max_size=4),
+    "b": st.none() | st.booleans(),
+    "l": st.none() | st.lists(st.none() | st.integers(-5, 5), max_size=3),
+    "o": st.none()
+    | st.fixed_dictionaries({"y": st.none() | st.text(max_size=2), "x": st.none() | st.integers(-(2**63), 2**63 - 1)}),
+    "lo": st.none() | st.lists(st.fixed_dictionaries({"k": st.none() | st.floats(-2, 2)}), max_size=2),
+}
+
+
+@st.composite
+def _struct_call(draw):
+    keys = draw(st.lists(st.sampled_from(sorted(_field_values)), unique=True, max_size=4))
+    args = None if draw(st.integers(0, 9)) == 0 else {k: draw(_field_values[k]) for k in keys}
+    name = draw(st.sampled_from(["a", "b", "ünï", "a\x00b"]))
+    return {"tool_name": name, "tool_input": args}
+
+
+_struct_row = st.none() | st.lists(st.none() | _struct_call(), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_struct_row, _struct_row), max_size=6),
+    start=st.integers(0, 2),
+    large=st.booleans(),
+)
+def test_arrow_structs_equal_twin(rows, start, large):
+    preds = pa.array([p for p, _ in rows] + [[{"tool_name": "a", "tool_input": {"i": 1}}]])
+    refs = pa.array([r for _, r in rows] + [[{"tool_name": "a", "tool_input": {"f": 1.0}}]])
+    if large:
+        preds = preds.cast(pa.large_list(preds.type.value_type))
+    # a slice (offsets that do not start at 0) and a chunked column
+    n = len(preds)
+    start = min(start, n - 1)
+    p, r = preds.slice(start), refs.slice(start)
+    try:
+        preds.validate(full=True)
+    except pa.ArrowInvalid:
+        # pyarrow 26 casts list<null> inside structs to a broken large_list: both refuse it whole
+        for mod in (core, twin):
+            with pytest.raises(ValueError, match="malformed Arrow column"):
+                _run(mod, p, r)
+        return
+    assert _run(core, p, r) == _run(twin, p, r)
+    chunked_p = pa.chunked_array([preds.slice(0, start), preds.slice(start)], type=preds.type)
+    chunked_r = pa.chunked_array([refs.slice(0, start), refs.slice(start)], type=refs.type)
+    assert _run(core, chunked_p, chunked_r) == _run(twin, chunked_p, chunked_r)
+
+
+def test_arrow_null_fields_are_dropped_at_the_top_only():
+    rows = pa.array(
+        [
+            [{"tool_name": "f", "tool_input": {"a": 1, "b": None, "o": {"x": None}}}],
+            [{"tool_name": "f", "tool_input": {"a": 1, "b": 2, "o": {"x": None}}}],
+        ]
+    )
+    for mod in (core, twin):
+        calls, _, _, errors = mod.CallTable().intern(rows)
+        assert not errors
+        # row 0 reads as {"a": 1, "o": {"x": None}}: b dropped, the nested null kept
+        assert len(set(np.frombuffer(calls, np.int32).tolist())) == 2
+    same = [[{"tool_name": "f", "tool_input": {"a": 1, "o": {"x": None}}}]]
+    for mod in (core, twin):
+        table = mod.CallTable()
+        a = table.intern(rows.slice(0, 1))[0]
+        b = table.intern(same)[0]
+        assert a == b
+
+
+def test_arrow_other_shapes_take_the_python_path():
+    """Map arguments, string arguments, a missing name field: both read them through Python."""
+    cases = [
+        pa.array(
+            [[{"tool_name": "f", "tool_input": [("a", 1)]}]],
+            pa.list_(pa.struct([("tool_name", pa.string()), ("tool_input", pa.map_(pa.string(), pa.int64()))])),
+        ),
+        pa.array([[{"tool_name": "f", "tool_input": '{"a": 1}'}]]),
+        pa.array([[{"name": "f", "tool_input": {"a": 1}}]]),
+        pa.array([[{"tool_name": "f"}]]),
+        pa.array([[{"tool_name": "f", "tool_input": None}]]),
+        pa.array([["not a call"]]),
+        pa.array([1, 2]),
+    ]
+    for arr in cases:
+        assert _run(core, arr, arr) == _run(twin, arr, arr), arr.type
+
+
+def test_broken_arrow_buffers_are_refused():
+    """Offsets past the end of the values: refused whole, before any buffer is read."""
+    good = pa.array([json.dumps([{"tool_name": "a", "tool_input": {}}])] * 3)
+    validity, offsets, data = good.buffers()
+    bad_offsets = np.frombuffer(offsets, np.int32).copy()
+    bad_offsets[2] = 10_000
+    broken = pa.Array.from_buffers(pa.string(), 3, [validity, pa.py_buffer(bad_offsets.tobytes()), data])
+    for mod in (core, twin):
+        with pytest.raises(ValueError, match="malformed Arrow column"):
+            mod.CallTable().intern(broken)
+
+
+def test_timestamps_and_decimals_are_not_json():
+    import datetime
+    import decimal
+
+    arr = pa.array(
+        [
+            [{"tool_name": "f", "tool_input": {"t": datetime.datetime(2024, 1, 1), "i": 1}}],
+            [{"tool_name": "f", "tool_input": {"t": None, "i": 2}}],
+        ]
+    )
+    dec = pa.array([[{"tool_name": "f", "tool_input": {"d": decimal.Decimal("1.5")}}]])
+    for a in (arr, dec):
+        got, want = _run(core, a, a), _run(twin, a, a)
+        assert got == want
+        assert want[6]  # the rows with a non-JSON value are errors, with the twin's reason
+    assert math.isfinite(1.0)
