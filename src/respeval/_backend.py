@@ -156,6 +156,7 @@ class Kernels(Protocol):
     def poisson_bootstrap_add(
         self, stats: BufferLike, keys: BufferLike, seed: int, acc: BufferLike, threads: int | None = None
     ) -> None: ...
+
     # trajectory kernels: tool calls interned to ids, per-row statistics, name alignments
     ARGS_MODES: tuple[str, ...]
     TRAJECTORY_STATS: tuple[str, ...]

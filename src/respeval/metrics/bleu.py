@@ -406,7 +406,9 @@ class BleuFamily:
     def corpus_score(self, sums: Any) -> BLEUScoreParts:
         """sacreBLEU's score object of summed statistics."""
         values = sums.tolist() if hasattr(sums, "tolist") else list(sums)
-        return sacrebleu_scores.compute_bleu(values, self.smooth, self.smooth_value, self.effective_order, self.max_order)
+        return sacrebleu_scores.compute_bleu(
+            values, self.smooth, self.smooth_value, self.effective_order, self.max_order
+        )
 
     def signature_for(self, *, nrefs: int | str) -> str:
         return signature(
