@@ -39,14 +39,14 @@ from respeval.metrics.ter import TerResult, ter  # noqa: E402
 
 if TYPE_CHECKING:
     from respeval import judge
-    from respeval.pipeline import RunSummary, score_files, score_table
+    from respeval.bulk import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
 # cost import time that a metric call does not need.
 _LAZY = {
-    "score_files": ("respeval.pipeline", "score_files"),
-    "score_table": ("respeval.pipeline", "score_table"),
-    "RunSummary": ("respeval.pipeline", "RunSummary"),
+    "score_files": ("respeval.bulk", "score_files"),
+    "score_table": ("respeval.bulk", "score_table"),
+    "RunSummary": ("respeval.bulk", "RunSummary"),
     "judge": ("respeval.judge", None),
 }
 

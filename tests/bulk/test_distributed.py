@@ -12,7 +12,7 @@ import pytest
 
 from _helpers.corpora import load_wmt17
 from _helpers.paths import shared_data
-from respeval.pipeline import score_table
+from respeval.bulk import score_table
 
 distributed = pytest.importorskip("distributed", reason="respeval[dask] is not installed")
 pa = pytest.importorskip("pyarrow")

@@ -188,7 +188,7 @@ def test_json_summary_and_field_renames(tmp_path, judge_main):
     [
         ('{"id": 1, "response": "a"}', "items.jsonl:3: field 'reference': missing"),
         ('{"id": 1, "response": 5, "reference": "b"}', "items.jsonl:3: field 'response': expected a string, got int"),
-        ("{not json", "items.jsonl:3: not a JSON object"),
+        ("{not json", "items.jsonl:3: malformed JSON"),
         ('["a list"]', "items.jsonl:3: expected a JSON object, got list"),
     ],
 )

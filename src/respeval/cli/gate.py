@@ -22,6 +22,7 @@ from respeval.gate import (
     calibrate,
     stage_scores,
 )
+from respeval.io import read_jsonl as read_records
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
@@ -105,19 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{lineno}: not JSON: {exc}") from exc
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            rows.append(record)
-    return rows
+    return [record for _, record in read_records(path)]
 
 
 def read_labels(path: str) -> dict[Any, bool]:

@@ -25,6 +25,8 @@ from respeval.cli.common import (
     positive_float,
     positive_int,
 )
+from respeval.io import format_of
+from respeval.io import read_jsonl as read_records
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
@@ -217,24 +219,14 @@ class InputFileError(ValueError):
 
 
 def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise InputFileError(f"{path}:{lineno}: not a JSON object: {exc}") from exc
+    """(line number, object) per record: the one JSONL reader (:func:`respeval.io.read_jsonl`)."""
+    return read_records(path)
 
 
 def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
     """Check every record before the first call (paying for 90,000 rows to then fail on a
     typo in row 90,001 is the failure this prevents); returns the row count."""
-    if not path.endswith((".jsonl", ".ndjson")):
+    if format_of(path) != "jsonl":
         raise InputFileError(f"{path}: expected a .jsonl file")
     rows = 0
     for lineno, record in read_jsonl(path):

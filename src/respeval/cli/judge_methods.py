@@ -27,6 +27,7 @@ from respeval.cli.judge import (
     read_jsonl,
     run_judge,
 )
+from respeval.io import format_of
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
 from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
@@ -165,7 +166,7 @@ def run_example(args: argparse.Namespace) -> int:
 
 
 def _records(path: str) -> list[dict[str, Any]]:
-    if not path.endswith((".jsonl", ".ndjson")):
+    if format_of(path) != "jsonl":
         raise InputFileError(f"{path}: expected a .jsonl file")
     records = []
     for lineno, record in read_jsonl(path):

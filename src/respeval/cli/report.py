@@ -10,6 +10,7 @@ from typing import Any
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments
+from respeval.io.formats import TABLE_FORMATS, format_of
 
 NAME = "report"
 HELP = "one self-contained HTML report of a run"
@@ -38,14 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bootstrap_arguments(p)
 
 
-_TABLE_SUFFIXES = {".jsonl", ".ndjson", ".csv", ".parquet", ".pq"}
-
-
 def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run summaries from one input: a summary, a directory of them, or a results table."""
-    if path.is_dir() or (path.suffix.lower() == ".json" and _is_summary_file(path)):
+    fmt = format_of(path)
+    if path.is_dir() or (fmt == "json" and _is_summary_file(path)):
         return rep.load_summaries([path])
-    if path.suffix.lower() in _TABLE_SUFFIXES | {".json"}:
+    if fmt in TABLE_FORMATS:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
         return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
     raise ValueError(f"{path}: not a run summary, a directory or a results table")

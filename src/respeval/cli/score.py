@@ -129,7 +129,7 @@ def _prf_table(summary) -> list[str]:
 
 
 def _table(summary) -> str:
-    from respeval.summary import format_comparisons, format_table
+    from respeval.bulk.summary import format_comparisons, format_table
 
     lines = [
         f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
@@ -156,7 +156,7 @@ def _table(summary) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from respeval.pipeline import EXAMPLE, score_files, total_rows
+    from respeval.bulk import EXAMPLE, score_files, total_rows
 
     if args.example:
         if args.pred or args.ref:

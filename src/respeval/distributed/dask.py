@@ -1,6 +1,6 @@
 """Bulk scoring on a Dask cluster: one task per input Parquet file.
 
-Each task reads its file, scores it with :func:`respeval.pipeline.score_arrow`,
+Each task reads its file, scores it with :func:`respeval.bulk.score_arrow`,
 writes its own result part (to a temporary name, renamed when complete, so a
 task that Dask re-runs after losing a worker overwrites instead of
 duplicating) and returns its statistics.  The driver folds the
@@ -24,18 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from respeval.io import join_parquet
-from respeval.pipeline import (
+from respeval.bulk import (
     DEFAULT_PRED_FIELD,
     DEFAULT_REF_FIELD,
+    ChunkStats,
     RunSummary,
-    _ChunkStats,
+    StatsCollector,
     build_families,
     score_arrow,
     summarize,
 )
+from respeval.io import join_parquet
 from respeval.stats import DEFAULT_SEED
-from respeval.summary import StatsCollector
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def score_parquet(
             by_index[index] = rows
             waiting[index] = arrays
             while folded in waiting:
-                for system, group, keys, fams in _ChunkStats.from_arrays(waiting.pop(folded)).entries:
+                for system, group, keys, fams in ChunkStats.from_arrays(waiting.pop(folded)).entries:
                     collector.add(system, group, keys + offset, fams)
                 offset += by_index[folded]
                 folded += 1

@@ -1,22 +1,9 @@
-"""Streaming input and output: read text corpora in chunks, write results incrementally.
+"""Streaming input: text corpora in chunks, JSONL records one by one.
 
 Readers turn a file into a stream of :class:`Chunk` objects (column-wise Python lists of
 ``chunk_size`` source records each) and check every selected field on the way, so a bad
 record is reported as ``file:line: field 'name': reason`` instead of surfacing later as a
-wrong score.  Supported formats (chosen by extension or ``fmt``):
-
-========  ===========================  ==============================================
-format    extensions                   record / row number
-========  ===========================  ==============================================
-text      ``.txt``                     one line (field ``text``); 1-based line number
-jsonl     ``.jsonl``, ``.ndjson``      one JSON object per line; 1-based line number
-csv       ``.csv``                     one CSV record after the header; 1-based line
-                                       number of its first line (the header is line 1)
-parquet   ``.parquet``, ``.pq``        one table row; 0-based row index
-========  ===========================  ==============================================
-
-:class:`ResultWriter` appends result chunks to Parquet, JSONL or CSV and flushes every
-chunk to the operating system.
+wrong score.  Formats and record numbering: :mod:`respeval.io.formats`.
 
 pyarrow is imported only inside the Parquet code paths, so text, JSONL and CSV work (and
 this module imports) without it.
@@ -26,77 +13,24 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import IO, TYPE_CHECKING, Any, Union
 
+from respeval.io.errors import ON_ERROR, InputError, RowError
+from respeval.io.formats import READ_FORMATS, resolve_format
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
 
-__all__ = [
-    "join_parquet",
-    "parquet_writer",
-    "Chunk",
-    "InputError",
-    "ResultWriter",
-    "RowError",
-    "count_rows",
-    "read_columns",
-]
-
 PathLike = Union[str, "os.PathLike[str]"]
 
-_ON_ERROR = ("fail", "skip", "record")
-_READ_FORMATS = ("text", "jsonl", "csv", "parquet")
-_WRITE_FORMATS = ("jsonl", "csv", "parquet")
-_EXTENSIONS = {
-    ".txt": "text",
-    ".text": "text",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
 _TEXT_FIELD = "text"
 # Large read buffer: line iteration over a BufferedReader is C code, and fewer syscalls
 # matter when a corpus has millions of short lines.
 _BUFFER_SIZE = 1 << 20
-
-
-class InputError(ValueError):
-    """A problem with an input file: unreadable, wrong schema, or a bad record.
-
-    ``row_error`` holds the :class:`RowError` when the problem is one record.
-    """
-
-    def __init__(self, message: str, row_error: RowError | None = None) -> None:
-        super().__init__(message)
-        self.row_error = row_error
-
-
-@dataclass(frozen=True)
-class RowError:
-    """One bad input record.
-
-    ``line`` is the 1-based source line for text, JSONL and CSV (``unit == "line"``) or the
-    0-based row index for Parquet (``unit == "row"``).  ``field`` is None when the whole
-    record is bad (malformed JSON, invalid UTF-8, wrong column count, empty line).
-    """
-
-    path: str
-    line: int
-    field: str | None
-    reason: str
-    unit: str = "line"
-
-    def __str__(self) -> str:
-        where = str(self.line) if self.unit == "line" else f"row {self.line}"
-        what = f"field {self.field!r}: " if self.field is not None else ""
-        return f"{self.path}:{where}: {what}{self.reason}"
 
 
 @dataclass
@@ -129,20 +63,6 @@ class Chunk:
 # --------------------------------------------------------------------------- helpers
 
 
-def _resolve_format(path: str, fmt: str | None, allowed: Sequence[str]) -> str:
-    """Return the explicit ``fmt`` or the one implied by the file extension."""
-    if fmt is None:
-        ext = os.path.splitext(path)[1].lower()
-        fmt = _EXTENSIONS.get(ext)
-        if fmt is None:
-            raise ValueError(
-                f"cannot infer the format of {path!r} from its extension; pass fmt= one of {list(allowed)}"
-            )
-    if fmt not in allowed:
-        raise ValueError(f"unsupported format {fmt!r}; expected one of {list(allowed)}")
-    return fmt
-
-
 def _open_binary(path: str) -> IO[bytes]:
     """Open ``path`` for reading, turning OS errors into an InputError naming the file."""
     try:
@@ -151,7 +71,7 @@ def _open_binary(path: str) -> IO[bytes]:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def _type_name(value: object) -> str:
+def type_name(value: object) -> str:
     """Name a value's type in JSON terms, which is what users of these files think in."""
     if value is None:
         return "null"
@@ -164,14 +84,14 @@ def _check_value(value: object, allow_list: bool) -> str | None:
     if isinstance(value, str):
         return None
     if not allow_list:
-        return f"expected a string, got {_type_name(value)}"
+        return f"expected a string, got {type_name(value)}"
     if not isinstance(value, list):
-        return f"expected a string or a non-empty list of strings, got {_type_name(value)}"
+        return f"expected a string or a non-empty list of strings, got {type_name(value)}"
     if not value:
         return "expected a non-empty list of strings, got an empty list"
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            return f"list item {i}: expected a string, got {_type_name(item)}"
+            return f"list item {i}: expected a string, got {type_name(item)}"
     return None
 
 
@@ -251,10 +171,12 @@ def _jsonl_records(
         yield number, _parse_jsonl_line(raw, path, number, fields, list_fields)
 
 
-def _parse_jsonl_line(
-    raw: bytes, path: str, number: int, fields: Sequence[str], list_fields: frozenset[str]
-) -> list[Any] | RowError:
-    """Parse and check one JSONL line; return the selected values or the error."""
+def parse_json_line(raw: bytes, path: str, number: int) -> Any:
+    """Decode and parse one JSONL line: the JSON value, or the :class:`RowError` saying why not.
+
+    The one JSONL line parser: the chunked readers and :func:`read_jsonl` (judge, gate,
+    validate) read lines through it, so every command reports a bad line the same way.
+    """
     text, reason = _decode_line(raw)
     if reason is not None:
         return RowError(path, number, None, reason)
@@ -264,11 +186,26 @@ def _parse_jsonl_line(
     if not text.strip():
         return RowError(path, number, None, "empty line")
     try:
-        obj = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         return RowError(path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
-    if not isinstance(obj, dict):
-        return RowError(path, number, None, f"expected a JSON object, got {_type_name(obj)}")
+
+
+def parse_json_object(raw: bytes, path: str, number: int) -> dict[str, Any] | RowError:
+    """One JSONL line that must hold a JSON object."""
+    obj = parse_json_line(raw, path, number)
+    if isinstance(obj, RowError) or isinstance(obj, dict):
+        return obj
+    return RowError(path, number, None, f"expected a JSON object, got {type_name(obj)}")
+
+
+def _parse_jsonl_line(
+    raw: bytes, path: str, number: int, fields: Sequence[str], list_fields: frozenset[str]
+) -> list[Any] | RowError:
+    """Parse and check one JSONL line; return the selected values or the error."""
+    obj = parse_json_object(raw, path, number)
+    if isinstance(obj, RowError):
+        return obj
     values = []
     for name in fields:
         if name not in obj:
@@ -279,6 +216,27 @@ def _parse_jsonl_line(
             return RowError(path, number, name, reason)
         values.append(value)
     return values
+
+
+def read_jsonl(path: PathLike, *, skip_blank: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every record of a JSONL file as ``(line number, object)``, stopping at the first bad line.
+
+    For commands that take whole records (judge, gate, validate): a line that is not a JSON
+    object raises :class:`InputError` naming the file and line.  Blank lines are skipped
+    unless ``skip_blank`` is false.
+    """
+    path = os.fspath(path)
+    with _open_binary(path) as fh:
+        try:
+            for number, raw in enumerate(fh, 1):
+                if skip_blank and not raw.strip():
+                    continue
+                record = parse_json_object(raw, path, number)
+                if isinstance(record, RowError):
+                    raise InputError(str(record), record)
+                yield number, record
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 # --------------------------------------------------------------------------- CSV
@@ -498,8 +456,8 @@ def _check_arguments(fields: Sequence[str] | None, chunk_size: int, on_error: st
             raise ValueError(f"fields contains duplicates: {list(fields)}")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    if on_error not in _ON_ERROR:
-        raise ValueError(f"on_error must be one of {list(_ON_ERROR)}, got {on_error!r}")
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {list(ON_ERROR)}, got {on_error!r}")
     if start_row < 0:
         raise ValueError(f"start_row must be >= 0, got {start_row}")
 
@@ -565,7 +523,7 @@ def read_columns(
     """
     path = os.fspath(path)
     _check_arguments(fields, chunk_size, on_error, start_row)
-    fmt = _resolve_format(path, fmt, _READ_FORMATS)
+    fmt = resolve_format(path, fmt, READ_FORMATS)
     list_fields = frozenset(allow_list_fields)
     if fmt == "parquet":
         with _open_binary(path) as fh:
@@ -604,7 +562,7 @@ def count_rows(path: PathLike, fmt: str | None = None) -> int:
     parsed, because a quoted field may contain newlines.
     """
     path = os.fspath(path)
-    fmt = _resolve_format(path, fmt, _READ_FORMATS)
+    fmt = resolve_format(path, fmt, READ_FORMATS)
     with _open_binary(path) as fh:
         if fmt == "parquet":
             return int(_open_parquet(fh, path).metadata.num_rows)
@@ -624,231 +582,3 @@ def _count_lines(fh: IO[bytes]) -> int:
         count += block.count(b"\n")
         last = block[-1:]
     return count + (last != b"\n")
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def _to_list(values: Any) -> list[Any]:
-    """Column values as a Python list (numpy arrays and Arrow arrays included)."""
-    if hasattr(values, "to_pylist"):  # pyarrow Array / ChunkedArray
-        return values.to_pylist()
-    if hasattr(values, "tolist"):  # numpy ndarray: tolist() yields exact Python floats/ints
-        return values.tolist()
-    return list(values)
-
-
-def _plain(value: Any) -> Any:
-    """Numpy scalars to Python scalars (np.int64 is not JSON serialisable)."""
-    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
-
-
-def _json_default(value: Any) -> Any:
-    """json.dumps hook for the numpy values that slip into plain lists."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    raise TypeError(f"cannot write a value of type {type(value).__name__} as JSON")
-
-
-# One shared encoder: json.dumps with keyword arguments builds a new encoder per call,
-# which dominated the cost of writing short rows.
-_JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_default)
-
-
-_encode_str = json.encoder.encode_basestring  # the C escaper json uses with ensure_ascii=False
-_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # json's spellings
-
-
-def _json_value(value: Any) -> str:
-    """Encode one value exactly as json.dumps(ensure_ascii=False) would, fast for scalars."""
-    kind = type(value)
-    if kind is str:
-        return _encode_str(value)
-    if kind is float:
-        text = float.__repr__(value)  # shortest round-trip form, as json uses
-        return _NON_FINITE.get(text, text)
-    if kind is int:
-        return int.__repr__(value)
-    return _JSON_ENCODER.encode(value)
-
-
-def _json_column(values: list[Any]) -> list[str]:
-    """Encode a column; all-float, all-int and all-str columns take a C-level ``map``."""
-    kinds = set(map(type, values))
-    if kinds == {float}:
-        texts = list(map(float.__repr__, values))
-        if not all(map(math.isfinite, values)):
-            texts = [_NON_FINITE.get(text, text) for text in texts]
-        return texts
-    if kinds == {int}:
-        return list(map(int.__repr__, values))
-    if kinds == {str}:
-        return list(map(_encode_str, values))
-    return [_json_value(v) for v in values]
-
-
-def _csv_cell(value: Any) -> str:
-    """Format one CSV cell; floats use repr, the shortest string that reads back exactly."""
-    value = _plain(value)
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, (list, dict, tuple)):
-        return _JSON_ENCODER.encode(value)
-    return str(value)
-
-
-def parquet_writer(sink: Any, schema: Any) -> Any:
-    """A ParquetWriter for result tables: dictionary encoding for text columns only.
-
-    Dictionary-encoding float columns of scores (which rarely repeat) costs ~3x the
-    whole write for nothing; system, group and id columns do profit from it.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    return pq.ParquetWriter(sink, schema, use_dictionary=text or False)
-
-
-def join_parquet(tables: Iterable[Any], path: str) -> None:
-    """Write ``tables`` (same schema, in order) as the row groups of one Parquet file at
-    ``path``; no tables make an empty file.  The file is closed even if a table fails."""
-    writer = None
-    try:
-        for table in tables:
-            if writer is None:
-                writer = parquet_writer(path, table.schema)
-            writer.write_table(table)
-    finally:
-        if writer is not None:
-            writer.close()
-    if writer is None:
-        open(path, "wb").close()
-
-
-class ResultWriter:
-    """Append result chunks to a Parquet, JSONL or CSV file.
-
-    Usage::
-
-        with ResultWriter("scores.parquet") as out:
-            for chunk in chunks:
-                out.write({"row": chunk.row_numbers, "rouge1_f": f})
-
-    The first chunk fixes the columns (and for Parquet the Arrow schema); later chunks must
-    have the same column names.  Every ``write`` is flushed to the operating system, so a
-    crash loses at most the chunk in progress for JSONL and CSV.  A Parquet file is only
-    readable once closed (its footer is written last); ``__exit__`` closes it even when
-    the block raises, so the chunks written so far survive an exception.
-
-    Floats are written exactly: shortest round-trip ``repr`` in JSONL and CSV; NaN and
-    infinities appear in JSONL as Python's ``NaN``/``Infinity`` tokens (read back by
-    Python's json module, not by strict JSON parsers).
-    """
-
-    def __init__(self, path: PathLike, fmt: str | None = None) -> None:
-        self.path = os.fspath(path)
-        self.fmt = _resolve_format(self.path, fmt, _WRITE_FORMATS)
-        self._names: list[str] | None = None
-        self._parquet: Any = None  # pyarrow.parquet.ParquetWriter, created by the first write
-        self._schema: Any = None  # pyarrow.Schema fixed by the first chunk
-        self._csv: Any = None
-        self.rows_written = 0
-        binary = self.fmt == "parquet"
-        try:
-            # newline="" keeps csv's and our own line endings exactly as written.
-            self._fh: IO[Any] = open(self.path, "wb") if binary else open(self.path, "w", encoding="utf-8", newline="")
-        except OSError as exc:
-            raise OSError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
-        if self.fmt == "csv":
-            self._csv = csv.writer(self._fh, lineterminator="\n")
-
-    def __enter__(self) -> ResultWriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` has run."""
-        return self._fh.closed
-
-    def write(self, table_like: Mapping[str, Any]) -> None:
-        """Append one chunk: a mapping of column name to list / numpy array / Arrow array."""
-        if self.closed:
-            raise ValueError(f"write to closed ResultWriter for {self.path}")
-        if hasattr(table_like, "to_pydict") and not isinstance(table_like, Mapping):
-            table_like = table_like.to_pydict()  # pyarrow Table / RecordBatch
-        names = self._check_columns(table_like)
-        columns = {name: table_like[name] for name in names}
-        if self.fmt == "parquet":
-            self._write_parquet(columns)
-        else:
-            lists = [_to_list(values) for values in columns.values()]
-            if self.fmt == "jsonl":
-                self._write_jsonl(names, lists)
-            else:
-                self._write_csv(lists)
-        self._fh.flush()
-
-    def _check_columns(self, table_like: Mapping[str, Any]) -> list[str]:
-        """Return the column order fixed by the first chunk; check lengths agree."""
-        names = [str(name) for name in table_like]
-        if not names:
-            raise ValueError("cannot write a chunk with no columns")
-        if self._names is None:
-            self._names = names
-        elif sorted(names) != sorted(self._names):
-            raise ValueError(f"{self.path}: chunk columns {names} differ from the first chunk's {self._names}")
-        lengths = {name: len(table_like[name]) for name in self._names}
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f"columns have different lengths: {lengths}")
-        self.rows_written += next(iter(lengths.values()))
-        return self._names
-
-    def _write_jsonl(self, names: list[str], lists: list[list[Any]]) -> None:
-        """One JSON object per row; json uses repr for floats, so they read back exactly."""
-        # Values are encoded column by column and spliced into a per-row template: over twice
-        # as fast as encoding a dict per row, with the same output as json.dumps.
-        template = "{" + ",".join(_JSON_ENCODER.encode(name).replace("%", "%%") + ":%s" for name in names) + "}"
-        encoded = [_json_column(values) for values in lists]
-        lines = [template % row for row in zip(*encoded)]
-        if lines:
-            self._fh.write("\n".join(lines) + "\n")
-
-    def _write_csv(self, lists: list[list[Any]]) -> None:
-        """Header with the first chunk, then one CSV row per result row."""
-        if self._fh.tell() == 0:
-            self._csv.writerow(self._names)
-        self._csv.writerows([_csv_cell(v) for v in row] for row in zip(*lists))
-
-    def _write_parquet(self, columns: dict[str, Any]) -> None:
-        """Each chunk becomes a row group; the first chunk fixes the schema."""
-        import pyarrow as pa
-
-        if self._parquet is None:
-            table = pa.table(columns)
-            self._schema = table.schema
-            self._parquet = parquet_writer(self._fh, table.schema)
-        else:
-            try:
-                table = pa.table(columns, schema=self._schema)
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-                raise ValueError(f"{self.path}: chunk does not match the schema of the first chunk: {exc}") from exc
-        if table.num_rows:
-            self._parquet.write_table(table)
-
-    def close(self) -> None:
-        """Finish the file (Parquet footer) and close it; safe to call twice."""
-        if self.closed:
-            return
-        try:
-            if self._parquet is not None:
-                self._parquet.close()
-        finally:
-            self._fh.close()
