@@ -9,6 +9,7 @@ pyarrow is imported only inside the Parquet code paths.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -105,6 +106,35 @@ def parquet_writer(sink: Any, schema: Any) -> Any:
     return pq.ParquetWriter(sink, schema, use_dictionary=text or False)
 
 
+def close_writer(writer: Any, *, failed: bool = False) -> None:
+    """Close a ParquetWriter; after a failure, quietly and for good.
+
+    A ParquetWriter whose close raised (disk full) stays open, and its ``__del__`` tries
+    again at garbage collection, printing a traceback after the clean error message.
+    """
+    if writer is None:
+        return
+    try:
+        writer.close()
+    except OSError:
+        if not failed:
+            raise
+    finally:
+        if hasattr(writer, "is_open"):
+            writer.is_open = False
+
+
+def write_parquet(table: Any, path: str) -> None:
+    """One table as one Parquet file (one row group), closed whatever happens."""
+    writer = parquet_writer(path, table.schema)
+    try:
+        writer.write_table(table)
+    except BaseException:
+        close_writer(writer, failed=True)
+        raise
+    close_writer(writer)
+
+
 def join_parquet(tables: Iterable[Any], path: str) -> None:
     """Write ``tables`` (same schema, in order) as the row groups of one Parquet file at
     ``path``; no tables make an empty file.  The file is closed even if a table fails."""
@@ -114,9 +144,10 @@ def join_parquet(tables: Iterable[Any], path: str) -> None:
             if writer is None:
                 writer = parquet_writer(path, table.schema)
             writer.write_table(table)
-    finally:
-        if writer is not None:
-            writer.close()
+    except BaseException:
+        close_writer(writer, failed=True)
+        raise
+    close_writer(writer)
     if writer is None:
         open(path, "wb").close()
 
@@ -161,8 +192,11 @@ class ResultWriter:
     def __enter__(self) -> ResultWriter:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is not None:
+            self.abort()  # the block's error is the one to report
+        else:
+            self.close()
 
     @property
     def closed(self) -> bool:
@@ -239,7 +273,17 @@ class ResultWriter:
         if self.closed:
             return
         try:
-            if self._parquet is not None:
-                self._parquet.close()
-        finally:
+            close_writer(self._parquet)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            raise
+        self._fh.close()
+
+    def abort(self) -> None:
+        """Close after a failure, without raising a second error (the file is incomplete)."""
+        if self.closed:
+            return
+        close_writer(self._parquet, failed=True)
+        with contextlib.suppress(OSError):
             self._fh.close()
