@@ -16,17 +16,31 @@ import json
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from respeval.bulk.chunks import ChunkStats, Inputs, check_lockstep, describe, lockstep, score_chunk, table_chunk
+from respeval.bulk.chunks import (
+    ChunkStats,
+    Inputs,
+    check_lockstep,
+    describe,
+    empty_results,
+    lockstep,
+    score_chunk,
+    table_chunk,
+)
 from respeval.bulk.collector import StatsCollector
-from respeval.bulk.parts import Parts, fingerprint
+from respeval.bulk.parts import PartMeta, Parts, fingerprint
 from respeval.bulk.prefetch import prefetch
 from respeval.bulk.summary import RunSummary, summarize
-from respeval.io import ON_ERROR, Chunk, InputError, count_rows, input_format, read_columns
+from respeval.io import count_rows, input_format, read_columns
+from respeval.io.errors import check_on_error
+from respeval.io.files import atomic_output, check_outputs, check_readable, lock_outputs
+from respeval.io.files import same_file as same_path
+from respeval.io.formats import WRITE_FORMATS, format_of
+from respeval.io.readers import ChunkReader
 from respeval.metrics import REGISTRY, MetricOptions
 from respeval.metrics.base import MetricFamily
 from respeval.stats import DEFAULT_SEED
@@ -49,21 +63,12 @@ def _is_text(path: str) -> bool:
 
 
 def _reader(
-    path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int, list_fields: tuple[str, ...] = ()
-) -> Iterator[Chunk]:
+    path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int, kinds: dict[str, Any]
+) -> ChunkReader:
     mode = "fail" if on_error == "fail" else "record"
     return read_columns(
-        path,
-        fields,
-        fmt=input_format(path),
-        chunk_size=chunk_size,
-        on_error=mode,
-        start_row=start_row,
-        allow_list_fields=list_fields,
+        path, fields, fmt=input_format(path), chunk_size=chunk_size, on_error=mode, start_row=start_row, **kinds
     )
-
-
-# --------------------------------------------------------------------------- parts (resume)
 
 
 def score_files(
@@ -108,74 +113,185 @@ def score_files(
     compare_to : a system name: paired significance of every other system against it
     """
     started = time.perf_counter()
-    if on_error not in ON_ERROR:
-        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
+    check_on_error(on_error)
     if chunk_size <= 0:
         raise ValueError("chunk_size must be positive")
-    pred_paths = [preds] if isinstance(preds, (str, os.PathLike)) else [str(p) for p in preds]
+    pred_paths = [os.fspath(preds)] if isinstance(preds, (str, os.PathLike)) else [os.fspath(p) for p in preds]
     if not pred_paths:
         raise ValueError("no predictions file given")
     if system_field and len(pred_paths) > 1:
         raise ValueError("use either several prediction files or --system-field, not both")
     if resume and not out:
         raise ValueError("resume needs an output file (--out) to resume into")
-    for path in [*pred_paths, *([ref] if ref else [])]:
-        if not os.path.exists(path):
-            raise InputError(f"cannot read {path}: No such file or directory")
-    same_file = ref is None or (len(pred_paths) == 1 and Path(ref) == Path(pred_paths[0]))
+    if errors_out is not None and on_error != "record":
+        raise ValueError(
+            f"an errors file ({errors_out}) is written only with on_error='record' (--on-error record); "
+            f"with on_error={on_error!r} it would stay empty"
+        )
+    if out is not None and format_of(out) not in WRITE_FORMATS:
+        raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+    for path in [*pred_paths, *([os.fspath(ref)] if ref else [])]:
+        check_readable(path)
+    ref = os.fspath(ref) if ref is not None else None
+    # --ref naming the predictions file itself (by any spelling) reads it once
+    same_file = ref is None or (len(pred_paths) == 1 and (ref == pred_paths[0] or same_path(ref, pred_paths[0])))
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
     inputs = Inputs(
-        preds=[str(p) for p in pred_paths],
-        ref=None if same_file else str(ref),
+        preds=pred_paths,
+        ref=None if same_file else ref,
         pred_field="text" if _is_text(pred_paths[0]) else (pred_field or DEFAULT_PRED_FIELD),
         ref_field="text" if (ref and _is_text(ref)) else (ref_field or DEFAULT_REF_FIELD),
         id_field=id_field,
         system_field=system_field,
         group_field=group_by,
+        kinds=frozenset(f.inputs for f in families),
     )
-    if same_file and inputs.pred_field == inputs.ref_field:
+    if ref is None and inputs.pred_field == inputs.ref_field:
         raise ValueError(
             f"the prediction and reference fields are both {inputs.pred_field!r}: "
             "give --ref FILE or distinct --pred-field/--ref-field"
         )
-    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    system_names = inputs.system_names()
+    if compare_to is not None and not system_field and compare_to not in system_names:
+        raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: {', '.join(system_names)}")
     if errors_out is None and out and on_error == "record":
         errors_out = out + ".errors.jsonl"
     if on_error == "record" and not errors_out:
         raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
-    parts = Parts(out, fingerprint(inputs, families, chunk_size, on_error), resume) if out else None
-    collector = StatsCollector(
-        families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+    check_outputs(
+        [("--pred", p) for p in inputs.preds] + ([("--ref", inputs.ref)] if inputs.ref else []),
+        [("--out", out), ("--errors", errors_out)],
     )
-    done = parts.done() if (parts and resume) else []
-    system_names = inputs.system_names()
+    with lock_outputs([out, errors_out]):
+        return _run(
+            inputs,
+            system_names,
+            families,
+            out=out,
+            errors_out=errors_out,
+            on_error=on_error,
+            resume=resume,
+            chunk_size=chunk_size,
+            collector=StatsCollector(
+                families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+            ),
+            seed=seed,
+            confidence=confidence,
+            compare_to=compare_to,
+            comparison_trials=comparison_trials,
+            progress=progress,
+            started=started,
+        )
+
+
+def _run(
+    inputs: Inputs,
+    system_names: list[str],
+    families: list[MetricFamily],
+    *,
+    out: str | None,
+    errors_out: str | None,
+    on_error: str,
+    resume: bool,
+    chunk_size: int,
+    collector: StatsCollector,
+    seed: int | None,
+    confidence: float,
+    compare_to: str | None,
+    comparison_trials: int,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> RunSummary:
+    parts = None
+    if out is not None:
+        parts = Parts(
+            out,
+            fingerprint(inputs, families, chunk_size, on_error, system_names),
+            resume,
+            empty_table=empty_results(inputs, families),
+            rows_per_record=1 if inputs.system_field else len(inputs.preds),
+        )
+    done = parts.done() if parts is not None else []
+    start_row = done[-1].end_row if done else 0
+    files = inputs.files()
+    pred_readers = [
+        _reader(p, inputs.pred_fields(), chunk_size, on_error, start_row, inputs.pred_kinds()) for p in inputs.preds
+    ]
+    ref_reader = (
+        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, inputs.ref_kinds())
+        if inputs.ref
+        else None
+    )
+    readers: list[ChunkReader] = [*pred_readers, *([ref_reader] if ref_reader is not None else [])]
+    try:
+        if done:
+            # the parts are reused only if every input starts with the bytes the interrupted
+            # run read: a content digest, not size and mtime (cp -p keeps those)
+            for path, reader, digest in zip(files, readers, done[-1].digests):
+                if reader.skip() != digest:
+                    raise ValueError(
+                        f"cannot resume into {out}: {path} is not the file the interrupted run read (its first "
+                        f"{start_row} records differ); run without --resume to start over"
+                    )
+        return _score(
+            inputs,
+            system_names,
+            families,
+            parts,
+            done,
+            pred_readers,
+            ref_reader,
+            errors_out=errors_out,
+            on_error=on_error,
+            collector=collector,
+            seed=seed,
+            confidence=confidence,
+            compare_to=compare_to,
+            comparison_trials=comparison_trials,
+            progress=progress,
+            started=started,
+        )
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def _score(
+    inputs: Inputs,
+    system_names: list[str],
+    families: list[MetricFamily],
+    parts: Parts | None,
+    done: list[PartMeta],
+    pred_readers: list[ChunkReader],
+    ref_reader: ChunkReader | None,
+    *,
+    errors_out: str | None,
+    on_error: str,
+    collector: StatsCollector,
+    seed: int | None,
+    confidence: float,
+    compare_to: str | None,
+    comparison_trials: int,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> RunSummary:
     rows_failed = 0
     error_examples: list[str] = []
     memory_errors: list[dict[str, Any]] = []
+    metas: list[PartMeta] = list(done)
 
     def remember(stats: ChunkStats) -> None:
         for system, group, keys, fams in stats.entries:
             collector.add(system, group, keys, fams)
 
-    for k in done:
-        remember(parts.load_stats(k))
-        errs = parts.errors(k)
+    for meta in done:
+        assert parts is not None
+        remember(parts.load_stats(meta.chunk))
+        errs = parts.errors(meta.chunk)
         rows_failed += len(errs)
         error_examples.extend(describe(e) for e in errs[: max(0, 5 - len(error_examples))])
-    start_row = len(done) * chunk_size
-    if progress is not None and start_row:
-        progress(min(start_row, 10**18))
-
-    pred_readers = [
-        _reader(
-            p, inputs.pred_fields(), chunk_size, on_error, start_row, (inputs.ref_field,) if inputs.ref is None else ()
-        )
-        for p in inputs.preds
-    ]
-    ref_reader = (
-        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, (inputs.ref_field,))
-        if inputs.ref
-        else None
-    )
+    if progress is not None and done:
+        progress(done[-1].end_row)
     k = len(done)
     # Reading (and decoding) the next chunk, writing the previous part and folding
     # its statistics into the corpus sums run on helper threads while this chunk
@@ -188,29 +304,38 @@ def score_files(
     try:
         for p_chunks, r_chunk in prefetch(lockstep(pred_readers, ref_reader)):
             check_lockstep(inputs, p_chunks, r_chunk)
-            table, errors, stats = score_chunk(inputs, system_names, families, p_chunks, r_chunk)
+            chunks = [c for c in (*p_chunks, r_chunk) if c is not None]
+            table, errors, stats = score_chunk(inputs, system_names, families, p_chunks, r_chunk, on_error)
             rows_failed += len(errors)
             error_examples.extend(describe(e) for e in errors[: max(0, 5 - len(error_examples))])
             if parts is not None:
-                pending.append(writer.submit(parts.write, k, table, errors if on_error == "record" else [], stats))
+                digests = [c.digest for c in chunks]
+                pending.append(
+                    writer.submit(parts.write, k, chunks[0].start_row, chunks[0].end_row, table, errors, stats, digests)
+                )
             elif on_error == "record":
                 memory_errors.extend(errors)
             # one folding thread, fed in chunk order: the sums see rows in row order
             pending.append(folder.submit(remember, stats))
             while len(pending) > 2 * _BACKLOG or (pending and pending[0].done()):
-                pending.popleft().result()
+                _collect(pending.popleft(), metas)
             if progress is not None:
-                progress(max((c.end_row - c.start_row) for c in p_chunks if c is not None))
+                progress(chunks[0].end_row - chunks[0].start_row)
             k += 1
         while pending:
-            pending.popleft().result()
+            _collect(pending.popleft(), metas)
+    except BaseException:
+        writer.shutdown(wait=True)
+        if parts is not None:
+            parts.abort()
+        raise
     finally:
         writer.shutdown(wait=True)
         folder.shutdown(wait=True)
     if parts is not None:
-        parts.finish(k, errors_out if on_error == "record" else None)
+        parts.finish(metas, errors_out if on_error == "record" else None)
     elif on_error == "record" and errors_out:
-        with open(errors_out, "w", encoding="utf-8") as fh:
+        with atomic_output(errors_out) as fh:
             for e in memory_errors:
                 fh.write(json.dumps(e, ensure_ascii=False) + "\n")
 
@@ -218,6 +343,13 @@ def score_files(
         collector, families, system_names, confidence=confidence, compare_to=compare_to, trials=comparison_trials
     )
     rows_scored = sum(r.rows for r in table_rows if r.group is None)
+    notes = []
+    if rows_scored == 0:
+        notes.append(
+            "nothing was scored: every row was bad (see the errors above)"
+            if rows_failed
+            else "nothing was scored: the input has no rows"
+        )
     return RunSummary(
         rows_total=rows_scored + rows_failed,
         rows_scored=rows_scored,
@@ -227,14 +359,21 @@ def score_files(
         fields=fields_shown,
         signatures={f.name: f.signature() for f in families},
         seconds=time.perf_counter() - started,
-        output=out,
+        output=parts.out if parts is not None else None,
         errors_output=errors_out if on_error == "record" else None,
         confidence=confidence,
-        bootstrap=bootstrap,
+        bootstrap=collector.bootstrap,
         seed=seed,
         error_examples=error_examples,
         resumed_chunks=len(done),
+        notes=notes,
     )
+
+
+def _collect(future: Future, metas: list[PartMeta]) -> None:
+    result = future.result()
+    if isinstance(result, PartMeta):
+        metas.append(result)
 
 
 def score_arrow(
@@ -265,11 +404,14 @@ def score_arrow(
         id_field=id_field,
         system_field=system_field,
         group_field=group_by,
+        kinds=frozenset(f.inputs for f in families),
+        tables=True,
     )
-    chunk = table_chunk(table, inputs.pred_fields(), (ref_field,), source, record_offset)
+    chunk = table_chunk(table, inputs, source, record_offset)
     name = "" if system_field else "default"
-    columns, _errors, stats = score_chunk(inputs, [name], families, [chunk], None)
-    return (pa.table(columns) if columns is not None else pa.table({})), stats
+    # in memory there is no errors file: a row that cannot be scored stops the call, named
+    columns, _, stats = score_chunk(inputs, [name], families, [chunk], None, on_error="fail")
+    return pa.table(columns if columns is not None else empty_results(inputs, families)), stats
 
 
 def score_table(

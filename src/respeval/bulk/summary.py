@@ -188,6 +188,7 @@ class RunSummary:
     seed: int | None
     error_examples: list[str] = field(default_factory=list)
     resumed_chunks: int = 0
+    notes: list[str] = field(default_factory=list)  # what the numbers do not say (e.g. nothing scored)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -204,6 +205,7 @@ class RunSummary:
             "output": self.output,
             "errors_output": self.errors_output,
             "resumed_chunks": self.resumed_chunks,
+            "notes": self.notes,
         }
         out.update(to_json(self.table, self.comparisons))
         return out

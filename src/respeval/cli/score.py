@@ -152,6 +152,7 @@ def _table(summary) -> str:
     if summary.error_examples:
         lines.append("first bad rows:")
         lines += [f"  {e}" for e in summary.error_examples]
+    lines += [f"note: {n}" for n in summary.notes]
     return "\n".join(lines)
 
 
