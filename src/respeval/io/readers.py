@@ -360,10 +360,15 @@ class _CsvLines:
             yield _strip_bom(text, number)
 
 
-def csv_reader(lines: Iterable[str]) -> Any:
-    """``csv.reader`` without the csv module's 131,072-character field limit."""
+def lift_csv_field_limit() -> None:
+    """Lift the csv module's 131,072-character field limit (process-wide; only ever raised)."""
     if csv.field_size_limit() < _CSV_FIELD_LIMIT:
-        csv.field_size_limit(_CSV_FIELD_LIMIT)  # process-wide, and only ever raised
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+
+
+def csv_reader(lines: Iterable[str]) -> Any:
+    """``csv.reader`` without the csv module's field limit."""
+    lift_csv_field_limit()
     return csv.reader(lines)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from respeval.io import format_of, read_jsonl
+from respeval.io.readers import lift_csv_field_limit
 from respeval.validate.resampling import plain_value
 
 
@@ -90,6 +91,7 @@ def _rows_to_columns(rows: Sequence[Any], p: Path) -> dict[str, list[Any]]:
 
 
 def _csv_table(p: Path) -> dict[str, list[Any]]:
+    lift_csv_field_limit()  # a cell holds whatever the same value holds in JSONL
     with p.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         rows = list(reader)
