@@ -23,6 +23,7 @@ from respeval.gate import (
     stage_scores,
 )
 from respeval.io import read_jsonl as read_records
+from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
@@ -168,7 +169,8 @@ def write_junit(report: GateReport, path: str) -> None:
             ET.SubElement(
                 case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}", type=row.decision
             ).text = detail
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    with atomic_output(path, "wb") as fh:
+        ET.ElementTree(suite).write(fh, encoding="utf-8", xml_declaration=True)
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
@@ -203,22 +205,24 @@ async def _run(
 
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval gate`` with parsed arguments; returns the exit status."""
-    try:
-        records = read_jsonl(args.input)
-        if args.calibrate and args.labels:
-            raise ValueError("--calibrate already reads the labels: drop --labels")
-        label_path = args.calibrate or args.labels
-        labels = read_labels(label_path) if label_path else {}
-        config, scores = _config(args, records, labels)
-        report = asyncio.run(_run(args, records, config, scores, labels))
-    except (ValueError, OSError) as exc:
-        print(f"respeval gate: error: {exc}", file=sys.stderr)
-        return Exit.INPUT
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
-    if args.junit:
-        write_junit(report, args.junit)
+    inputs = [("--input", args.input), ("--calibrate", args.calibrate), ("--labels", args.labels)]
+    with guarded_outputs(inputs, [("--out", args.out), ("--junit", args.junit)], unlocked=[("--cache", args.cache)]):
+        try:
+            records = read_jsonl(args.input)
+            if args.calibrate and args.labels:
+                raise ValueError("--calibrate already reads the labels: drop --labels")
+            label_path = args.calibrate or args.labels
+            labels = read_labels(label_path) if label_path else {}
+            config, scores = _config(args, records, labels)
+            report = asyncio.run(_run(args, records, config, scores, labels))
+        except (ValueError, OSError) as exc:
+            print(f"respeval gate: error: {exc}", file=sys.stderr)
+            return Exit.INPUT
+        if args.out:
+            with atomic_output(args.out) as fh:
+                fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
+        if args.junit:
+            write_junit(report, args.junit)
     print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
     summary = report.judge_summary
     if summary is not None and summary.stop_reason:

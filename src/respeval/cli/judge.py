@@ -27,6 +27,7 @@ from respeval.cli.common import (
 )
 from respeval.io import format_of
 from respeval.io import read_jsonl as read_records
+from respeval.io.files import commit, guarded_outputs, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
@@ -289,6 +290,23 @@ class _LineWriter:
             self._pending.clear()
 
 
+def finish_output(out: str | None, *, complete: bool) -> str | None:
+    """Rename OUT.partial into place when the run completed; otherwise leave OUT as it was.
+    Returns the file that holds this run's rows."""
+    if not out:
+        return None
+    if complete:
+        commit(partial_name(out), out)
+        return out
+    return partial_name(out)
+
+
+def describe_output(out: str | None, holder: str | None) -> str:
+    if holder == out:
+        return f"per-row results: {out}"
+    return f"rows judged so far: {holder} ({out} is replaced only when a run completes; rerun to finish)"
+
+
 def engine_options(args: argparse.Namespace) -> EngineOptions:
     prices = None
     if args.price_in is not None or args.price_out is not None:
@@ -349,7 +367,8 @@ async def _judge(
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
         writer = None
         if args.out:
-            out = stack.enter_context(open(args.out, "w", encoding="utf-8"))
+            # rows go to OUT.partial as they finish; OUT is replaced only by a completed run
+            out = stack.enter_context(open(partial_name(args.out), "w", encoding="utf-8"))
             writer = _LineWriter(out, loop)
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
@@ -405,18 +424,20 @@ def run_judge(args: argparse.Namespace) -> int:
         options = engine_options(args)
         cache_path = cache_path_for(args)
         load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
-        total = _check_input(args.input, method, fields)
-        result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+        with guarded_outputs([("--input", args.input)], [("--out", args.out)], unlocked=[("--cache", cache_path)]):
+            total = _check_input(args.input, method, fields)
+            result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+            output = finish_output(args.out, complete=result.stop_kind is None)
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary
     if args.json:
-        print(json.dumps({**summary.to_json(), "output": args.out, "cache": cache_path}, indent=2))
+        print(json.dumps({**summary.to_json(), "output": output, "cache": cache_path}, indent=2))
     else:
         print(summary.format())
-        if args.out:
-            print(f"per-row results: {args.out}")
+        if output:
+            print(describe_output(args.out, output))
         if cache_path:
             print(f"cache: {cache_path}")
     if result.stop_kind is None:

@@ -23,11 +23,14 @@ from respeval.cli.judge import (
     EXIT_INTERRUPTED,
     InputFileError,
     cache_path_for,
+    describe_output,
     engine_options,
+    finish_output,
     read_jsonl,
     run_judge,
 )
 from respeval.io import format_of
+from respeval.io.files import atomic_output, guarded_outputs, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
 from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
@@ -294,16 +297,24 @@ def run_methods(args: argparse.Namespace) -> int:
         _check(args)
         options = engine_options(args)
         cache_path = cache_path_for(args)
-        records = _records(args.input)
-        result = asyncio.run(_dispatch(args, records, options, cache_path))
+        inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
+        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
+            records = _records(args.input)
+            result = asyncio.run(_dispatch(args, records, options, cache_path))
+            output = None
+            if args.out:
+                # a stopped run's rows go to OUT.partial; OUT is replaced only by a completed run
+                with atomic_output(partial_name(args.out)) as fh:
+                    fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
+                output = finish_output(args.out, complete=_summary(result)[2] is None)
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
     data, text, stop_reason = _summary(result)
-    print(json.dumps({**data, "output": args.out, "cache": cache_path}, indent=2) if args.json else text)
+    if output and not args.json:
+        text += "\n" + describe_output(args.out, output)
+    print(json.dumps({**data, "output": output, "cache": cache_path}, indent=2) if args.json else text)
     if stop_reason is None:
         return 0
     print(f"respeval judge: stopped: {stop_reason} (rerun the same command to resume)", file=sys.stderr)

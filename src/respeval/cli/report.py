@@ -10,6 +10,7 @@ from typing import Any
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments
+from respeval.io.files import check_readable, guarded_outputs
 from respeval.io.formats import TABLE_FORMATS, format_of
 
 NAME = "report"
@@ -62,13 +63,13 @@ def run(args: argparse.Namespace) -> int:
     """Run ``respeval report``; prints where the report is and returns the exit status."""
     summaries: list[dict[str, Any]] = []
     for raw in args.inputs:
-        path = Path(raw)
-        if not path.exists():
-            raise ValueError(f"{path}: no such file or directory")
-        summaries.extend(_summaries_for(path, args))
-    summary = rep.merge_summaries(summaries)
-    if args.title:
-        summary["title"] = args.title
-    out = rep.write_report(summary, args.out)
+        check_readable(raw)  # names a missing file, a symlink loop, a permission problem
+    with guarded_outputs([("input", raw) for raw in args.inputs], [("--out", args.out)]):
+        for raw in args.inputs:
+            summaries.extend(_summaries_for(Path(raw), args))
+        summary = rep.merge_summaries(summaries)
+        if args.title:
+            summary["title"] = args.title
+        out = rep.write_report(summary, args.out)
     print(f"report: {out}")
     return Exit.OK

@@ -154,8 +154,10 @@ class OutputLock:
         if fcntl is None:  # pragma: no cover - Windows: no flock; nothing else to lean on
             return self
         directory = os.path.dirname(os.path.abspath(self.path))
-        if not os.path.isdir(directory):
-            raise FileError(f"cannot write {self.output}: directory {directory} does not exist")
+        try:
+            os.makedirs(directory, exist_ok=True)  # an output's folder is created, as for any output
+        except OSError as exc:
+            raise FileError(describe_os_error(exc, self.output, writing=True)) from exc
         while True:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -217,6 +219,27 @@ def lock_outputs(paths: Iterable[PathLike | None]) -> Iterator[list[OutputLock]]
     unique = sorted({os.path.abspath(os.fspath(p)) for p in paths if p is not None})
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(OutputLock(p)) for p in unique]
+
+
+@contextlib.contextmanager
+def guarded_outputs(
+    inputs: Iterable[tuple[str, PathLike | None]],
+    outputs: Iterable[tuple[str, PathLike | None]],
+    *,
+    unlocked: Iterable[tuple[str, PathLike | None]] = (),
+) -> Iterator[None]:
+    """What every command does before writing: refuse an output that is an input (or two
+    outputs that are one file), then hold the lock on each output for the block.
+    ``unlocked`` outputs (a SQLite cache, which does its own locking) are checked only."""
+    outputs, unlocked = list(outputs), list(unlocked)
+    check_outputs(inputs, [*outputs, *unlocked])
+    with lock_outputs([p for _, p in outputs]):
+        yield
+
+
+def partial_name(final: PathLike) -> str:
+    """Where a command that writes rows as they finish keeps them until the run completes."""
+    return os.fspath(final) + ".partial"
 
 
 # --------------------------------------------------------------------------- atomic files
