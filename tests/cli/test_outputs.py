@@ -189,3 +189,28 @@ def test_a_missing_report_input_and_a_link_loop_are_named(tmp_path, capsys):
     code, _, err = run(capsys, "report", str(loop), "--out", str(tmp_path / "r.html"))
     assert code == 1 and "symbolic link loop" in err
     assert not os.path.exists(tmp_path / "r.html")
+
+
+def test_judge_reads_a_fifo_once(tmp_path, capsys):
+    """A sibling of 12.10: the judge checked its input, then opened it again (a FIFO hung)."""
+    data = items(tmp_path / "items.jsonl", 5).read_bytes()
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    out = tmp_path / "r.jsonl"
+    try:
+        code, output = kill.run(
+            ["judge", "--input", str(fifo), "--model", "fake:", "--out", str(out), "--quiet"], cwd=tmp_path, timeout=60
+        )
+    finally:
+        if feeder.is_alive():
+            with open(fifo, "rb") as fh:
+                fh.read()
+    assert code == 0, output
+    assert len(out.read_text().splitlines()) == 5

@@ -27,7 +27,7 @@ from respeval.cli.common import (
 )
 from respeval.io import format_of
 from respeval.io import read_jsonl as read_records
-from respeval.io.files import commit, guarded_outputs, partial_name
+from respeval.io.files import commit, guarded_outputs, is_regular, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
@@ -224,12 +224,14 @@ def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
     return read_records(path)
 
 
-def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
+def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> tuple[int, list[Any] | None]:
     """Check every record before the first call (paying for 90,000 rows to then fail on a
-    typo in row 90,001 is the failure this prevents); returns the row count."""
+    typo in row 90,001 is the failure this prevents); returns the row count, and the records
+    themselves when the input is a pipe (it can be read only once)."""
     if format_of(path) != "jsonl":
         raise InputFileError(f"{path}: expected a .jsonl file")
     rows = 0
+    kept: list[Any] | None = None if is_regular(path) else []
     for lineno, record in read_jsonl(path):
         if not isinstance(record, dict):
             raise InputFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
@@ -244,7 +246,9 @@ def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
         if isinstance(row_id, (dict, list)):
             raise InputFileError(f"{path}:{lineno}: field 'id': expected a string or number")
         rows += 1
-    return rows
+        if kept is not None:
+            kept.append(record)
+    return rows, kept
 
 
 def _renamed(message: str, fields: dict[str, str]) -> str:
@@ -351,6 +355,7 @@ async def _judge(
     method: JudgeMethod,
     fields: dict[str, str],
     total: int,
+    kept: list[Any] | None,
     options: EngineOptions,
     cache_path: str | None,
 ) -> RunResult:
@@ -401,7 +406,7 @@ async def _judge(
                 except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
                     pass
             try:
-                records = (record for _, record in read_jsonl(args.input))
+                records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
                 return await engine.run(records, on_row=on_row, keep_rows=False)
             finally:
                 for sig in (signal.SIGINT, signal.SIGTERM):
@@ -425,8 +430,8 @@ def run_judge(args: argparse.Namespace) -> int:
         cache_path = cache_path_for(args)
         load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
         with guarded_outputs([("--input", args.input)], [("--out", args.out)], unlocked=[("--cache", cache_path)]):
-            total = _check_input(args.input, method, fields)
-            result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+            total, kept = _check_input(args.input, method, fields)
+            result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path))
             output = finish_output(args.out, complete=result.stop_kind is None)
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {exc}", file=sys.stderr)
