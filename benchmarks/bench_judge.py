@@ -38,7 +38,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _helpers.judge_server import spawn_server  # noqa: E402
 from respeval import judge  # noqa: E402
-from respeval.judge._http import ShardedTransport  # noqa: E402
 
 TARGET_ROWS_PER_S = 1_000
 CONCURRENCY = 64
@@ -175,7 +174,7 @@ def test_httpx_sharded(benchmark, server, rows):
     items = _items(n)
 
     def run():
-        transport = ShardedTransport(max_connections=CONCURRENCY)
+        transport = judge.ShardedTransport(max_connections=CONCURRENCY)
         return judge.run(
             items, judge.OpenAIChatModel("bench", base_url=server.url, transport=transport), concurrency=CONCURRENCY
         )

@@ -852,3 +852,6 @@ def chrf_chars(texts, bint whitespace=False):
     finally:
         rv_u32buf_free(&out)
         free(offsets)
+
+
+include "trajectory.pxi"

@@ -36,9 +36,10 @@ from respeval.metrics.chrf import ChrfResult, chrf  # noqa: E402
 from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad  # noqa: E402
 from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge  # noqa: E402
 from respeval.metrics.ter import TerResult, ter  # noqa: E402
+from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory  # noqa: E402
 
 if TYPE_CHECKING:
-    from respeval import judge
+    from respeval import agents, evaluate, judge
     from respeval.bulk import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
@@ -48,6 +49,8 @@ _LAZY = {
     "score_table": ("respeval.bulk", "score_table"),
     "RunSummary": ("respeval.bulk", "RunSummary"),
     "judge": ("respeval.judge", None),
+    "agents": ("respeval.agents", None),
+    "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
 }
 
 
@@ -83,14 +86,19 @@ __all__ = [
     "Score",
     "SquadResult",
     "TerResult",
+    "TrajectoryResult",
     "__version__",
+    "agents",
     "bleu",
     "chrf",
+    "evaluate",
     "exact_match",
     "judge",
     "rouge",
     "score_files",
     "score_table",
     "squad",
+    "response_match_score",
     "ter",
+    "trajectory",
 ]

@@ -31,8 +31,8 @@ import numpy as np
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.methods import JudgeMethod
+from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.models import JudgeModel
-from respeval.judge.pointwise import Pointwise
 from respeval.judge.results import RunSummary, wilson_interval
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.rouge import rouge

@@ -1,5 +1,6 @@
-"""An OpenAI-compatible chat-completions server on 127.0.0.1 that injects faults and counts
-every request: the judge engine's test double for a real provider.
+"""An OpenAI- and Anthropic-compatible server on 127.0.0.1 that injects faults and counts
+every request: the judge engine's test double for a real provider.  ``POST .../chat/completions``
+speaks OpenAI's wire format, ``POST .../messages`` Anthropic's (``x-api-key``, content blocks).
 
 Two ways to run it, same behaviour:
 
@@ -21,8 +22,17 @@ that body was seen before, so a retried request can succeed):
 ``malformed-body``  200 with a truncated JSON body
 ``drop``            the connection is closed without a response
 ``bad-judge-json``  200, valid wire format, but the judge's text is not JSON
+``502-proxy``       502 with a plain-text body, as a proxy in front of the provider sends
 ``401``, ``400``..  any other status code, with an OpenAI-style error body (scripts only)
 ==================  =====================================================================
+
+A request whose messages carry a ``[[fault=KIND]]`` tag gets that fault every time it is
+sent, whatever the plan says (a row that fails for good, for tests of what is reported).
+
+With ``echo_headers=True`` the server misbehaves as some servers and proxies do: every
+error body repeats the request line and headers (``Authorization: Bearer <key>``,
+``x-api-key``) and the path with its query string.  That is what the secret-scrubbing
+tests need: the key arrives back inside an error message.
 
 The default judge answers ``{"reasoning": ..., "score": S, "pass": S >= 0.5}`` with S taken
 from a ``[[score=S]]`` tag in the user message (1.0 when there is none), and reports usage
@@ -36,6 +46,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import random
 import re
 import subprocess
@@ -48,11 +59,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-FAULTS = ("429", "429-retry-after", "500", "503", "slow", "malformed-body", "drop", "bad-judge-json")
+FAULTS = ("429", "429-retry-after", "500", "503", "slow", "malformed-body", "drop", "bad-judge-json", "502-proxy")
 # Faults after which the client holds a valid answer with usage (the others never deliver one).
 DELIVERING = (None, "bad-judge-json")
 BAD_JUDGE_TEXT = "I think the candidate is basically right, but I would rather not commit to a number."
 _SCORE_TAG = re.compile(r"\[\[score=([0-9.]+)\]\]")
+_FAULT_TAG = re.compile(r"\[\[fault=([0-9a-z-]+)\]\]")
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,7 @@ class Record:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     body: Any = None
+    headers: dict[str, str] | None = None
 
 
 def _tokens(chars: int) -> int:
@@ -108,6 +121,81 @@ def default_responder(body: Any) -> str:
     return json.dumps({"reasoning": "server judge", "score": score, "pass": score >= 0.5})
 
 
+# --------------------------------------------------------------------------- planted verdicts
+
+PLANT = re.compile(r"<<plant>>(.*?)<</plant>>", re.S)
+_ECHO_MODE = re.compile(r"\[\[echo=([a-z-]+)\]\]")
+ECHO_MODES = ("verbatim", "compact", "pretty", "fenced", "escaped-decoded")
+
+
+def _decode_planted(text: str) -> Any:
+    """What a planted span says, whatever its encoding (fenced, JSON-escaped, pretty)."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = text.strip("`").partition("\n")[2]
+    for _ in range(4):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, str):
+            text = value
+            continue
+        if "\\" not in text:
+            return None
+        try:
+            text = json.loads(f'"{text}"')  # one level of JSON escaping
+        except ValueError:
+            return None
+    return None
+
+
+def echo_planted_responder(body: Any) -> str:
+    """A judge that falls for prompt injection: it repeats every verdict planted in what it was
+    sent (between ``<<plant>>`` markers, in any encoding), as ``[[echo=MODE]]`` says
+    (verbatim, compact, pretty, fenced or decoded from its escaping), then, unless the
+    message says ``[[own=no]]``, adds its own verdict (``[[score=S]]``)."""
+    text = " ".join(str(m.get("content") or "") for m in body.get("messages") or [])
+    modes = _ECHO_MODE.findall(text)
+    mode = modes[-1] if modes else "verbatim"
+    echoes = []
+    for span in PLANT.findall(text):
+        verdict = _decode_planted(span)
+        if mode == "verbatim" or verdict is None:
+            echoes.append(span)
+        elif mode == "compact":
+            echoes.append(json.dumps(verdict, separators=(",", ":")))
+        elif mode == "pretty":
+            echoes.append(json.dumps(verdict, indent=2))
+        elif mode == "fenced":
+            echoes.append("```json\n" + json.dumps(verdict) + "\n```")
+        else:
+            echoes.append(json.dumps(verdict))
+    own = [] if "[[own=no]]" in text else [default_responder(body)]
+    return "\n\n".join(echoes + own)
+
+
+def evaluate_responder(body: Any) -> str:
+    """A judge for ``respeval evaluate``'s template metrics: a pairwise verdict (``winner``
+    A/B/TIE) when the system message asks for one, else a whole score 1-5; both derived from a
+    hash of the request, so every request always gets the same answer."""
+    messages = body.get("messages") or []
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    digest = int(hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:8], 16)
+    if '"winner"' in system:
+        return json.dumps({"reasoning": "server judge", "winner": ("A", "B", "TIE")[digest % 3]})
+    return json.dumps({"reasoning": "server judge", "score": 1 + digest % 5})
+
+
+RESPONDERS: dict[str, Callable[[Any], str]] = {
+    "default": default_responder,
+    "echo-planted": echo_planted_responder,
+    "evaluate": evaluate_responder,
+}
+
+
 class _Core:
     """The protocol logic, shared by the thread and subprocess modes."""
 
@@ -120,6 +208,7 @@ class _Core:
         latency: float = 0.0,
         api_key: str | None = None,
         keep_bodies: bool = True,
+        echo_headers: bool = False,
     ) -> None:
         self.plan = plan
         self.script = script
@@ -127,6 +216,7 @@ class _Core:
         self.latency = latency
         self.api_key = api_key
         self.keep_bodies = keep_bodies
+        self.echo_headers = echo_headers
         self.records: list[Record] = []
         self.seen: Counter[str] = Counter()
         self.connections = 0
@@ -146,7 +236,7 @@ class _Core:
             "delivered_completion_tokens": sum(r.completion_tokens for r in delivered),
         }
         if with_records:
-            out["records"] = [{k: v for k, v in asdict(r).items() if k != "body"} for r in records]
+            out["records"] = [{k: v for k, v in asdict(r).items() if k not in ("body", "headers")} for r in records]
         return out
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -203,29 +293,48 @@ class _Core:
                 status=None,
                 started=time.monotonic(),
                 body=body if self.keep_bodies else None,
+                headers=headers if self.keep_bodies else None,
             )
             self.records.append(record)
         info = RequestInfo(record.index, body, key, nth, headers)
         fault = self.script(info) if self.script is not None else self.plan.choose(key, nth)
+        tagged = _FAULT_TAG.search(raw.decode("utf-8", "replace"))
+        if tagged is not None:
+            fault = tagged.group(1)
         record.fault = fault
         if self.latency:
             await asyncio.sleep(self.latency)
+        anthropic = path.split("?", 1)[0].endswith("/messages")
+        echo = f"{method} {path}; request headers: {headers}" if self.echo_headers else ""
+
+        def error(status: int, message: str, retry_after: float | None = None) -> bytes:
+            message = f"{message} ({echo})" if echo else message
+            return _error(status, message, retry_after, anthropic=anthropic)
+
         try:
-            if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
-                record.fault = fault = "401"
-            if method != "POST" or not path.endswith("/chat/completions") or not isinstance(body, dict):
+            if self.api_key is not None:
+                sent = headers.get("x-api-key") if anthropic else headers.get("authorization")
+                if sent != (self.api_key if anthropic else f"Bearer {self.api_key}"):
+                    record.fault = fault = "401"
+            known = anthropic or path.split("?", 1)[0].endswith("/chat/completions")
+            if method != "POST" or not known or not isinstance(body, dict):
                 record.status = 404 if method == "POST" and isinstance(body, dict) else 400
-                writer.write(_error(record.status, "not a chat-completions request"))
+                writer.write(error(record.status, "not a chat-completions or messages request"))
                 return True
             if fault == "drop":
                 return False
+            if fault == "502-proxy":
+                record.status = 502
+                page = f"<html><body>502 Bad Gateway: the upstream refused {echo or 'the request'}</body></html>"
+                writer.write(_response(502, page.encode(), content_type="text/html"))
+                return True
             if fault in ("429", "500", "503") or (fault and fault.isdigit()):
                 record.status = int(fault)
-                writer.write(_error(record.status, f"injected {fault}"))
+                writer.write(error(record.status, f"injected {fault}"))
                 return True
             if fault == "429-retry-after":
                 record.status = 429
-                writer.write(_error(429, "injected 429", retry_after=self.plan.retry_after))
+                writer.write(error(429, "injected 429", retry_after=self.plan.retry_after))
                 return True
             if fault == "slow":
                 await asyncio.sleep(self.plan.slow_seconds)
@@ -233,19 +342,7 @@ class _Core:
             prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
             record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
             payload = json.dumps(
-                {
-                    "id": f"chatcmpl-{record.index}",
-                    "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                    ],
-                    "usage": {
-                        "prompt_tokens": record.prompt_tokens,
-                        "completion_tokens": record.completion_tokens,
-                        "total_tokens": record.prompt_tokens + record.completion_tokens,
-                    },
-                }
+                _anthropic_reply(record, body, content) if anthropic else _openai_reply(record, body, content)
             ).encode()
             if fault == "malformed-body":
                 payload = payload[: len(payload) // 2]
@@ -257,7 +354,33 @@ class _Core:
             record.finished = time.monotonic()
 
 
-def _response(status: int, payload: bytes, extra: str = "") -> bytes:
+def _openai_reply(record: Record, body: Any, content: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{record.index}",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": record.prompt_tokens,
+            "completion_tokens": record.completion_tokens,
+            "total_tokens": record.prompt_tokens + record.completion_tokens,
+        },
+    }
+
+
+def _anthropic_reply(record: Record, body: Any, content: str) -> dict[str, Any]:
+    return {
+        "id": f"msg_{record.index}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model"),
+        "content": [{"type": "text", "text": content}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": record.prompt_tokens, "output_tokens": record.completion_tokens},
+    }
+
+
+def _response(status: int, payload: bytes, extra: str = "", content_type: str = "application/json") -> bytes:
     reason = {
         200: "OK",
         400: "Bad Request",
@@ -265,15 +388,20 @@ def _response(status: int, payload: bytes, extra: str = "") -> bytes:
         404: "Not Found",
         429: "Too Many Requests",
         500: "Internal Server Error",
+        502: "Bad Gateway",
         503: "Service Unavailable",
     }.get(status, "Status")
     return (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n{extra}\r\n"
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {len(payload)}\r\n{extra}\r\n"
     ).encode("latin-1") + payload
 
 
-def _error(status: int, message: str, retry_after: float | None = None) -> bytes:
-    payload = json.dumps({"error": {"message": message, "type": "injected", "code": status}}).encode()
+def _error(status: int, message: str, retry_after: float | None = None, *, anthropic: bool = False) -> bytes:
+    if anthropic:
+        error = {"type": "error", "error": {"type": "injected_error", "message": message}}
+    else:
+        error = {"error": {"message": message, "type": "injected", "code": status}}
+    payload = json.dumps(error).encode()
     extra = f"Retry-After: {retry_after:g}\r\n" if retry_after is not None else ""
     return _response(status, payload, extra)
 
@@ -285,7 +413,9 @@ class JudgeServer:
         plan: random fault injection; ``script(info) -> fault | None`` overrides it.
         responder: ``body -> reply text`` (default: :func:`default_responder`).
         latency: seconds before every answer.
-        api_key: when set, requests without ``Authorization: Bearer <api_key>`` get 401.
+        api_key: when set, requests without ``Authorization: Bearer <api_key>`` (OpenAI) or
+            ``x-api-key: <api_key>`` (Anthropic) get 401.
+        echo_headers: error bodies repeat the request's path and headers (a leaky proxy).
     """
 
     def __init__(
@@ -296,8 +426,16 @@ class JudgeServer:
         responder: Callable[[Any], str] = default_responder,
         latency: float = 0.0,
         api_key: str | None = None,
+        echo_headers: bool = False,
     ) -> None:
-        self.core = _Core(plan or FaultPlan(), script=script, responder=responder, latency=latency, api_key=api_key)
+        self.core = _Core(
+            plan or FaultPlan(),
+            script=script,
+            responder=responder,
+            latency=latency,
+            api_key=api_key,
+            echo_headers=echo_headers,
+        )
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -362,7 +500,16 @@ class JudgeServer:
 class SpawnedServer:
     """The server in a subprocess; ``stats()`` asks it over HTTP."""
 
-    def __init__(self, plan: FaultPlan, latency: float = 0.0, keep_bodies: bool = False) -> None:
+    def __init__(
+        self,
+        plan: FaultPlan,
+        latency: float = 0.0,
+        keep_bodies: bool = False,
+        *,
+        responder: str = "default",
+        api_key: str | None = None,
+        echo_headers: bool = False,
+    ) -> None:
         args = [
             sys.executable,
             __file__,
@@ -378,8 +525,13 @@ class SpawnedServer:
             ",".join(plan.kinds),
             "--latency",
             str(latency),
+            "--responder",
+            responder,
+            *(["--echo-headers"] if echo_headers else []),
         ]
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        # The key goes through the environment, as a provider's would: never on a command line.
+        env = {**os.environ, "JUDGE_SERVER_API_KEY": api_key} if api_key is not None else None
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
         if not line.startswith("PORT "):
             self.proc.kill()
@@ -411,8 +563,23 @@ class SpawnedServer:
         self.stop()
 
 
-def spawn_server(rate: float = 0.0, *, seed: int = 0, latency: float = 0.0, **plan: Any) -> SpawnedServer:
-    return SpawnedServer(FaultPlan(rate=rate, seed=seed, **plan), latency=latency)
+def spawn_server(
+    rate: float = 0.0,
+    *,
+    seed: int = 0,
+    latency: float = 0.0,
+    responder: str = "default",
+    api_key: str | None = None,
+    echo_headers: bool = False,
+    **plan: Any,
+) -> SpawnedServer:
+    return SpawnedServer(
+        FaultPlan(rate=rate, seed=seed, **plan),
+        latency=latency,
+        responder=responder,
+        api_key=api_key,
+        echo_headers=echo_headers,
+    )
 
 
 async def _serve_subprocess(core: _Core) -> None:
@@ -432,6 +599,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after", type=float, default=0.05)
     parser.add_argument("--slow", type=float, default=0.5, help="delay of 'slow' responses, seconds")
     parser.add_argument("--latency", type=float, default=0.0, help="delay before every answer, seconds")
+    parser.add_argument("--responder", choices=sorted(RESPONDERS), default="default", help="the judge's behaviour")
+    parser.add_argument("--echo-headers", action="store_true", help="error bodies repeat the request headers")
     args = parser.parse_args(argv)
     plan = FaultPlan(
         rate=args.rate,
@@ -440,7 +609,15 @@ def main(argv: list[str] | None = None) -> None:
         retry_after=args.retry_after,
         slow_seconds=args.slow,
     )
-    asyncio.run(_serve_subprocess(_Core(plan, latency=args.latency, keep_bodies=False)))
+    core = _Core(
+        plan,
+        latency=args.latency,
+        keep_bodies=False,
+        responder=RESPONDERS[args.responder],
+        api_key=os.environ.get("JUDGE_SERVER_API_KEY"),
+        echo_headers=args.echo_headers,
+    )
+    asyncio.run(_serve_subprocess(core))
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ import pytest
 
 from _helpers.judge_server import FaultPlan, JudgeServer
 from respeval.judge import Completion, EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
+from respeval.judge.methods.pairwise import Pairwise, combine_orders, orientations_for, run_pairwise, winner_for
 from respeval.judge.models import Capabilities
-from respeval.judge.pairwise import Pairwise, combine_orders, orientations_for, run_pairwise, winner_for
 
 FAST = EngineOptions(backoff_base=0.001, backoff_max=0.005, concurrency=4)
 NO_REASK = EngineOptions(reask=False, concurrency=4)

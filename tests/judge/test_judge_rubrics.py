@@ -12,7 +12,7 @@ import pytest
 from _helpers.judge_server import JudgeServer
 from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel
-from respeval.judge.rubrics import (
+from respeval.judge.methods.rubrics import (
     Criterion,
     Rubric,
     RubricGenerator,

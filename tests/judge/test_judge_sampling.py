@@ -10,7 +10,7 @@ import pytest
 
 from _helpers.judge_server import JudgeServer
 from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel, Pointwise
-from respeval.judge.sampling import UNDECIDED, arun_sampled, majority_vote
+from respeval.judge.methods.sampling import UNDECIDED, arun_sampled, majority_vote
 
 OPTIONS = EngineOptions(reask=False, concurrency=4, backoff_base=0.001, backoff_max=0.005)
 PASS = '{"reasoning": "ok", "score": 1.0, "pass": true}'

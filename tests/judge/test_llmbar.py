@@ -10,7 +10,7 @@ import pytest
 from _helpers.paths import SHARED_DATA
 from respeval.cli import main as methods_main
 from respeval.judge import EngineOptions
-from respeval.judge.llmbar import (
+from respeval.judge.methods.llmbar import (
     EXAMPLE_PATH,
     example_instances,
     llmbar_statistics,
@@ -19,7 +19,7 @@ from respeval.judge.llmbar import (
     replay_model,
     to_pairs,
 )
-from respeval.judge.pairwise import run_pairwise
+from respeval.judge.methods.pairwise import run_pairwise
 
 LLMBAR = SHARED_DATA / "judge" / "llmbar" / "Dataset"
 OPTIONS = EngineOptions(reask=False, concurrency=16)

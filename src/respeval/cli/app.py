@@ -12,18 +12,22 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
 from respeval._version import __version__
 from respeval.cli.common import EXIT_HELP, Exit
+from respeval.redact import redact
 
 # subcommand modules, in the order --help lists them
 COMMANDS = (
     "respeval.cli.score",
+    "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
     "respeval.cli.metrics",
@@ -84,5 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.INTERRUPTED
     except (ValueError, TypeError, OSError) as exc:
         # input problems are the user's to fix: one clear line, no traceback
-        print(f"respeval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
+    except Exception:
+        # a bug: the traceback helps, but it may quote a key from a request or a URL
+        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        print(f"respeval {args.command}: internal error (a bug in respeval; please report it)", file=sys.stderr)
+        return Exit.INTERNAL

@@ -27,8 +27,9 @@ from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
-from respeval.judge.pointwise import Pointwise
+from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 NAME = "gate"
 HELP = "exact -> lexical -> LLM judge escalation, for CI"
@@ -104,6 +105,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print the report as JSON")
     out.add_argument("--fail-under", type=unit_interval, metavar="RATE", help="exit 2 when the pass rate is below RATE")
     out.add_argument("--junit", metavar="FILE", help="write JUnit XML, one test case per row")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
@@ -206,7 +209,13 @@ async def _run(
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval gate`` with parsed arguments; returns the exit status."""
     inputs = [("--input", args.input), ("--calibrate", args.calibrate), ("--labels", args.labels)]
-    with guarded_outputs(inputs, [("--out", args.out), ("--junit", args.junit)], unlocked=[("--cache", args.cache)]):
+    outputs = [
+        ("--out", args.out),
+        ("--junit", args.junit),
+        ("--summary-out", args.summary_out),
+        ("--report", args.report),
+    ]
+    with guarded_outputs(inputs, outputs, unlocked=[("--cache", args.cache)]):
         try:
             records = read_jsonl(args.input)
             if args.calibrate and args.labels:
@@ -216,14 +225,18 @@ def run(args: argparse.Namespace) -> int:
             config, scores = _config(args, records, labels)
             report = asyncio.run(_run(args, records, config, scores, labels))
         except (ValueError, OSError) as exc:
-            print(f"respeval gate: error: {exc}", file=sys.stderr)
+            print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
             return Exit.INPUT
         if args.out:
             with atomic_output(args.out) as fh:
                 fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
         if args.junit:
             write_junit(report, args.junit)
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
+        print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
+        if args.summary_out or args.report:
+            from respeval.report import gate_run_summary, write_run_outputs
+
+            write_run_outputs(gate_run_summary(report.to_json()), summary_out=args.summary_out, report=args.report)
     summary = report.judge_summary
     if summary is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)

@@ -34,6 +34,7 @@ from respeval.judge.limits import Budget, Price
 from respeval.judge.methods import JudgeMethod, get_method
 from respeval.judge.results import RowResult
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 NAME = "judge"
 HELP = "judge responses with an LLM: pointwise, pairwise, rubrics (async, cached, budgeted)"
@@ -200,6 +201,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     from respeval.cli.judge_methods import add_method_arguments
 
@@ -292,6 +295,11 @@ class _LineWriter:
             self._out.write("".join(self._pending))
             self._out.flush()
             self._pending.clear()
+
+
+def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The run-summary outputs (--summary-out, --report) as (option, path) pairs."""
+    return [("--summary-out", getattr(args, "summary_out", None)), ("--report", getattr(args, "report", None))]
 
 
 def finish_output(out: str | None, *, complete: bool) -> str | None:
@@ -429,12 +437,18 @@ def run_judge(args: argparse.Namespace) -> int:
         options = engine_options(args)
         cache_path = cache_path_for(args)
         load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
-        with guarded_outputs([("--input", args.input)], [("--out", args.out)], unlocked=[("--cache", cache_path)]):
+        outputs = [("--out", args.out), *run_outputs(args)]
+        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", cache_path)]):
             total, kept = _check_input(args.input, method, fields)
             result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path))
             output = finish_output(args.out, complete=result.stop_kind is None)
+            if getattr(args, "summary_out", None) or getattr(args, "report", None):
+                from respeval.report import judge_run_summary, write_run_outputs
+
+                data = {**result.summary.to_json(), "output": output}
+                write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary
     if args.json:

@@ -33,10 +33,16 @@ from respeval.io import format_of
 from respeval.io.files import atomic_output, guarded_outputs, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
-from respeval.judge.llmbar import EXAMPLE_EVALUATOR, example_instances, llmbar_statistics, replay_model, to_pairs
-from respeval.judge.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
-from respeval.judge.pointwise import Pointwise
-from respeval.judge.rubrics import (
+from respeval.judge.methods.llmbar import (
+    EXAMPLE_EVALUATOR,
+    example_instances,
+    llmbar_statistics,
+    replay_model,
+    to_pairs,
+)
+from respeval.judge.methods.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
+from respeval.judge.methods.pointwise import Pointwise
+from respeval.judge.methods.rubrics import (
     PRESETS,
     Rubric,
     RubricGenerator,
@@ -47,8 +53,9 @@ from respeval.judge.rubrics import (
     load_criteria,
     load_rubrics,
 )
-from respeval.judge.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
 from respeval.judge.specs import load_model
+from respeval.redact import redact
 
 __all__ = ["add_method_arguments", "run_example", "run_methods"]
 
@@ -235,11 +242,11 @@ async def _dispatch(
             if args.rubrics_out:
                 export_rubrics(args.rubrics_out, report.rubrics)
             return report
-        method = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        pointwise = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
         return await arun_sampled(
             records,
             model,
-            method,
+            pointwise,
             samples=args.samples,
             aggregate=args.aggregate,
             threshold=args.threshold,
@@ -309,7 +316,7 @@ def run_methods(args: argparse.Namespace) -> int:
                     fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
                 output = finish_output(args.out, complete=_summary(result)[2] is None)
     except (InputFileError, ValueError, OSError) as exc:
-        print(f"respeval judge: error: {exc}", file=sys.stderr)
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     data, text, stop_reason = _summary(result)
     if output and not args.json:

@@ -45,6 +45,8 @@ def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]
     fmt = format_of(path)
     if path.is_dir() or (fmt == "json" and _is_summary_file(path)):
         return rep.load_summaries([path])
+    if fmt == "json" and _is_command_output(path):
+        return [rep.to_run_summary(json.loads(path.read_text(encoding="utf-8")), str(path))]
     if fmt in TABLE_FORMATS:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
         return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
@@ -57,6 +59,15 @@ def _is_summary_file(path: Path) -> bool:
     except (OSError, json.JSONDecodeError):
         return True  # let load_summaries report the problem with the file's name
     return isinstance(data, dict) and "schema" in data
+
+
+def _is_command_output(path: Path) -> bool:
+    """The --json output of score, judge or gate (an object without a schema)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and "schema" not in data
 
 
 def run(args: argparse.Namespace) -> int:

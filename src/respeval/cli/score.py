@@ -7,6 +7,7 @@ import json
 import sys
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
+from respeval.io.files import check_outputs, lock_outputs
 
 NAME = "score"
 HELP = "lexical metrics of predictions against references"
@@ -81,6 +82,8 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     out = score.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl or .csv)")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
     add_bootstrap_arguments(out)
     out.add_argument(
         "--compare",
@@ -171,46 +174,70 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "dask":
         return _score_dask(args)
     _streaming_allocator()
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
+    # score_files checks and locks --out and --errors; the run summary and report are checked
+    # against every input and output here, and locked for the run
+    inputs = [("--pred", p) for p in args.pred] + [("--ref", args.ref)]
+    outputs = [("--out", args.out), ("--errors", args.errors)]
+    check_outputs(inputs, [*outputs, *run_outputs(args)])
+    with lock_outputs([path for _, path in run_outputs(args)]):
+        bar = None
+        if not args.quiet:
+            from tqdm import tqdm
 
-        # appears only for runs longer than a couple of seconds
-        bar = tqdm(
-            total=total_rows(args.pred[0]), unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="scoring"
-        )
-    try:
-        summary = score_files(
-            args.pred,
-            args.ref,
-            metrics=args.metrics,
-            pred_field=args.pred_field,
-            ref_field=args.ref_field,
-            id_field=args.id_field,
-            system_field=args.system_field,
-            group_by=args.group_by,
-            stemmer=args.stem,
-            tokenizer=args.tokenizer,
-            out=args.out,
-            errors_out=args.errors,
-            on_error=args.on_error,
-            resume=args.resume,
-            threads=args.threads,
-            chunk_size=args.chunk_size,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-            compare_to=args.compare,
-            progress=bar.update if bar is not None else None,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    if args.json:
-        print(json.dumps(summary.to_json(), indent=2))
-    else:
-        print(_table(summary))
+            # appears only for runs longer than a couple of seconds; a pipe is not counted first
+            # (that would drain it): rows and rows/s then, without an ETA
+            bar = tqdm(
+                total=total_rows(args.pred[0]),
+                unit="rows",
+                file=sys.stderr,
+                delay=2.0,
+                dynamic_ncols=True,
+                desc="scoring",
+            )
+        try:
+            summary = score_files(
+                args.pred,
+                args.ref,
+                metrics=args.metrics,
+                pred_field=args.pred_field,
+                ref_field=args.ref_field,
+                id_field=args.id_field,
+                system_field=args.system_field,
+                group_by=args.group_by,
+                stemmer=args.stem,
+                tokenizer=args.tokenizer,
+                out=args.out,
+                errors_out=args.errors,
+                on_error=args.on_error,
+                resume=args.resume,
+                threads=args.threads,
+                chunk_size=args.chunk_size,
+                bootstrap=args.bootstrap,
+                confidence=args.confidence,
+                seed=args.seed,
+                compare_to=args.compare,
+                progress=bar.update if bar is not None else None,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        if args.json:
+            print(json.dumps(summary.to_json(), indent=2))
+        else:
+            print(_table(summary))
+        _write_run_outputs(summary, args)
     return Exit.OK
+
+
+def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    return [("--summary-out", args.summary_out), ("--report", args.report)]
+
+
+def _write_run_outputs(summary, args: argparse.Namespace) -> None:
+    from respeval.report import score_run_summary, write_run_outputs
+
+    if args.summary_out or args.report:
+        write_run_outputs(score_run_summary(summary.to_json()), summary_out=args.summary_out, report=args.report)
 
 
 def _streaming_allocator() -> None:
@@ -241,6 +268,7 @@ def _score_dask(args: argparse.Namespace) -> int:
         raise ValueError(f"--engine dask needs respeval[dask] (pip install 'respeval[dask]'): {exc}") from exc
     bar = None
     files = expand_inputs(args.pred)
+    check_outputs([("--pred", f) for f in files], [("--out", args.out), *run_outputs(args)])
     if not args.quiet:
         from tqdm import tqdm
 
@@ -276,4 +304,5 @@ def _score_dask(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(json.dumps(summary.to_json(), indent=2) if args.json else _table(summary))
+    _write_run_outputs(summary, args)
     return Exit.OK

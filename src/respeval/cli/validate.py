@@ -13,6 +13,7 @@ from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments, non_negative_int
 from respeval.io.files import guarded_outputs, write_text_atomic
+from respeval.redact import redact_data
 
 NAME = "validate"
 HELP = "check a judge (or a metric) against human labels"
@@ -290,7 +291,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
     inputs = [("--results", args.results), ("--labels", args.labels)]
     with guarded_outputs(inputs, [("--summary-out", args.summary_out), ("--report", args.report)]):
-        summary = build_validation_summary(args)
+        # the texts of disagreements come from the user's files: a key pasted there stays out
+        summary = redact_data(build_validation_summary(args))
         if args.summary_out:
             path = Path(args.summary_out)
             path.parent.mkdir(parents=True, exist_ok=True)

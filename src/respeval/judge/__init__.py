@@ -21,28 +21,29 @@ helper thread).  See :mod:`respeval.judge.engine` for what the engine does, and
 :mod:`respeval.judge.parsing` for how verdicts are read.
 """
 
-from respeval.judge._http import LoopbackTransport, ShardedTransport
-from respeval.judge.anthropic import AnthropicModel
 from respeval.judge.cache import JudgeCache, cache_key
-from respeval.judge.callables import CallableModel
 from respeval.judge.engine import EngineOptions, JudgeEngine, RunResult, arun, run
 from respeval.judge.errors import CacheMissError, FatalError, JudgeError, TransientError
-from respeval.judge.fake import FakeModel
 from respeval.judge.limits import Budget, Price, RateLimiter
 from respeval.judge.methods import JudgeMethod, get_method
+from respeval.judge.methods.pointwise import Pointwise, PointwiseVerdict
 from respeval.judge.models import (
+    AnthropicModel,
     BaseJudgeModel,
+    CallableModel,
     Capabilities,
     Completion,
+    FakeModel,
     JsonSchema,
     JudgeModel,
     JudgeRequest,
+    LoopbackTransport,
     Message,
+    OpenAIChatModel,
+    ReplayModel,
+    ShardedTransport,
 )
-from respeval.judge.openai import OpenAIChatModel
 from respeval.judge.parsing import Parsed, ParseFailure
-from respeval.judge.pointwise import Pointwise, PointwiseVerdict
-from respeval.judge.replay import ReplayModel
 from respeval.judge.results import RowResult, RunSummary, wilson_interval
 from respeval.judge.specs import load_model
 

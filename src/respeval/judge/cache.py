@@ -23,7 +23,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
-from respeval.judge.models import Completion, JudgeRequest
+from respeval.judge.models.base import Completion, JudgeRequest
+from respeval.redact import redact, redact_url
 
 __all__ = ["JudgeCache", "KeyMaker", "cache_key"]
 
@@ -106,10 +107,18 @@ class JudgeCache:
         return Completion.from_json(json.loads(row[0])) if row is not None else None
 
     def put(self, key: str, completion: Completion, *, model: str, endpoint: str, template_version: str) -> None:
-        """Store (and commit) one answer; a key already present keeps its first answer."""
+        """Store (and commit) one answer; a key already present keeps its first answer.
+        Nothing secret is stored: the texts are scrubbed (:mod:`respeval.redact`)."""
         self._db.execute(
             "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
-            (key, model, endpoint, template_version, json.dumps(completion.to_json()), time.time()),
+            (
+                key,
+                redact(model),
+                redact_url(endpoint),
+                template_version,
+                json.dumps(completion.redacted().to_json()),
+                time.time(),
+            ),
         )
 
     def __contains__(self, key: object) -> bool:

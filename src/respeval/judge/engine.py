@@ -45,10 +45,12 @@ from respeval.judge.limits import (
     jitter_unit,
     price_for,
 )
-from respeval.judge.methods import JudgeMethod, get_method
-from respeval.judge.models import Completion, JudgeModel, JudgeRequest, estimate_tokens
+from respeval.judge.methods import get_method
+from respeval.judge.methods.base import JudgeMethod
+from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
+from respeval.redact import redact
 
 __all__ = ["EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
 
@@ -210,7 +212,7 @@ class JudgeEngine:
         """Stop starting calls; the first reason given is the one reported."""
         if self._stop_kind is None:
             self._stop_kind = kind
-            self.summary.stop_reason = reason
+            self.summary.stop_reason = redact(reason)  # printed, and in every summary
             self._stop_event.set()
 
     def interrupt(self) -> int:
@@ -439,11 +441,11 @@ class JudgeEngine:
                 self.halt(f"{exc}", STOP_ERROR)
                 raise _Stop from exc
             self._account(completion, spend, estimate)
-            if key is not None:
+            if key is not None and self.cache is not None:
                 self.cache.put(
                     key,
                     completion,
-                    model=self.model.model_id,  # type: ignore[union-attr]
+                    model=self.model.model_id,
                     endpoint=str(self._identity.get("endpoint", "")),
                     template_version=request.template_version,
                 )
@@ -453,9 +455,12 @@ class JudgeEngine:
         timeout = self.options.timeout
         try:
             if timeout is None:
-                return await self.model.generate(request)
-            completion: Completion = await _with_timeout(self.model.generate(request), timeout)
-            return completion
+                completion: Completion = await self.model.generate(request)
+            else:
+                completion = await _with_timeout(self.model.generate(request), timeout)
+            # A model or proxy may repeat what it was sent: no secret goes past this point
+            # (into the parser, the cache, a row or a summary).
+            return completion.redacted()
         except (asyncio.TimeoutError, TimeoutError) as exc:
             raise TransientError(f"timeout: no answer within {timeout:g}s", kind="timeout") from exc
         except JudgeError:

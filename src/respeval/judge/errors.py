@@ -8,15 +8,24 @@
 
 A parse failure of the *judge's verdict* is not an exception: it makes the row unscored
 with its reason (see :mod:`respeval.judge.parsing`).
+
+Messages are scrubbed of secrets when the error is made (:func:`respeval.redact.redact`):
+an error body that echoes the request's ``Authorization`` header, or a URL with an
+``api_key`` parameter, never reaches ``str()``, ``repr()``, a row reason or a summary.
 """
 
 from __future__ import annotations
+
+from respeval.redact import redact
 
 __all__ = ["CacheMissError", "FatalError", "JudgeError", "TransientError"]
 
 
 class JudgeError(Exception):
-    """Base class of judge-layer errors."""
+    """Base class of judge-layer errors; the message is stored scrubbed of secrets."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(redact(message), *(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class TransientError(JudgeError):

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from respeval.redact import redact, redact_data
+
 __all__ = ["RowResult", "RunSummary", "wilson_interval"]
 
 SCORED = "scored"
@@ -38,6 +40,13 @@ class RowResult:
     attempts: int = 0
     reasked: bool = False
     parsed_from: str | None = None
+
+    def __post_init__(self) -> None:
+        # Every row text that reaches an output starts here: scrub it once, at the root.
+        if self.unscored_reason is not None:
+            self.unscored_reason = redact(self.unscored_reason)
+        if self.verdict is not None:
+            self.verdict = redact_data(self.verdict)
 
     @property
     def scored(self) -> bool:
@@ -177,7 +186,7 @@ class RunSummary:
             "cost_usd": self.cost,
             "seconds": self.seconds,
             "rows_per_second": self.rows_per_second,
-            "stop_reason": self.stop_reason,
+            "stop_reason": redact(self.stop_reason) if self.stop_reason is not None else None,
             "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
         }
@@ -211,7 +220,7 @@ class RunSummary:
             lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
         lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
         if self.stop_reason:
-            lines.append(f"STOPPED     {self.stop_reason}")
+            lines.append(f"STOPPED     {redact(self.stop_reason)}")
             lines.append(
                 f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
                 "(answers already received are not paid for again)"

@@ -22,11 +22,11 @@ from typing import Any
 
 import httpx
 
-from respeval.judge.anthropic import AnthropicModel
-from respeval.judge.callables import CallableModel
-from respeval.judge.fake import FakeModel
-from respeval.judge.models import JudgeModel
-from respeval.judge.openai import OpenAIChatModel
+from respeval.judge.models.anthropic import AnthropicModel
+from respeval.judge.models.base import JudgeModel
+from respeval.judge.models.callables import CallableModel
+from respeval.judge.models.fake import FakeModel
+from respeval.judge.models.openai import OpenAIChatModel
 
 __all__ = ["PROVIDERS", "load_model"]
 

@@ -15,6 +15,8 @@ FAMILY_MODULES = (
     "respeval.metrics.chrf",
     "respeval.metrics.ter",
     "respeval.metrics.match",
+    "respeval.metrics.trajectory",
+    "respeval.metrics.checks",
 )
 
 REGISTRY = Registry(FAMILY_MODULES)

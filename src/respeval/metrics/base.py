@@ -62,10 +62,20 @@ class ChunkScores:
 class MetricFamily(Protocol):
     """A family of metrics computed together (e.g. rouge1+rouge2+rougeL)."""
 
-    name: str
-    stat_names: tuple[str, ...]
-    headline: tuple[str, ...]  # corpus fields shown in tables, e.g. ("rouge1_f", "rougeL_f")
-    inputs: str  # one of INPUT_KINDS
+    # read-only members (properties), so a family may hold them as plain attributes of narrower types
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def stat_names(self) -> tuple[str, ...]: ...
+
+    @property
+    def headline(self) -> tuple[str, ...]:
+        """Corpus fields shown in tables, e.g. ("rouge1_f", "rougeL_f")."""
+
+    @property
+    def inputs(self) -> str:
+        """One of INPUT_KINDS."""
 
     def prepare(self, references: list[Any]) -> Any:
         """Tokenize/analyse references once (reused for every system of a chunk)."""

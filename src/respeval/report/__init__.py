@@ -5,6 +5,13 @@
 """
 
 from respeval.report.html import SECTIONS, render_html, write_report
+from respeval.report.runs import (
+    gate_run_summary,
+    judge_run_summary,
+    score_run_summary,
+    to_run_summary,
+    write_run_outputs,
+)
 from respeval.report.schema import (
     LIST_KEYS,
     SCHEMA,
@@ -23,11 +30,16 @@ __all__ = [
     "SECTIONS",
     "check_summary",
     "correlation_entry",
+    "gate_run_summary",
+    "judge_run_summary",
     "load_summaries",
     "merge_summaries",
     "new_summary",
     "render_html",
+    "score_run_summary",
     "system_table",
+    "to_run_summary",
     "validation_summary",
     "write_report",
+    "write_run_outputs",
 ]

@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 
+from respeval.redact import redact
+
 
 def escape(value: Any) -> str:
-    """Escaped text of any value."""
-    return html.escape(value if isinstance(value, str) else plain_text(value), quote=True)
+    """Escaped text of any value, scrubbed of secrets (every text of the report passes here)."""
+    return html.escape(redact(value if isinstance(value, str) else plain_text(value)), quote=True)
 
 
 def plain_text(value: Any) -> str:

@@ -24,7 +24,9 @@ SECTIONS = (
     ("correlations", "Metric vs human"),
     ("distributions", "Score distributions"),
     ("gate", "Gate funnel"),
+    ("judges", "Judge coverage and cost"),
     ("systems", "Systems"),
+    ("worst", "Worst rows"),
     ("disagreements", "Worst disagreements"),
 )
 _MAX_DISAGREEMENTS = 10  # per metric
@@ -62,10 +64,33 @@ def _section_summary(s: Mapping[str, Any]) -> str:
         parts.append("<h3>Scores</h3>")
         parts.append(
             html_table(
-                ["metric", "mean", "interval", "n"],
-                ([escape(r.get("metric")), fmt(r.get("mean")), ci_span(r), fmt(r.get("n"))] for r in s["scores"]),
+                ["metric", "mean", "interval", "n", "coverage", "pass rate", "corpus"],
+                (
+                    [
+                        escape(r.get("metric")),
+                        fmt(r.get("mean")),
+                        ci_span(r),
+                        fmt(r.get("n")),
+                        pct(r.get("coverage")) if r.get("coverage") is not None else "",
+                        (fmt(r.get("pass_rate")) + ci_span({"low": r.get("pass_low"), "high": r.get("pass_high")}))
+                        if r.get("pass_rate") is not None
+                        else "",
+                        (fmt(r.get("corpus")) + ci_span({"low": r.get("corpus_low"), "high": r.get("corpus_high")}))
+                        if r.get("corpus") is not None
+                        else "",
+                    ]
+                    for r in s["scores"]
+                ),
             )
         )
+        reasons = [
+            [escape(r.get("metric")), escape(k), fmt(v)]
+            for r in s["scores"]
+            for k, v in (r.get("unscored_reasons") or {}).items()
+        ]
+        if reasons:
+            parts.append("<h3>Unscored rows, by reason</h3>")
+            parts.append(html_table(["metric", "reason", "rows"], reasons, "compact"))
     return "".join(parts) or empty_note("This run summary holds no scores, validation or correlations.")
 
 
@@ -350,10 +375,32 @@ def _section_gate(s: Mapping[str, Any]) -> str:
     return "".join(cards)
 
 
+def _comparisons(s: Mapping[str, Any]) -> str:
+    comps = s.get("comparisons", [])
+    if not comps:
+        return ""
+    rows = [
+        [
+            escape(c.get("system")),
+            escape(c.get("baseline")),
+            escape(c.get("metric")),
+            (f"{c['delta']:+.4f}" if isinstance(c.get("delta"), (int, float)) else "–"),
+            fmt(c.get("p_value")),
+            fmt(c.get("rows")),
+        ]
+        for c in comps
+    ]
+    return (
+        "<h3>Paired comparisons</h3>"
+        + html_table(["system", "baseline", "metric", "difference", "p-value", "rows"], rows, "compact")
+        + '<p class="muted">Paired approximate randomization on the rows both systems scored.</p>'
+    )
+
+
 def _section_systems(s: Mapping[str, Any]) -> str:
     tables = s.get("systems", [])
     if not tables:
-        return empty_note("No per-system comparison in this run.")
+        return empty_note("No per-system comparison in this run.") + _comparisons(s)
     cards = []
     for t in tables:
         rows = sorted(
@@ -371,7 +418,77 @@ def _section_systems(s: Mapping[str, Any]) -> str:
             f'<div class="card"><h3>{escape(t.get("metric"))}</h3><div class="side">'
             f"<div>{svg_forest(rows, str(t.get('metric')))}</div><div>{table}</div></div></div>"
         )
-    return "".join(cards)
+    return "".join(cards) + _comparisons(s)
+
+
+def _section_judges(s: Mapping[str, Any]) -> str:
+    judges = s.get("judges", [])
+    if not judges:
+        return empty_note("No LLM judge ran in this run.")
+    rows = [
+        [
+            escape(j.get("metric")),
+            escape(j.get("method") or ""),
+            f"{fmt(j.get('scored'))} / {fmt(j.get('rows'))}",
+            pct(j.get("coverage")),
+            fmt(j.get("pass_rate")) + ci_span({"low": j.get("pass_low"), "high": j.get("pass_high")}),
+            escape(", ".join(f"{k}: {v}" for k, v in (j.get("unscored_reasons") or {}).items()) or "–"),
+        ]
+        for j in judges
+    ]
+    parts = [
+        html_table(
+            ["metric", "method", "scored / rows", "coverage", "pass rate (Wilson)", "unscored, by reason"], rows
+        ),
+        '<p class="note">A row the judge could not score is counted here with its reason, never as a pass or a '
+        "fail.</p>",
+    ]
+    spend = [
+        [escape(j.get("metric")), fmt(j.get(k)) if j.get(k) is not None else "–"]
+        for j in judges
+        for k in ("calls",)
+        if j.get(k) is not None
+    ]
+    meta = s.get("meta", {})
+    if "judge calls" in meta:
+        parts.append(
+            f'<p class="note">This run: {fmt(meta.get("judge calls"))} calls, {fmt(meta.get("judge cache_hits"))} '
+            f"answers from the cache, {fmt(meta.get('judge tokens_in'))} tokens in, "
+            f"{fmt(meta.get('judge tokens_out'))} out, cost ${fmt(meta.get('judge cost_usd'))}.</p>"
+        )
+    elif spend:
+        cost = [
+            [
+                escape(j.get("metric")),
+                fmt(j.get("calls")),
+                fmt(j.get("cache_hits")),
+                fmt(j.get("tokens_in")),
+                fmt(j.get("tokens_out")),
+                fmt(j.get("cost_usd")),
+            ]
+            for j in judges
+        ]
+        parts.append(html_table(["metric", "calls", "cache hits", "tokens in", "tokens out", "cost (USD)"], cost))
+    return "".join(parts)
+
+
+def _section_worst(s: Mapping[str, Any]) -> str:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for w in s.get("worst_rows", []):
+        groups.setdefault(str(w.get("metric")), []).append(w)
+    if not groups:
+        return empty_note("No per-row scores in this run.")
+    parts = ['<p class="note">Per metric, the lowest-scoring rows, with their texts and the explanation.</p>']
+    for metric, items in groups.items():
+        parts.append(f"<h3>{escape(metric)}</h3>")
+        for w in items[:_MAX_DISAGREEMENTS]:
+            texts = dict(w.get("texts") or {})
+            body = "".join(_text_block(k, v) for k, v in texts.items())
+            parts.append(
+                f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))} · score '
+                f'<b>{fmt(w.get("score"))}</b></div><div class="texts">{body}</div></div>'
+            )
+    return "".join(parts)
 
 
 def _section_disagreements(s: Mapping[str, Any]) -> str:
@@ -483,7 +600,9 @@ _RENDERERS = {
     "correlations": _section_correlations,
     "distributions": _section_distributions,
     "gate": _section_gate,
+    "judges": _section_judges,
     "systems": _section_systems,
+    "worst": _section_worst,
     "disagreements": _section_disagreements,
 }
 

@@ -8,6 +8,9 @@ respeval (scoring, judge, gate, validation) can write, and that several runs can
 styles are inline, plots are inline ``<svg>``, and a Content-Security-Policy forbids loading
 anything at all.
 
+Every command writes this one schema (``score``, ``judge``, ``gate``, ``evaluate`` and
+``validate`` with ``--summary-out`` or ``--report``; see :mod:`respeval.report.runs`).
+
 Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is optional)::
 
     {
@@ -42,6 +45,18 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
         {"metric": "rouge2_f", "confidence": 0.95, "higher_is_better": true,
          "rows": [{"system": "bart", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 100}]}
       ],
+      "comparisons": [                             # paired tests of systems (score --compare)
+        {"system": "b", "baseline": "a", "metric": "rouge2_f", "delta": 0.01, "p_value": 0.03, "rows": 100}
+      ],
+      "judges": [                                  # judge coverage and cost per judged metric
+        {"metric": "GROUNDING", "method": "pointwise", "rows": 100, "scored": 97, "coverage": 0.97,
+         "pass_rate": 0.8, "pass_low": 0.71, "pass_high": 0.87, "calls": 100, "cache_hits": 0,
+         "cost_usd": 0.02, "unscored_reasons": {"unparseable": 3}}
+      ],
+      "worst_rows": [                              # the lowest-scoring rows per metric
+        {"metric": "GROUNDING", "row": 17, "score": 1, "texts": {"response": "...", "explanation": "..."}}
+      ],
+      "summary_metrics": {"row_count": 100, "bleu/mean": 21.3},  # evaluate: the flat summary (a dict)
       "disagreements": [                           # besides those inside "validation" entries
         {"metric": "helpfulness", "row": 17, "judge": 5, "human": 1, "gap": 4,
          "texts": {"prompt": "...", "response": "..."}}
@@ -66,7 +81,18 @@ from respeval._version import __version__
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
 
 SCHEMA = "respeval.run-summary/1"
-LIST_KEYS = ("scores", "validation", "correlations", "distributions", "gate", "systems", "disagreements")
+LIST_KEYS = (
+    "scores",
+    "validation",
+    "correlations",
+    "distributions",
+    "gate",
+    "systems",
+    "comparisons",
+    "judges",
+    "worst_rows",
+    "disagreements",
+)
 
 
 # --------------------------------------------------------------------------- building summaries

@@ -1,0 +1,448 @@
+"""Trajectory kernels, pure-Python twin of ``cext/trajectory.pxi`` (same names, same results).
+
+A tool call is interned as two ids: the id of its (normalised) tool name and the id of the
+pair (name id, canonical arguments).  Two calls are equal iff their call ids are equal, and
+have the same tool iff their name ids are equal, so every trajectory metric is integer work
+on CSR arrays (``ids[off[r]:off[r+1]]`` is row ``r``'s trajectory).
+
+Canonical arguments (``args_mode="json"``) make Python ``==`` on decoded JSON an identity of
+strings: dict keys sorted, ``True``/``False`` written as ``1``/``0`` and integral floats as
+integers (``True == 1 == 1.0`` in Python), other floats by ``repr`` (shortest round trip),
+strings quoted with ``\\`` and ``"`` escaped, ``None`` as ``null``; a NaN never equals
+anything (each occurrence gets its own spelling, as two decoded NaNs compare unequal).
+``args_mode="string"`` compares ``json.dumps(args)`` as the Vertex SDK sends it (insertion
+order, default separators).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "ARGS_MODES",
+    "MAX_ARGS_DEPTH",
+    "TRAJECTORY_STATS",
+    "CallTable",
+    "canonical_args",
+    "describe_bad_trajectory",
+    "name_substitutions",
+    "read_trajectory",
+    "trajectory_pair_stats",
+]
+
+ARGS_MODES = ("json", "string")
+MAX_ARGS_DEPTH = 100  # nesting levels of a call's arguments (deeper: the row is unreadable)
+
+# Per-row integer statistics, in column order of ``trajectory_pair_stats``'s output.
+TRAJECTORY_STATS = (
+    "n_pred",  # predicted calls
+    "n_ref",  # reference calls
+    "exact",  # same calls, same order, same length
+    "in_order",  # reference is a subsequence of the prediction
+    "any_order",  # reference is a sub-multiset of the prediction
+    "matched",  # size of a maximum one-to-one matching of equal calls
+    "exact_names",  # the four above comparing tool names only
+    "in_order_names",
+    "any_order_names",
+    "matched_names",
+    "lcs",  # longest common subsequence of calls
+    "lcs_names",  # ... of tool names
+    "edit_names",  # Levenshtein distance between the tool-name sequences
+    "redundant",  # predicted calls identical to an earlier predicted call
+    "first_match",  # 1-based position of the first predicted call that matches; 0 if none
+)
+N_STATS = len(TRAJECTORY_STATS)
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str = "args", _depth: int = 0) -> str:
+    """The canonical JSON of a decoded JSON value (see the module docstring).
+
+    Raises TypeError naming the path of a value that is not JSON (a set, an object, a
+    non-string dict key) and ValueError for arguments nested deeper than ``MAX_ARGS_DEPTH``.
+    """
+    if _depth > MAX_ARGS_DEPTH:
+        raise ValueError(f"{_path} is nested more than {MAX_ARGS_DEPTH} levels deep")
+    if value is None:
+        return "null"
+    if value is True:
+        return "1"
+    if value is False:
+        return "0"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        if value != value:
+            if nan_counter is None:
+                nan_counter = [0]
+            nan_counter[0] += 1
+            return f"NaN#{nan_counter[0]}"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer():
+            return str(int(value))
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return (
+            "["
+            + ",".join(canonical_args(v, nan_counter, f"{_path}[{i}]", _depth + 1) for i, v in enumerate(value))
+            + "]"
+        )
+    if isinstance(value, dict):
+        for k in value:
+            if not isinstance(k, str):
+                raise TypeError(f"{_path} has a key of type {type(k).__name__} ({k!r}); JSON keys are strings")
+        return (
+            "{"
+            + ",".join(
+                _quote(k) + ":" + canonical_args(value[k], nan_counter, f"{_path}.{k}", _depth + 1)
+                for k in sorted(value)
+            )
+            + "}"
+        )
+    raise TypeError(f"{_path} is a {type(value).__name__}, which is not a JSON value")
+
+
+class CallTable:
+    """Interns tool calls: name -> dense id, (name id, canonical arguments) -> dense id, both in
+    first-seen order (as the native ``CallTable``)."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, int] = {}
+        self._name_list: list[str] = []
+        self._calls: dict[tuple[int, str], int] = {}
+        self._name_cache: dict[str, str | None] = {}
+        self._nan = [0]
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    @property
+    def n_names(self) -> int:
+        return len(self._name_list)
+
+    def name(self, i: int) -> str:
+        if not 0 <= i < len(self._name_list):
+            raise IndexError(f"name id {i} out of range for {len(self._name_list)} names")
+        return self._name_list[i]
+
+    def names(self) -> list[str]:
+        return list(self._name_list)
+
+    def name_id(self, name: str, default: int = -1) -> int:
+        return self._names.get(name, default)
+
+    def _name(self, name: str) -> int:
+        i = self._names.get(name)
+        if i is None:
+            i = self._names[name] = len(self._name_list)
+            self._name_list.append(name)
+        return i
+
+    def intern(
+        self,
+        trajectories: Sequence[Any],
+        name_key: str = "tool_name",
+        args_key: str = "tool_input",
+        args_required: bool = True,
+        args_mode: str = "json",
+        name_fn: Callable[[str], str | None] | None = None,
+    ) -> tuple[bytes, bytes, bytes, list[tuple[int, str]]]:
+        """Call ids, name ids and row offsets (int32, int32, int64 buffers) of ``trajectories``.
+
+        Each trajectory is a list of mappings with a str ``name_key`` and, under ``args_key``,
+        a JSON object (or null) of arguments; a str row is JSON text and is decoded first.
+        ``name_fn`` maps each name to its normalised form, or to None to drop the call.  A row
+        that cannot be read becomes an empty trajectory and is listed in the returned errors
+        as ``(row, reason)``.
+        """
+        if args_mode not in ARGS_MODES:
+            raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
+        calls = array("i")
+        names = array("i")
+        offsets = array("q", [0])
+        errors: list[tuple[int, str]] = []
+        for row, traj in enumerate(trajectories):
+            mark = len(calls)
+            try:
+                self._intern_row(traj, name_key, args_key, args_required, args_mode, name_fn, calls, names)
+            except RecursionError:
+                del calls[mark:]
+                del names[mark:]
+                errors.append((row, "arguments nested too deeply"))
+            except (TypeError, ValueError) as exc:
+                del calls[mark:]
+                del names[mark:]
+                errors.append((row, str(exc)))
+            offsets.append(len(calls))
+        return calls.tobytes(), names.tobytes(), offsets.tobytes(), errors
+
+    def _intern_row(
+        self,
+        traj: Any,
+        name_key: str,
+        args_key: str,
+        args_required: bool,
+        args_mode: str,
+        name_fn: Callable[[str], str | None] | None,
+        calls: array,
+        names: array,
+    ) -> None:
+        for i, name, args in read_trajectory(traj, name_key, args_key, args_required):
+            if name_fn is not None:
+                if name in self._name_cache:
+                    mapped = self._name_cache[name]
+                else:
+                    mapped = self._name_cache[name] = _checked_name(name_fn(name), name)
+                if mapped is None:
+                    continue
+                name = mapped
+            if args_mode == "json":
+                canon = canonical_args(args, self._nan, f"call {i} ({name}) {args_key}")
+            else:
+                canon = json.dumps(args)
+            nid = self._name(name)
+            key = (nid, canon)
+            cid = self._calls.get(key)
+            if cid is None:
+                cid = self._calls[key] = len(self._calls)
+            calls.append(cid)
+            names.append(nid)
+
+
+def _checked_name(mapped: Any, name: str) -> str | None:
+    if mapped is not None and not isinstance(mapped, str):
+        raise TypeError(f"the name normaliser returned a {type(mapped).__name__} for {name!r}, expected str or None")
+    return mapped
+
+
+def read_trajectory(traj: Any, name_key: str, args_key: str, args_required: bool) -> list[tuple[int, str, Any]]:
+    """``(position, name, args)`` of each call of one trajectory (JSON text is decoded first).
+
+    Raises ValueError/TypeError saying what is wrong and where: the message the bulk
+    pipeline records for the row (the native core asks this function for it as well).
+    """
+    if isinstance(traj, str):
+        if not traj.strip():
+            raise ValueError("empty text: expected a JSON list of calls")
+        try:
+            traj = json.loads(traj)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+    if traj is None:
+        raise ValueError("missing trajectory (null): expected a list of calls")
+    if not isinstance(traj, (list, tuple)):
+        raise TypeError(f"trajectory is a {type(traj).__name__}, expected a list of calls")
+    out = []
+    for i, call in enumerate(traj):
+        if not isinstance(call, Mapping):
+            raise TypeError(f"call {i} is a {type(call).__name__}, expected an object with {name_key!r}")
+        name = call.get(name_key)
+        if not isinstance(name, str):
+            if name is None:
+                raise ValueError(f"call {i} has no {name_key!r}")
+            raise TypeError(f"call {i}: {name_key!r} is a {type(name).__name__}, expected a string")
+        if args_key in call:
+            args = call[args_key]
+        elif args_required:
+            raise ValueError(f"call {i} ({name}) has no {args_key!r}")
+        else:
+            args = None
+        if args is not None and not isinstance(args, dict):
+            raise TypeError(f"call {i} ({name}): {args_key!r} is a {type(args).__name__}, expected a JSON object")
+        out.append((i, name, args))
+    return out
+
+
+def describe_bad_trajectory(
+    traj: Any, name_key: str, args_key: str, args_required: bool, args_mode: str, name_fn: Any = None
+) -> str:
+    """Why ``traj`` cannot be interned (the message of ``CallTable.intern``'s error entry)."""
+    try:
+        for i, name, args in read_trajectory(traj, name_key, args_key, args_required):
+            if name_fn is not None:
+                mapped = _checked_name(name_fn(name), name)
+                if mapped is None:
+                    continue
+                name = mapped
+            if args_mode == "json":
+                canonical_args(args, None, f"call {i} ({name}) {args_key}")
+            else:
+                json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    except RecursionError:
+        return "arguments nested too deeply"
+    return "unreadable trajectory"
+
+
+def _view(buf: Any, code: str) -> Sequence[int]:
+    return memoryview(buf).cast("B").cast(code)  # type: ignore[call-overload]
+
+
+def _lcs(a: Sequence[int], b: Sequence[int]) -> int:
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def _edit_matrix(r: Sequence[int], p: Sequence[int]) -> list[list[int]]:
+    d = [[0] * (len(p) + 1) for _ in range(len(r) + 1)]
+    for i in range(len(r) + 1):
+        d[i][0] = i
+    for j in range(len(p) + 1):
+        d[0][j] = j
+    for i in range(1, len(r) + 1):
+        for j in range(1, len(p) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (r[i - 1] != p[j - 1]))
+    return d
+
+
+def _subsequence(r: Sequence[int], p: Sequence[int]) -> bool:
+    k = 0
+    for x in p:
+        if k < len(r) and x == r[k]:
+            k += 1
+    return k == len(r)
+
+
+def _greedy_matches(r: Sequence[int], p: Sequence[int]) -> tuple[list[bool], list[bool]]:
+    """Each reference call, in order, takes the first unused equal predicted call (as ADK's
+    ANY_ORDER does); for an equivalence relation this is a maximum matching."""
+    used = [False] * len(p)
+    hit = [False] * len(r)
+    for j, x in enumerate(r):
+        for i, y in enumerate(p):
+            if not used[i] and y == x:
+                used[i] = True
+                hit[j] = True
+                break
+    return used, hit
+
+
+def trajectory_pair_stats(
+    pred_calls: Any,
+    pred_names: Any,
+    pred_off: Any,
+    ref_calls: Any,
+    ref_names: Any,
+    ref_off: Any,
+    out: Any,
+    pred_matched: Any = None,
+    ref_matched: Any = None,
+    threads: int | None = None,
+) -> None:
+    """Row ``r``'s ``TRAJECTORY_STATS`` into ``out[r, :]`` (int64, rows x N_STATS), predicted
+    row ``r`` against reference row ``r``; optionally per-call matched flags (uint8, one per
+    call) of the greedy one-to-one matching."""
+    pc, pn, po = _view(pred_calls, "i"), _view(pred_names, "i"), _view(pred_off, "q")
+    rc, rn, ro = _view(ref_calls, "i"), _view(ref_names, "i"), _view(ref_off, "q")
+    rows = len(po) - 1
+    if len(ro) - 1 != rows:
+        raise ValueError(f"{rows} predicted rows but {len(ro) - 1} reference rows")
+    _check_csr(pc, pn, po, "pred")
+    _check_csr(rc, rn, ro, "ref")
+    o = memoryview(out)
+    shape = o.shape or ()
+    if o.ndim != 2 or shape[0] != rows or shape[1] != N_STATS or o.format not in ("q", "l"):
+        raise ValueError(f"out must be an int64 array of shape ({rows}, {N_STATS})")
+    pm = memoryview(pred_matched).cast("B") if pred_matched is not None else None
+    rm = memoryview(ref_matched).cast("B") if ref_matched is not None else None
+    if pm is not None and len(pm) != len(pc):
+        raise ValueError("pred_matched must have one entry per predicted call")
+    if rm is not None and len(rm) != len(rc):
+        raise ValueError("ref_matched must have one entry per reference call")
+    for r in range(rows):
+        p, p_n = list(pc[po[r] : po[r + 1]]), list(pn[po[r] : po[r + 1]])
+        q, q_n = list(rc[ro[r] : ro[r + 1]]), list(rn[ro[r] : ro[r + 1]])
+        used, hit = _greedy_matches(q, p)
+        used_n, _ = _greedy_matches(q_n, p_n)
+        matched = sum(hit)
+        matched_n = sum(used_n)
+        first = next((i + 1 for i, u in enumerate(used) if u), 0)
+        stats = (
+            len(p),
+            len(q),
+            int(p == q),
+            int(_subsequence(q, p)),
+            int(matched == len(q)),
+            matched,
+            int(p_n == q_n),
+            int(_subsequence(q_n, p_n)),
+            int(matched_n == len(q_n)),
+            matched_n,
+            _lcs(p, q),
+            _lcs(p_n, q_n),
+            _edit_matrix(q_n, p_n)[-1][-1],
+            len(p) - len(set(p)),
+            first,
+        )
+        for k, v in enumerate(stats):
+            o[r, k] = v
+        if pm is not None:
+            for i, u in enumerate(used):
+                pm[po[r] + i] = u
+        if rm is not None:
+            for j, h in enumerate(hit):
+                rm[ro[r] + j] = h
+
+
+def _check_csr(ids: Sequence[int], names: Sequence[int], off: Sequence[int], what: str) -> None:
+    if len(off) < 1 or off[0] != 0 or off[-1] != len(ids) or len(names) != len(ids):
+        raise ValueError(f"{what}: offsets must start at 0 and end at the number of calls (one name per call)")
+    for k in range(len(off) - 1):
+        if off[k] > off[k + 1]:
+            raise ValueError(f"{what}: offsets must not decrease (row {k})")
+
+
+def name_substitutions(pred_names: Any, pred_off: Any, ref_names: Any, ref_off: Any) -> tuple[bytes, bytes, bytes]:
+    """The substitutions of a minimum edit alignment of each row's tool names: (row int64,
+    reference name int32, predicted name int32) buffers, one entry per substituted position.
+
+    Traceback from the end prefers, in order: a match, a substitution, a missed reference
+    call, an extra predicted call (so results are deterministic and equal to the native).
+    """
+    pn, po = _view(pred_names, "i"), _view(pred_off, "q")
+    rn, ro = _view(ref_names, "i"), _view(ref_off, "q")
+    rows = len(po) - 1
+    if len(ro) - 1 != rows:
+        raise ValueError(f"{rows} predicted rows but {len(ro) - 1} reference rows")
+    _check_csr(pn, pn, po, "pred")
+    _check_csr(rn, rn, ro, "ref")
+    out_rows, out_ref, out_pred = array("q"), array("i"), array("i")
+    for r in range(rows):
+        p = list(pn[po[r] : po[r + 1]])
+        q = list(rn[ro[r] : ro[r + 1]])
+        d = _edit_matrix(q, p)
+        i, j = len(q), len(p)
+        found = []
+        while i > 0 and j > 0:
+            if q[i - 1] == p[j - 1] and d[i][j] == d[i - 1][j - 1]:
+                i, j = i - 1, j - 1
+            elif d[i][j] == d[i - 1][j - 1] + 1:
+                found.append((q[i - 1], p[j - 1]))
+                i, j = i - 1, j - 1
+            elif d[i][j] == d[i - 1][j] + 1:
+                i -= 1
+            else:
+                j -= 1
+        for a, b in reversed(found):
+            out_rows.append(r)
+            out_ref.append(a)
+            out_pred.append(b)
+    return out_rows.tobytes(), out_ref.tobytes(), out_pred.tobytes()

@@ -1,0 +1,279 @@
+"""Scoring an agent's conversations against an ADK eval set: what ``respeval agent`` runs.
+
+Each *run* is one source of actual invocations: an eval set holding the agent's turns
+(cases matched by ``eval_id``), one ADK session dump (for a one-case eval set, or named
+``<eval_id>.session.json``), or a directory of either.  Several runs of the same cases give
+pass@k and pass^k.  Every case gets ADK's metric values, thresholds and status; on top,
+respeval pools every (run, case, invocation) pair into trajectory diagnostics (Vertex's
+metrics, F1, per-tool confusion, substitutions, the worst invocations).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from respeval.agents.adk import (
+    DEFAULT_CRITERIA,
+    NOT_EVALUATED,
+    PASSED,
+    CaseOutcome,
+    Criterion,
+    evaluate_case,
+)
+from respeval.agents.analysis import RunSummary, summarize_runs
+from respeval.agents.loaders import AgentDataError, EvalSet, Invocation, load_eval_set, load_session
+
+__all__ = ["AgentReport", "evaluate_agent", "read_actual"]
+
+DIAGNOSTIC_METRICS = (
+    "trajectory_exact_match",
+    "trajectory_in_order_match",
+    "trajectory_any_order_match",
+    "trajectory_precision",
+    "trajectory_recall",
+    "trajectory_f1",
+)
+
+
+def _session_case_id(path: Path) -> str:
+    name = path.name
+    for suffix in (".session.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _read_one(path: Path, expected: EvalSet, case_hint: str | None) -> dict[str, list[Invocation]]:
+    text_head = path.read_text(encoding="utf-8")[:4096] if path.is_file() else ""
+    if path.name.endswith(".session.json") or '"events"' in text_head:
+        session = load_session(path)
+        if case_hint is not None:
+            case_id = case_hint
+        elif len(expected.cases) == 1:
+            case_id = expected.cases[0].eval_id
+        else:
+            case_id = _session_case_id(path)
+        return {case_id: session.invocations}
+    actual = load_eval_set(path)
+    out = {c.eval_id: c.invocations for c in actual.cases if c.invocations is not None}
+    if case_hint is not None:
+        if len(out) != 1:
+            raise AgentDataError(f"{path}: CASE=PATH needs a file with one conversation, this one has {len(out)}")
+        return {case_hint: next(iter(out.values()))}
+    if len(out) == 1 and len(expected.cases) == 1 and next(iter(out)) != expected.cases[0].eval_id:
+        # one conversation for a one-case eval set: pair them whatever their ids
+        return {expected.cases[0].eval_id: next(iter(out.values()))}
+    return out
+
+
+def read_actual(source: str | os.PathLike[str], expected: EvalSet) -> dict[str, list[Invocation]]:
+    """One run's actual invocations by eval case id, from ``source``: an eval set, a session
+    dump, a directory of them, or ``CASE=PATH`` to name the case a file belongs to."""
+    text = os.fspath(source)
+    case_hint = None
+    if "=" in text and not Path(text).exists():
+        case_hint, text = text.split("=", 1)
+    path = Path(text)
+    if not path.exists():
+        raise AgentDataError(f"{text}: no such file or directory")
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(".json"))
+        if not files:
+            raise AgentDataError(f"{text}: no *.json files (session dumps or eval sets) in this directory")
+        out: dict[str, list[Invocation]] = {}
+        for f in files:
+            for case_id, invs in _read_one(f, expected, None).items():
+                if case_id in out:
+                    raise AgentDataError(f"{f}: eval case {case_id!r} appears twice in {text}")
+                out[case_id] = invs
+        return out
+    return _read_one(path, expected, case_hint)
+
+
+@dataclass
+class AgentReport:
+    """Everything ``respeval agent`` computed: per run and case, ADK's outcomes; across runs,
+    pass@k; pooled over every invocation, trajectory diagnostics."""
+
+    expected: EvalSet
+    criteria: tuple[Criterion, ...]
+    runs: list[list[CaseOutcome]]
+    run_labels: list[str]
+    diagnostics: Any = None  # a TrajectoryResult over every scored (run, case, invocation)
+    diagnostic_rows: list[tuple[int, str, int]] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.status == PASSED for run in self.runs for c in run)
+
+    def counts(self, run: int) -> tuple[int, int]:
+        """(passed, not passed) of a run, as ``adk eval`` prints them."""
+        ok = sum(c.status == PASSED for c in self.runs[run])
+        return ok, len(self.runs[run]) - ok
+
+    def run_summary(self) -> RunSummary | None:
+        if len(self.runs) < 2:
+            return None
+        outcomes: dict[str, list[bool]] = {}
+        for run in self.runs:
+            for c in run:
+                outcomes.setdefault(c.eval_id, []).append(c.status == PASSED)
+        return summarize_runs(outcomes)
+
+    def metric_means(self) -> dict[str, float]:
+        """Per metric, the mean of the case values over runs and cases (cases without a value
+        left out), as ``AgentEvaluator`` pools runs."""
+        sums: dict[str, list[float]] = {}
+        for run in self.runs:
+            for c in run:
+                for m in c.metrics:
+                    if m.score is not None:
+                        sums.setdefault(m.criterion.label(), []).append(m.score)
+        return {k: sum(v) / len(v) for k, v in sums.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "eval_set_id": self.expected.eval_set_id,
+            "criteria": [{"metric": c.label(), "threshold": c.threshold} for c in self.criteria],
+            "runs": [
+                {
+                    "label": label,
+                    "cases": [c.to_dict() for c in run],
+                    "passed": self.counts(i)[0],
+                    "failed": self.counts(i)[1],
+                }
+                for i, (label, run) in enumerate(zip(self.run_labels, self.runs))
+            ],
+            "metric_means": self.metric_means(),
+            "unmatched_actual_cases": self.unmatched,
+        }
+        summary = self.run_summary()
+        if summary is not None:
+            out["repeated_runs"] = summary.to_dict()
+        if self.diagnostics is not None:
+            d = self.diagnostics
+            out["trajectory"] = {
+                "invocations": len(d),
+                "means": {k: v for k, v in d.corpus_scores().items()},
+                "tool_confusion": [t.to_dict() for t in d.tool_confusion()],
+                "substitutions": [
+                    {"expected": a, "called": b, "count": n} for (a, b), n in d.substitutions().most_common()
+                ],
+            }
+        return out
+
+    def format(self, *, worst: int = 5) -> str:
+        lines = [f"eval set {self.expected.eval_set_id} ({len(self.expected.cases)} cases, {len(self.runs)} run(s))"]
+        for i, (label, run) in enumerate(zip(self.run_labels, self.runs)):
+            lines.append(f"\nrun {i + 1}: {label}")
+            for c in run:
+                cells = []
+                for m in c.metrics:
+                    value = "n/a" if m.score is None else f"{m.score:.4f}"
+                    cells.append(f"{m.criterion.label()}={value} (>= {m.criterion.threshold:g})")
+                lines.append(f"  {c.status:<13} {c.eval_id}  " + "  ".join(cells))
+                for m in c.metrics:
+                    if m.reason and m.status == NOT_EVALUATED:
+                        lines.append(f"                {m.criterion.label()}: {m.reason}")
+            ok, bad = self.counts(i)
+            lines.append(f"  Tests passed: {ok}\n  Tests failed: {bad}")
+        means = self.metric_means()
+        if means:
+            lines.append("\nmetric means over runs and cases: " + ", ".join(f"{k}={v:.4f}" for k, v in means.items()))
+        summary = self.run_summary()
+        if summary is not None:
+            ks = ", ".join(
+                f"pass@{k}={summary.pass_at[k]:.3f} pass^{k}={summary.pass_hat[k]:.3f}" for k in summary.pass_at
+            )
+            lines.append(f"repeated runs ({summary.runs} per case): pass rate {summary.pass_rate:.3f}; {ks}")
+        if self.diagnostics is not None and len(self.diagnostics):
+            d = self.diagnostics
+            lines.append(f"\ntrajectory diagnostics over {len(d)} invocation(s) (respeval; Vertex-style metrics):")
+            for k, v in d.corpus_scores().items():
+                lines.append(f"  {k:<32}{v:.4f}")
+            confusion = [t for t in d.tool_confusion() if t.fp or t.fn][:10]
+            if confusion:
+                lines.append("  tools with mistakes (tp / extra / missed):")
+                for t in confusion:
+                    lines.append(f"    {t.tool:<30} {t.tp:>5} / {t.fp:>5} / {t.fn:>5}")
+            subs = d.substitutions().most_common(5)
+            if subs:
+                lines.append(
+                    "  most frequent substitutions (expected -> called): "
+                    + ", ".join(f"{a} -> {b} x{n}" for (a, b), n in subs)
+                )
+            rows = [r for r in d.worst(worst, by="trajectory_recall") if d["trajectory_recall"][r] < 1.0]
+            if rows:
+                lines.append("  lowest-recall invocations (run, case, invocation):")
+                for r in rows:
+                    run, case, inv = self.diagnostic_rows[r]
+                    lines.append(f"    run {run + 1}, {case}, invocation {inv}: recall {d['trajectory_recall'][r]:.3f}")
+        if self.unmatched:
+            lines.append("\nactual conversations with no eval case of that id: " + ", ".join(self.unmatched))
+        return "\n".join(lines)
+
+
+def evaluate_agent(
+    expected: EvalSet | str | os.PathLike[str],
+    actual: Sequence[str | os.PathLike[str] | Mapping[str, Sequence[Invocation]]],
+    criteria: Sequence[Criterion] = DEFAULT_CRITERIA,
+    *,
+    on_error: str = "raise",
+    implementation: str | None = None,
+    diagnostics: bool = True,
+) -> AgentReport:
+    """Score each run in ``actual`` (paths, or mappings case id -> invocations) against the
+    ``expected`` eval set (a loaded EvalSet or a path)."""
+    from respeval.metrics.trajectory import trajectory
+
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    expected_set = expected if isinstance(expected, EvalSet) else load_eval_set(expected)
+    if not actual:
+        raise ValueError("no actual conversations given (one --actual per run)")
+    runs: list[list[CaseOutcome]] = []
+    labels: list[str] = []
+    unmatched: list[str] = []
+    pred_rows: list[list[dict[str, Any]]] = []
+    ref_rows: list[list[dict[str, Any]]] = []
+    where: list[tuple[int, str, int]] = []
+    known = {c.eval_id for c in expected_set.cases}
+    for run_index, source in enumerate(actual):
+        if isinstance(source, Mapping):
+            by_case = {k: list(v) for k, v in source.items()}
+            labels.append(f"run {run_index + 1}")
+        else:
+            by_case = read_actual(source, expected_set)
+            labels.append(os.fspath(source))
+        unmatched += [f"{labels[-1]}: {k}" for k in by_case if k not in known]
+        outcomes = []
+        for case in expected_set.cases:
+            got = by_case.get(case.eval_id)
+            outcome = evaluate_case(
+                got, case, criteria, on_error=on_error, implementation=implementation, run=run_index
+            )
+            outcomes.append(outcome)
+            if got is not None and case.invocations is not None and len(got) == len(case.invocations):
+                for i, (a, e) in enumerate(zip(got, case.invocations)):
+                    pred_rows.append(a.calls)
+                    ref_rows.append(e.calls)
+                    where.append((run_index, case.eval_id, i))
+        runs.append(outcomes)
+    report = AgentReport(expected_set, tuple(criteria), runs, labels, unmatched=unmatched)
+    if diagnostics and pred_rows:
+        report.diagnostics = trajectory(
+            pred_rows,
+            ref_rows,
+            DIAGNOSTIC_METRICS,
+            name_key="name",
+            args_key="args",
+            args_required=False,
+            implementation=implementation,
+        )
+        report.diagnostic_rows = where
+    return report

@@ -1,0 +1,184 @@
+"""``respeval evaluate``: a whole evaluation (computed, custom and judged metrics) declared once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int
+
+NAME = "evaluate"
+HELP = "any mix of computed, custom and judged metrics: one table, one summary, one report"
+DESCRIPTION = (
+    "Evaluate a dataset with registry metrics (exact_match, bleu, rougeLsum, json_valid, regex, ...), your own "
+    "Python functions (isolated with a time limit, a memory limit and no network on request) and LLM judges "
+    "with your own templates and system instructions or predefined ones (GROUNDING, SAFETY, ...). Chunked, "
+    "resumable, every judge answer cached."
+)
+EPILOG = """\
+spec file (YAML, JSON or TOML; see docs/custom_metrics.md):
+  metrics:
+    - exact_match
+    - {metric: json_valid, schema: {type: object, required: [answer]}}
+    - {custom: my_checks:has_fields, isolation: process, timeout: 5}
+    - {pointwise: claims, template_file: claims.txt, system_instruction: "You are an expert claims auditor."}
+    - GROUNDING
+    - {pairwise: preference, flip: both}
+
+output:
+  --out FILE: one row per input row with {metric}/score, {metric}/explanation,
+  {metric}/pairwise_choice, {metric}/status, {metric}/unscored_reason (the hosted services'
+  column names); the summary has row_count, {metric}/mean, {metric}/std, intervals,
+  pass rates, coverage, calls and cost. --summary-out writes the run summary (JSON) that
+  `respeval report` renders; --report FILE writes the HTML report directly.
+
+examples:
+  respeval evaluate --input rows.jsonl --spec spec.yaml --out rows.parquet --report report.html
+  respeval evaluate --input rows.jsonl --metric exact_match --metric python:checks:has_fields --out rows.jsonl
+  respeval evaluate --input rows.jsonl --spec spec.yaml --model openai:gpt-4o-mini --out rows.parquet --resume
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_argument_group("input")
+    src.add_argument("--input", metavar="FILE", help="the dataset (.jsonl, .csv, .parquet); default: the spec's input")
+    src.add_argument("--spec", metavar="FILE", help="the evaluation: metrics, columns, judge (.yaml, .json, .toml)")
+    src.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a metric besides the spec's (repeatable): a registry name, a predefined judge metric "
+        "(GROUNDING, ...) or python:module:function",
+    )
+    src.add_argument("--response-field", metavar="COL", help="the response column (default response)")
+    src.add_argument("--reference-field", metavar="COL", help="the reference column (default reference)")
+    src.add_argument("--baseline-field", metavar="COL", help="the pairwise baseline (default baseline_model_response)")
+    src.add_argument("--id-field", metavar="COL", help="an id column, copied to the output")
+    src.add_argument(
+        "--on-error",
+        choices=["fail", "skip", "record"],
+        default="fail",
+        help="unreadable records: fail (default), skip, record (to --errors)",
+    )
+    src.add_argument("--errors", metavar="FILE", help="bad records for --on-error record (default OUT.errors.jsonl)")
+    jd = p.add_argument_group("judge")
+    jd.add_argument("--model", metavar="SPEC", help="judge model: openai:MODEL, anthropic:MODEL, python:..., fake:...")
+    jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
+    jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    jd.add_argument("--template", metavar="FILE", help="a pointwise judge prompt template (adds metric 'judge')")
+    jd.add_argument("--system-instruction", metavar="TEXT", help="system instruction for --template (TEXT or @FILE)")
+    jd.add_argument("--concurrency", type=positive_int, default=None, help="judge calls in flight (default 16)")
+    jd.add_argument("--samples", type=positive_int, default=None, help="judge samples per row (strict majority)")
+    jd.add_argument("--cache", metavar="FILE", help="judge answer cache (default OUT.cache.sqlite)")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl, .csv); resumable")
+    out.add_argument("--resume", action="store_true", help="continue an interrupted run into the same --out")
+    out.add_argument("--chunk-size", type=positive_int, default=5000, help="rows per chunk (default 5000)")
+    out.add_argument("--json", action="store_true", help="print summary_metrics as JSON")
+    out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
+    out.add_argument("--report", metavar="FILE", help="write the HTML report")
+    out.add_argument("--title", help="report title")
+    out.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_bootstrap_arguments(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    from respeval.evaluate import JudgeStopped, PointwiseMetric, evaluate, load_spec
+    from respeval.evaluate.spec import read_text_option
+    from respeval.report import write_run_outputs
+
+    spec: dict[str, Any] = load_spec(args.spec) if args.spec else {"metrics": [], "columns": {}, "judge": {}}
+    metrics = list(spec["metrics"]) + list(args.metric)
+    if args.template:
+        template = Path(args.template).read_text(encoding="utf-8")
+        instruction = read_text_option(args.system_instruction)
+        metrics.append(PointwiseMetric("judge", template, system_instruction=instruction))
+    elif args.system_instruction:
+        raise ValueError("--system-instruction goes with --template (or system_instruction: in the spec)")
+    if not metrics:
+        raise ValueError("no metric: give --spec FILE or --metric NAME")
+    data = args.input or spec.get("input")
+    if not data:
+        raise ValueError("no dataset: give --input FILE (or input: in the spec)")
+    columns = spec["columns"]
+    judge = spec["judge"]
+    model = args.model or spec.get("model")
+    if isinstance(model, str):
+        from respeval.judge.specs import load_model
+
+        model = load_model(
+            model,
+            base_url=args.base_url or spec.get("base_url"),
+            api_key_env=args.api_key_env or spec.get("api_key_env"),
+        )
+    engine_options = _engine_options(judge)
+    out = args.out or spec.get("out")
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        from respeval.evaluate.inputs import open_dataset
+
+        bar = tqdm(
+            total=open_dataset(data).count(),
+            unit="rows",
+            file=sys.stderr,
+            delay=2.0,
+            dynamic_ncols=True,
+            desc="evaluating",
+        )
+    try:
+        result = evaluate(
+            data,
+            metrics,
+            model=model,
+            response_column=args.response_field or columns.get("response", "response"),
+            reference_column=args.reference_field or columns.get("reference", "reference"),
+            baseline_column=args.baseline_field or columns.get("baseline", "baseline_model_response"),
+            prompt_column=columns.get("prompt", "prompt"),
+            id_column=args.id_field or columns.get("id"),
+            out=out,
+            resume=args.resume,
+            on_error=args.on_error,
+            errors_out=args.errors,
+            chunk_size=args.chunk_size,
+            cache=args.cache or judge.get("cache"),
+            concurrency=args.concurrency or judge.get("concurrency", 16),
+            samples=args.samples or judge.get("samples", 1),
+            engine_options=engine_options,
+            bootstrap=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+            title=args.title or spec.get("title"),
+            progress=bar.update if bar is not None else None,
+        )
+    except JudgeStopped as exc:
+        print(f"respeval evaluate: {exc}; finished chunks are kept: rerun with --resume", file=sys.stderr)
+        return Exit.BUDGET if exc.kind == "budget" else Exit.JUDGE_FATAL
+    finally:
+        if bar is not None:
+            bar.close()
+    print(json.dumps(result.summary_metrics, indent=2) if args.json else result.format())
+    write_run_outputs(result.run_summary, summary_out=args.summary_out, report=args.report or spec.get("report"))
+    return Exit.OK
+
+
+def _engine_options(judge: dict[str, Any]) -> Any:
+    from respeval.judge.engine import EngineOptions
+    from respeval.judge.limits import Budget, Price
+
+    options: dict[str, Any] = {}
+    for key in ("concurrency", "timeout", "max_retries"):
+        if key in judge:
+            options[key] = judge[key]
+    if ("price_in" in judge) != ("price_out" in judge):
+        raise ValueError("judge: give both price_in and price_out (USD per million tokens)")
+    if "price_in" in judge:
+        options["prices"] = Price(float(judge["price_in"]), float(judge["price_out"]))
+    if "budget_usd" in judge:
+        options["budget"] = Budget(max_cost=float(judge["budget_usd"]))
+    return EngineOptions(**options)

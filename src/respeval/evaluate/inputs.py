@@ -1,0 +1,246 @@
+"""The dataset of an evaluation, chunk by chunk: an Arrow table, a pandas DataFrame, a list of
+dicts, or a file (JSONL, CSV, Parquet).  Each chunk holds whole records; a record that cannot
+be read (bad JSON, not an object) is reported with its file, line and reason."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
+
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    row: int
+    where: str
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"row": self.row, "where": self.where, "reason": self.reason}
+
+
+@dataclass
+class Chunk:
+    """Rows ``rows`` (0-based input record numbers) of the dataset, as records or as an Arrow
+    table (whichever it was read as; the other is made on demand)."""
+
+    index: int
+    rows: list[int]
+    bad: list[BadRecord] = field(default_factory=list)
+    _records: list[dict[str, Any]] | None = None
+    _table: Any = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        if self._records is None:
+            self._records = self._table.to_pylist() if self._table is not None else []
+        return self._records
+
+    def column(self, name: str) -> list[Any]:
+        if self._table is not None and self._records is None:
+            if name not in self._table.column_names:
+                return [None] * len(self.rows)
+            return self._table.column(name).to_pylist()  # type: ignore[no-any-return]
+        return [r.get(name) for r in self.records]
+
+    def arrow(self) -> Any:
+        """The chunk as a ``pyarrow.RecordBatch`` (for batch custom functions)."""
+        import pyarrow as pa
+
+        if self._table is None:
+            self._table = pa.Table.from_pylist(self.records)
+        table = self._table.combine_chunks()
+        batches = table.to_batches()
+        if len(batches) == 1:
+            return batches[0]
+        return pa.RecordBatch.from_pylist([], schema=table.schema) if not batches else table.to_batches()[0]
+
+
+class Dataset:
+    """Where the records come from, and how to read them in chunks from any row."""
+
+    def __init__(self, source: Any, *, on_error: str = "fail") -> None:
+        self.source = source
+        self.on_error = on_error
+        self.path: str | None = None
+        self._table: Any = None
+        if isinstance(source, (str, os.PathLike)):
+            self.path = os.fspath(source)
+            suffix = Path(self.path).suffix.lower()
+            if suffix not in FORMATS:
+                raise ValueError(f"{self.path}: unknown format {suffix!r} (expected .jsonl, .csv or .parquet)")
+            if not os.path.exists(self.path):
+                raise ValueError(f"{self.path}: no such file")
+            self.format = FORMATS[suffix]
+            return
+        import pyarrow as pa
+
+        if isinstance(source, pa.RecordBatch):
+            source = pa.Table.from_batches([source])
+        if isinstance(source, pa.Table):
+            self._table = source
+        elif hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas
+            self._table = pa.Table.from_pandas(source, preserve_index=False)
+        elif isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
+            self._table = pa.Table.from_pylist([dict(r) for r in source])
+        else:
+            raise TypeError(
+                "dataset must be an Arrow table, a pandas DataFrame, a list of dicts or a file path "
+                f"(.jsonl, .csv, .parquet), got {type(source).__name__}"
+            )
+        self.format = "arrow"
+
+    def fingerprint(self) -> str:
+        if self.path is not None:
+            st = os.stat(self.path)
+            return f"{os.path.abspath(self.path)}|{st.st_size}|{st.st_mtime_ns}"
+        digest = hashlib.sha256()
+        for batch in self._table.to_batches(max_chunksize=65536):
+            sink = io.BytesIO()
+            import pyarrow as pa
+
+            with pa.ipc.new_stream(sink, batch.schema) as writer:
+                writer.write_batch(batch)
+            digest.update(sink.getvalue())
+        return "table:" + digest.hexdigest()
+
+    def columns(self) -> list[str] | None:
+        """Column names when known without reading the data (tables, Parquet, CSV)."""
+        if self._table is not None:
+            return list(self._table.column_names)
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.ParquetFile(self.path).schema_arrow.names)
+        if self.format == "csv":
+            with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
+                return next(csv.reader(fh), [])
+        return None
+
+    def count(self) -> int | None:
+        if self._table is not None:
+            return int(self._table.num_rows)
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(self.path).metadata.num_rows)
+        try:
+            with open(self.path, "rb") as fh:  # type: ignore[arg-type]
+                lines = sum(1 for line in fh if line.strip())
+            return lines - 1 if self.format == "csv" else lines
+        except OSError:
+            return None
+
+    def chunks(self, chunk_size: int, start_chunk: int = 0) -> Iterator[Chunk]:
+        """Chunks of ``chunk_size`` records, from chunk ``start_chunk`` on."""
+        if self._table is not None:
+            n = self._table.num_rows
+            for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
+                part = self._table.slice(start, chunk_size)
+                yield Chunk(k, list(range(start, start + part.num_rows)), _table=part)
+            return
+        if self.format == "parquet":
+            yield from self._parquet_chunks(chunk_size, start_chunk)
+        elif self.format == "csv":
+            yield from self._record_chunks(self._csv_records(), chunk_size, start_chunk)
+        else:
+            yield from self._record_chunks(self._jsonl_records(), chunk_size, start_chunk)
+
+    def _parquet_chunks(self, chunk_size: int, start_chunk: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pf = pq.ParquetFile(self.path)
+        skip = start_chunk * chunk_size
+        row = 0
+        k = start_chunk
+        pending: list[Any] = []
+        have = 0
+        for batch in pf.iter_batches(batch_size=chunk_size):
+            if row + batch.num_rows <= skip:
+                row += batch.num_rows
+                continue
+            if row < skip:
+                batch = batch.slice(skip - row)
+                row = skip
+            pending.append(batch)
+            have += batch.num_rows
+            while have >= chunk_size:
+                table = pa.Table.from_batches(pending)
+                yield Chunk(k, list(range(row, row + chunk_size)), _table=table.slice(0, chunk_size))
+                rest = table.slice(chunk_size)
+                pending = rest.to_batches() if rest.num_rows else []
+                have = rest.num_rows
+                row += chunk_size
+                k += 1
+        if have:
+            table = pa.Table.from_batches(pending)
+            yield Chunk(k, list(range(row, row + have)), _table=table)
+
+    def _record_chunks(
+        self, records: Iterator[tuple[int, dict[str, Any] | BadRecord]], chunk_size: int, start_chunk: int
+    ) -> Iterator[Chunk]:
+        skip = start_chunk * chunk_size
+        k = start_chunk
+        chunk = Chunk(k, [], [], [])
+        for row, record in records:
+            if row < skip:
+                continue
+            if isinstance(record, BadRecord):
+                if self.on_error == "fail":
+                    raise ValueError(f"{record.where}: {record.reason} (use --on-error skip or record to go on)")
+                chunk.bad.append(record)
+            else:
+                chunk.rows.append(row)
+                chunk.records.append(record)
+            if (row + 1) % chunk_size == 0:
+                yield chunk
+                k += 1
+                chunk = Chunk(k, [], [], [])
+        if chunk.rows or chunk.bad:
+            yield chunk
+
+    def _jsonl_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
+        row = 0
+        with open(self.path, "rb") as fh:  # type: ignore[arg-type]
+            for lineno, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                where = f"{self.path}:{lineno}"
+                try:
+                    record = json.loads(raw)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    yield row, BadRecord(row, where, f"not JSON: {exc}")
+                else:
+                    if isinstance(record, dict):
+                        yield row, record
+                    else:
+                        yield row, BadRecord(row, where, f"expected a JSON object, got {type(record).__name__}")
+                row += 1
+
+    def _csv_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
+        with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
+            reader = csv.DictReader(fh)
+            for row, record in enumerate(reader):
+                if None in record:
+                    where = f"{self.path}:{reader.line_num}"
+                    yield row, BadRecord(row, where, "more cells than the header has columns")
+                    continue
+                yield row, dict(record)
+
+
+def open_dataset(source: Any, *, on_error: str = "fail") -> Dataset:
+    return source if isinstance(source, Dataset) else Dataset(source, on_error=on_error)

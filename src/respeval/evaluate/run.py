@@ -1,0 +1,734 @@
+"""``evaluate()``: any mix of computed, custom and judged metrics over one dataset, chunk by
+chunk, into one results table and one summary.
+
+Per chunk of ``chunk_size`` records: the registry families score the response against the
+reference, custom functions run (in process or in workers), and every judged metric goes
+through :class:`~respeval.judge.engine.JudgeEngine` (via the multi-sampling driver) with the
+shared answer cache, so a rerun pays for nothing twice.  With ``out``, each finished chunk is
+written to ``OUT.parts/`` (results, the families' statistics, the bad records) before the
+next starts; ``resume=True`` reuses the completed chunks of an interrupted run with the same
+inputs and metrics, so a killed run finishes with the table an uninterrupted run writes.
+
+Columns (the hosted evaluation services' names, plus respeval's own):
+
+================================  ===========================================================
+``row``, the id column, inputs    the 0-based input row, then the columns the metrics read
+``{metric}/score``                the row's score (registry metrics: their headline, e.g.
+                                  ``rougeLsum`` F; judges: the judge's score)
+``{metric}/explanation``          the judge's reasoning, a check's failure, a function's text
+``{metric}/pairwise_choice``      pairwise: CANDIDATE, BASELINE or TIE, in the first order asked
+``{metric}/pairwise_choice_swapped``  pairwise, both orders: the verdict with the responses
+                                  swapped, in the same labels (validate reads it)
+``{metric}/outcome``              pairwise: the pair's result, INCONSISTENT when orders differ
+``{metric}/pass``                 judges and checks: whether the row passes
+``{metric}/status``               ``scored`` or ``unscored``
+``{metric}/unscored_reason``      why a row has no score (never a silent 0)
+``{metric}/{field}``              a family's other per-row fields (``rouge1/p``, ``word_count/n``)
+================================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from respeval._version import __version__
+from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
+from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
+from respeval.metrics.base import ChunkScores
+from respeval.stats import DEFAULT_SEED
+
+__all__ = ["EvalResult", "JudgeStopped", "evaluate"]
+
+ON_ERROR = ("fail", "skip", "record")
+SCORED, UNSCORED = "scored", "unscored"
+PAIR_LABELS = {"A": "BASELINE", "B": "CANDIDATE", "tie": "TIE", "inconsistent": "INCONSISTENT"}
+
+
+class JudgeStopped(RuntimeError):
+    """The judge stopped (budget, fatal model error, interrupt): rerun with ``resume`` to go on."""
+
+    def __init__(self, reason: str, kind: str | None) -> None:
+        super().__init__(reason)
+        self.kind = kind
+
+
+@dataclass
+class Columns:
+    """Which dataset columns the metrics read."""
+
+    response: str = "response"
+    reference: str = "reference"
+    baseline: str = "baseline_model_response"
+    prompt: str = "prompt"
+    id: str | None = None
+
+    def judge_fields(self) -> dict[str, str]:
+        return {"response": self.response, "reference": self.reference, "baseline_model_response": self.baseline}
+
+
+@dataclass
+class Spend:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+
+    def add(self, other: Any) -> None:
+        for name in ("calls", "cache_hits", "retries", "reasks", "tokens_in", "tokens_out", "cost", "seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` produced: the per-row ``table`` (pyarrow), the hosted-service style
+    ``summary_metrics`` (``row_count``, ``{metric}/mean``, ``{metric}/std``, ...), respeval's
+    ``run_summary`` (the report schema), and where things were written."""
+
+    table: Any
+    summary_metrics: dict[str, Any]
+    run_summary: dict[str, Any]
+    output: str | None = None
+    errors_output: str | None = None
+    resumed_chunks: int = 0
+    spend: Spend = field(default_factory=Spend)
+
+    @property
+    def metrics_table(self) -> Any:
+        """The table as a pandas DataFrame (the hosted SDKs' ``metrics_table``)."""
+        return self.table.to_pandas()
+
+    def format(self) -> str:
+        from respeval.evaluate.summary import format_summary
+
+        return format_summary(self)
+
+
+# --------------------------------------------------------------------------- the judge loop
+
+
+class _JudgeLoop:
+    """One event loop on a helper thread for the whole run: the model is opened once and every
+    chunk's judge calls run there (an HTTP client's connections survive between chunks)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="respeval-evaluate-judge", daemon=True)
+        self.thread.start()
+        self.run(model.__aenter__())
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def close(self) -> None:
+        try:
+            self.run(self.model.__aexit__(None, None, None))
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            self.loop.close()
+
+
+# --------------------------------------------------------------------------- one chunk
+
+
+def _text_column(values: list[Any]) -> list[str | None]:
+    return [v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False, default=str) for v in values]
+
+
+def _computed(use: FamilyUse, chunk: Chunk, columns: Columns, out: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Score one family on the chunk; returns its statistics (zeros on unscored rows) and the
+    scored mask, keyed for the parts file."""
+    n = len(chunk)
+    preds = chunk.column(columns.response)
+    refs = chunk.column(columns.reference) if use.reference else [""] * n
+    reasons: dict[int, str] = {}
+    keep: list[int] = []
+    for i, (p, r) in enumerate(zip(preds, refs)):
+        if not isinstance(p, str):
+            reasons[i] = f"field {columns.response!r}: " + (
+                "missing" if p is None else f"not text ({type(p).__name__})"
+            )
+        elif use.reference and not (
+            isinstance(r, str) or (isinstance(r, list) and r and all(isinstance(x, str) for x in r))
+        ):
+            reasons[i] = f"field {columns.reference!r}: " + (
+                "missing" if r is None else "expected text or a list of texts"
+            )
+        else:
+            keep.append(i)
+    family = use.family
+    width = len(family.stat_names)
+    stats = np.zeros((n, width), dtype=np.float64)
+    scored_cols: dict[str, np.ndarray] = {}
+    if keep:
+        sub_preds = [preds[i] for i in keep]
+        sub_refs = [refs[i] for i in keep]
+        result: ChunkScores = family.score(family.prepare(sub_refs), sub_preds)
+        idx = np.asarray(keep, dtype=np.int64)
+        stats[idx] = np.asarray(result.stats, dtype=np.float64)
+        for j, reason in result.errors.items():
+            reasons[keep[j]] = reason
+        for name, col in result.columns.items():
+            col = np.asarray(col)
+            full = np.full(n, np.nan) if col.dtype.kind in "fiub" else np.full(n, None, dtype=object)
+            full[idx] = col
+            scored_cols[name] = full
+    scored = np.ones(n, dtype=bool)
+    for i in reasons:
+        scored[i] = False
+    stats[~scored] = 0.0
+    for metric, headline in use.metrics.items():
+        prefix = metric + "_"
+        own = family.name == metric  # a renamed check owns every column of its family
+        score = scored_cols.get(headline, np.full(n, np.nan)).astype(np.float64)
+        score[~scored] = np.nan
+        out[f"{metric}/score"] = score
+        for name, col in scored_cols.items():
+            if name == headline or not (own or name.startswith(prefix)):
+                continue
+            suffix = name[len(prefix) :] if name.startswith(prefix) else name
+            if suffix == "error":
+                out[f"{metric}/explanation"] = list(col)
+            elif suffix == "pass":
+                out[f"{metric}/pass"] = col
+            else:
+                out[f"{metric}/{suffix}"] = col
+        out[f"{metric}/status"] = [SCORED if s else UNSCORED for s in scored]
+        out[f"{metric}/unscored_reason"] = [reasons.get(i) for i in range(n)]
+    return {"stats": stats, "scored": scored}
+
+
+def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
+    batch = chunk.arrow() if metric.batch else None
+    scores = metric.score_rows(chunk.records if not metric.batch else [], batch)
+    n = len(chunk)
+    names = metric.metric_names
+    keys = list(metric.outputs) if metric.outputs is not None else ["score"]
+    for name, key in zip(names, keys):
+        out[f"{name}/score"] = scores.columns[key]
+        if scores.explanations is not None or metric.outputs is None:
+            out[f"{name}/explanation"] = scores.explanations or [None] * n
+        out[f"{name}/status"] = [UNSCORED if i in scores.errors else SCORED for i in range(n)]
+        out[f"{name}/unscored_reason"] = [scores.errors.get(i) for i in range(n)]
+
+
+def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]) -> None:
+    score = np.full(n, np.nan)
+    passed: list[bool | None] = [None] * n
+    explanation: list[str | None] = [None] * n
+    labels: list[str | None] = [None] * n
+    status = [UNSCORED] * n
+    reason: list[str | None] = ["not run"] * n
+    for row in rows:
+        i = row.row
+        status[i] = SCORED if row.scored and row.verdict is not None else UNSCORED
+        reason[i] = None if status[i] == SCORED else (row.unscored_reason or "unscored")
+        if row.verdict is not None and status[i] == SCORED:
+            v = row.verdict
+            if isinstance(v.get("score"), (int, float)):
+                score[i] = float(v["score"])
+            passed[i] = bool(v.get("pass"))
+            explanation[i] = v.get("reasoning") if isinstance(v.get("reasoning"), str) else None
+            labels[i] = v.get("label")
+    name = metric.name
+    out[f"{name}/score"] = score
+    out[f"{name}/explanation"] = explanation
+    out[f"{name}/pass"] = passed
+    if any(label is not None for label in labels) or getattr(metric.contract, "labels", None):
+        out[f"{name}/label"] = labels
+    out[f"{name}/status"] = status
+    out[f"{name}/unscored_reason"] = reason
+
+
+def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], rows: list[Any], out: dict) -> None:
+    from respeval.judge.methods.pairwise import combine_orders
+
+    n = len(chunk)
+    orders: list[dict[str, Any]] = [{} for _ in range(n)]
+    for (i, orientation), row in zip(jobs, rows):
+        orders[i][orientation] = row
+    choice: list[str | None] = [None] * n
+    swapped: list[str | None] = [None] * n
+    outcome: list[str | None] = [None] * n
+    explanation: list[str | None] = [None] * n
+    status = [UNSCORED] * n
+    reason: list[str | None] = [None] * n
+    score = np.full(n, np.nan)
+    for i, mine in enumerate(orders):
+        bad = [f"order {o}: {r.unscored_reason or 'unscored'}" for o, r in mine.items() if not r.scored]
+        if bad or not mine:
+            reason[i] = "; ".join(bad) or "not run"
+            continue
+        winners = {o: r.verdict["winner"] for o, r in mine.items()}
+        first = "ab" if "ab" in mine else next(iter(mine))
+        choice[i] = PAIR_LABELS[winners[first]]
+        if len(mine) == 2:
+            swapped[i] = PAIR_LABELS[winners["ba"]]
+        combined = combine_orders(winners)
+        outcome[i] = PAIR_LABELS[combined]
+        score[i] = {"B": 1.0, "A": 0.0, "tie": 0.5}.get(combined, np.nan)
+        explanation[i] = mine[first].verdict.get("reasoning")
+        status[i] = SCORED
+    name = metric.name
+    out[f"{name}/pairwise_choice"] = choice
+    if metric.flip == "both":
+        out[f"{name}/pairwise_choice_swapped"] = swapped
+    out[f"{name}/outcome"] = outcome
+    out[f"{name}/score"] = score
+    out[f"{name}/explanation"] = explanation
+    out[f"{name}/status"] = status
+    out[f"{name}/unscored_reason"] = reason
+
+
+async def _judge_metric(
+    metric: Any, chunk: Chunk, ctx: _JudgeContext
+) -> tuple[list[tuple[int, str]] | None, list[Any], Any]:
+    from respeval.judge.methods.sampling import arun_sampled
+
+    records = chunk.records
+    fields = ctx.columns.judge_fields()
+    jobs: list[tuple[int, str]] | None = None
+    if metric.kind == "pairwise":
+        jobs = [(i, o) for i, row in enumerate(chunk.rows) for o in metric.orientations(row)]
+        engine_records = [{**records[i], "orientation": o} for i, o in jobs]
+    else:
+        engine_records = records
+    options = ctx.engine_options
+    if ctx.budget_left is not None:
+        options = dataclasses.replace(options, budget=ctx.budget_left())
+    result = await arun_sampled(
+        engine_records,
+        ctx.model,
+        metric,
+        samples=ctx.samples,
+        vote_field="winner" if metric.kind == "pairwise" else "pass",
+        threshold=getattr(metric, "threshold", 0.5),
+        cache=ctx.cache,
+        options=options,
+        fields=fields,
+    )
+    return jobs, result.rows, result
+
+
+@dataclass
+class _JudgeContext:
+    model: Any
+    cache: Any
+    engine_options: Any
+    samples: int
+    columns: Columns
+    loop: _JudgeLoop
+    budget_left: Callable[[], Any] | None = None
+
+
+def _score_chunk(
+    chunk: Chunk, plan: Plan, columns: Columns, judge: _JudgeContext | None, keep: Sequence[str], spend: Spend
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    out: dict[str, Any] = {"row": np.asarray(chunk.rows, dtype=np.int64)}
+    for name in keep:
+        out[name] = _text_column(chunk.column(name))
+    stats: dict[str, np.ndarray] = {}
+    for k, use in enumerate(plan.computed):
+        got = _computed(use, chunk, columns, out)
+        stats[f"f{k}_stats"] = got["stats"]
+        stats[f"f{k}_scored"] = got["scored"]
+    for metric in plan.custom:
+        _custom(metric, chunk, out)
+    for metric in plan.judged:
+        if judge is None:
+            raise ValueError(f"metric {metric.name!r} needs a judge: give model= (--model)")
+        jobs, rows, result = judge.loop.run(_judge_metric(metric, chunk, judge))
+        spend.add(result.spend)
+        if result.stop_reason:
+            raise JudgeStopped(f"the judge stopped on {metric.name}: {result.stop_reason}", result.stop_kind)
+        if metric.kind == "pairwise":
+            _pairwise_columns(metric, chunk, jobs, rows, out)
+        else:
+            _pointwise_columns(metric, rows, len(chunk), out)
+    return out, stats
+
+
+# --------------------------------------------------------------------------- parts on disk
+
+
+class _Parts:
+    """Finished chunks under ``OUT.parts/``: results (Parquet), statistics, bad records, each
+    renamed into place when complete (the results file last)."""
+
+    def __init__(self, out: str, fingerprint: str, resume: bool) -> None:
+        self.dir = Path(out + ".parts")
+        manifest = self.dir / "manifest.json"
+        if self.dir.exists() and resume:
+            try:
+                stored = json.loads(manifest.read_text())
+            except (OSError, ValueError):
+                stored = {}
+            if stored.get("fingerprint") != fingerprint:
+                raise ValueError(
+                    f"cannot resume into {out}: the input, the metrics or the options changed since the "
+                    f"interrupted run (or {manifest} is missing); run without --resume"
+                )
+        elif self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = manifest.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"fingerprint": fingerprint}))
+        os.replace(tmp, manifest)
+
+    def _name(self, k: int, what: str) -> Path:
+        return self.dir / f"part-{k:06d}.{what}"
+
+    def done(self) -> int:
+        """How many chunks, from the first, are complete."""
+        k = 0
+        while self._name(k, "parquet").exists():
+            k += 1
+        return k
+
+    def write(self, k: int, table: Any, stats: dict[str, np.ndarray], bad: list[BadRecord]) -> None:
+        import pyarrow.parquet as pq
+
+        for what, writer in (
+            ("npz", lambda fh: np.savez(fh, **stats)),
+            ("bad.jsonl", lambda fh: fh.write("".join(json.dumps(b.to_json()) + "\n" for b in bad).encode())),
+        ):
+            path = self._name(k, what)
+            with open(path.with_name(path.name + ".tmp"), "wb") as fh:
+                writer(fh)
+            os.replace(path.with_name(path.name + ".tmp"), path)
+        path = self._name(k, "parquet")
+        pq.write_table(table, path.with_name(path.name + ".tmp"))
+        os.replace(path.with_name(path.name + ".tmp"), path)
+
+    def tables(self, n: int) -> list[Any]:
+        import pyarrow.parquet as pq
+
+        return [pq.read_table(self._name(k, "parquet")) for k in range(n)]
+
+    def stats(self, n: int) -> list[dict[str, np.ndarray]]:
+        out = []
+        for k in range(n):
+            with np.load(self._name(k, "npz"), allow_pickle=False) as z:
+                out.append({name: z[name] for name in z.files})
+        return out
+
+    def bad(self, n: int) -> list[dict[str, Any]]:
+        rows = []
+        for k in range(n):
+            text = self._name(k, "bad.jsonl").read_text(encoding="utf-8")
+            rows.extend(json.loads(line) for line in text.splitlines() if line)
+        return rows
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _to_arrow(columns: dict[str, Any]) -> Any:
+    import pyarrow as pa
+
+    arrays = {}
+    for name, values in columns.items():
+        if isinstance(values, np.ndarray) and values.dtype != object:
+            arrays[name] = pa.array(values, mask=np.isnan(values)) if values.dtype.kind == "f" else pa.array(values)
+        elif name.endswith("/pass"):
+            arrays[name] = pa.array(
+                [None if v is None or (isinstance(v, float) and np.isnan(v)) else bool(v) for v in values],
+                type=pa.bool_(),
+            )
+        else:
+            arrays[name] = pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    return pa.table(arrays)
+
+
+def _write_output(table: Any, out: str) -> None:
+    suffix = Path(out).suffix.lower()
+    tmp = out + ".tmp"
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, tmp)
+    elif suffix in (".jsonl", ".ndjson"):
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for batch in table.to_batches(max_chunksize=10_000):
+                for row in batch.to_pylist():
+                    fh.write(json.dumps(_plain(row), ensure_ascii=False) + "\n")
+    elif suffix == ".csv":
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, tmp)
+    else:
+        raise ValueError(f"{out}: the results file is .parquet, .jsonl or .csv")
+    os.replace(tmp, out)
+
+
+def _plain(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in row.items()}
+
+
+# --------------------------------------------------------------------------- evaluate()
+
+
+def _fingerprint(dataset: Dataset, plan: Plan, options: dict[str, Any]) -> str:
+    blob = json.dumps(
+        {"data": dataset.fingerprint(), "metrics": plan.signatures(), "options": options, "version": __version__},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _keep_columns(plan: Plan, columns: Columns, extra: Sequence[str], available: list[str] | None) -> list[str]:
+    names: list[str] = []
+    if columns.id:
+        names.append(columns.id)
+    names.append(columns.prompt)
+    if plan.computed:
+        names += [columns.response, columns.reference]
+    for metric in plan.judged:
+        rename = columns.judge_fields()
+        names += [rename.get(f, f) for f in metric.template.fields]
+    for metric in plan.custom:
+        names += list(metric.columns or ())
+    names += list(extra)
+    names = [n for n in dict.fromkeys(names) if n != "row"]
+    if available is not None:
+        names = [n for n in names if n in available]
+    return names
+
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[Any],
+    *,
+    model: Any = None,
+    response_column: str = "response",
+    reference_column: str = "reference",
+    baseline_column: str = "baseline_model_response",
+    prompt_column: str = "prompt",
+    id_column: str | None = None,
+    keep_columns: Sequence[str] = (),
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    on_error: str = "fail",
+    errors_out: str | None = None,
+    chunk_size: int = 5000,
+    cache: Any = None,
+    concurrency: int = 16,
+    samples: int = 1,
+    engine_options: Any = None,
+    tokenizer: str = "rouge",
+    stemmer: bool = False,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    title: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> EvalResult:
+    """Evaluate ``dataset`` with every metric in ``metrics``: one table, one summary.
+
+    Args:
+        dataset: an Arrow table, a pandas DataFrame, a list of dicts, or a .jsonl/.csv/.parquet file.
+        metrics: registry names (``"bleu"``), predefined judge metrics (``"GROUNDING"``),
+            ``"python:module:function"``, or objects: :class:`~respeval.evaluate.Computed`,
+            :class:`~respeval.evaluate.CustomMetric`, :class:`~respeval.evaluate.PointwiseMetric`,
+            :class:`~respeval.evaluate.PairwiseMetric`.
+        model: the judge for judged metrics: a model string (``openai:gpt-4o-mini``) or a
+            :class:`~respeval.judge.JudgeModel`.
+        response_column, reference_column, baseline_column, prompt_column, id_column: where
+            the response, the reference, the pairwise baseline, the prompt and the id are.
+        keep_columns: more input columns to copy into the table.
+        out: write the table here (.parquet, .jsonl, .csv), chunk by chunk (resumable).
+        resume: continue an interrupted run into the same ``out``.
+        on_error: unreadable records: ``fail`` (stop, naming file and line), ``skip`` or
+            ``record`` (write them with their reason to ``errors_out``, default OUT.errors.jsonl).
+        cache: the judge's answer cache (a path or a JudgeCache; default OUT.cache.sqlite with ``out``).
+        concurrency, samples, engine_options: the judge engine's calls in flight, samples per
+            row (strict majority) and other :class:`~respeval.judge.EngineOptions`.
+        bootstrap, confidence, seed: the intervals of the summary.
+
+    Raises :class:`JudgeStopped` when the judge stops (budget, model error); the finished
+    chunks are kept, and ``resume=True`` goes on from there.
+    """
+    from respeval.evaluate.summary import build_summaries
+
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, got {on_error!r}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if resume and out is None:
+        raise ValueError("resume needs out (the finished chunks are kept beside it)")
+    started = time.perf_counter()
+    plan = resolve_metrics(metrics, tokenizer=tokenizer, stemmer=stemmer)
+    data = open_dataset(dataset, on_error=on_error)
+    columns = Columns(response_column, reference_column, baseline_column, prompt_column, id_column)
+    keep = _keep_columns(plan, columns, keep_columns, data.columns())
+    out_path = os.fspath(out) if out is not None else None
+    if out_path is not None:
+        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    errors_path = (errors_out or (out_path + ".errors.jsonl" if out_path else None)) if on_error == "record" else None
+    fingerprint = _fingerprint(
+        data,
+        plan,
+        {
+            "chunk_size": chunk_size,
+            "on_error": on_error,
+            "columns": dataclasses.asdict(columns),
+            "keep": keep,
+            "samples": samples,
+            "tokenizer": tokenizer,
+            "stemmer": stemmer,
+        },
+    )
+    parts = _Parts(out_path, fingerprint, resume) if out_path is not None else None
+    done = parts.done() if parts is not None else 0
+    spend = Spend()
+    judge_ctx, owned = _open_judge(plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend)
+    tables: list[Any] = []
+    stats: list[dict[str, np.ndarray]] = []
+    bad: list[dict[str, Any]] = []
+    try:
+        if progress is not None and done:
+            progress(min(done * chunk_size, data.count() or 0))
+        for chunk in data.chunks(chunk_size, start_chunk=done):
+            columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
+            table = _to_arrow(columns_out)
+            if parts is not None:
+                parts.write(chunk.index, table, chunk_stats, chunk.bad)
+            else:
+                tables.append(table)
+                stats.append(chunk_stats)
+                bad.extend(b.to_json() for b in chunk.bad)
+            if progress is not None:
+                progress(len(chunk) + len(chunk.bad))
+    finally:
+        for metric in plan.custom:
+            metric.close()
+        for closer in owned:
+            closer()
+    if parts is not None:
+        n = parts.done()
+        tables, stats, bad = parts.tables(n), parts.stats(n), parts.bad(n)
+    import pyarrow as pa
+
+    table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    if out_path is not None:
+        _write_output(table, out_path)
+        if errors_path is not None:
+            with open(errors_path + ".tmp", "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(b) + "\n" for b in bad)
+            os.replace(errors_path + ".tmp", errors_path)
+        assert parts is not None
+        parts.remove()
+    summary_metrics, run_summary = build_summaries(
+        table,
+        plan,
+        stats,
+        bad,
+        spend=spend,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
+        title=title,
+        model=getattr(judge_ctx.model, "model_id", None) if judge_ctx is not None else None,
+        seconds=time.perf_counter() - started,
+        output=out_path,
+        resumed_chunks=done,
+        columns=columns,
+    )
+    return EvalResult(
+        table=table,
+        summary_metrics=summary_metrics,
+        run_summary=run_summary,
+        output=out_path,
+        errors_output=errors_path,
+        resumed_chunks=done,
+        spend=spend,
+    )
+
+
+def _open_judge(
+    plan: Plan,
+    model: Any,
+    cache: Any,
+    out: str | None,
+    concurrency: int,
+    samples: int,
+    engine_options: Any,
+    columns: Columns,
+    spend: Spend,
+) -> tuple[_JudgeContext | None, list[Callable[[], None]]]:
+    if not plan.judged:
+        return None, []
+    if model is None:
+        names = ", ".join(m.name for m in plan.judged)
+        raise ValueError(f"judged metric(s) {names} need a judge model (model=, or --model)")
+    from respeval.judge.cache import JudgeCache
+    from respeval.judge.engine import EngineOptions
+    from respeval.judge.limits import Budget
+    from respeval.judge.specs import load_model
+
+    judge_model = load_model(model) if isinstance(model, str) else model
+    owned: list[Callable[[], None]] = []
+    if cache is None and out is not None:
+        cache = out + ".cache.sqlite"
+    judge_cache = cache
+    if cache is not None and not isinstance(cache, JudgeCache):
+        judge_cache = JudgeCache(cache)
+        owned.append(judge_cache.close)
+    options = engine_options or EngineOptions(concurrency=concurrency)
+    if engine_options is not None and concurrency != 16:
+        options = dataclasses.replace(options, concurrency=concurrency)
+    loop = _JudgeLoop(judge_model)
+    owned.insert(0, loop.close)
+    ctx = _JudgeContext(judge_model, judge_cache, options, samples, columns, loop)
+    budget = options.budget
+    if budget is not None and any(v is not None for v in (budget.max_calls, budget.max_tokens, budget.max_cost)):
+        ctx_spend = spend
+
+        def left() -> Any:
+            def minus(cap: Any, used: Any) -> Any:
+                return None if cap is None else max(cap - used, 0)
+
+            return Budget(
+                max_calls=minus(budget.max_calls, ctx_spend.calls),
+                max_tokens=minus(budget.max_tokens, ctx_spend.tokens_in + ctx_spend.tokens_out),
+                max_cost=minus(budget.max_cost, ctx_spend.cost),
+            )
+
+        ctx.budget_left = left
+    return ctx, owned
+
+
+def records_of(table: Any) -> list[dict[str, Any]]:
+    """The rows of a results table as dicts (NaN as None)."""
+    return [_plain(r) for r in table.to_pylist()]

@@ -1,0 +1,237 @@
+"""The spec file: a whole evaluation declared once (YAML, JSON or TOML).
+
+::
+
+    input: rows.jsonl                  # optional; --input wins
+    model: openai:gpt-4o-mini          # the judge (--model wins); base_url, api_key_env too
+    columns: {response: answer, reference: gold, baseline: baseline_model_response, id: id}
+    judge: {concurrency: 16, cache: judge.sqlite, samples: 1, max_tokens: 512}
+    metrics:
+      - exact_match                    # registry names (respeval metrics lists them)
+      - bleu
+      - {metric: json_valid, name: valid_json, schema: {type: object, required: [answer]}}
+      - {custom: checks:has_fields, isolation: process, timeout: 5}      # python module:function
+      - {pointwise: claims, template: "Policy: {context}\\nAnswer: {response}",
+         system_instruction: "You are an expert claims auditor.",
+         criteria: {accuracy: ...}, rating_rubric: {"5": ..., "1": ...}}
+      - GROUNDING                      # predefined judge metrics, by name
+      - {predefined: SAFETY, name: safe, threshold: 5}
+      - {pairwise: preference, template_file: pairwise.txt, flip: both}
+
+``template_file`` and ``system_instruction_file`` are read relative to the spec file;
+``system_instruction: "@file.txt"`` works too.  Unknown keys are errors, naming the entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from respeval.evaluate.custom import CustomMetric, load_function
+from respeval.judge.methods.predefined import predefined
+from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
+
+__all__ = ["SPEC_KEYS", "load_spec", "metric_from_dict", "read_text_option"]
+
+SPEC_KEYS = ("input", "model", "base_url", "api_key_env", "columns", "judge", "metrics", "title", "out", "report")
+COLUMN_KEYS = ("response", "reference", "baseline", "prompt", "id")
+JUDGE_KEYS = (
+    "concurrency",
+    "cache",
+    "samples",
+    "timeout",
+    "max_retries",
+    "price_in",
+    "price_out",
+    "budget_usd",
+)
+_CUSTOM_KEYS = (
+    "custom",
+    "name",
+    "batch",
+    "outputs",
+    "columns",
+    "isolation",
+    "timeout",
+    "memory_mb",
+    "network",
+    "workers",
+    "higher_is_better",
+)
+_POINTWISE_KEYS = (
+    "pointwise",
+    "template",
+    "template_file",
+    "system_instruction",
+    "system_instruction_file",
+    "criteria",
+    "rating_rubric",
+    "score_range",
+    "labels",
+    "passing",
+    "threshold",
+    "pass_when",
+    "max_tokens",
+)
+_PAIRWISE_KEYS = (
+    "pairwise",
+    "template",
+    "template_file",
+    "system_instruction",
+    "system_instruction_file",
+    "criteria",
+    "rating_rubric",
+    "flip",
+    "allow_tie",
+    "max_tokens",
+)
+_PREDEFINED_KEYS = ("predefined", "name", "threshold", "system_instruction", "system_instruction_file", "max_tokens")
+
+
+def read_text_option(value: str | None, base: Path | None = None) -> str | None:
+    """``"@path"`` -> the file's text (relative to ``base``); other text as it is."""
+    if value is None or not isinstance(value, str) or not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    if base is not None and not path.is_absolute():
+        path = base / path
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _check_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    unknown = sorted(set(entry) - set(allowed))
+    if unknown:
+        raise ValueError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+
+
+def _texts(entry: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("template", "system_instruction"):
+        file_key = f"{key}_file"
+        if key in entry and file_key in entry:
+            raise ValueError(f"give {key} or {file_key}, not both")
+        if file_key in entry:
+            out[key] = read_text_option("@" + str(entry[file_key]), base)
+        elif key in entry:
+            out[key] = read_text_option(entry[key], base)
+    return out
+
+
+def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
+    """One ``metrics:`` entry of a spec as a metric object (see the module docstring)."""
+    from respeval.evaluate.plan import Computed
+
+    kinds = [k for k in ("metric", "custom", "pointwise", "pairwise", "predefined") if k in entry]
+    if len(kinds) != 1:
+        raise ValueError(
+            f"metric entry {dict(entry)!r}: name exactly one of metric:, custom:, pointwise:, pairwise:, predefined:"
+        )
+    kind = kinds[0]
+    what = f"metric entry {entry[kind]!r}"
+    try:
+        if kind == "metric":
+            options = {k: v for k, v in entry.items() if k not in ("metric", "name")}
+            if isinstance(options.get("schema"), str) and base is not None:
+                schema_path = Path(options["schema"])
+                options["schema"] = str(schema_path if schema_path.is_absolute() else base / schema_path)
+            return Computed(entry["metric"], entry.get("name"), **options)
+        if kind == "custom":
+            _check_keys(entry, _CUSTOM_KEYS, what)
+            target = str(entry["custom"])
+            if base is not None and ".py:" in target and not Path(target.split(":")[0]).is_absolute():
+                target = str(base / target)
+            fn = load_function(target)
+            name = entry.get("name") or target.rpartition(":")[2].split(".")[-1]
+            options = {k: v for k, v in entry.items() if k not in ("custom", "name")}
+            return CustomMetric(name, fn, **options)
+        if kind == "pointwise":
+            _check_keys(entry, _POINTWISE_KEYS, what)
+            options = {k: v for k, v in entry.items() if k not in _POINTWISE_KEYS[:5]}
+            if "score_range" in options:
+                options["score_range"] = tuple(options["score_range"])
+            return PointwiseMetric(str(entry["pointwise"]), **_texts(entry, base), **options)
+        if kind == "pairwise":
+            _check_keys(entry, _PAIRWISE_KEYS, what)
+            options = {k: v for k, v in entry.items() if k not in _PAIRWISE_KEYS[:5]}
+            return PairwiseMetric(str(entry["pairwise"]), **_texts(entry, base), **options)
+        _check_keys(entry, _PREDEFINED_KEYS, what)
+        texts = _texts(entry, base)
+        options = {k: v for k, v in entry.items() if k in ("threshold", "max_tokens")}
+        return predefined(
+            str(entry["predefined"]),
+            alias=entry.get("name"),
+            system_instruction=texts.get("system_instruction"),
+            **options,
+        )
+    except TypeError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
+def load_spec(path: str | Path) -> dict[str, Any]:
+    """A spec file (``.yaml``/``.yml``, ``.json`` or ``.toml``) as a dict whose ``metrics`` are
+    metric objects; relative file names in it are read relative to the spec's folder."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot read the spec {p}: {exc.strerror or exc}") from exc
+    suffix = p.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise ValueError(
+                f"{p}: YAML specs need PyYAML (pip install 'respeval[evaluate]'), or write the spec as JSON"
+            ) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{p}: not valid YAML: {exc}") from None
+    elif suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"{p}: not valid JSON: {exc}") from None
+    elif suffix == ".toml":
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{p}: not valid TOML: {exc}") from None
+    else:
+        raise ValueError(f"{p}: a spec is .yaml, .yml, .json or .toml")
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: a spec is a mapping with a 'metrics' list")
+    _check_keys(data, SPEC_KEYS, str(p))
+    if not isinstance(data.get("metrics"), list) or not data["metrics"]:
+        raise ValueError(f"{p}: 'metrics' must be a non-empty list")
+    columns = data.get("columns") or {}
+    if not isinstance(columns, dict):
+        raise ValueError(f"{p}: 'columns' must be a mapping")
+    _check_keys(columns, COLUMN_KEYS, f"{p}: columns")
+    judge = data.get("judge") or {}
+    if not isinstance(judge, dict):
+        raise ValueError(f"{p}: 'judge' must be a mapping")
+    _check_keys(judge, JUDGE_KEYS, f"{p}: judge")
+    base = p.parent
+    metrics = []
+    for i, item in enumerate(data["metrics"]):
+        try:
+            metrics.append(metric_from_dict(item, base) if isinstance(item, dict) else item)
+        except ValueError as exc:
+            raise ValueError(f"{p}: metrics[{i}]: {exc}") from None
+    out = dict(data)
+    out["metrics"] = metrics
+    if isinstance(out.get("input"), str) and not Path(out["input"]).is_absolute():
+        out["input"] = str(base / out["input"])
+    if isinstance(judge.get("cache"), str) and not Path(judge["cache"]).is_absolute():
+        judge = {**judge, "cache": str(base / judge["cache"])}
+    out["judge"] = judge
+    out["columns"] = columns
+    return out

@@ -1,0 +1,287 @@
+"""What a judge model is: requests in, completions out, and what the model can honour.
+
+Every adapter (OpenAI-compatible HTTP, Anthropic Messages, a Python callable, the scripted
+fake, replay-from-cache) implements :class:`JudgeModel`.  The engine only ever calls
+``generate``; it never knows which wire format is behind it.
+
+Models are async context managers, like ``httpx.AsyncClient``: entering opens whatever the
+adapter needs (an HTTP connection pool), leaving closes it.  Entering is re-entrant and
+counted, so the engine can ``async with model`` around a run without closing a model the
+caller entered first.  A model used without ``async with`` opens lazily and is closed by
+``aclose()``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from respeval.redact import redact, redact_data
+
+__all__ = [
+    "BaseJudgeModel",
+    "Capabilities",
+    "Completion",
+    "JsonSchema",
+    "JudgeModel",
+    "JudgeRequest",
+    "Message",
+]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message.  ``role`` is ``"system"``, ``"user"`` or ``"assistant"``."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class JsonSchema:
+    """A JSON schema the reply must follow (OpenAI's ``response_format`` json_schema)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    strict: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "schema": self.schema, "strict": self.strict}
+
+    @functools.cached_property
+    def canonical_json(self) -> str:
+        """Sorted-keys JSON, computed once per schema object (it is part of every cache key)."""
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """Everything that determines one judge call, and so its cache key.
+
+    ``template_version``, ``sample_index`` and ``flip`` are never sent to the model: they
+    exist so that two calls with identical wire content but different meaning (the 2nd
+    sample of a multi-sampled verdict, the swapped order of a pairwise comparison, a
+    changed prompt template) get different cache entries.
+    """
+
+    messages: tuple[Message, ...]
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    json_schema: JsonSchema | None = None
+    logprobs: bool = False
+    template_version: str = ""
+    sample_index: int = 0
+    flip: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The request as plain JSON data (for logs and debugging; the cache key covers
+        exactly these fields, see :class:`respeval.judge.cache.KeyMaker`)."""
+        return {
+            "messages": [[m.role, m.content] for m in self.messages],
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "max_tokens": self.max_tokens,
+            "json_schema": self.json_schema.to_json() if self.json_schema is not None else None,
+            "logprobs": self.logprobs,
+            "template_version": self.template_version,
+            "sample_index": self.sample_index,
+            "flip": self.flip,
+        }
+
+    def prompt_chars(self) -> int:
+        return sum(len(m.content) for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer.
+
+    Attributes:
+        text: the reply text ("" when the model gave none, e.g. on a refusal).
+        tokens_in, tokens_out: usage as reported by the provider (0 when it reports none).
+        finish_reason: ``"stop"``, ``"length"`` (truncated), ... as reported.
+        model: the model name the server says answered.
+        structured: an already-parsed structured reply (a mapping), for adapters whose API
+            returns one; parsing tries it before the text.
+        refusal: the provider's explicit refusal message, if any.
+    """
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    finish_reason: str | None = None
+    model: str | None = None
+    structured: Any = None
+    refusal: str | None = None
+    _scrubbed: bool = dataclasses.field(default=False, init=False, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "finish_reason": self.finish_reason,
+            "model": self.model,
+            "structured": self.structured,
+            "refusal": self.refusal,
+        }
+
+    def redacted(self) -> Completion:
+        """This completion with secrets scrubbed from its texts (a model or a proxy may
+        repeat what it was sent); ``self`` when there was nothing to scrub, or it was done."""
+        if self._scrubbed:
+            return self
+        text = redact(self.text)
+        model = redact(self.model) if self.model is not None else None
+        refusal = redact(self.refusal) if self.refusal is not None else None
+        structured = redact_data(self.structured)
+        clean = self
+        if (text, model, refusal, structured) != (self.text, self.model, self.refusal, self.structured):
+            clean = dataclasses.replace(self, text=text, model=model, refusal=refusal, structured=structured)
+        object.__setattr__(clean, "_scrubbed", True)  # the engine and the cache both ask: scrub once
+        return clean
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Completion:
+        return cls(
+            text=data["text"],
+            tokens_in=int(data.get("tokens_in") or 0),
+            tokens_out=int(data.get("tokens_out") or 0),
+            finish_reason=data.get("finish_reason"),
+            model=data.get("model"),
+            structured=data.get("structured"),
+            refusal=data.get("refusal"),
+        )
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """Which request parameters a model honours.  Unsupported ones are left out of the call
+    (never sent and silently ignored by the server), and methods can adapt to them."""
+
+    temperature: bool = True
+    seed: bool = False
+    n: bool = False
+    logprobs: bool = False
+    json_schema: bool = False
+
+
+@runtime_checkable
+class JudgeModel(Protocol):
+    """The protocol every judge model implements."""
+
+    @property
+    def name(self) -> str:
+        """The model's name as the provider knows it (``gpt-4o-mini``); keys prices."""
+
+    @property
+    def model_id(self) -> str:
+        """``provider:name``, as written on the command line."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def identity(self) -> dict[str, Any]:
+        """What, besides the request, determines the answer: provider, model, endpoint and
+        adapter-level defaults.  Part of every cache key; never holds a secret."""
+
+    async def generate(self, request: JudgeRequest) -> Completion:
+        """One call.  Raises :class:`~respeval.judge.errors.TransientError` or
+        :class:`~respeval.judge.errors.FatalError` on failure."""
+
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class BaseJudgeModel(abc.ABC):
+    """Shared plumbing for adapters: identity, counted context management, lazy open."""
+
+    provider: str = "model"
+
+    def __init__(self, name: str, *, capabilities: Capabilities | None = None, endpoint: str = "") -> None:
+        self._name = name
+        self._capabilities = capabilities or Capabilities()
+        self._endpoint = endpoint
+        self._depth = 0
+        self._opened = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.provider}:{self._name}"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    @property
+    def endpoint(self) -> str:
+        return self._endpoint
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self._name, "endpoint": self._endpoint, **self._identity_extra()}
+
+    def _identity_extra(self) -> dict[str, Any]:
+        """Adapter settings that change answers (defaults, enabled features)."""
+        return {}
+
+    async def _open(self) -> None:
+        """Acquire resources (override); called once before the first use."""
+
+    async def _close(self) -> None:
+        """Release resources (override)."""
+
+    async def _ensure_open(self) -> None:
+        if not self._opened:
+            await self._open()
+            self._opened = True
+
+    async def aclose(self) -> None:
+        if self._opened:
+            self._opened = False
+            await self._close()
+
+    async def __aenter__(self) -> BaseJudgeModel:
+        self._depth += 1
+        await self._ensure_open()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._depth -= 1
+        if self._depth <= 0:
+            self._depth = 0
+            await self.aclose()
+
+    @abc.abstractmethod
+    async def generate(self, request: JudgeRequest) -> Completion:
+        """One call to the model."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model_id}>"
+
+
+def estimate_tokens(chars: int) -> int:
+    """A provider-independent token estimate (~4 characters per token) for rate limiting
+    and the fake models; real accounting always uses the provider's reported usage."""
+    return chars // 4 + 1
+
+
+def messages_as_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]

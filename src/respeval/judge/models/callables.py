@@ -1,0 +1,64 @@
+"""Any async (or plain) Python callable as a judge model: ``python:module:function``."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Union
+
+from respeval.judge.errors import FatalError, JudgeError
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
+
+__all__ = ["CallableModel", "JudgeFunction", "as_completion"]
+
+JudgeResult = Union[str, Completion, Mapping[str, Any]]
+JudgeFunction = Callable[[JudgeRequest], JudgeResult | Awaitable[JudgeResult]]
+
+
+def as_completion(result: Any, where: str) -> Completion:
+    """A callable's return value as a Completion: a Completion as is, a string as the reply
+    text, a mapping as a structured reply (its JSON is the text)."""
+    if isinstance(result, Completion):
+        return result
+    if isinstance(result, str):
+        return Completion(text=result)
+    if isinstance(result, Mapping):
+        return Completion(text=json.dumps(dict(result)), structured=dict(result))
+    raise FatalError(f"{where} returned {type(result).__name__}; expected str, a mapping or a Completion")
+
+
+class CallableModel(BaseJudgeModel):
+    """Wraps ``fn(request)`` (sync or async) returning a string, a mapping or a Completion.
+
+    ``fn`` may raise :class:`~respeval.judge.errors.TransientError` to be retried or
+    :class:`~respeval.judge.errors.FatalError` to stop the run; any other exception is a bug
+    in the judge and stops the run too (retrying a bug would only repeat it).  Change
+    ``version`` when the function's behaviour changes, so its cached answers are not reused.
+    """
+
+    provider = "python"
+
+    def __init__(
+        self, fn: JudgeFunction, *, name: str | None = None, version: str = "", capabilities: Capabilities | None = None
+    ) -> None:
+        label = name or f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+        super().__init__(
+            label, capabilities=capabilities or Capabilities(temperature=True, seed=True, json_schema=True)
+        )
+        self._fn = fn
+        self._version = version
+
+    def _identity_extra(self) -> dict[str, Any]:
+        return {"version": self._version}
+
+    async def generate(self, request: JudgeRequest) -> Completion:
+        try:
+            result = self._fn(request)
+            if inspect.isawaitable(result):
+                result = await result
+        except JudgeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any bug in user code stops the run, with its name
+            raise FatalError(f"judge function {self.name} raised {type(exc).__name__}: {exc}") from exc
+        return as_completion(result, f"judge function {self.name}")

@@ -1,0 +1,804 @@
+"""Tool-call trajectory metrics: the hosted service's six, ADK's per-invocation score, and
+respeval's own (F1, LCS grades, edit similarity, redundancy), from one native pass.
+
+A trajectory is a list of calls ``{"tool_name": str, "tool_input": {...}}`` (Vertex AI's
+columns ``predicted_trajectory`` / ``reference_trajectory``), given as lists of dicts, JSON
+text or Arrow values.  Calls are interned once (name + canonical arguments, see
+``respeval._core_py.trajectory``) and every metric below is integer work on their ids.
+
+Vertex AI (documented semantics; ``agent_semantics.md`` §1.3-1.5):
+  ``trajectory_exact_match``      same calls in the same order, same length
+  ``trajectory_in_order_match``   the reference is a subsequence of the prediction
+  ``trajectory_any_order_match``  every reference call has its own equal predicted call
+  ``trajectory_precision``        matched / len(predicted), one-to-one matching
+  ``trajectory_recall``           matched / len(reference)
+  ``trajectory_single_tool_use``  the tool ``tool_name`` was called (column ``...[tool]``)
+ADK 2.13 per invocation: ``tool_trajectory_avg_score`` (``match_type`` EXACT / IN_ORDER /
+ANY_ORDER, ``ignore_args``); the per-case value and status are in ``respeval.agents``.
+respeval's own: ``trajectory_f1``, ``trajectory_lcs_precision``, ``trajectory_lcs_recall``,
+``trajectory_edit_similarity`` (1 - name edit distance / longer length),
+``trajectory_redundant_rate`` (repeated identical calls / predicted calls),
+``trajectory_extra_calls`` (predicted calls without a reference partner).
+
+Empty trajectories (``empty="google"``, the default): exact = 1 iff both are empty;
+in-order and any-order = 1 when the reference is empty; precision of an empty prediction
+= 1 if the reference is empty too, else 0; recall of an empty reference = 1.  With
+``empty="nan"`` a row with an empty side is unscored, its reason recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from respeval import _backend
+from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_options
+from respeval.metrics.registry import MetricOptions, MetricSpec
+
+__all__ = [
+    "ADK_MATCH_TYPES",
+    "ARGS_EQUALITIES",
+    "DEFAULT_METRICS",
+    "EMPTY_CONVENTIONS",
+    "NameNormalizer",
+    "ResponseMatchFamily",
+    "ResponseMatchResult",
+    "ToolConfusion",
+    "TrajectoryFamily",
+    "TrajectoryResult",
+    "normalize_match_type",
+    "response_match_score",
+    "trajectory",
+    "wilson_interval",
+]
+
+VERTEX_METRICS = (
+    "trajectory_exact_match",
+    "trajectory_in_order_match",
+    "trajectory_any_order_match",
+    "trajectory_precision",
+    "trajectory_recall",
+)
+SINGLE_TOOL = "trajectory_single_tool_use"
+ADK_METRIC = "tool_trajectory_avg_score"
+OWN_METRICS = (
+    "trajectory_f1",
+    "trajectory_lcs_precision",
+    "trajectory_lcs_recall",
+    "trajectory_edit_similarity",
+    "trajectory_redundant_rate",
+    "trajectory_extra_calls",
+)
+ALL_METRICS = (*VERTEX_METRICS, SINGLE_TOOL, ADK_METRIC, *OWN_METRICS)
+DEFAULT_METRICS = (*VERTEX_METRICS, "trajectory_f1")
+BINARY_METRICS = (*VERTEX_METRICS[:3], SINGLE_TOOL, ADK_METRIC)
+
+ADK_MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
+ARGS_EQUALITIES = ("json", "string")
+EMPTY_CONVENTIONS = ("google", "nan")
+
+# statistics kept per row besides the score columns (their sums give the micro values)
+_COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs")
+
+OPTIONS = (
+    "tool_name",
+    "args_equality",
+    "empty",
+    "vertex_float32",
+    "match_type",
+    "ignore_args",
+    "name_key",
+    "args_key",
+    "args_required",
+    "aliases",
+    "strip_namespace",
+    "strip_prefixes",
+    "ignore_tools",
+)
+
+
+def normalize_match_type(value: Any) -> str:
+    """ADK's spelling rules: trimmed, upper-cased, ``-`` and spaces as ``_``
+    (``"in order"``, ``"In-Order"`` -> ``IN_ORDER``); anything else raises."""
+    if not isinstance(value, str):
+        value = getattr(value, "name", value)
+    if not isinstance(value, str):
+        raise ValueError(f"unknown match type {value!r}; choose one of {', '.join(ADK_MATCH_TYPES)}")
+    spelled = value.strip().upper().replace("-", "_").replace(" ", "_")
+    if spelled not in ADK_MATCH_TYPES:
+        raise ValueError(f"unknown match type {value!r}; choose one of {', '.join(ADK_MATCH_TYPES)}")
+    return spelled
+
+
+@dataclass(frozen=True)
+class NameNormalizer:
+    """Tool-name normalisation applied to both sides before matching (respeval's own).
+
+    ``strip_namespace`` keeps the part after the last ``.``, ``/`` or ``__`` (``mcp__fs__read``
+    -> ``read``, ``functions.search`` -> ``search``); ``strip_prefixes`` removes the first
+    matching prefix; ``aliases`` then maps a name to another; a call whose name (raw or
+    normalised) is in ``ignore`` is dropped (e.g. ``think``, ``transfer_to_agent``).
+    """
+
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    strip_namespace: bool = False
+    strip_prefixes: tuple[str, ...] = ()
+    ignore: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_options(
+        cls,
+        aliases: Mapping[str, str] | None = None,
+        strip_namespace: bool = False,
+        strip_prefixes: Iterable[str] = (),
+        ignore_tools: Iterable[str] = (),
+    ) -> NameNormalizer | None:
+        if isinstance(strip_prefixes, str) or isinstance(ignore_tools, str):
+            raise TypeError("strip_prefixes and ignore_tools are lists of names, not a single str")
+        norm = cls(dict(aliases or {}), bool(strip_namespace), tuple(strip_prefixes), frozenset(ignore_tools))
+        return norm if norm.active else None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.aliases or self.strip_namespace or self.strip_prefixes or self.ignore)
+
+    def __call__(self, name: str) -> str | None:
+        if name in self.ignore:
+            return None
+        out = name
+        if self.strip_namespace:
+            for sep in ("__", "/", "."):
+                out = out.rsplit(sep, 1)[-1]
+        for prefix in self.strip_prefixes:
+            if out.startswith(prefix) and len(out) > len(prefix):
+                out = out[len(prefix) :]
+                break
+        out = self.aliases.get(out, out)
+        return None if out in self.ignore else out
+
+    def describe(self) -> str:
+        parts = []
+        if self.strip_namespace:
+            parts.append("ns")
+        if self.strip_prefixes:
+            parts.append("prefixes=" + "+".join(self.strip_prefixes))
+        if self.aliases:
+            parts.append(f"aliases={len(self.aliases)}")
+        if self.ignore:
+            parts.append("ignore=" + "+".join(sorted(self.ignore)))
+        return ",".join(parts) or "none"
+
+
+def _kernels(implementation: str | None) -> Any:
+    """The trajectory kernels of the chosen implementation (native core or the twin)."""
+    if _backend.name(implementation) == "native":
+        from respeval import _core
+
+        return _core
+    from respeval._core_py import trajectory
+
+    return trajectory
+
+
+def _float32_shortest(values: np.ndarray) -> np.ndarray:
+    """What the Vertex SDK displays: the service's float32, as its shortest decimal."""
+    return np.array([float(str(np.float32(v))) for v in values.tolist()], dtype=np.float64)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray, when_zero: np.ndarray | float) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / np.where(den > 0, den, 1)
+    return np.where(den > 0, out, when_zero)
+
+
+def _f1(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    total = p + r
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = 2 * p * r / np.where(total > 0, total, 1.0)
+    return np.where(total > 0, f, 0.0)
+
+
+@dataclass
+class _Interned:
+    calls: np.ndarray
+    names: np.ndarray
+    offsets: np.ndarray
+    errors: dict[int, str]
+
+    @property
+    def rows(self) -> int:
+        return len(self.offsets) - 1
+
+
+def _intern(table: Any, rows: list, family: TrajectoryFamily, what: str) -> _Interned:
+    calls, names, offsets, errors = table.intern(
+        rows,
+        family.name_key,
+        family.args_key,
+        family.args_required,
+        family.args_equality,
+        family.normalizer,
+    )
+    return _Interned(
+        np.frombuffer(calls, np.int32),
+        np.frombuffer(names, np.int32),
+        np.frombuffer(offsets, np.int64),
+        {row: f"{what}: {reason}" for row, reason in errors},
+    )
+
+
+def _rows(values: Any, what: str) -> list:
+    """A column of trajectories as a list: lists of dicts, JSON text, or Arrow values.
+
+    Arrow structs cannot tell a missing key from a null one, so the null fields of
+    struct-typed arguments are dropped (a JSON-text or map column keeps them).
+    """
+    if isinstance(values, (str, bytes)):
+        raise TypeError(
+            f"{what} must be a sequence of trajectories (one per row), not a single {type(values).__name__}"
+        )
+    if isinstance(values, list):
+        return values
+    arrow_type = getattr(values, "type", None)
+    to_pylist = getattr(values, "to_pylist", None)
+    if callable(to_pylist):
+        rows = to_pylist()
+        if arrow_type is not None and _struct_args(arrow_type):
+            rows = [_drop_null_args(r) for r in rows]
+        return rows
+    tolist = getattr(values, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of trajectories, got {type(values).__name__}") from None
+
+
+def _struct_args(arrow_type: Any) -> bool:
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    if not (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
+        return False
+    item = arrow_type.value_type
+    return pa.types.is_struct(item) and any(pa.types.is_struct(item.field(i).type) for i in range(item.num_fields))
+
+
+def _drop_null_args(row: Any) -> Any:
+    if not isinstance(row, list):
+        return row
+    out = []
+    for call in row:
+        if isinstance(call, dict):
+            call = {
+                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
+                for k, v in call.items()
+            }
+        out.append(call)
+    return out
+
+
+class TrajectoryFamily:
+    """Trajectory metrics as one metric family (``inputs = "json"``): per row, a predicted and
+    a reference trajectory; columns per requested metric; corpus values are row means, plus
+    micro precision / recall / F1 (sums of matches over sums of calls)."""
+
+    name = "trajectory"
+    inputs = "json"
+
+    def __init__(
+        self,
+        metrics: Sequence[str] = DEFAULT_METRICS,
+        *,
+        tool_name: str | Sequence[str] | None = None,
+        args_equality: str = "json",
+        empty: str = "google",
+        vertex_float32: bool = False,
+        match_type: Any = "EXACT",
+        ignore_args: bool = False,
+        name_key: str = "tool_name",
+        args_key: str = "tool_input",
+        args_required: bool | None = None,
+        aliases: Mapping[str, str] | None = None,
+        strip_namespace: bool = False,
+        strip_prefixes: Iterable[str] = (),
+        ignore_tools: Iterable[str] = (),
+        threads: int | None = None,
+        implementation: str | None = None,
+    ) -> None:
+        metrics = tuple(metrics)
+        unknown = [m for m in metrics if m not in ALL_METRICS]
+        if unknown:
+            raise ValueError(f"unknown trajectory metric(s) {', '.join(unknown)}; available: {', '.join(ALL_METRICS)}")
+        if not metrics:
+            raise ValueError("no trajectory metric given")
+        if args_equality not in ARGS_EQUALITIES:
+            raise ValueError(f"args_equality must be 'json' or 'string', not {args_equality!r}")
+        if empty not in EMPTY_CONVENTIONS:
+            raise ValueError(f"empty must be 'google' or 'nan', not {empty!r}")
+        tools: tuple[str, ...] = ()
+        if SINGLE_TOOL in metrics:
+            if tool_name is None:
+                raise ValueError(f"{SINGLE_TOOL} needs tool_name= (the tool that must be called)")
+            tools = (tool_name,) if isinstance(tool_name, str) else tuple(tool_name)
+            if not tools or not all(isinstance(t, str) and t for t in tools):
+                raise ValueError(f"tool_name must be a non-empty str or a list of them, got {tool_name!r}")
+        self.metrics = metrics
+        self.tools = tools
+        self.args_equality = args_equality
+        self.empty = empty
+        self.vertex_float32 = bool(vertex_float32)
+        self.match_type = normalize_match_type(match_type)
+        self.ignore_args = bool(ignore_args)
+        self.name_key = name_key
+        self.args_key = args_key
+        self.args_required = (args_key == "tool_input") if args_required is None else bool(args_required)
+        self.normalizer = NameNormalizer.from_options(aliases, strip_namespace, strip_prefixes, ignore_tools)
+        self.threads = threads
+        self.implementation = implementation
+        self.score_columns = tuple(
+            c for m in metrics for c in ([f"{SINGLE_TOOL}[{t}]" for t in tools] if m == SINGLE_TOOL else [m])
+        )
+        self.stat_names = (*self.score_columns, *_COUNT_STATS)
+        self.headline = self.score_columns
+
+    # -- the family protocol ------------------------------------------------------------
+
+    def prepare(self, references: list) -> _Prepared:
+        kernels = _kernels(self.implementation)
+        table = kernels.CallTable()
+        return _Prepared(kernels, table, _intern(table, _rows(references, "reference"), self, "reference_trajectory"))
+
+    def score(self, prepared: _Prepared, predictions: list) -> ChunkScores:
+        pred = _intern(prepared.table, _rows(predictions, "predicted"), self, "predicted_trajectory")
+        return self._score(prepared.kernels, prepared.table, pred, prepared.ref).chunk
+
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        sums = np.asarray(sums, dtype=np.float64)
+        n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
+        out: dict[str, Any] = {c: sums[..., i] / n for i, c in enumerate(self.score_columns)}
+        k = len(self.score_columns)
+        n_pred, n_ref, matched = sums[..., k], sums[..., k + 1], sums[..., k + 2]
+        if {"trajectory_precision", "trajectory_recall", "trajectory_f1"} & set(self.metrics):
+            p = _ratio(matched, n_pred, 0.0)
+            r = _ratio(matched, n_ref, 0.0)
+            out["trajectory_precision_micro"] = p
+            out["trajectory_recall_micro"] = r
+            out["trajectory_f1_micro"] = _f1(np.asarray(p), np.asarray(r))
+        return out
+
+    def signature(self) -> str:
+        parts = [
+            "trajectory",
+            f"args:{self.args_equality}",
+            f"empty:{self.empty}",
+            f"names:{self.normalizer.describe() if self.normalizer else 'exact'}",
+        ]
+        if ADK_METRIC in self.metrics:
+            parts.append(f"adk:{self.match_type}{',ignore_args' if self.ignore_args else ''}")
+        if self.tools:
+            parts.append("tool:" + "+".join(self.tools))
+        if self.vertex_float32:
+            parts.append("float32:vertex")
+        return "|".join(parts)
+
+    # -- the computation ----------------------------------------------------------------
+
+    def _score(self, kernels: Any, table: Any, pred: _Interned, ref: _Interned) -> _Scored:
+        rows = pred.rows
+        if ref.rows != rows:
+            raise ValueError(f"{rows} predicted trajectories but {ref.rows} reference trajectories")
+        stats = np.zeros((rows, len(kernels.TRAJECTORY_STATS)), np.int64)
+        pm = np.zeros(len(pred.calls), np.uint8)
+        rm = np.zeros(len(ref.calls), np.uint8)
+        kernels.trajectory_pair_stats(
+            pred.calls, pred.names, pred.offsets, ref.calls, ref.names, ref.offsets, stats, pm, rm, self.threads
+        )
+        s = {name: stats[:, i] for i, name in enumerate(kernels.TRAJECTORY_STATS)}
+        n_pred = s["n_pred"].astype(np.float64)
+        n_ref = s["n_ref"].astype(np.float64)
+        matched = s["matched"].astype(np.float64)
+        errors = dict(ref.errors)
+        for row, reason in pred.errors.items():
+            errors[row] = f"{errors[row]}; {reason}" if row in errors else reason
+        if self.empty == "nan":
+            for row in np.flatnonzero((n_pred == 0) | (n_ref == 0)).tolist():
+                if row not in errors:
+                    side = (
+                        "both trajectories are"
+                        if n_pred[row] == n_ref[row] == 0
+                        else ("the predicted trajectory is" if n_pred[row] == 0 else "the reference trajectory is")
+                    )
+                    errors[row] = f"{side} empty (empty='nan')"
+        precision = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
+        recall = _ratio(matched, n_ref, 1.0)
+        if self.vertex_float32:
+            precision = _float32_shortest(precision)
+            recall = _float32_shortest(recall)
+        columns: dict[str, np.ndarray] = {}
+        for metric in self.metrics:
+            if metric == "trajectory_exact_match":
+                columns[metric] = s["exact"].astype(np.float64)
+            elif metric == "trajectory_in_order_match":
+                columns[metric] = s["in_order"].astype(np.float64)
+            elif metric == "trajectory_any_order_match":
+                columns[metric] = s["any_order"].astype(np.float64)
+            elif metric == "trajectory_precision":
+                columns[metric] = precision
+            elif metric == "trajectory_recall":
+                columns[metric] = recall
+            elif metric == SINGLE_TOOL:
+                row_of = np.repeat(np.arange(rows), np.diff(pred.offsets))
+                for tool in self.tools:
+                    tid = table.name_id(tool)
+                    used = np.zeros(rows, np.float64)
+                    if tid >= 0:
+                        used[np.unique(row_of[pred.names == tid])] = 1.0
+                    columns[f"{SINGLE_TOOL}[{tool}]"] = used
+            elif metric == ADK_METRIC:
+                key = {"EXACT": "exact", "IN_ORDER": "in_order", "ANY_ORDER": "any_order"}[self.match_type]
+                columns[metric] = s[key + ("_names" if self.ignore_args else "")].astype(np.float64)
+            elif metric == "trajectory_f1":
+                columns[metric] = _f1(precision, recall)
+            elif metric == "trajectory_lcs_precision":
+                columns[metric] = _ratio(s["lcs"].astype(np.float64), n_pred, (n_ref == 0).astype(np.float64))
+            elif metric == "trajectory_lcs_recall":
+                columns[metric] = _ratio(s["lcs"].astype(np.float64), n_ref, 1.0)
+            elif metric == "trajectory_edit_similarity":
+                longer = np.maximum(n_pred, n_ref)
+                columns[metric] = 1.0 - _ratio(s["edit_names"].astype(np.float64), longer, 0.0)
+            elif metric == "trajectory_redundant_rate":
+                columns[metric] = _ratio(s["redundant"].astype(np.float64), n_pred, 0.0)
+            elif metric == "trajectory_extra_calls":
+                columns[metric] = n_pred - matched
+        counts = np.column_stack([n_pred, n_ref, matched, s["lcs"].astype(np.float64)])
+        stat = np.column_stack([columns[c] for c in self.score_columns] + [counts])
+        if errors:
+            bad = np.fromiter(errors, np.int64, len(errors))
+            for c in columns.values():
+                c[bad] = np.nan
+            stat[bad] = 0.0
+        return _Scored(ChunkScores(columns, stat, errors), stats, pm, rm, pred, ref)
+
+
+@dataclass
+class _Prepared:
+    kernels: Any
+    table: Any
+    ref: _Interned
+
+
+@dataclass
+class _Scored:
+    chunk: ChunkScores
+    raw: np.ndarray
+    pred_matched: np.ndarray
+    ref_matched: np.ndarray
+    pred: _Interned
+    ref: _Interned
+
+
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (``(nan, nan)`` for ``n == 0``)."""
+    from statistics import NormalDist
+
+    if n <= 0:
+        return (math.nan, math.nan)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class ToolConfusion:
+    """One tool's counts over all rows: reference calls matched (tp), predicted calls without
+    an equal reference call (fp), reference calls not matched (fn)."""
+
+    tool: str
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else math.nan
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else math.nan
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        if math.isnan(p) or math.isnan(r) or p + r == 0:
+            return 0.0 if self.tp + self.fp + self.fn else math.nan
+        return 2 * p * r / (p + r)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+        }
+
+
+class TrajectoryResult(MetricResult):
+    """Per-row trajectory metrics (``res["trajectory_recall"]``, ...), their corpus values
+    (row means and micro precision/recall/F1), and the analyses built on the alignment:
+    ``vertex_summary()``, ``wilson()``, ``tool_confusion()``, ``substitutions()``, ``worst()``."""
+
+    def __init__(self, family: TrajectoryFamily, scored: _Scored, table: Any, *, implementation: str) -> None:
+        super().__init__(family, scored.chunk, implementation=implementation)
+        self._detail = scored
+        self._table = table
+        self._kernels = _kernels(family.implementation)
+
+    @property
+    def raw_stats(self) -> dict[str, np.ndarray]:
+        """The kernel's integer statistics per row (``n_pred``, ``matched``, ``lcs``, ...)."""
+        names = self._kernels.TRAJECTORY_STATS
+        return {n: self._detail.raw[:, i] for i, n in enumerate(names)}
+
+    def vertex_summary(self) -> dict[str, float]:
+        """The classic Vertex SDK's ``summary_metrics``: ``row_count``, ``{metric}/mean`` and
+        ``{metric}/std`` (sample std, ddof 1; NaN rows skipped, as pandas does)."""
+        out: dict[str, float] = {"row_count": len(self)}
+        for name in self.family.score_columns:  # type: ignore[attr-defined]
+            col = self[name]
+            col = col[~np.isnan(col)]
+            out[f"{name}/mean"] = float(np.mean(col)) if len(col) else math.nan
+            out[f"{name}/std"] = float(np.std(col, ddof=1)) if len(col) > 1 else math.nan
+        return out
+
+    def wilson(self, confidence: float = 0.95) -> dict[str, Interval]:
+        """Wilson intervals of the 0/1 metrics' pass rates: (low, observed rate, high)."""
+        out = {}
+        for name in self.family.score_columns:  # type: ignore[attr-defined]
+            if not name.startswith(BINARY_METRICS):
+                continue
+            col = self[name]
+            col = col[~np.isnan(col)]
+            k, n = float(col.sum()), len(col)
+            low, high = wilson_interval(k, n, confidence)
+            out[name] = Interval(low, k / n if n else math.nan, high)
+        return out
+
+    def tool_confusion(self) -> list[ToolConfusion]:
+        """Per tool name: matched reference calls, unmatched predicted and reference calls
+        (scored rows only), sorted by the number of mistakes, then by name."""
+        pred, ref = self._detail.pred, self._detail.ref
+        keep_p = self._row_mask(pred)
+        keep_r = self._row_mask(ref)
+        n = self._table.n_names
+        pm = self._detail.pred_matched.astype(bool)
+        rm = self._detail.ref_matched.astype(bool)
+        tp = np.bincount(ref.names[keep_r & rm], minlength=n)
+        fn = np.bincount(ref.names[keep_r & ~rm], minlength=n)
+        fp = np.bincount(pred.names[keep_p & ~pm], minlength=n)
+        names = self._table.names()
+        rows = [ToolConfusion(names[i], int(tp[i]), int(fp[i]), int(fn[i])) for i in range(n) if tp[i] + fp[i] + fn[i]]
+        return sorted(rows, key=lambda t: (-(t.fp + t.fn), t.tool))
+
+    def _row_mask(self, side: _Interned) -> np.ndarray:
+        keep = np.ones(len(side.calls), bool)
+        if self.errors:
+            row_of = np.repeat(np.arange(side.rows), np.diff(side.offsets))
+            keep &= ~np.isin(row_of, list(self.errors))
+        return keep
+
+    def substitutions(self) -> Counter[tuple[str, str]]:
+        """(expected tool, tool called at its aligned position) counts from a minimum edit
+        alignment of each scored row's tool names."""
+        pred, ref = self._detail.pred, self._detail.ref
+        rows, exp, got = self._kernels.name_substitutions(pred.names, pred.offsets, ref.names, ref.offsets)
+        rows, exp, got = np.frombuffer(rows, np.int64), np.frombuffer(exp, np.int32), np.frombuffer(got, np.int32)
+        if self.errors:
+            keep = ~np.isin(rows, list(self.errors))
+            exp, got = exp[keep], got[keep]
+        names = self._table.names()
+        return Counter((names[a], names[b]) for a, b in zip(exp.tolist(), got.tolist()))
+
+    def worst(self, k: int = 10, by: str | None = None) -> list[int]:
+        """The ``k`` scored rows with the lowest ``by`` (default: the first metric), ties by row."""
+        by = by or self.family.score_columns[0]  # type: ignore[attr-defined]
+        col = self[by]
+        order = np.lexsort((np.arange(len(col)), np.where(np.isnan(col), np.inf, col)))
+        return [int(i) for i in order[:k] if not np.isnan(col[i])]
+
+
+def trajectory(
+    predicted: Any,
+    reference: Any,
+    metrics: Sequence[str] | str = DEFAULT_METRICS,
+    *,
+    implementation: str | None = None,
+    threads: int | None = None,
+    on_error: str = "raise",
+    **options: Any,
+) -> TrajectoryResult:
+    """Trajectory metrics of each predicted trajectory against its reference.
+
+    ``predicted``, ``reference``: one trajectory per row, each a list of calls
+    ``{"tool_name": str, "tool_input": {...}}`` (or JSON text of such a list, or an Arrow
+    list/string column).  ``metrics``: names from the module docstring (default: the five
+    Vertex match metrics and ``trajectory_f1``).  Options: ``tool_name`` (for
+    ``trajectory_single_tool_use``), ``args_equality`` ("json" | "string"), ``empty``
+    ("google" | "nan"), ``vertex_float32``, ``match_type`` / ``ignore_args`` (for
+    ``tool_trajectory_avg_score``), ``name_key`` / ``args_key`` (other call layouts, e.g.
+    ``"name"``/``"args"``), ``aliases``, ``strip_namespace``, ``strip_prefixes``,
+    ``ignore_tools``.
+
+    A row that cannot be read raises ``RowValueError`` naming the row and call
+    (``on_error="record"`` keeps it as an unscored row in ``result.errors`` instead).
+    """
+    if isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    check_options("trajectory", options, OPTIONS)
+    family = TrajectoryFamily(metrics, threads=threads, implementation=implementation, **options)
+    preds = _rows(predicted, "predicted")
+    refs = _rows(reference, "reference")
+    if len(preds) != len(refs):
+        raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
+    kernels = _kernels(implementation)
+    table = kernels.CallTable()
+    ref = _intern(table, refs, family, "reference_trajectory")
+    pred = _intern(table, preds, family, "predicted_trajectory")
+    scored = family._score(kernels, table, pred, ref)
+    if on_error == "raise" and scored.chunk.errors and family.empty != "nan":
+        row = min(scored.chunk.errors)
+        raise RowValueError(row, scored.chunk.errors[row])
+    return TrajectoryResult(family, scored, table, implementation=_backend.name(implementation))
+
+
+# ---------------------------------------------------------------------------------------
+# response_match_score: ROUGE-1 F with ADK's tokenizer
+# ---------------------------------------------------------------------------------------
+
+RESPONSE_VARIANTS = ("adk", "adk-legacy")
+
+
+def _rouge1_f(candidate: list[str], target: list[str]) -> float:
+    """rouge-score's rouge1 F-measure of token lists, with its operation order."""
+    if not candidate or not target:
+        return 0.0
+    cand, targ = Counter(candidate), Counter(target)
+    overlap = sum(min(c, targ[t]) for t, c in cand.items())
+    precision = overlap / len(candidate)
+    recall = overlap / len(target)
+    if precision + recall == 0:
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def _legacy_tokens(text: str) -> list[str]:
+    import re
+
+    from respeval.tokenizers.adk import _stem
+
+    return [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
+class ResponseMatchFamily:
+    """ADK's ``response_match_score`` per row: rouge-score's ROUGE-1 F of the response against
+    the reference, tokenized as ADK 2.8-2.13 does (``variant="adk"``) or as ADK 1.10-2.0 did
+    (``"adk-legacy"``: rouge-score's default tokenizer with stemming)."""
+
+    name = "response_match"
+    inputs = "text"
+
+    def __init__(self, *, variant: str = "adk", threads: int | None = None, implementation: str | None = None) -> None:
+        if variant not in RESPONSE_VARIANTS:
+            raise ValueError(f"variant must be one of {RESPONSE_VARIANTS}, not {variant!r}")
+        self.variant = variant
+        self.stat_names: tuple[str, ...] = ("response_match_score",)
+        self.headline: tuple[str, ...] = ("response_match_score",)
+
+    def tokens(self, text: str) -> list[str]:
+        if self.variant == "adk":
+            from respeval.tokenizers.adk import tokenize
+
+            return tokenize(text)
+        return _legacy_tokens(text)
+
+    def prepare(self, references: list) -> list[list[str]]:
+        out = []
+        for row, ref in enumerate(references):
+            if not isinstance(ref, str):
+                raise RowValueError(row, f"reference is {type(ref).__name__}, expected str")
+            out.append(self.tokens(ref))
+        return out
+
+    def score(self, prepared: list[list[str]], predictions: list) -> ChunkScores:
+        values = np.zeros(len(predictions))
+        errors = {}
+        for row, (pred, ref) in enumerate(zip(predictions, prepared)):
+            if not isinstance(pred, str):
+                errors[row] = f"response is {type(pred).__name__}, expected str"
+                values[row] = np.nan
+                continue
+            values[row] = _rouge1_f(self.tokens(pred), ref)
+        stats = np.where(np.isnan(values), 0.0, values)[:, None]
+        return ChunkScores({"response_match_score": values}, stats, errors)
+
+    def corpus(self, sums: np.ndarray, rows: Any) -> dict[str, Any]:
+        n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
+        return {"response_match_score": np.asarray(sums, dtype=np.float64)[..., 0] / n}
+
+    def signature(self) -> str:
+        tok = "adk-unicode" if self.variant == "adk" else "rouge"
+        return f"response_match_score|rouge1_f|tok:{tok}|stem:porter>3"
+
+
+class ResponseMatchResult(MetricResult):
+    """Per-row ``response_match_score`` (ROUGE-1 F, ADK tokenization)."""
+
+
+def response_match_score(responses: Any, references: Any, *, variant: str = "adk") -> ResponseMatchResult:
+    """ADK's ``response_match_score`` of each response against its reference (both str).
+
+    Both texts empty (or either without tokens) score 0.0, as in ADK.
+    """
+    from respeval._inputs import text_list
+
+    family = ResponseMatchFamily(variant=variant)
+    preds = text_list(responses, "responses")
+    refs = text_list(references, "references")
+    if len(preds) != len(refs):
+        raise ValueError(f"responses has {len(preds)} rows but references has {len(refs)}")
+    return ResponseMatchResult(family, family.score(family.prepare(refs), preds), implementation="python")
+
+
+# ---------------------------------------------------------------------------------------
+# registry
+# ---------------------------------------------------------------------------------------
+
+
+def _build(names: Sequence[str], options: MetricOptions) -> TrajectoryFamily:
+    params = options.for_family("trajectory", *names)
+    return TrajectoryFamily(names, threads=options.threads, implementation=options.implementation, **params)
+
+
+def _build_response(names: Sequence[str], options: MetricOptions) -> ResponseMatchFamily:
+    return ResponseMatchFamily(implementation=options.implementation, **options.for_family(*names))
+
+
+_HELP = {
+    "trajectory_exact_match": "Vertex: 1 if the predicted calls equal the reference calls, in order",
+    "trajectory_in_order_match": "Vertex: 1 if the reference calls appear in order (extras allowed)",
+    "trajectory_any_order_match": "Vertex: 1 if every reference call has its own predicted match",
+    "trajectory_precision": "Vertex: matched calls / predicted calls (one-to-one)",
+    "trajectory_recall": "Vertex: matched calls / reference calls (one-to-one)",
+    SINGLE_TOOL: "Vertex: 1 if the tool tool_name= was called (column ...[tool])",
+    ADK_METRIC: "ADK 2.13 per invocation: match_type=EXACT|IN_ORDER|ANY_ORDER, ignore_args",
+    "trajectory_f1": "respeval: harmonic mean of trajectory precision and recall",
+    "trajectory_lcs_precision": "respeval: longest common call subsequence / predicted calls",
+    "trajectory_lcs_recall": "respeval: longest common call subsequence / reference calls",
+    "trajectory_edit_similarity": "respeval: 1 - tool-name edit distance / longer trajectory",
+    "trajectory_redundant_rate": "respeval: repeated identical calls / predicted calls",
+    "trajectory_extra_calls": "respeval: predicted calls without a reference partner",
+}
+
+METRICS = tuple(MetricSpec(name, "trajectory", _HELP[name], _build, inputs="json") for name in ALL_METRICS) + (
+    MetricSpec(
+        "response_match_score",
+        "response_match_score",
+        "ADK 2.13: ROUGE-1 F with ADK's tokenizer (variant=adk|adk-legacy)",
+        _build_response,
+    ),
+)

@@ -1,0 +1,197 @@
+"""Custom function metrics: in process, in isolated workers (time, memory, no network), batch form."""
+
+from __future__ import annotations
+
+import math
+import socket
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import respeval
+from respeval.evaluate import CustomMetric
+from respeval.evaluate.isolation import Limits, WorkerPool, disable_network
+
+ROWS = [{"id": i, "response": f"answer {i}", "reference": "answer"} for i in range(12)]
+
+
+def flaky(row):
+    i = row["id"]
+    if i == 1:
+        raise ValueError("no answer field")
+    if i == 2:
+        return float("nan")
+    if i == 3:
+        return "high"
+    if i == 4:
+        return None
+    if i == 5:
+        return True
+    return i / 10
+
+
+def test_inline_rows_unscored_with_their_reason():
+    result = respeval.evaluate(ROWS, [CustomMetric("flaky", flaky)])
+    rows = result.table.to_pylist()
+    reasons = {r["row"]: r["flaky/unscored_reason"] for r in rows if r["flaky/status"] == "unscored"}
+    assert reasons[1] == "raised ValueError: no answer field"
+    assert reasons[2] == "returned NaN"
+    assert reasons[3].startswith("returned str 'high', expected a number")
+    assert reasons[4].startswith("returned None")
+    assert set(reasons) == {1, 2, 3, 4}
+    assert rows[5]["flaky/score"] == 1.0 and rows[6]["flaky/score"] == 0.6
+    assert result.summary_metrics["flaky/scored"] == 8
+    assert result.summary_metrics["flaky/coverage"] == pytest.approx(8 / 12)
+
+
+def test_dict_results_need_declared_outputs():
+    def two(row):
+        return {
+            "length": len(row["response"]),
+            "has_digit": any(c.isdigit() for c in row["response"]),
+            "explanation": "ok",
+        }
+
+    result = respeval.evaluate(ROWS, [CustomMetric("shape", two, outputs=["length", "has_digit"])])
+    names = result.table.column_names
+    assert "shape.length/score" in names and "shape.has_digit/score" in names
+    assert result.summary_metrics["shape.has_digit/mean"] == 1.0
+    with pytest.raises(ValueError, match="declare them"):
+        respeval.evaluate(ROWS, [CustomMetric("shape", two)])
+
+
+def test_batch_function_and_nan_rows():
+    def lengths(batch: pa.RecordBatch):
+        values = np.array([len(s) for s in batch.column("response").to_pylist()], dtype=float)
+        values[0] = np.nan
+        return values
+
+    result = respeval.evaluate(ROWS, [CustomMetric("len", lengths, batch=True)], chunk_size=5)
+    rows = result.table.to_pylist()
+    assert [r["len/status"] for r in rows].count("unscored") == 3  # the first row of each chunk
+    assert rows[1]["len/score"] == len("answer 1")
+    assert rows[5]["len/unscored_reason"] == "score: returned NaN"
+
+
+def test_batch_function_of_the_wrong_length():
+    result = respeval.evaluate(ROWS, [CustomMetric("bad", lambda b: [1.0], batch=True)])
+    assert set(result.table.column("bad/unscored_reason").to_pylist()) == {"returned 1 values for a batch of 12 rows"}
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def slow(row):
+    if row["id"] == 2:
+        time.sleep(30)
+    return 1.0
+
+
+def hog(row):
+    if row["id"] == 3:
+        block = bytearray(4 * 1024**3)  # 4 GB, past the 1.5 GB limit
+        return float(len(block))
+    return 1.0
+
+
+def dial(row):
+    if row["id"] == 4:
+        with socket.create_connection(("127.0.0.1", row["port"]), timeout=2):
+            return 1.0
+    return 0.5
+
+
+def test_process_isolation_time_limit_memory_and_failures():
+    metrics = [
+        CustomMetric("slow", slow, isolation="process", timeout=1.0),
+        CustomMetric("hog", hog, isolation="process"),
+        CustomMetric("flaky", flaky, isolation="process"),
+    ]
+    started = time.perf_counter()
+    result = respeval.evaluate(ROWS, metrics)
+    assert time.perf_counter() - started < 25  # the sleeping row did not hold the run
+    rows = result.table.to_pylist()
+    assert rows[2]["slow/unscored_reason"] == "timed out after 1 s (the time limit)"
+    assert all(r["slow/score"] == 1.0 for r in rows if r["row"] != 2)
+    assert rows[3]["hog/unscored_reason"].startswith("out of memory")
+    assert all(r["hog/score"] == 1.0 for r in rows if r["row"] != 3)
+    assert rows[1]["flaky/unscored_reason"] == "raised ValueError: no answer field"
+    assert rows[2]["flaky/unscored_reason"] == "returned NaN"
+    assert rows[7]["flaky/score"] == pytest.approx(0.7)
+
+
+def test_no_network_in_workers():
+    """A connect from a worker fails, though a server listens on 127.0.0.1 and the parent reaches it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()  # the parent can
+        rows = [{**r, "port": port} for r in ROWS[:6]]
+        metric = CustomMetric("dial", dial, isolation="process", workers=1)
+        result = respeval.evaluate(rows, [metric])
+        reason = result.table.to_pylist()[4]["dial/unscored_reason"]
+        assert reason.startswith(("raised OSError", "raised PermissionError", "raised ConnectionRefusedError"))
+        assert "network" in reason or "unreachable" in reason.lower() or "errno" in reason.lower()
+        assert result.table.to_pylist()[5]["dial/score"] == 0.5
+        assert (
+            "network:netns" in result.run_summary["signatures"]["dial"]
+            or "network:audit-hook" in (result.run_summary["signatures"]["dial"])
+        )
+        allowed = respeval.evaluate(rows, [CustomMetric("dial", dial, isolation="process", network=True, workers=1)])
+        assert allowed.table.to_pylist()[4]["dial/score"] == 1.0  # the control: with network it connects
+    finally:
+        server.close()
+
+
+def test_the_pool_survives_a_worker_that_dies():
+    import os
+    import signal
+
+    def die(x):
+        if x == 2:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return x * 2
+
+    with WorkerPool(die, Limits(timeout=5, memory_mb=None, network=True), workers=2, batch=4) as pool:
+        out = pool.map(list(range(8)))
+    assert out[2] == (False, "the worker died (SIGSEGV)")
+    assert [v for ok, v in out if ok] == [0, 2, 6, 8, 10, 12, 14]
+
+
+def test_audit_hook_fallback_blocks_connect():
+    """The fallback guard (where namespaces are refused) in a child process."""
+    import multiprocessing as mp
+
+    def child(queue):
+        import respeval.evaluate.isolation as iso
+
+        iso._unshare = lambda flags: False  # as on a machine without namespaces
+        guard = disable_network()
+        try:
+            socket.create_connection(("127.0.0.1", 9), timeout=1)
+            queue.put((guard, "connected"))
+        except PermissionError as exc:
+            queue.put((guard, str(exc)))
+        except OSError as exc:
+            queue.put((guard, f"oserror {exc}"))
+
+    queue = mp.get_context("fork").Queue()
+    proc = mp.get_context("fork").Process(target=child, args=(queue,))
+    proc.start()
+    guard, what = queue.get(timeout=20)
+    proc.join(10)
+    assert guard == "audit-hook" and "network access is disabled" in what
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="isolation"):
+        CustomMetric("x", flaky, isolation="docker")
+    with pytest.raises(TypeError, match="callable"):
+        CustomMetric("x", 3)
+    with pytest.raises(ValueError, match="without '/'"):
+        CustomMetric("a/b", flaky)
+    assert math.isnan(float("nan"))
