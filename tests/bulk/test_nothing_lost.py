@@ -478,3 +478,46 @@ def test_resume_with_the_same_input_spelled_absolute_instead_of_relative(tmp_pat
     code, _, err = run_cli(capsys, *score_args(pred, ref, tmp_path / "rows.jsonl"), "--resume")
     assert code == 0, err
     assert (tmp_path / "rows.jsonl").read_bytes() == (tmp_path / "full.jsonl").read_bytes()
+
+
+def test_a_killed_runs_lock_is_free_even_if_its_worker_processes_live_on(tmp_path):
+    """12.2: the lock belongs to the run's process, not to the workers it forked (an flock is
+    inherited by them, and a killed run's orphans kept every rerun out)."""
+    import signal
+    import time
+
+    from respeval.io.files import LockedError, OutputLock
+
+    out = tmp_path / "rows.jsonl"
+    worker_pid = tmp_path / "worker.pid"
+    pid = os.fork()
+    if pid == 0:  # the run: takes the lock, forks a long-lived worker, waits to be killed
+        try:
+            OutputLock(out).acquire()
+            worker = os.fork()
+            if worker == 0:
+                time.sleep(60)
+                os._exit(0)
+            worker_pid.write_text(str(worker))
+            time.sleep(60)
+        finally:
+            os._exit(1)
+    worker = None
+    try:
+        for _ in range(1000):
+            if worker_pid.exists() and worker_pid.read_text():
+                worker = int(worker_pid.read_text())
+                break
+            time.sleep(0.01)
+        with pytest.raises(LockedError, match=f"pid {pid} on"):
+            OutputLock(out).acquire()
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        lock = OutputLock(out).acquire()  # the orphaned worker still runs: the lock is free anyway
+        with pytest.raises(LockedError, match="another run in this process"):
+            OutputLock(out).acquire()
+        lock.release()
+        assert not Path(f"{out}.lock").exists()
+    finally:
+        if worker is not None:
+            os.kill(worker, signal.SIGKILL)

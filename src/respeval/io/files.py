@@ -1,6 +1,6 @@
 """Output files that are never half-written, never shared by two runs, never an input.
 
-* :class:`OutputLock` -- an exclusive OS lock (``flock``) on ``OUT.lock`` beside an output,
+* :class:`OutputLock` -- an exclusive OS lock (``lockf``) on ``OUT.lock`` beside an output,
   held for a whole run; a second run stops at once, naming the holder (pid, host, start).
 * :func:`check_outputs` -- refuse, before anything is touched, an output that is one of the
   inputs (same device and inode: symlinks, hard links and other spellings are caught) or
@@ -23,6 +23,7 @@ import os
 import socket
 import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -136,11 +137,17 @@ class LockedError(FileError):
     """Another run holds the lock on an output."""
 
 
+_HELD: dict[str, OutputLock] = {}  # locks this process holds (POSIX locks do not see them)
+_HELD_GUARD = threading.Lock()
+
+
 class OutputLock:
     """An exclusive OS lock on ``<output>.lock`` for the lifetime of a run.
 
-    ``flock`` locks belong to the open file and vanish with the process, so a run killed
-    with SIGKILL never leaves a stale lock: the next run takes it at once.  The holder's pid,
+    A POSIX record lock (``fcntl.lockf``): it belongs to this process, vanishes with it (a run
+    killed with SIGKILL never leaves a stale lock: the next run takes it at once) and, unlike
+    ``flock``, is not inherited by the worker processes a run forks (which may outlive it).
+    A second lock on the same output within this process is refused too.  The holder's pid,
     host and start time are written into the lock file so that a second run can name it.
     The lock file is removed on release.
     """
@@ -149,22 +156,40 @@ class OutputLock:
         self.output = os.fspath(output)
         self.path = self.output + ".lock"
         self._fd: int | None = None
+        self._key: str | None = None
 
     def acquire(self) -> OutputLock:
-        if fcntl is None:  # pragma: no cover - Windows: no flock; nothing else to lean on
+        if fcntl is None:  # pragma: no cover - Windows: no POSIX locks; nothing else to lean on
             return self
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
             os.makedirs(directory, exist_ok=True)  # an output's folder is created, as for any output
         except OSError as exc:
             raise FileError(describe_os_error(exc, self.output, writing=True)) from exc
+        key = os.path.realpath(self.path)
+        with _HELD_GUARD:
+            if key in _HELD:
+                raise LockedError(
+                    f"{self.output} is being written by another run in this process ({_holder_text(os.getpid())})"
+                )
+            _HELD[key] = self
+        try:
+            self._fd = self._lock_file()
+        except BaseException:
+            with _HELD_GUARD:
+                _HELD.pop(key, None)
+            raise
+        self._key = key
+        return self
+
+    def _lock_file(self) -> int:
         while True:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
                 raise FileError(describe_os_error(exc, self.path, writing=True)) from exc
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
                 holder = _read_holder(fd)
                 os.close(fd)
@@ -179,12 +204,9 @@ class OutputLock:
             if _identity(self.path) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
                 break
             os.close(fd)
-        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started}).encode()
         os.ftruncate(fd, 0)
-        os.pwrite(fd, info + b"\n", 0)
-        self._fd = fd
-        return self
+        os.pwrite(fd, _holder_json().encode() + b"\n", 0)
+        return fd
 
     def release(self) -> None:
         if self._fd is None:
@@ -195,12 +217,23 @@ class OutputLock:
             if _identity(self.path) == (os.fstat(fd).st_dev, os.fstat(fd).st_ino):
                 os.unlink(self.path)
         os.close(fd)
+        with _HELD_GUARD:
+            _HELD.pop(self._key or "", None)
 
     def __enter__(self) -> OutputLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _holder_json() -> str:
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started})
+
+
+def _holder_text(pid: int) -> str:
+    return f"pid {pid} on {socket.gethostname()}"
 
 
 def _read_holder(fd: int) -> str:
