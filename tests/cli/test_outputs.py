@@ -214,3 +214,38 @@ def test_judge_reads_a_fifo_once(tmp_path, capsys):
                 fh.read()
     assert code == 0, output
     assert len(out.read_text().splitlines()) == 5
+
+
+def test_evaluate_checks_its_outputs_and_resumes_on_content(tmp_path, capsys, monkeypatch):
+    """Siblings of 12.3, 12.7 and 12.16 in ``respeval evaluate`` (its own parts and resume)."""
+    data = items(tmp_path / "items.jsonl", 9)
+    before = data.read_bytes()
+    code, _, err = run(capsys, "evaluate", "--input", str(data), "--metric", "exact_match", "--out", str(data))
+    assert code == 1 and "is the same file as --input" in err and data.read_bytes() == before
+    argv = [
+        "evaluate",
+        "--input",
+        "items.jsonl",
+        "--metric",
+        "exact_match",
+        "--out",
+        "rows.jsonl",
+        "--chunk-size",
+        "2",
+        "--quiet",
+    ]
+    code, output = kill.run(argv, cwd=tmp_path, kill_at=("respeval.evaluate.run._Parts.write", 3))
+    assert code == -9, output
+    monkeypatch.chdir(tmp_path.parent)  # the same input, spelled another way
+    absolute = [str(tmp_path / a) if a in ("items.jsonl", "rows.jsonl") else a for a in argv]
+    st = data.stat()
+    data.write_bytes(before.replace(b"A1.", b"A7.", 1))  # same size, mtime restored
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    code, _, err = run(capsys, *absolute, "--resume")
+    assert code == 1 and "cannot resume" in err
+    data.write_bytes(before)
+    code, output = kill.run(argv, cwd=tmp_path, kill_at=("respeval.evaluate.run._Parts.write", 3))
+    assert code == -9, output
+    code, _, err = run(capsys, *absolute, "--resume")
+    assert code == 0, err
+    assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 9

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int
+from respeval.io.files import check_outputs
 
 NAME = "evaluate"
 HELP = "any mix of computed, custom and judged metrics: one table, one summary, one report"
@@ -117,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         )
     engine_options = _engine_options(judge)
     out = args.out or spec.get("out")
+    report = args.report or spec.get("report")
+    check_outputs([("--input", data)], [("--out", out), ("--summary-out", args.summary_out), ("--report", report)])
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -163,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     print(json.dumps(result.summary_metrics, indent=2) if args.json else result.format())
-    write_run_outputs(result.run_summary, summary_out=args.summary_out, report=args.report or spec.get("report"))
+    write_run_outputs(result.run_summary, summary_out=args.summary_out, report=report)
     return Exit.OK
 
 
