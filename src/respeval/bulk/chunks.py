@@ -179,7 +179,7 @@ def table_chunk(table: Any, inputs: Inputs, source: str, record_offset: int = 0)
 
 
 def lockstep(
-    pred_readers: list[Iterator[Chunk]], ref_reader: Iterator[Chunk] | None
+    pred_readers: Sequence[Iterator[Chunk]], ref_reader: Iterator[Chunk] | None
 ) -> Iterator[tuple[list[Chunk | None], Chunk | None]]:
     """Chunk k of every file together, until every file is exhausted."""
     while True:

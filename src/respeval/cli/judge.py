@@ -71,10 +71,12 @@ models:
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
 output:
-  --out gets one JSON line per row as it finishes: id, row, score, pass, judge_pass,
-  reasoning, status (scored | unscored), unscored_reason, parsed_from, tokens_in,
-  tokens_out, cost, cache_hit, attempts, reasked. A row the judge's reply could not be
-  read for is "unscored" with its reason -- never a silent 0, 1 or pass.
+  --out gets one JSON line per row: id, row, score, pass, judge_pass, reasoning, status
+  (scored | unscored), unscored_reason, parsed_from, tokens_in, tokens_out, cost,
+  cache_hit, attempts, reasked. A row the judge's reply could not be read for is
+  "unscored" with its reason -- never a silent 0, 1 or pass. Rows go to OUT.partial as
+  they finish; OUT is replaced only when every row is judged (a stopped or failed run
+  leaves the previous OUT as it was). OUT.lock keeps a second run off the same --out.
 
 resuming:
   Every answer is cached (SQLite, by default OUT.cache.sqlite beside --out) before its row
@@ -199,7 +201,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--price-out", type=non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
     )
     out = p.add_argument_group("output")
-    out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
+    out.add_argument(
+        "--out", metavar="FILE", help="per-row results (.jsonl); rows go to FILE.partial until the run completes"
+    )
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
     out.add_argument("--report", metavar="FILE", help="write the HTML report")

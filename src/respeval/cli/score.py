@@ -28,7 +28,9 @@ inputs:
 output:
   --out FILE writes one row per scored input row (row = 0-based input record, plus
   system, the --id-field and --group-by values, and {metric}_p/_r/_f). Parts are
-  kept in FILE.parts/ until the run ends, so --resume continues a killed run.
+  kept in FILE.parts/ until the run ends, so --resume continues a killed run (it checks
+  that the parts are intact and that every input starts with the bytes read before);
+  FILE appears when the run completes. FILE.lock keeps a second run off the same FILE.
 
 examples:
   respeval score --example
@@ -61,7 +63,9 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         help="bad rows: fail (stop, naming file, line and field; default), skip (leave "
         "out, counted), record (leave out and write each with its reason to --errors)",
     )
-    src.add_argument("--errors", metavar="FILE", help="errors file for --on-error record (default OUT.errors.jsonl)")
+    src.add_argument(
+        "--errors", metavar="FILE", help="errors file; needs --on-error record (default with --out: OUT.errors.jsonl)"
+    )
     met = score.add_argument_group("metrics")
     met.add_argument(
         "--metrics",

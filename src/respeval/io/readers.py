@@ -224,8 +224,8 @@ def parse_json_line(raw: bytes, path: str, number: int) -> Any:
     validate) read lines through it, so every command reports a bad line the same way.
     """
     text, reason = _decode_line(raw)
-    if reason is not None:
-        return RowError(path, number, None, reason)
+    if text is None:
+        return RowError(path, number, None, reason or "undecodable")
     text = _strip_bom(text, number)
     # An empty line usually means a truncated or concatenated file; skipping it silently
     # would shift every later record against its reference.
@@ -293,8 +293,8 @@ def _repeat(n: int) -> Iterator[int]:
 
 def _text_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
     text, reason = _decode_line(raw)
-    if reason is not None:
-        return RowError(path, number, None, reason)
+    if text is None:
+        return RowError(path, number, None, reason or "undecodable")
     text = _strip_bom(text, number)
     return [text], ({_TEXT_FIELD: text} if fields.whole else None)
 

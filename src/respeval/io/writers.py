@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
+from respeval.io.files import OutputError
 from respeval.io.formats import WRITE_FORMATS, resolve_format
 from respeval.io.readers import PathLike
 
@@ -180,14 +181,18 @@ class ResultWriter:
         self._schema: Any = None  # pyarrow.Schema fixed by the first chunk
         self._csv: Any = None
         self.rows_written = 0
-        binary = self.fmt == "parquet"
+        self._fh: IO[Any]
         try:
-            # newline="" keeps csv's and our own line endings exactly as written.
-            self._fh: IO[Any] = open(self.path, "wb") if binary else open(self.path, "w", encoding="utf-8", newline="")
+            if self.fmt == "parquet":
+                self._fh = open(self.path, "wb")
+            else:
+                # newline="" keeps csv's and our own line endings exactly as written.
+                text = open(self.path, "w", encoding="utf-8", newline="")
+                self._fh = text
+                if self.fmt == "csv":
+                    self._csv = csv.writer(text, lineterminator="\n")
         except OSError as exc:
-            raise OSError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
-        if self.fmt == "csv":
-            self._csv = csv.writer(self._fh, lineterminator="\n")
+            raise OutputError.wrap(exc, self.path) from exc
 
     def __enter__(self) -> ResultWriter:
         return self
