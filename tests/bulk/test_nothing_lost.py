@@ -521,3 +521,21 @@ def test_a_killed_runs_lock_is_free_even_if_its_worker_processes_live_on(tmp_pat
     finally:
         if worker is not None:
             os.kill(worker, signal.SIGKILL)
+
+
+def test_system_names_do_not_depend_on_how_paths_are_spelled(tmp_path, monkeypatch):
+    """12.16, a sibling: with colliding file stems the names were the paths as typed, so a
+    resume spelled differently named the systems differently."""
+    from respeval.bulk.chunks import Inputs
+
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "out.txt").write_text("x\n")
+    monkeypatch.chdir(tmp_path)
+
+    def names(*preds: str) -> list[str]:
+        return Inputs(list(preds), None, "text", "text", None, None, None).system_names()
+
+    assert names("a/out.txt", "b/out.txt") == ["a/out", "b/out"]
+    assert names(str(tmp_path / "a/out.txt"), "./b/out.txt") == ["a/out", "b/out"]
+    assert names("a/out.txt", "b/other.txt") == ["out", "other"]
