@@ -249,3 +249,17 @@ def test_evaluate_checks_its_outputs_and_resumes_on_content(tmp_path, capsys, mo
     code, _, err = run(capsys, *absolute, "--resume")
     assert code == 0, err
     assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 9
+
+
+def test_agent_out_is_never_its_input(tmp_path, capsys):
+    """A sibling of 12.3: ``respeval agent --out`` wrote over whatever it was given."""
+    from respeval.agents.example import example_paths
+
+    expected, actual = example_paths()
+    copy = tmp_path / "expected.evalset.json"
+    copy.write_bytes(Path(expected).read_bytes())
+    before = copy.read_bytes()
+    args = ["agent", "--expected", str(copy), *[x for a in actual for x in ("--actual", str(a))], "--out", str(copy)]
+    code, _, err = run(capsys, *args)
+    assert code == 1 and "--out" in err and "is the same file as --expected" in err
+    assert copy.read_bytes() == before
