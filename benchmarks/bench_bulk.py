@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import pytest
 
+from respeval.bulk import score_files, score_table
 from respeval.metrics.rouge import rouge
-from respeval.pipeline import score_files, score_table
 
 TYPES = ("rouge1", "rouge2", "rougeL")
 BOOTSTRAP = 1000

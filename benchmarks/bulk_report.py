@@ -115,7 +115,7 @@ def table_call(path: Path, threads: int) -> dict:
     return run_child(f"""
         import json, time
         import pyarrow.parquet as pq
-        from respeval.pipeline import score_table
+        from respeval.bulk import score_table
         t = pq.read_table("{path}")
         score_table(t.slice(0, 100), id_field="id", bootstrap=10)
         start = time.perf_counter()

@@ -40,14 +40,14 @@ from respeval.metrics.trajectory import TrajectoryResult, response_match_score, 
 
 if TYPE_CHECKING:
     from respeval import agents, evaluate, judge
-    from respeval.pipeline import RunSummary, score_files, score_table
+    from respeval.bulk import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
 # cost import time that a metric call does not need.
 _LAZY = {
-    "score_files": ("respeval.pipeline", "score_files"),
-    "score_table": ("respeval.pipeline", "score_table"),
-    "RunSummary": ("respeval.pipeline", "RunSummary"),
+    "score_files": ("respeval.bulk", "score_files"),
+    "score_table": ("respeval.bulk", "score_table"),
+    "RunSummary": ("respeval.bulk", "RunSummary"),
     "judge": ("respeval.judge", None),
     "agents": ("respeval.agents", None),
     "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)

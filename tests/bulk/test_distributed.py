@@ -12,7 +12,7 @@ import pytest
 
 from _helpers.corpora import load_wmt17
 from _helpers.paths import shared_data
-from respeval.pipeline import score_table
+from respeval.bulk import score_table
 
 distributed = pytest.importorskip("distributed", reason="respeval[dask] is not installed")
 pa = pytest.importorskip("pyarrow")
@@ -108,7 +108,7 @@ def test_dask_survives_a_killed_worker(tmp_path: Path, client):
     thread.start()
     parts = Path(str(out) + ".parts")
     deadline = time.time() + 120
-    while time.time() < deadline and not list(parts.glob("part-*.parquet")):
+    while time.time() < deadline and not list(parts.glob("run-*/part-*.parquet")):
         time.sleep(0.01)
     os.kill(worker_pids[0], signal.SIGKILL)
     thread.join(timeout=300)
@@ -116,6 +116,27 @@ def test_dask_survives_a_killed_worker(tmp_path: Path, client):
     assert worker_pids[0] not in client.run(os.getpid).values(), "the worker was not killed"
     assert len(list(parts.parent.glob("rows.parquet.parts"))) == 0
     _assert_same(result["summary"], out, whole)
+
+
+def test_dask_driver_killed_then_rerun_gives_the_complete_output(tmp_path: Path, client):
+    """Issue 12, "Also": SIGKILL of the driver (its tasks may still run on the cluster),
+    then the same command again: the output is complete and exact, nothing is left over."""
+    from _helpers import kill
+    from respeval.distributed.dask import score_parquet
+
+    files, whole = _corpus(tmp_path, n_files=3, rows_per_file=100)
+    out = tmp_path / "rows.parquet"
+    address = client.scheduler.address
+    argv = ["score", "--engine", "dask", "--scheduler", address, "--pred", str(tmp_path / "in" / "*.parquet")]
+    argv += ["--metrics", ",".join(METRICS), "--id-field", "id", "--stem", "--out", str(out), "--quiet"]
+    code, output = kill.run(argv, cwd=tmp_path, kill_at=("respeval.distributed.dask.ChunkStats.from_arrays", 1))
+    assert code == -9, output
+    assert not out.exists() and Path(f"{out}.parts").exists()
+    summary = score_parquet(
+        [str(f) for f in files], str(out), metrics=METRICS, id_field="id", stemmer=True, client=client, bootstrap=200
+    )
+    _assert_same(summary, out, whole)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "rows.parquet"]
 
 
 def test_missing_file_is_named(tmp_path: Path, client):

@@ -460,3 +460,91 @@ def test_result_writer_bad_format(tmp_path: Path) -> None:
 def test_chunk_is_a_plain_dataclass() -> None:
     chunk = Chunk(0, [1], {"text": ["a"]}, [], 1)
     assert len(chunk) == 1
+
+
+# --------------------------------------------------------------------------- digests, kinds, pipes
+
+
+def test_the_digest_of_a_skipped_prefix_is_the_digest_of_reading_it(corpus) -> None:
+    """What a resume checks (issue 12.7): skipping to row k hashes exactly what reading the
+    first k rows hashed, for every format; and any change to those rows changes it."""
+    path, fields, _ = corpus
+    read = {c.end_row: c.digest for c in read_columns(path, fields, chunk_size=3)}
+    for start in (3, 6, 9, 10):
+        assert read_columns(path, fields, chunk_size=3, start_row=start).skip() == read[start]
+    assert len(set(read.values())) >= 3  # Parquet hashes whole row groups (of 4 rows here)
+    if path.suffix == ".parquet":
+        rows = [dict(r, response="answer 7") if i == 1 else r for i, r in enumerate(ROWS)]
+        write_parquet(path, pa.Table.from_pylist(rows), row_group_size=4)
+    else:
+        original = path.read_bytes()
+        changed = original.replace(b"answer 1", b"answer 7", 1)
+        assert len(changed) == len(original)
+        path.write_bytes(changed)
+    assert read_columns(path, fields, chunk_size=3, start_row=3).skip() != read[3]
+    assert read_columns(path, fields, chunk_size=3, start_row=9).skip() != read[9]
+
+
+def test_key_fields_take_integers_as_strings(tmp_path: Path) -> None:
+    """Issue 12.15: integer ids are accepted (JSONL ints, Parquet integer columns)."""
+    jsonl = write_jsonl(
+        tmp_path / "p.jsonl", ['{"id": 3, "t": "a"}', '{"id": "x", "t": "b"}', '{"id": true, "t": "c"}']
+    )
+    columns, _, errors = read_all(jsonl, ["id", "t"], key_fields=["id"], on_error="record")
+    assert columns["id"] == ["3", "x"] and errors[0].reason == "expected a string or an integer, got bool"
+    table = write_parquet(tmp_path / "p.parquet", pa.table({"id": pa.array([5, None], pa.int64()), "t": ["a", "b"]}))
+    columns, _, errors = read_all(table, ["id", "t"], key_fields=["id"], on_error="record")
+    assert columns["id"] == ["5"] and str(errors[0]).endswith(
+        "row 1: field 'id': expected a string or an integer, got null"
+    )
+    with pytest.raises(InputError, match="column 'id' has type int64, expected string"):
+        read_columns(table, ["id", "t"])
+
+
+def test_raw_fields_and_whole_records(tmp_path: Path) -> None:
+    """JSON values as read, which came from text, and every record whole (issue 12, task 3)."""
+    jsonl = write_jsonl(tmp_path / "p.jsonl", ['{"p": [1, {"a": 2}], "x": 1}', '{"p": "[3]", "x": 2}'])
+    (chunk,) = read_columns(jsonl, ["p"], raw_fields=["p"], whole_records=True)
+    assert chunk.columns["p"] == [[1, {"a": 2}], "[3]"] and chunk.text_fields == frozenset()
+    assert chunk.rows == [{"p": [1, {"a": 2}], "x": 1}, {"p": "[3]", "x": 2}]
+    csv_path = tmp_path / "p.csv"
+    csv_path.write_text('p,x\n"[1, 2]",1\n')
+    (chunk,) = read_columns(csv_path, ["p"], raw_fields=["p"], whole_records=True)
+    assert chunk.columns["p"] == ["[1, 2]"] and chunk.text_fields == {"p"} and chunk.rows == [{"p": "[1, 2]", "x": "1"}]
+    nested = write_parquet(tmp_path / "p.parquet", pa.table({"p": [[1, 2], [3]], "s": ["[4]", "[5]"]}))
+    (chunk,) = read_columns(nested, ["p", "s"], raw_fields=["p", "s"])
+    assert chunk.columns == {"p": [[1, 2], [3]], "s": ["[4]", "[5]"]} and chunk.text_fields == {"s"}
+
+
+def test_a_csv_field_has_no_length_limit(tmp_path: Path) -> None:
+    """Issue 12.9: Python's csv module stops at 131,072 characters by default."""
+    path = tmp_path / "p.csv"
+    path.write_text("response\n" + "y" * 300_000 + "\nshort\n")
+    assert [len(v) for v in read_all(path, ["response"])[0]["response"]] == [300_000, 5]
+    assert count_rows(path) == 2
+
+
+def test_a_fifo_is_read_once_and_never_counted(tmp_path: Path) -> None:
+    """Issue 12.10: a pipe is opened once and read front to back."""
+    import os
+    import threading
+
+    fifo = tmp_path / "p.csv"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w") as fh:
+            fh.write("response\n" + "".join(f"r{i}\n" for i in range(25)))
+
+    threading.Thread(target=feed, daemon=True).start()
+    with pytest.raises(InputError, match="not a regular file"):
+        count_rows(fifo)
+    columns, _, _ = read_all(fifo, ["response"], chunk_size=10)
+    assert columns["response"] == [f"r{i}" for i in range(25)]
+
+
+def test_a_symlink_loop_is_named(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    with pytest.raises(InputError, match="symbolic link loop"):
+        read_columns(loop, ["x"])

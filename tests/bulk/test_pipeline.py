@@ -15,8 +15,8 @@ import pytest
 
 from _helpers.corpora import load_realsumm, load_wmt17
 from _helpers.paths import shared_data
+from respeval.bulk import score_files
 from respeval.metrics.rouge import rouge
-from respeval.pipeline import score_files
 
 TYPES = ("rouge1", "rouge2", "rougeL")
 
@@ -311,8 +311,7 @@ def test_table_does_not_depend_on_chunking_and_equals_library_bootstrap(tmp_path
 
 def test_collector_keeps_rows_only_for_a_paired_comparison():
     """Without --compare the collector's memory does not grow with the corpus."""
-    from respeval.pipeline import build_families
-    from respeval.summary import StatsCollector
+    from respeval.bulk import StatsCollector, build_families
 
     families = build_families(["rouge1"])
     lean = StatsCollector(families, bootstrap=10)
@@ -331,9 +330,9 @@ def test_collector_keeps_rows_only_for_a_paired_comparison():
 
 def test_small_slices_hold_rows_and_give_the_same_intervals():
     """Slices smaller than the accumulators keep rows instead; intervals do not change."""
-    from respeval.pipeline import build_families
+    from respeval.bulk import StatsCollector, build_families
+    from respeval.bulk.summary import corpus_row
     from respeval.stats import bootstrap_add, new_accumulator, replicate_sums, resolve_seed
-    from respeval.summary import StatsCollector, corpus_row
 
     families = build_families(["rouge1"])
     name = families[0].name
@@ -357,8 +356,7 @@ def test_small_slices_hold_rows_and_give_the_same_intervals():
 
 
 def test_a_non_finite_statistic_names_its_record():
-    from respeval.pipeline import build_families
-    from respeval.summary import StatsCollector
+    from respeval.bulk import StatsCollector, build_families
 
     families = build_families(["rouge1"])
     stats = np.zeros((3, 3))

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from respeval.bulk import EXAMPLE
 from respeval.metrics.rouge import rouge
-from respeval.pipeline import EXAMPLE
 
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:

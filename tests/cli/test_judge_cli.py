@@ -188,7 +188,7 @@ def test_json_summary_and_field_renames(tmp_path, judge_main):
     [
         ('{"id": 1, "response": "a"}', "items.jsonl:3: field 'reference': missing"),
         ('{"id": 1, "response": 5, "reference": "b"}', "items.jsonl:3: field 'response': expected a string, got int"),
-        ("{not json", "items.jsonl:3: not a JSON object"),
+        ("{not json", "items.jsonl:3: malformed JSON"),
         ('["a list"]', "items.jsonl:3: expected a JSON object, got list"),
     ],
 )
@@ -302,7 +302,8 @@ def test_budget_stop_then_resume_pays_nothing_twice(tmp_path, judge_main):
             *FAST,
         )
         first_items = {item_of(r) for r in server.records}
-        done = read_rows(out)
+        assert not out.exists()  # a stopped run does not replace --out: its rows are in OUT.partial
+        done = read_rows(Path(f"{out}.partial"))
         second = judge_main(
             "--input",
             str(items),
@@ -399,13 +400,15 @@ def test_kill_9_then_rerun_sends_no_answered_request_again(tmp_path):
         proc = subprocess.Popen(
             [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        _wait_for_lines(out, 60, proc)
+        partial = Path(f"{out}.partial")  # rows as they finish; --out only when the run completes
+        _wait_for_lines(partial, 60, proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
         time.sleep(0.1)  # let the server finish the exchanges in flight
         killed_at = len(server.records)
         answered_first = {item_of(r) for r in server.records if r.status == 200}
-        written = read_rows(out)  # every line whole: one write per row
+        assert not out.exists()
+        written = read_rows(partial)  # every line whole: one write per row
         with sqlite3.connect(cache) as db:
             cached = db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
         rerun = judge_cli(*args, "--base-url", server.url)
@@ -430,10 +433,11 @@ def test_ctrl_c_leaves_a_valid_output_and_a_resumable_cache(tmp_path):
         proc = subprocess.Popen(
             [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        _wait_for_lines(out, 20, proc)
+        _wait_for_lines(Path(f"{out}.partial"), 20, proc)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=30)
-        first = read_rows(out)
+        assert not out.exists()  # an interrupted run leaves its rows in OUT.partial
+        first = read_rows(Path(f"{out}.partial"))
         sent_first = len(server.records)
         rerun = judge_cli(*args, "--base-url", server.url)
         resent = {item_of(r) for r in server.records[sent_first:]}

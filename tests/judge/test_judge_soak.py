@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -196,7 +197,8 @@ def hostile_soak(n: int, kills: int, tmp_path, *, concurrency: int = 16) -> None
         for k in range(kills):  # each run is killed part-way; the next resumes from the cache
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
             target, deadline = (k + 1) * n // (kills + 2), time.monotonic() + 120
-            while _lines(out) < target and proc.poll() is None and time.monotonic() < deadline:
+            # rows go to OUT.partial as they finish (--out itself appears when a run completes)
+            while _lines(Path(f"{out}.partial")) < target and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert proc.poll() is None, f"the run ended before the kill: {proc.communicate()}"
             os.kill(proc.pid, signal.SIGKILL)

@@ -245,7 +245,7 @@ def test_report_command_prints_where_the_report_is(tmp_path, capsys):
     page = out.read_text(encoding="utf-8")
     assert "<title>Two inputs</title>" in page and ">q <span" in page and ">helpfulness <span" in page
     assert main(["report", str(tmp_path / "absent.json"), "--out", str(out)]) == 1
-    assert "no such file or directory" in capsys.readouterr().err
+    assert "no such file or directory" in capsys.readouterr().err.lower()
 
 
 def test_write_report_returns_the_absolute_path(tmp_path, monkeypatch):

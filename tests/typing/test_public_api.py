@@ -63,7 +63,7 @@ def test_unknown_attribute_raises_attribute_error():
 def test_import_does_not_load_the_pipeline_or_the_judge():
     code = (
         "import sys, respeval\n"
-        "heavy = [m for m in ('respeval.pipeline', 'respeval.io', 'respeval.judge', 'respeval.agents', 'httpx') if m in sys.modules]\n"
+        "heavy = [m for m in ('respeval.bulk', 'respeval.io', 'respeval.judge', 'respeval.agents', 'httpx') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

@@ -382,7 +382,7 @@ def test_load_table_formats(tmp_path, ext):
 def test_load_table_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"a": 1}\n{oops\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad.jsonl:2: invalid JSON"):
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: malformed JSON"):
         val.load_table(bad)
     with pytest.raises(ValueError, match="unknown table format"):
         val.load_table(tmp_path / "x.xlsx")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from respeval.cli.common import Exit, positive_int, unit_interval
+from respeval.io.files import check_outputs, write_text_atomic
 
 NAME = "agent"
 HELP = "score agent trajectories and answers against an ADK eval set (ADK 2.13 numbers)"
@@ -148,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.expected or not args.actual:
             raise ValueError("give --expected EVALSET and at least one --actual SOURCE (or --example)")
         expected_path, actual_paths = Path(args.expected), list(args.actual)
+    inputs = [("--expected", expected_path), *[("--actual", a) for a in actual_paths], ("--config", args.config)]
+    check_outputs([*inputs, ("--initial-session", args.initial_session)], [("--out", args.out)])
     expected = load_eval_set(expected_path, initial_session=args.initial_session)
     config = args.config or find_eval_config(expected_path)
     criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
@@ -163,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     report = evaluate_agent(expected, actual_paths, criteria, on_error=args.on_error)
     judge_stop = _judge(args, report, config) if args.judge else None
     if args.out:
-        Path(args.out).write_text(json.dumps(report.to_dict(), indent=2, default=str) + "\n", encoding="utf-8")
+        write_text_atomic(args.out, json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:

@@ -13,12 +13,12 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from respeval.cli.common import Exit, non_negative_float, non_negative_int, positive_float, positive_int
+from respeval.io.files import partial_name
 from respeval.judge.batch import (
     RETRY_MODES,
     STOP_BUDGET,
@@ -214,13 +214,14 @@ def run_batch_judge(
     batch: BatchOptions,
     records: list[dict[str, Any]],
 ) -> tuple[RunResult, BatchReport]:
-    """``respeval judge --batch`` for the pointwise method: rows go to ``OUT.batch-pass`` as
-    they complete, pass after pass (each row once), and the file replaces ``--out``
-    (atomically) at the end, so the output appears once, whole."""
+    """``respeval judge --batch`` for the pointwise method: rows go to ``OUT.partial`` as
+    they complete, pass after pass (each row once); the caller renames it over ``--out``
+    when the run is complete, so the output appears once, whole."""
     if cache_path is None:
         raise ValueError("--batch needs a cache (--cache FILE, or --out): batch answers and batch state are kept there")
     columns = list(method.verdict_fields)
-    scratch = f"{args.out}.batch-pass" if args.out else None
+    # rows go to OUT.partial as passes complete; the caller renames it over OUT when the run is complete
+    scratch = partial_name(args.out) if args.out else None
     with contextlib.ExitStack() as stack:
         fh = stack.enter_context(open(scratch, "w", encoding="utf-8")) if scratch else None
 
@@ -242,6 +243,4 @@ def run_batch_judge(
                 on_progress=progress_printer(args, "judge"),
             )
         )
-    if scratch:
-        os.replace(scratch, args.out)
     return result, report

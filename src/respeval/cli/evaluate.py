@@ -10,6 +10,7 @@ from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, progress_printer
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int
+from respeval.io.files import check_outputs
 from respeval.judge.batch import STOP_WAITING
 
 NAME = "evaluate"
@@ -122,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         )
     engine_options = _engine_options(judge)
     out = args.out or spec.get("out")
+    report = args.report or spec.get("report")
+    check_outputs([("--input", data)], [("--out", out), ("--summary-out", args.summary_out), ("--report", report)])
     bar = None
     if not args.quiet:
         from tqdm import tqdm
@@ -176,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({**result.summary_metrics, **batch_json}, indent=2))
     else:
         print(result.format() + (f"\n{result.batch.format()}" if result.batch is not None else ""))
-    write_run_outputs(result.run_summary, summary_out=args.summary_out, report=args.report or spec.get("report"))
+    write_run_outputs(result.run_summary, summary_out=args.summary_out, report=report)
     return Exit.OK
 
 

@@ -23,6 +23,8 @@ from respeval.gate import (
     calibrate,
     stage_scores,
 )
+from respeval.io import read_jsonl as read_records
+from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.batch import BatchCache
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
@@ -116,19 +118,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_jsonl(path: str) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{lineno}: not JSON: {exc}") from exc
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            rows.append(record)
-    return rows
+    return [record for _, record in read_records(path)]
 
 
 def read_labels(path: str) -> dict[Any, bool]:
@@ -190,7 +180,8 @@ def write_junit(report: GateReport, path: str) -> None:
             ET.SubElement(
                 case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}", type=row.decision
             ).text = detail
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    with atomic_output(path, "wb") as fh:
+        ET.ElementTree(suite).write(fh, encoding="utf-8", xml_declaration=True)
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
@@ -229,27 +220,35 @@ async def _run(
 
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval gate`` with parsed arguments; returns the exit status."""
-    try:
-        records = read_jsonl(args.input)
-        if args.calibrate and args.labels:
-            raise ValueError("--calibrate already reads the labels: drop --labels")
-        label_path = args.calibrate or args.labels
-        labels = read_labels(label_path) if label_path else {}
-        config, scores = _config(args, records, labels)
-        report = asyncio.run(_run(args, records, config, scores, labels))
-    except (ValueError, OSError) as exc:
-        print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
-        return Exit.INPUT
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
-    if args.junit:
-        write_junit(report, args.junit)
-    print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
-    if args.summary_out or args.report:
-        from respeval.report import gate_run_summary, write_run_outputs
+    inputs = [("--input", args.input), ("--calibrate", args.calibrate), ("--labels", args.labels)]
+    outputs = [
+        ("--out", args.out),
+        ("--junit", args.junit),
+        ("--summary-out", args.summary_out),
+        ("--report", args.report),
+    ]
+    with guarded_outputs(inputs, outputs, unlocked=[("--cache", args.cache)]):
+        try:
+            records = read_jsonl(args.input)
+            if args.calibrate and args.labels:
+                raise ValueError("--calibrate already reads the labels: drop --labels")
+            label_path = args.calibrate or args.labels
+            labels = read_labels(label_path) if label_path else {}
+            config, scores = _config(args, records, labels)
+            report = asyncio.run(_run(args, records, config, scores, labels))
+        except (ValueError, OSError) as exc:
+            print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
+            return Exit.INPUT
+        if args.out:
+            with atomic_output(args.out) as fh:
+                fh.writelines(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in report.rows)
+        if args.junit:
+            write_junit(report, args.junit)
+        print(json.dumps(report.to_json(), indent=2) if args.json else report.format())
+        if args.summary_out or args.report:
+            from respeval.report import gate_run_summary, write_run_outputs
 
-        write_run_outputs(gate_run_summary(report.to_json()), summary_out=args.summary_out, report=args.report)
+            write_run_outputs(gate_run_summary(report.to_json()), summary_out=args.summary_out, report=args.report)
     summary = report.judge_summary
     if summary is not None and summary.batch is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)

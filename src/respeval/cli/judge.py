@@ -26,6 +26,9 @@ from respeval.cli.common import (
     positive_float,
     positive_int,
 )
+from respeval.io import format_of
+from respeval.io import read_jsonl as read_records
+from respeval.io.files import commit, guarded_outputs, is_regular, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
@@ -71,10 +74,12 @@ models:
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
 output:
-  --out gets one JSON line per row as it finishes: id, row, score, pass, judge_pass,
-  reasoning, status (scored | unscored), unscored_reason, parsed_from, tokens_in,
-  tokens_out, cost, cache_hit, attempts, reasked. A row the judge's reply could not be
-  read for is "unscored" with its reason -- never a silent 0, 1 or pass.
+  --out gets one JSON line per row: id, row, score, pass, judge_pass, reasoning, status
+  (scored | unscored), unscored_reason, parsed_from, tokens_in, tokens_out, cost,
+  cache_hit, attempts, reasked. A row the judge's reply could not be read for is
+  "unscored" with its reason -- never a silent 0, 1 or pass. Rows go to OUT.partial as
+  they finish; OUT is replaced only when every row is judged (a stopped or failed run
+  leaves the previous OUT as it was). OUT.lock keeps a second run off the same --out.
 
 resuming:
   Every answer is cached (SQLite, by default OUT.cache.sqlite beside --out) before its row
@@ -207,7 +212,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--price-out", type=non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
     )
     out = p.add_argument_group("output")
-    out.add_argument("--out", metavar="FILE", help="per-row results (.jsonl), written as rows finish")
+    out.add_argument(
+        "--out", metavar="FILE", help="per-row results (.jsonl); rows go to FILE.partial until the run completes"
+    )
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
     out.add_argument("--report", metavar="FILE", help="write the HTML report")
@@ -233,26 +240,18 @@ class InputFileError(ValueError):
 
 
 def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise InputFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise InputFileError(f"{path}:{lineno}: not a JSON object: {exc}") from exc
+    """(line number, object) per record: the one JSONL reader (:func:`respeval.io.read_jsonl`)."""
+    return read_records(path)
 
 
-def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
+def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> tuple[int, list[Any] | None]:
     """Check every record before the first call (paying for 90,000 rows to then fail on a
-    typo in row 90,001 is the failure this prevents); returns the row count."""
-    if not path.endswith((".jsonl", ".ndjson")):
+    typo in row 90,001 is the failure this prevents); returns the row count, and the records
+    themselves when the input is a pipe (it can be read only once)."""
+    if format_of(path) != "jsonl":
         raise InputFileError(f"{path}: expected a .jsonl file")
     rows = 0
+    kept: list[Any] | None = None if is_regular(path) else []
     for lineno, record in read_jsonl(path):
         if not isinstance(record, dict):
             raise InputFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
@@ -267,7 +266,9 @@ def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> int:
         if isinstance(row_id, (dict, list)):
             raise InputFileError(f"{path}:{lineno}: field 'id': expected a string or number")
         rows += 1
-    return rows
+        if kept is not None:
+            kept.append(record)
+    return rows, kept
 
 
 def _renamed(message: str, fields: dict[str, str]) -> str:
@@ -311,6 +312,28 @@ class _LineWriter:
             self._out.write("".join(self._pending))
             self._out.flush()
             self._pending.clear()
+
+
+def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The run-summary outputs (--summary-out, --report) as (option, path) pairs."""
+    return [("--summary-out", getattr(args, "summary_out", None)), ("--report", getattr(args, "report", None))]
+
+
+def finish_output(out: str | None, *, complete: bool) -> str | None:
+    """Rename OUT.partial into place when the run completed; otherwise leave OUT as it was.
+    Returns the file that holds this run's rows."""
+    if not out:
+        return None
+    if complete:
+        commit(partial_name(out), out)
+        return out
+    return partial_name(out)
+
+
+def describe_output(out: str | None, holder: str | None) -> str:
+    if holder == out:
+        return f"per-row results: {out}"
+    return f"rows judged so far: {holder} ({out} is replaced only when a run completes; rerun to finish)"
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
@@ -357,6 +380,7 @@ async def _judge(
     method: JudgeMethod,
     fields: dict[str, str],
     total: int,
+    kept: list[Any] | None,
     options: EngineOptions,
     cache_path: str | None,
 ) -> RunResult:
@@ -367,7 +391,8 @@ async def _judge(
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
         writer = None
         if args.out:
-            out = stack.enter_context(open(args.out, "w", encoding="utf-8"))
+            # rows go to OUT.partial as they finish; OUT is replaced only by a completed run
+            out = stack.enter_context(open(partial_name(args.out), "w", encoding="utf-8"))
             writer = _LineWriter(out, loop)
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
@@ -400,7 +425,7 @@ async def _judge(
                 except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
                     pass
             try:
-                records = (record for _, record in read_jsonl(args.input))
+                records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
                 return await engine.run(records, on_row=on_row, keep_rows=False)
             finally:
                 for sig in (signal.SIGINT, signal.SIGTERM):
@@ -436,30 +461,35 @@ def run_judge(args: argparse.Namespace) -> int:
         cache_path = cache_path_for(args)
         model = model_for(args)  # fail fast on a bad spec
         batch = batch_options(args, model)
-        total = _check_input(args.input, method, fields)
-        if batch is not None:
-            records = [r for _, r in read_jsonl(args.input)]
-            result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
-        else:
-            result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+        report = None
+        outputs = [("--out", args.out), *run_outputs(args)]
+        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", cache_path)]):
+            total, kept = _check_input(args.input, method, fields)
+            if batch is not None:
+                records = kept if kept is not None else [r for _, r in read_jsonl(args.input)]
+                result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
+            else:
+                result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path))
+            complete = result.stop_kind is None and (report is None or report.stop_kind is None)
+            output = finish_output(args.out, complete=complete)
+            if getattr(args, "summary_out", None) or getattr(args, "report", None):
+                from respeval.report import judge_run_summary, write_run_outputs
+
+                data = {**result.summary.to_json(), "output": output}
+                write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     summary = result.summary
     if args.json:
-        print(json.dumps({**summary.to_json(), "output": args.out, "cache": cache_path}, indent=2))
+        print(json.dumps({**summary.to_json(), "output": output, "cache": cache_path}, indent=2))
     else:
         print(summary.format())
-        if args.out:
-            print(f"per-row results: {args.out}")
+        if output:
+            print(describe_output(args.out, output))
         if cache_path:
             print(f"cache: {cache_path}")
-    if getattr(args, "summary_out", None) or getattr(args, "report", None):
-        from respeval.report import judge_run_summary, write_run_outputs
-
-        data = {**summary.to_json(), "output": args.out}
-        write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
-    if batch is not None:
+    if report is not None:
         status = exit_status(report, result.stop_kind)
         if status != Exit.OK:
             print(f"respeval judge: stopped: {summary.stop_reason}", file=sys.stderr)

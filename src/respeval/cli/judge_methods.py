@@ -24,11 +24,15 @@ from respeval.cli.judge import (
     EXIT_INTERRUPTED,
     InputFileError,
     cache_path_for,
+    describe_output,
     engine_options,
+    finish_output,
     model_for,
     read_jsonl,
     run_judge,
 )
+from respeval.io import format_of
+from respeval.io.files import atomic_output, guarded_outputs, partial_name
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
 from respeval.judge.methods.llmbar import (
@@ -174,7 +178,7 @@ def run_example(args: argparse.Namespace) -> int:
 
 
 def _records(path: str) -> list[dict[str, Any]]:
-    if not path.endswith((".jsonl", ".ndjson")):
+    if format_of(path) != "jsonl":
         raise InputFileError(f"{path}: expected a .jsonl file")
     records = []
     for lineno, record in read_jsonl(path):
@@ -307,38 +311,48 @@ def run_methods(args: argparse.Namespace) -> int:
         _check(args)
         options = engine_options(args)
         cache_path = cache_path_for(args)
-        records = _records(args.input)
-        model = model_for(args)
-        batch = batch_options(args, model)
-        if batch is not None:
-            done = run_batched_step(
-                lambda m, c, o: _dispatch_with(args, records, o, m, c),
-                model,
-                cache_path,
-                options,
-                batch,
-                on_progress=progress_printer(args, "judge"),
-            )
-            result, report = done.result, done.report
-            spend = getattr(result, "spend", None)
-            if spend is not None:  # the rows were answered from the cache the batches filled
-                spend.tokens_in = report.tokens_in + report.live_tokens_in
-                spend.tokens_out = report.tokens_out + report.live_tokens_out
-                spend.cost = report.total_cost
-        else:
-            result = asyncio.run(_dispatch(args, records, options, cache_path))
+        inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
+        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
+        report = None
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
+            records = _records(args.input)
+            model = model_for(args)
+            batch = batch_options(args, model)
+            if batch is not None:
+                done = run_batched_step(
+                    lambda m, c, o: _dispatch_with(args, records, o, m, c),
+                    model,
+                    cache_path,
+                    options,
+                    batch,
+                    on_progress=progress_printer(args, "judge"),
+                )
+                result, report = done.result, done.report
+                spend = getattr(result, "spend", None)
+                if spend is not None:  # the rows were answered from the cache the batches filled
+                    spend.tokens_in = report.tokens_in + report.live_tokens_in
+                    spend.tokens_out = report.tokens_out + report.live_tokens_out
+                    spend.cost = report.total_cost
+            else:
+                result = asyncio.run(_dispatch(args, records, options, cache_path))
+            output = None
+            if args.out:
+                # a stopped run's rows go to OUT.partial; OUT is replaced only by a completed run
+                with atomic_output(partial_name(args.out)) as fh:
+                    fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
+                complete = _summary(result)[2] is None and (report is None or report.stop_kind is None)
+                output = finish_output(args.out, complete=complete)
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
     data, text, stop_reason = _summary(result)
-    if batch is not None:
+    if report is not None:
         data["batch"] = report.to_json()
         text += "\n" + report.format()
-    print(json.dumps({**data, "output": args.out, "cache": cache_path}, indent=2) if args.json else text)
-    if batch is not None:
+    if output and not args.json:
+        text += "\n" + describe_output(args.out, output)
+    print(json.dumps({**data, "output": output, "cache": cache_path}, indent=2) if args.json else text)
+    if report is not None:
         status = exit_status(report, getattr(result, "stop_kind", None))
         if status != 0:
             print(f"respeval judge: stopped: {report.stop_reason or stop_reason}", file=sys.stderr)

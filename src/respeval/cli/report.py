@@ -10,6 +10,8 @@ from typing import Any
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments
+from respeval.io.files import check_readable, guarded_outputs
+from respeval.io.formats import TABLE_FORMATS, format_of
 
 NAME = "report"
 HELP = "one self-contained HTML report of a run"
@@ -38,16 +40,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bootstrap_arguments(p)
 
 
-_TABLE_SUFFIXES = {".jsonl", ".ndjson", ".csv", ".parquet", ".pq"}
-
-
 def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Run summaries from one input: a summary, a directory of them, or a results table."""
-    if path.is_dir() or (path.suffix.lower() == ".json" and _is_summary_file(path)):
+    fmt = format_of(path)
+    if path.is_dir() or (fmt == "json" and _is_summary_file(path)):
         return rep.load_summaries([path])
-    if path.suffix.lower() == ".json" and _is_command_output(path):
+    if fmt == "json" and _is_command_output(path):
         return [rep.to_run_summary(json.loads(path.read_text(encoding="utf-8")), str(path))]
-    if path.suffix.lower() in _TABLE_SUFFIXES | {".json"}:
+    if fmt in TABLE_FORMATS:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
         return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
     raise ValueError(f"{path}: not a run summary, a directory or a results table")
@@ -74,13 +74,13 @@ def run(args: argparse.Namespace) -> int:
     """Run ``respeval report``; prints where the report is and returns the exit status."""
     summaries: list[dict[str, Any]] = []
     for raw in args.inputs:
-        path = Path(raw)
-        if not path.exists():
-            raise ValueError(f"{path}: no such file or directory")
-        summaries.extend(_summaries_for(path, args))
-    summary = rep.merge_summaries(summaries)
-    if args.title:
-        summary["title"] = args.title
-    out = rep.write_report(summary, args.out)
+        check_readable(raw)  # names a missing file, a symlink loop, a permission problem
+    with guarded_outputs([("input", raw) for raw in args.inputs], [("--out", args.out)]):
+        for raw in args.inputs:
+            summaries.extend(_summaries_for(Path(raw), args))
+        summary = rep.merge_summaries(summaries)
+        if args.title:
+            summary["title"] = args.title
+        out = rep.write_report(summary, args.out)
     print(f"report: {out}")
     return Exit.OK

@@ -7,6 +7,7 @@ import json
 import sys
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
+from respeval.io.files import check_outputs, lock_outputs
 
 NAME = "score"
 HELP = "lexical metrics of predictions against references"
@@ -27,7 +28,9 @@ inputs:
 output:
   --out FILE writes one row per scored input row (row = 0-based input record, plus
   system, the --id-field and --group-by values, and {metric}_p/_r/_f). Parts are
-  kept in FILE.parts/ until the run ends, so --resume continues a killed run.
+  kept in FILE.parts/ until the run ends, so --resume continues a killed run (it checks
+  that the parts are intact and that every input starts with the bytes read before);
+  FILE appears when the run completes. FILE.lock keeps a second run off the same FILE.
 
 examples:
   respeval score --example
@@ -60,7 +63,9 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         help="bad rows: fail (stop, naming file, line and field; default), skip (leave "
         "out, counted), record (leave out and write each with its reason to --errors)",
     )
-    src.add_argument("--errors", metavar="FILE", help="errors file for --on-error record (default OUT.errors.jsonl)")
+    src.add_argument(
+        "--errors", metavar="FILE", help="errors file; needs --on-error record (default with --out: OUT.errors.jsonl)"
+    )
     met = score.add_argument_group("metrics")
     met.add_argument(
         "--metrics",
@@ -131,7 +136,7 @@ def _prf_table(summary) -> list[str]:
 
 
 def _table(summary) -> str:
-    from respeval.summary import format_comparisons, format_table
+    from respeval.bulk.summary import format_comparisons, format_table
 
     lines = [
         f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
@@ -154,11 +159,12 @@ def _table(summary) -> str:
     if summary.error_examples:
         lines.append("first bad rows:")
         lines += [f"  {e}" for e in summary.error_examples]
+    lines += [f"note: {n}" for n in summary.notes]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    from respeval.pipeline import EXAMPLE, score_files, total_rows
+    from respeval.bulk import EXAMPLE, score_files, total_rows
 
     if args.example:
         if args.pred or args.ref:
@@ -172,47 +178,63 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "dask":
         return _score_dask(args)
     _streaming_allocator()
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
+    # score_files checks and locks --out and --errors; the run summary and report are checked
+    # against every input and output here, and locked for the run
+    inputs = [("--pred", p) for p in args.pred] + [("--ref", args.ref)]
+    outputs = [("--out", args.out), ("--errors", args.errors)]
+    check_outputs(inputs, [*outputs, *run_outputs(args)])
+    with lock_outputs([path for _, path in run_outputs(args)]):
+        bar = None
+        if not args.quiet:
+            from tqdm import tqdm
 
-        # appears only for runs longer than a couple of seconds
-        bar = tqdm(
-            total=total_rows(args.pred[0]), unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="scoring"
-        )
-    try:
-        summary = score_files(
-            args.pred,
-            args.ref,
-            metrics=args.metrics,
-            pred_field=args.pred_field,
-            ref_field=args.ref_field,
-            id_field=args.id_field,
-            system_field=args.system_field,
-            group_by=args.group_by,
-            stemmer=args.stem,
-            tokenizer=args.tokenizer,
-            out=args.out,
-            errors_out=args.errors,
-            on_error=args.on_error,
-            resume=args.resume,
-            threads=args.threads,
-            chunk_size=args.chunk_size,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-            compare_to=args.compare,
-            progress=bar.update if bar is not None else None,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    if args.json:
-        print(json.dumps(summary.to_json(), indent=2))
-    else:
-        print(_table(summary))
-    _write_run_outputs(summary, args)
+            # appears only for runs longer than a couple of seconds; a pipe is not counted first
+            # (that would drain it): rows and rows/s then, without an ETA
+            bar = tqdm(
+                total=total_rows(args.pred[0]),
+                unit="rows",
+                file=sys.stderr,
+                delay=2.0,
+                dynamic_ncols=True,
+                desc="scoring",
+            )
+        try:
+            summary = score_files(
+                args.pred,
+                args.ref,
+                metrics=args.metrics,
+                pred_field=args.pred_field,
+                ref_field=args.ref_field,
+                id_field=args.id_field,
+                system_field=args.system_field,
+                group_by=args.group_by,
+                stemmer=args.stem,
+                tokenizer=args.tokenizer,
+                out=args.out,
+                errors_out=args.errors,
+                on_error=args.on_error,
+                resume=args.resume,
+                threads=args.threads,
+                chunk_size=args.chunk_size,
+                bootstrap=args.bootstrap,
+                confidence=args.confidence,
+                seed=args.seed,
+                compare_to=args.compare,
+                progress=bar.update if bar is not None else None,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        if args.json:
+            print(json.dumps(summary.to_json(), indent=2))
+        else:
+            print(_table(summary))
+        _write_run_outputs(summary, args)
     return Exit.OK
+
+
+def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    return [("--summary-out", args.summary_out), ("--report", args.report)]
 
 
 def _write_run_outputs(summary, args: argparse.Namespace) -> None:
@@ -250,6 +272,7 @@ def _score_dask(args: argparse.Namespace) -> int:
         raise ValueError(f"--engine dask needs respeval[dask] (pip install 'respeval[dask]'): {exc}") from exc
     bar = None
     files = expand_inputs(args.pred)
+    check_outputs([("--pred", f) for f in files], [("--out", args.out), *run_outputs(args)])
     if not args.quiet:
         from tqdm import tqdm
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments, non_negative_int
+from respeval.io.files import guarded_outputs, write_text_atomic
 from respeval.redact import redact_data
 
 NAME = "validate"
@@ -288,19 +289,21 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
-    # the texts of disagreements come from the user's files: a key pasted there stays out
-    summary = redact_data(build_validation_summary(args))
-    if args.summary_out:
-        path = Path(args.summary_out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    if args.json:
-        print(json.dumps(summary, indent=2, allow_nan=False))
-    else:
-        print(format_validation(summary))
+    inputs = [("--results", args.results), ("--labels", args.labels)]
+    with guarded_outputs(inputs, [("--summary-out", args.summary_out), ("--report", args.report)]):
+        # the texts of disagreements come from the user's files: a key pasted there stays out
+        summary = redact_data(build_validation_summary(args))
         if args.summary_out:
-            print(f"\nrun summary: {Path(args.summary_out).resolve()}")
-    if args.report:
-        out = rep.write_report(summary, args.report)
-        print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
+            path = Path(args.summary_out)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, json.dumps(summary, indent=1, allow_nan=False) + "\n")
+        if args.json:
+            print(json.dumps(summary, indent=2, allow_nan=False))
+        else:
+            print(format_validation(summary))
+            if args.summary_out:
+                print(f"\nrun summary: {Path(args.summary_out).resolve()}")
+        if args.report:
+            out = rep.write_report(summary, args.report)
+            print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
     return Exit.OK

@@ -1,6 +1,6 @@
 """Bulk scoring on a Dask cluster: one task per input Parquet file.
 
-Each task reads its file, scores it with :func:`respeval.pipeline.score_arrow`,
+Each task reads its file, scores it with :func:`respeval.bulk.score_arrow`,
 writes its own result part (to a temporary name, renamed when complete, so a
 task that Dask re-runs after losing a worker overwrites instead of
 duplicating) and returns its statistics.  The driver folds the
@@ -14,9 +14,12 @@ the compiled core: a worker without it fails with an error naming the worker).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
+import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,18 +27,21 @@ from typing import Any
 
 import numpy as np
 
-from respeval.io import join_parquet
-from respeval.pipeline import (
+from respeval.bulk import (
     DEFAULT_PRED_FIELD,
     DEFAULT_REF_FIELD,
+    ChunkStats,
     RunSummary,
-    _ChunkStats,
+    StatsCollector,
     build_families,
     score_arrow,
     summarize,
 )
+from respeval.io import join_parquet
+from respeval.io.files import OutputError, OutputLock, check_outputs, commit
+from respeval.io.formats import format_of
+from respeval.io.writers import write_parquet
 from respeval.stats import DEFAULT_SEED
-from respeval.summary import StatsCollector
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def score_file_task(
         source=path,
     )
     tmp = part_path + f".tmp-{os.getpid()}"
-    pq.write_table(results, tmp)
+    write_parquet(results, tmp)
     os.replace(tmp, part_path)
     return index, table.num_rows, stats.to_arrays()
 
@@ -155,68 +161,16 @@ def score_parquet(
     and closed afterwards.  Rows are keyed across files by their position in the
     concatenation of the files in sorted order.
     """
-    import pyarrow.parquet as pq
-    from distributed import Client, as_completed
-
     started = time.perf_counter()
     files = expand_inputs(inputs)
+    if format_of(output) != "parquet":
+        raise ValueError(f"the Dask engine writes Parquet: give an output ending in .parquet, not {output}")
+    check_outputs([("--pred", f) for f in files], [("--out", output)])
     config = TaskConfig(tuple(metrics), pred_field, ref_field, id_field, system_field, group_by, stemmer, tokenizer)
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer)  # validates names early
-    parts_dir = Path(output + ".parts")
-    parts_dir.mkdir(parents=True, exist_ok=True)
-    own_cluster = None
-    if client is None:
-        if scheduler:
-            client = Client(scheduler)
-        else:
-            own_cluster = local_cluster()
-            client = Client(own_cluster)
-    try:
-        futures = [
-            client.submit(
-                score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config, pure=False, retries=2
-            )
-            for i, f in enumerate(files)
-        ]
-        # Statistics are folded in file order as soon as they can be (a file that
-        # finishes early waits for the ones before it), so the driver holds few
-        # files' statistics at a time and its sums are those of a single process.
+    with OutputLock(output):
         collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None)
-        by_index: dict[int, int] = {}
-        waiting: dict[int, dict[str, np.ndarray]] = {}
-        folded = offset = 0
-        for fut in as_completed(futures):
-            index, rows, arrays = fut.result()
-            fut.release()
-            by_index[index] = rows
-            waiting[index] = arrays
-            while folded in waiting:
-                for system, group, keys, fams in _ChunkStats.from_arrays(waiting.pop(folded)).entries:
-                    collector.add(system, group, keys + offset, fams)
-                offset += by_index[folded]
-                folded += 1
-            if progress is not None:
-                progress(rows)
-    finally:
-        client_to_close = client if (own_cluster is not None or scheduler) else None
-        if client_to_close is not None:
-            client_to_close.close()
-        if own_cluster is not None:
-            own_cluster.close()
-
-    def parts() -> Iterator[Any]:
-        for i in range(len(files)):
-            t = pq.read_table(parts_dir / f"part-{i:06d}.parquet")
-            if "row" in t.column_names:  # row numbers across all files, as one process numbers them
-                t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
-            yield t
-
-    tmp_out = output + ".tmp"
-    join_parquet(parts(), tmp_out)
-    os.replace(tmp_out, output)
-    for p in parts_dir.glob("part-*"):
-        p.unlink()
-    parts_dir.rmdir()
+        _run(files, output, config, collector, client=client, scheduler=scheduler, progress=progress)
     names = ["" if system_field else "default"]
     table, comps, fields = summarize(collector, families, names, confidence=confidence, compare_to=compare_to)
     scored = sum(r.rows for r in table if r.group is None)
@@ -235,6 +189,97 @@ def score_parquet(
         bootstrap,
         seed,
     )
+
+
+def _run(
+    files: list[str],
+    output: str,
+    config: TaskConfig,
+    collector: StatsCollector,
+    *,
+    client: Any,
+    scheduler: str | None,
+    progress: Callable[[int], None] | None,
+) -> None:
+    """Score every file on the cluster, fold the statistics, join the parts into ``output``.
+
+    Each run writes its parts under a directory of its own (``OUT.parts/run-<id>/``): tasks
+    of a killed earlier driver may still be running on the cluster, and must not write into
+    this run's parts.  Whatever an earlier run left is removed first.
+    """
+    import pyarrow.parquet as pq
+    from distributed import Client, as_completed
+
+    root = Path(output + ".parts")
+    _remove(root)
+    parts_dir = root / f"run-{uuid.uuid4().hex[:12]}"
+    parts_dir.mkdir(parents=True)
+    own_cluster = None
+    if client is None:
+        if scheduler:
+            client = Client(scheduler)
+        else:
+            own_cluster = local_cluster()
+            client = Client(own_cluster)
+    try:
+        futures = [
+            client.submit(
+                score_file_task, i, f, str(parts_dir / f"part-{i:06d}.parquet"), config, pure=False, retries=2
+            )
+            for i, f in enumerate(files)
+        ]
+        # Statistics are folded in file order as soon as they can be (a file that
+        # finishes early waits for the ones before it), so the driver holds few
+        # files' statistics at a time and its sums are those of a single process.
+        by_index: dict[int, int] = {}
+        waiting: dict[int, dict[str, np.ndarray]] = {}
+        folded = offset = 0
+        for fut in as_completed(futures):
+            index, rows, arrays = fut.result()
+            fut.release()
+            by_index[index] = rows
+            waiting[index] = arrays
+            while folded in waiting:
+                for system, group, keys, fams in ChunkStats.from_arrays(waiting.pop(folded)).entries:
+                    collector.add(system, group, keys + offset, fams)
+                offset += by_index[folded]
+                folded += 1
+            if progress is not None:
+                progress(rows)
+    finally:
+        client_to_close = client if (own_cluster is not None or scheduler) else None
+        if client_to_close is not None:
+            client_to_close.close()
+        if own_cluster is not None:
+            own_cluster.close()
+
+    def parts() -> Iterator[Any]:
+        for i in range(len(files)):
+            path = parts_dir / f"part-{i:06d}.parquet"
+            t = pq.read_table(path)
+            if t.num_rows != by_index[i]:  # every row of every file, once
+                raise OSError(f"{path} holds {t.num_rows} rows, not the {by_index[i]} of {files[i]}: rerun the command")
+            if "row" in t.column_names:  # row numbers across all files, as one process numbers them
+                t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
+            yield t
+
+    joined = str(parts_dir / "joined.parquet")
+    try:
+        join_parquet(parts(), joined)
+        commit(joined, output)
+    except OSError as exc:
+        raise OutputError.wrap(exc, output) from exc
+    _remove(root)
+
+
+def _remove(directory: Path) -> None:
+    """Remove a parts directory: renamed away first (one step), then deleted."""
+    for old in directory.parent.glob(directory.name + ".trash-*"):
+        shutil.rmtree(old, ignore_errors=True)
+    trash = directory.with_name(f"{directory.name}.trash-{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(directory, trash)
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def _offset(by_index: dict[int, int], i: int) -> int:

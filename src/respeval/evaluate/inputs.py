@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval.io.files import check_readable, is_regular
+from respeval.io.readers import csv_reader, lift_csv_field_limit
+
 __all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -82,8 +85,7 @@ class Dataset:
             suffix = Path(self.path).suffix.lower()
             if suffix not in FORMATS:
                 raise ValueError(f"{self.path}: unknown format {suffix!r} (expected .jsonl, .csv or .parquet)")
-            if not os.path.exists(self.path):
-                raise ValueError(f"{self.path}: no such file")
+            check_readable(self.path)  # names a missing file, a symlink loop, a permission problem
             self.format = FORMATS[suffix]
             return
         import pyarrow as pa
@@ -105,8 +107,13 @@ class Dataset:
 
     def fingerprint(self) -> str:
         if self.path is not None:
-            st = os.stat(self.path)
-            return f"{os.path.abspath(self.path)}|{st.st_size}|{st.st_mtime_ns}"
+            # the content, not the path (relative or absolute is one input) nor size and mtime
+            # (which cp -p and archives restore): a resume must read what the first run read
+            digest = hashlib.sha256()
+            with open(self.path, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+            return "file:" + digest.hexdigest()
         digest = hashlib.sha256()
         for batch in self._table.to_batches(max_chunksize=65536):
             sink = io.BytesIO()
@@ -127,7 +134,7 @@ class Dataset:
             return list(pq.ParquetFile(self.path).schema_arrow.names)
         if self.format == "csv":
             with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
-                return next(csv.reader(fh), [])
+                return next(csv_reader(fh), [])
         return None
 
     def count(self) -> int | None:
@@ -137,6 +144,8 @@ class Dataset:
             import pyarrow.parquet as pq
 
             return int(pq.ParquetFile(self.path).metadata.num_rows)
+        if not is_regular(self.path):  # type: ignore[arg-type]
+            return None  # counting would consume a pipe
         try:
             with open(self.path, "rb") as fh:  # type: ignore[arg-type]
                 lines = sum(1 for line in fh if line.strip())
@@ -232,6 +241,7 @@ class Dataset:
                 row += 1
 
     def _csv_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
+        lift_csv_field_limit()
         with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
             reader = csv.DictReader(fh)
             for row, record in enumerate(reader):

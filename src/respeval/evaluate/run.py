@@ -47,6 +47,7 @@ import numpy as np
 from respeval._version import __version__
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
+from respeval.io.files import guarded_outputs
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED
 
@@ -411,9 +412,9 @@ class _Parts:
         return self.dir / f"part-{k:06d}.{what}"
 
     def done(self) -> int:
-        """How many chunks, from the first, are complete."""
+        """How many chunks, from the first, are complete (every one of their files there)."""
         k = 0
-        while self._name(k, "parquet").exists():
+        while all(self._name(k, what).exists() for what in ("parquet", "npz", "bad.jsonl")):
             k += 1
         return k
 
@@ -452,7 +453,10 @@ class _Parts:
         return rows
 
     def remove(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        # renamed away first: a kill during the deletion leaves no half set of parts to resume from
+        trash = self.dir.with_name(f"{self.dir.name}.trash-{os.getpid()}")
+        os.replace(self.dir, trash)
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def _to_arrow(columns: dict[str, Any]) -> Any:
@@ -617,79 +621,90 @@ def evaluate(
             "stemmer": stemmer,
         },
     )
-    parts = _Parts(out_path, fingerprint, resume) if out_path is not None else None
-    done = parts.done() if parts is not None else 0
-    spend = Spend()
-    judge_ctx, owned = _open_judge(
-        plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend, batch=bool(batch)
-    )
-    tables: list[Any] = []
-    stats: list[dict[str, np.ndarray]] = []
-    bad: list[dict[str, Any]] = []
-    report = None
-    try:
-        if batch and judge_ctx is not None:
-            report = judge_ctx.loop.run(
-                _resolve_batches(data, plan, chunk_size, done, judge_ctx, batch, spend, batch_progress)
-            )
-        if progress is not None and done:
-            progress(min(done * chunk_size, data.count() or 0))
-        for chunk in data.chunks(chunk_size, start_chunk=done):
-            columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
-            table = _to_arrow(columns_out)
-            if parts is not None:
-                parts.write(chunk.index, table, chunk_stats, chunk.bad)
-            else:
-                tables.append(table)
-                stats.append(chunk_stats)
-                bad.extend(b.to_json() for b in chunk.bad)
-            if progress is not None:
-                progress(len(chunk) + len(chunk.bad))
-    finally:
-        for metric in plan.custom:
-            metric.close()
-        for closer in owned:
-            closer()
-    if parts is not None:
-        n = parts.done()
-        tables, stats, bad = parts.tables(n), parts.stats(n), parts.bad(n)
-    import pyarrow as pa
+    outputs = [("--out", out_path), ("--errors", errors_path)]
+    cache_file = cache if isinstance(cache, (str, os.PathLike)) else None
+    # an output that is the input is refused, and each output is locked for the run
+    with guarded_outputs([("--input", data.path)], outputs, unlocked=[("--cache", cache_file)]):
+        parts = _Parts(out_path, fingerprint, resume) if out_path is not None else None
+        done = parts.done() if parts is not None else 0
+        written = done
+        spend = Spend()
+        judge_ctx, owned = _open_judge(
+            plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend, batch=bool(batch)
+        )
+        tables: list[Any] = []
+        stats: list[dict[str, np.ndarray]] = []
+        bad: list[dict[str, Any]] = []
+        report = None
+        try:
+            if batch and judge_ctx is not None:
+                report = judge_ctx.loop.run(
+                    _resolve_batches(data, plan, chunk_size, done, judge_ctx, batch, spend, batch_progress)
+                )
+            if progress is not None and done:
+                progress(min(done * chunk_size, data.count() or 0))
+            for chunk in data.chunks(chunk_size, start_chunk=done):
+                columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
+                table = _to_arrow(columns_out)
+                if parts is not None:
+                    parts.write(chunk.index, table, chunk_stats, chunk.bad)
+                    written = chunk.index + 1
+                else:
+                    tables.append(table)
+                    stats.append(chunk_stats)
+                    bad.extend(b.to_json() for b in chunk.bad)
+                if progress is not None:
+                    progress(len(chunk) + len(chunk.bad))
+        finally:
+            for metric in plan.custom:
+                metric.close()
+            for closer in owned:
+                closer()
+        if parts is not None:
+            n = parts.done()
+            if n < written:  # a part went missing between its write and the join: never fewer rows
+                raise OSError(
+                    f"part {n} of {out_path} is missing ({parts.dir}); rerun the same command with --resume "
+                    "to score it again"
+                )
+            tables, stats, bad = parts.tables(n), parts.stats(n), parts.bad(n)
+        import pyarrow as pa
 
-    table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
-    if out_path is not None:
-        _write_output(table, out_path)
-        if errors_path is not None:
-            with open(errors_path + ".tmp", "w", encoding="utf-8") as fh:
-                fh.writelines(json.dumps(b) + "\n" for b in bad)
-            os.replace(errors_path + ".tmp", errors_path)
-        assert parts is not None
-        parts.remove()
-    summary_metrics, run_summary = build_summaries(
-        table,
-        plan,
-        stats,
-        bad,
-        spend=spend,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        seed=seed,
-        title=title,
-        model=getattr(judge_ctx.model, "model_id", None) if judge_ctx is not None else None,
-        seconds=time.perf_counter() - started,
-        output=out_path,
-        resumed_chunks=done,
-        columns=columns,
-    )
-    return EvalResult(
-        table=table,
-        summary_metrics=summary_metrics,
-        run_summary=run_summary,
-        output=out_path,
-        errors_output=errors_path,
-        resumed_chunks=done,
-        spend=spend,
-        batch=report,
-    )
+        table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+        if out_path is not None:
+            _write_output(table, out_path)
+            if errors_path is not None:
+                with open(errors_path + ".tmp", "w", encoding="utf-8") as fh:
+                    fh.writelines(json.dumps(b) + "\n" for b in bad)
+                os.replace(errors_path + ".tmp", errors_path)
+            assert parts is not None
+            parts.remove()
+        summary_metrics, run_summary = build_summaries(
+            table,
+            plan,
+            stats,
+            bad,
+            spend=spend,
+            bootstrap=bootstrap,
+            confidence=confidence,
+            seed=seed,
+            title=title,
+            model=getattr(judge_ctx.model, "model_id", None) if judge_ctx is not None else None,
+            seconds=time.perf_counter() - started,
+            output=out_path,
+            resumed_chunks=done,
+            columns=columns,
+        )
+        return EvalResult(
+            table=table,
+            summary_metrics=summary_metrics,
+            run_summary=run_summary,
+            output=out_path,
+            errors_output=errors_path,
+            resumed_chunks=done,
+            spend=spend,
+            batch=report,
+        )
 
 
 async def _resolve_batches(

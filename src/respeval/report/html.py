@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
+from respeval.io.files import write_text_atomic
 from respeval.report.agents import section_agents
 from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct
 from respeval.report.schema import check_summary, merge_summaries
@@ -637,5 +638,5 @@ def write_report(summary: Mapping[str, Any] | Sequence[Mapping[str, Any]], out: 
     check_summary(summary)
     path = Path(out).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(summary), encoding="utf-8")
+    write_text_atomic(path, render_html(summary))  # an existing report is replaced only by a complete one
     return path

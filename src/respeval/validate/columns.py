@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from respeval.io import format_of, read_jsonl
+from respeval.io.readers import lift_csv_field_limit
 from respeval.validate.resampling import plain_value
 
 
@@ -53,34 +55,18 @@ def load_table(path: str | Path) -> dict[str, list[Any]]:
     of objects, or an object of equal-length lists), ``.csv`` (numbers parsed, empty cells
     missing) or ``.parquet``.  Rows lacking a column hold ``None`` there."""
     p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix in (".jsonl", ".ndjson"):
-        return _rows_to_columns(_jsonl_rows(p), p)
-    if suffix == ".json":
+    fmt = format_of(p)
+    if fmt == "jsonl":
+        return _rows_to_columns([record for _, record in read_jsonl(p)], p)
+    if fmt == "json":
         return _json_table(p)
-    if suffix == ".csv":
+    if fmt == "csv":
         return _csv_table(p)
-    if suffix in (".parquet", ".pq"):
+    if fmt == "parquet":
         import pyarrow.parquet as pq
 
         return pq.read_table(p).to_pydict()
-    raise ValueError(f"{p}: unknown table format {suffix!r} (expected .jsonl, .json, .csv or .parquet)")
-
-
-def _jsonl_rows(p: Path) -> list[dict[str, Any]]:
-    rows = []
-    with p.open(encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{p}:{lineno}: invalid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{p}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
-    return rows
+    raise ValueError(f"{p}: unknown table format {p.suffix.lower()!r} (expected .jsonl, .json, .csv or .parquet)")
 
 
 def _json_table(p: Path) -> dict[str, list[Any]]:
@@ -105,6 +91,7 @@ def _rows_to_columns(rows: Sequence[Any], p: Path) -> dict[str, list[Any]]:
 
 
 def _csv_table(p: Path) -> dict[str, list[Any]]:
+    lift_csv_field_limit()  # a cell holds whatever the same value holds in JSONL
     with p.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         rows = list(reader)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval.io.files import write_text_atomic
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
@@ -136,7 +137,7 @@ def load_criteria(path: str | os.PathLike[str]) -> tuple[Criterion, ...]:
 def export_rubrics(path: str | os.PathLike[str], rubrics: Mapping[str, Sequence[Criterion]]) -> None:
     """Write adaptive rubrics as ``[{"prompt": ..., "criteria": [...]}]`` for a person to edit."""
     data = [{"prompt": prompt, "criteria": [c.to_json() for c in criteria]} for prompt, criteria in rubrics.items()]
-    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...]]:

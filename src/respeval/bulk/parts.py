@@ -1,0 +1,385 @@
+"""Completed chunks on disk (``OUT.parts/``), the final join, and resuming.
+
+Each chunk ``k`` leaves four files, each written to a temporary name and renamed when
+complete: ``part-k.results.EXT`` (its scored rows; none when it has none),
+``part-k.errors.jsonl`` (its bad rows, whatever ``on_error`` says, so that counts and the
+errors file of a resumed run are the uninterrupted run's), ``part-k.stats.npz`` (the
+statistics the corpus sums are made of) and, last, ``part-k.meta.json``: the chunk's
+record range, row and error counts, the size of each of its files and the content digest
+of every input up to the chunk's end.  A chunk is done when its meta file exists and its
+other files have the sizes it records; only a gap-free prefix of done chunks is reused.
+
+Finishing joins the parts into a temporary file beside them, checks that every expected
+part is there and that the row counts add up, renames the errors file and then the output
+into place, and removes the parts (renamed away first, so that a kill during the removal
+leaves nothing a resume could mistake for parts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from respeval._version import __version__
+from respeval.bulk.chunks import ChunkStats, Inputs
+from respeval.io import ResultWriter, join_parquet, parquet_writer
+from respeval.io.files import OutputError, commit
+from respeval.io.formats import WRITE_FORMATS, format_of
+from respeval.io.writers import close_writer, write_parquet
+from respeval.metrics.base import MetricFamily
+
+
+def fingerprint(
+    inputs: Inputs, families: Sequence[MetricFamily], chunk_size: int, on_error: str, system_names: Sequence[str]
+) -> str:
+    """What makes two runs the same run, apart from the inputs' content (checked by digest).
+
+    File paths are left out on purpose: ``data/x.jsonl`` and ``/abs/data/x.jsonl`` are the
+    same input, and the content digests say whether a file is the one that was read.
+    """
+    blob = json.dumps(
+        {
+            "families": [f.signature() for f in families],
+            "chunk_size": chunk_size,
+            "on_error": on_error,
+            "fields": [inputs.pred_field, inputs.ref_field, inputs.id_field, inputs.system_field, inputs.group_field],
+            "files": [len(inputs.preds), inputs.ref is not None],
+            "systems": list(system_names),
+            "version": __version__,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass
+class PartMeta:
+    """What ``part-k.meta.json`` records about a completed chunk."""
+
+    chunk: int
+    start_row: int
+    end_row: int
+    rows: int  # result rows written
+    bad: int  # bad rows (for every system)
+    digests: list[str]  # per input file (Inputs.files() order): content digest up to end_row
+    sizes: dict[str, int]  # file kind -> bytes
+
+
+_RESUME = " with --resume (the completed parts are kept)"
+
+
+class PartsError(OSError):
+    """The parts cannot be joined into a complete output (one is missing or damaged)."""
+
+
+class Parts:
+    """Completed chunks on disk: results, errors and statistics per chunk."""
+
+    def __init__(
+        self,
+        out: str,
+        fingerprint: str,
+        resume: bool,
+        *,
+        empty_table: dict[str, Any] | None = None,
+        rows_per_record: int = 1,
+    ) -> None:
+        self.out = out
+        self.rows_per_record = rows_per_record  # result or error rows per input record
+        self.dir = Path(out + ".parts")
+        self.ext = Path(out).suffix.lower()
+        fmt = format_of(out)
+        if fmt not in WRITE_FORMATS:
+            raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+        self.fmt = fmt
+        self.empty_table = empty_table
+        self.fingerprint = fingerprint
+        self._remove_trash()
+        manifest = self.dir / "manifest.json"
+        stored: dict[str, Any] = {}
+        if self.dir.exists() and resume:
+            with contextlib.suppress(OSError, ValueError):
+                stored = json.loads(manifest.read_text(encoding="utf-8"))
+            if stored and stored.get("fingerprint") != fingerprint:
+                raise ValueError(
+                    f"cannot resume into {out}: the options changed since the interrupted run "
+                    "(metrics, fields, chunk size, --on-error or the files given); rerun it with the same "
+                    "options, or run without --resume to start over"
+                )
+        if self.dir.exists() and not stored:
+            self._discard(self.dir)  # not resuming, or nothing usable to resume from
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            if not stored:
+                tmp = manifest.with_name("manifest.json.tmp")
+                tmp.write_text(json.dumps({"fingerprint": fingerprint, "output": os.path.basename(out)}))
+                commit(tmp, manifest, durable=False)
+        except OSError as exc:
+            raise OutputError.wrap(exc, self.dir, _RESUME) from exc
+        # A Parquet output is also built as the parts are written (a run that does not
+        # resume sees every chunk in order), so finishing is a rename rather than a
+        # second decode and encode of everything.
+        self._joined = self.dir / f"joined{self.ext}"
+        self._live: Any = None
+        self._live_next = 0 if self.fmt == "parquet" else -1
+
+    # ------------------------------------------------------------------ reading back
+
+    def _name(self, k: int, what: str) -> Path:
+        return self.dir / f"part-{k:06d}.{what}"
+
+    def _files(self, k: int) -> dict[str, Path]:
+        return {
+            "results": self._name(k, "results" + self.ext),
+            "errors": self._name(k, "errors.jsonl"),
+            "stats": self._name(k, "stats.npz"),
+        }
+
+    def _meta(self, k: int) -> PartMeta | None:
+        """The chunk's meta when the chunk is complete and intact, else None."""
+        try:
+            meta = PartMeta(**json.loads(self._name(k, "meta.json").read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            return None
+        if meta.chunk != k or meta.rows + meta.bad != (meta.end_row - meta.start_row) * self.rows_per_record:
+            return None
+        for kind, path in self._files(k).items():
+            size = meta.sizes.get(kind)
+            if size is None:
+                continue
+            try:
+                if path.stat().st_size != size:
+                    return None
+            except OSError:
+                return None
+        return meta
+
+    def done(self) -> list[PartMeta]:
+        """The completed chunks to reuse: a gap-free prefix (chunks after a missing or damaged
+        one are scored again)."""
+        out: list[PartMeta] = []
+        while (meta := self._meta(len(out))) is not None:
+            if out and meta.start_row != out[-1].end_row:
+                break
+            out.append(meta)
+        return out
+
+    def load_stats(self, k: int) -> ChunkStats:
+        with np.load(self._name(k, "stats.npz"), allow_pickle=False) as z:
+            return ChunkStats.from_arrays({name: z[name] for name in z.files})
+
+    def errors(self, k: int) -> list[dict[str, Any]]:
+        path = self._name(k, "errors.jsonl")
+        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+    # ------------------------------------------------------------------ writing
+
+    def write(
+        self,
+        k: int,
+        start_row: int,
+        end_row: int,
+        table: dict[str, Any] | None,
+        errors: list[dict[str, Any]],
+        stats: ChunkStats,
+        digests: list[str],
+    ) -> PartMeta:
+        """Write chunk ``k``'s files, the meta file last.  Called in chunk order."""
+        try:
+            return self._write(k, start_row, end_row, table, errors, stats, digests)
+        except OSError as exc:
+            for tmp in self.dir.glob(f"part-{k:06d}.*.tmp"):  # give back the space a rerun needs
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            raise OutputError.wrap(exc, self.out, _RESUME) from exc
+
+    def _write(
+        self,
+        k: int,
+        start_row: int,
+        end_row: int,
+        table: dict[str, Any] | None,
+        errors: list[dict[str, Any]],
+        stats: ChunkStats,
+        digests: list[str],
+    ) -> PartMeta:
+        files = self._files(k)
+        sizes: dict[str, int] = {}
+        rows = 0
+        if table is not None:
+            results = files["results"]
+            tmp = results.with_name(results.name + ".tmp")
+            if self.fmt == "parquet":
+                import pyarrow as pa
+
+                arrow = pa.table(table)
+                write_parquet(arrow, str(tmp))
+                self._write_live(k, arrow)
+                rows = arrow.num_rows
+            else:
+                with ResultWriter(tmp, fmt=self.fmt) as w:
+                    w.write(table)
+                rows = w.rows_written
+            os.replace(tmp, results)
+            sizes["results"] = results.stat().st_size
+        elif self._live_next == k:
+            self._live_next += 1
+        err = files["errors"]
+        with open(err.with_name(err.name + ".tmp"), "w", encoding="utf-8") as fh:
+            for e in errors:
+                fh.write(json.dumps(e, ensure_ascii=False) + "\n")
+        os.replace(err.with_name(err.name + ".tmp"), err)
+        sizes["errors"] = err.stat().st_size
+        st = files["stats"]
+        with open(st.with_name(st.name + ".tmp"), "wb") as fh:
+            np.savez(fh, **stats.to_arrays())  # type: ignore[arg-type]
+        os.replace(st.with_name(st.name + ".tmp"), st)
+        sizes["stats"] = st.stat().st_size
+        meta = PartMeta(k, start_row, end_row, rows, len(errors), list(digests), sizes)
+        target = self._name(k, "meta.json")
+        tmp_meta = target.with_name(target.name + ".tmp")
+        tmp_meta.write_text(json.dumps(asdict(meta)), encoding="utf-8")
+        os.replace(tmp_meta, target)
+        return meta
+
+    def _write_live(self, k: int, arrow: Any) -> None:
+        if self._live_next != k:
+            return
+        if self._live is None:
+            self._live = parquet_writer(str(self._joined), arrow.schema)
+        if arrow.schema != self._live.schema:
+            self._drop_live()  # finish() joins the parts, and names the mismatch
+            return
+        try:
+            self._live.write_table(arrow)
+        except BaseException:
+            self._drop_live()
+            raise
+        self._live_next += 1
+
+    def abort(self) -> None:
+        """The run failed: let go of the output being built (the parts stay, for --resume)."""
+        self._drop_live()
+
+    def _drop_live(self) -> None:
+        if self._live is not None:
+            close_writer(self._live, failed=True)  # its file is discarded either way
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._joined)
+        self._live, self._live_next = None, -1
+
+    # ------------------------------------------------------------------ finishing
+
+    def finish(self, metas: Sequence[PartMeta], errors_out: str | None) -> None:
+        """Join the parts into the final files (checked), rename them into place, remove the parts."""
+        try:
+            self._finish(metas, errors_out)
+        except OSError as exc:
+            self._drop_live()
+            with contextlib.suppress(OSError):
+                os.unlink(self._joined)  # a half-joined file only takes the space a rerun needs
+            if isinstance(exc, PartsError):
+                raise
+            raise OutputError.wrap(exc, self.out, _RESUME) from exc
+        self._discard(self.dir)
+
+    def _check(self, metas: Sequence[PartMeta]) -> None:
+        for k, meta in enumerate(metas):
+            if meta.chunk != k or (k and meta.start_row != metas[k - 1].end_row) or self._meta(k) != meta:
+                raise PartsError(
+                    f"part {k} of {self.out} is missing or damaged ({self.dir}); rerun the same command with "
+                    "--resume: the parts that are intact are kept and the others scored again"
+                )
+
+    def _finish(self, metas: Sequence[PartMeta], errors_out: str | None) -> None:
+        self._check(metas)
+        total = sum(m.rows for m in metas)
+        results = [self._files(m.chunk)["results"] for m in metas if "results" in m.sizes]
+        joined = str(self._joined)
+        if self._live is not None and self._live_next == len(metas):
+            live, self._live = self._live, None
+            try:
+                close_writer(live)  # every chunk went into the output as it was written
+            except BaseException:
+                close_writer(live, failed=True)
+                raise
+        elif not results:
+            self._drop_live()
+            with ResultWriter(joined, fmt=self.fmt) as w:  # no row: a valid empty file with the schema
+                if self.empty_table is not None:
+                    w.write(self.empty_table)
+        elif self.fmt == "parquet":
+            self._drop_live()
+            import pyarrow.parquet as pq
+
+            join_parquet((pq.read_table(p) for p in results), joined)
+        else:
+            self._join_text(results, joined, sum(m.sizes["results"] for m in metas if "results" in m.sizes))
+        if self.fmt == "parquet":
+            written = int(pq_rows(joined))
+            if written != total:
+                raise PartsError(
+                    f"joining the parts of {self.out} gave {written} rows, not the {total} the parts hold; "
+                    "nothing was replaced: rerun the same command with --resume"
+                )
+        if errors_out:
+            tmp = errors_out + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as dst:
+                for m in metas:
+                    dst.write(self._name(m.chunk, "errors.jsonl").read_text(encoding="utf-8"))
+            bad = sum(m.bad for m in metas)
+            with open(tmp, "rb") as fh:
+                lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+            if lines != bad:
+                raise PartsError(f"the errors of {self.out} add up to {lines} rows, not {bad}; rerun with --resume")
+            commit(tmp, errors_out)
+        commit(joined, self.out)
+
+    def _join_text(self, results: list[Path], joined: str, expected: int) -> None:
+        """Concatenate JSONL or CSV parts (each CSV part's header but the first dropped); the
+        bytes copied must be the bytes the parts' metas record."""
+        copied = 0
+        with open(joined, "wb") as dst:
+            for i, p in enumerate(results):
+                with open(p, "rb") as src:
+                    if self.fmt == "csv" and i > 0:
+                        copied += len(src.readline())  # each part carries the header; keep the first only
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            copied += dst.tell()
+        if copied != expected:
+            raise PartsError(
+                f"joining the parts of {self.out} copied {copied} bytes, not the {expected} the parts hold; "
+                "nothing was replaced: rerun the same command with --resume"
+            )
+
+    # ------------------------------------------------------------------ removing
+
+    def _trash_dirs(self) -> list[Path]:
+        return list(self.dir.parent.glob(self.dir.name + ".trash-*"))
+
+    def _remove_trash(self) -> None:
+        for old in self._trash_dirs():
+            shutil.rmtree(old, ignore_errors=True)
+
+    def _discard(self, directory: Path) -> None:
+        """Remove a parts directory: renamed away first (one atomic step), then deleted."""
+        trash = directory.with_name(f"{directory.name}.trash-{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):
+            os.replace(directory, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+
+
+def pq_rows(path: str) -> int:
+    """Rows of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)

@@ -1,0 +1,483 @@
+"""Bulk scoring of files: chunked, resumable, nothing lost.
+
+The input is read in chunks of ``chunk_size`` source records (every file of a
+run in lockstep, so chunk ``k`` of every file covers the same rows).  Each
+chunk's references are prepared (tokenized) once and scored against every
+system.  Results go to part files under ``OUT.parts/``, each written to a
+temporary name and renamed when complete, with the chunk's statistics beside
+it; at the end the parts are joined into ``OUT`` and removed.  ``resume=True``
+reuses the completed parts of an interrupted run (same inputs, same options),
+so the final output equals an uninterrupted run's, row for row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from respeval.bulk.chunks import (
+    ChunkStats,
+    Inputs,
+    check_lockstep,
+    describe,
+    empty_results,
+    lockstep,
+    score_chunk,
+    table_chunk,
+)
+from respeval.bulk.collector import StatsCollector
+from respeval.bulk.parts import PartMeta, Parts, fingerprint
+from respeval.bulk.prefetch import prefetch
+from respeval.bulk.summary import RunSummary, summarize
+from respeval.io import count_rows, input_format, read_columns
+from respeval.io.errors import check_on_error
+from respeval.io.files import atomic_output, check_outputs, check_readable, lock_outputs
+from respeval.io.files import same_file as same_path
+from respeval.io.formats import WRITE_FORMATS, format_of
+from respeval.io.readers import ChunkReader
+from respeval.metrics import REGISTRY, MetricOptions
+from respeval.metrics.base import MetricFamily
+from respeval.stats import DEFAULT_SEED
+
+EXAMPLE = Path(__file__).parents[1] / "data" / "example.jsonl"
+_BACKLOG = 2  # chunks that may wait for the writer or the statistics thread
+DEFAULT_PRED_FIELD = "response"
+DEFAULT_REF_FIELD = "reference"
+
+
+def build_families(
+    metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False, threads: int | None = None
+) -> list[MetricFamily]:
+    """Metric names -> families, through the one registry (ROUGE types are scored together)."""
+    return REGISTRY.build_families(metrics, MetricOptions(tokenizer=tokenizer, stemmer=stemmer, threads=threads))
+
+
+def _is_text(path: str) -> bool:
+    return input_format(path) == "text"
+
+
+def _reader(
+    path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int, kinds: dict[str, Any]
+) -> ChunkReader:
+    mode = "fail" if on_error == "fail" else "record"
+    return read_columns(
+        path, fields, fmt=input_format(path), chunk_size=chunk_size, on_error=mode, start_row=start_row, **kinds
+    )
+
+
+def score_files(
+    preds: str | Sequence[str],
+    ref: str | None = None,
+    *,
+    metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+    pred_field: str | None = None,
+    ref_field: str | None = None,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    stemmer: bool = False,
+    tokenizer: str = "rouge",
+    out: str | None = None,
+    errors_out: str | None = None,
+    on_error: str = "fail",
+    resume: bool = False,
+    threads: int | None = None,
+    chunk_size: int = 20_000,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    compare_to: str | None = None,
+    comparison_trials: int = 1000,
+    progress: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """Score prediction file(s) against references, chunk by chunk.
+
+    Parameters
+    ----------
+    preds : one file, or one file per system (named by file stem)
+    ref : the references file; None reads ``ref_field`` from each predictions file
+    system_field : with one predictions file, the field naming each row's system
+    group_by : a field of the predictions file; the table is repeated per value
+    out : per-row results (.parquet, .jsonl or .csv); parts are kept until the end
+    errors_out : where bad rows go with ``on_error="record"`` (default ``OUT.errors.jsonl``)
+    on_error : ``fail`` (stop at the first bad row, naming file, line and field),
+        ``skip`` (leave bad rows out, counted in the summary) or ``record``
+        (leave them out and write each with its reason to ``errors_out``)
+    resume : continue an interrupted run that wrote to the same ``out``
+    compare_to : a system name: paired significance of every other system against it
+    """
+    started = time.perf_counter()
+    check_on_error(on_error)
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    pred_paths = [os.fspath(preds)] if isinstance(preds, (str, os.PathLike)) else [os.fspath(p) for p in preds]
+    if not pred_paths:
+        raise ValueError("no predictions file given")
+    if system_field and len(pred_paths) > 1:
+        raise ValueError("use either several prediction files or --system-field, not both")
+    if resume and not out:
+        raise ValueError("resume needs an output file (--out) to resume into")
+    if errors_out is not None and on_error != "record":
+        raise ValueError(
+            f"an errors file ({errors_out}) is written only with on_error='record' (--on-error record); "
+            f"with on_error={on_error!r} it would stay empty"
+        )
+    if out is not None and format_of(out) not in WRITE_FORMATS:
+        raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+    for path in [*pred_paths, *([os.fspath(ref)] if ref else [])]:
+        check_readable(path)
+    ref = os.fspath(ref) if ref is not None else None
+    # --ref naming the predictions file itself (by any spelling) reads it once
+    same_file = ref is None or (len(pred_paths) == 1 and (ref == pred_paths[0] or same_path(ref, pred_paths[0])))
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    inputs = Inputs(
+        preds=pred_paths,
+        ref=None if same_file else ref,
+        pred_field="text" if _is_text(pred_paths[0]) else (pred_field or DEFAULT_PRED_FIELD),
+        ref_field="text" if (ref and _is_text(ref)) else (ref_field or DEFAULT_REF_FIELD),
+        id_field=id_field,
+        system_field=system_field,
+        group_field=group_by,
+        kinds=frozenset(f.inputs for f in families),
+    )
+    if ref is None and inputs.pred_field == inputs.ref_field:
+        raise ValueError(
+            f"the prediction and reference fields are both {inputs.pred_field!r}: "
+            "give --ref FILE or distinct --pred-field/--ref-field"
+        )
+    system_names = inputs.system_names()
+    if compare_to is not None and not system_field and compare_to not in system_names:
+        raise ValueError(f"--compare {compare_to!r} is not a system of this run; systems: {', '.join(system_names)}")
+    if errors_out is None and out and on_error == "record":
+        errors_out = out + ".errors.jsonl"
+    if on_error == "record" and not errors_out:
+        raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
+    check_outputs(
+        [("--pred", p) for p in inputs.preds] + ([("--ref", inputs.ref)] if inputs.ref else []),
+        [("--out", out), ("--errors", errors_out)],
+    )
+    with lock_outputs([out, errors_out]):
+        return _run(
+            inputs,
+            system_names,
+            families,
+            out=out,
+            errors_out=errors_out,
+            on_error=on_error,
+            resume=resume,
+            chunk_size=chunk_size,
+            collector=StatsCollector(
+                families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+            ),
+            seed=seed,
+            confidence=confidence,
+            compare_to=compare_to,
+            comparison_trials=comparison_trials,
+            progress=progress,
+            started=started,
+        )
+
+
+def _run(
+    inputs: Inputs,
+    system_names: list[str],
+    families: list[MetricFamily],
+    *,
+    out: str | None,
+    errors_out: str | None,
+    on_error: str,
+    resume: bool,
+    chunk_size: int,
+    collector: StatsCollector,
+    seed: int | None,
+    confidence: float,
+    compare_to: str | None,
+    comparison_trials: int,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> RunSummary:
+    parts = None
+    if out is not None:
+        parts = Parts(
+            out,
+            fingerprint(inputs, families, chunk_size, on_error, system_names),
+            resume,
+            empty_table=empty_results(inputs, families),
+            rows_per_record=1 if inputs.system_field else len(inputs.preds),
+        )
+    done = parts.done() if parts is not None else []
+    start_row = done[-1].end_row if done else 0
+    files = inputs.files()
+    pred_readers = [
+        _reader(p, inputs.pred_fields(), chunk_size, on_error, start_row, inputs.pred_kinds()) for p in inputs.preds
+    ]
+    ref_reader = (
+        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, inputs.ref_kinds())
+        if inputs.ref
+        else None
+    )
+    readers: list[ChunkReader] = [*pred_readers, *([ref_reader] if ref_reader is not None else [])]
+    try:
+        if done:
+            # the parts are reused only if every input starts with the bytes the interrupted
+            # run read: a content digest, not size and mtime (cp -p keeps those)
+            for path, reader, digest in zip(files, readers, done[-1].digests):
+                if reader.skip() != digest:
+                    raise ValueError(
+                        f"cannot resume into {out}: {path} is not the file the interrupted run read (its first "
+                        f"{start_row} records differ); run without --resume to start over"
+                    )
+        return _score(
+            inputs,
+            system_names,
+            families,
+            parts,
+            done,
+            pred_readers,
+            ref_reader,
+            errors_out=errors_out,
+            on_error=on_error,
+            collector=collector,
+            seed=seed,
+            confidence=confidence,
+            compare_to=compare_to,
+            comparison_trials=comparison_trials,
+            progress=progress,
+            started=started,
+        )
+    finally:
+        for reader in readers:
+            reader.close()
+
+
+def _score(
+    inputs: Inputs,
+    system_names: list[str],
+    families: list[MetricFamily],
+    parts: Parts | None,
+    done: list[PartMeta],
+    pred_readers: list[ChunkReader],
+    ref_reader: ChunkReader | None,
+    *,
+    errors_out: str | None,
+    on_error: str,
+    collector: StatsCollector,
+    seed: int | None,
+    confidence: float,
+    compare_to: str | None,
+    comparison_trials: int,
+    progress: Callable[[int], None] | None,
+    started: float,
+) -> RunSummary:
+    rows_failed = 0
+    error_examples: list[str] = []
+    memory_errors: list[dict[str, Any]] = []
+    metas: list[PartMeta] = list(done)
+
+    def remember(stats: ChunkStats) -> None:
+        for system, group, keys, fams in stats.entries:
+            collector.add(system, group, keys, fams)
+
+    for meta in done:
+        assert parts is not None
+        remember(parts.load_stats(meta.chunk))
+        errs = parts.errors(meta.chunk)
+        rows_failed += len(errs)
+        error_examples.extend(describe(e) for e in errs[: max(0, 5 - len(error_examples))])
+    if progress is not None and done:
+        progress(done[-1].end_row)
+    k = len(done)
+    # Reading (and decoding) the next chunk, writing the previous part and folding
+    # its statistics into the corpus sums run on helper threads while this chunk
+    # scores: pyarrow, file I/O and the native core all release the GIL, so the
+    # stages overlap instead of taking turns.  At most _BACKLOG chunks wait for a
+    # helper, so memory stays bounded when a helper is the slowest stage.
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-writer")
+    folder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-stats")
+    pending: deque[Future] = deque()
+    try:
+        for p_chunks, r_chunk in prefetch(lockstep(pred_readers, ref_reader)):
+            check_lockstep(inputs, p_chunks, r_chunk)
+            chunks = [c for c in (*p_chunks, r_chunk) if c is not None]
+            table, errors, stats = score_chunk(inputs, system_names, families, p_chunks, r_chunk, on_error)
+            rows_failed += len(errors)
+            error_examples.extend(describe(e) for e in errors[: max(0, 5 - len(error_examples))])
+            if parts is not None:
+                digests = [c.digest for c in chunks]
+                pending.append(
+                    writer.submit(parts.write, k, chunks[0].start_row, chunks[0].end_row, table, errors, stats, digests)
+                )
+            elif on_error == "record":
+                memory_errors.extend(errors)
+            # one folding thread, fed in chunk order: the sums see rows in row order
+            pending.append(folder.submit(remember, stats))
+            while len(pending) > 2 * _BACKLOG or (pending and pending[0].done()):
+                _collect(pending.popleft(), metas)
+            if progress is not None:
+                progress(chunks[0].end_row - chunks[0].start_row)
+            k += 1
+        while pending:
+            _collect(pending.popleft(), metas)
+    except BaseException:
+        writer.shutdown(wait=True)
+        if parts is not None:
+            parts.abort()
+        raise
+    finally:
+        writer.shutdown(wait=True)
+        folder.shutdown(wait=True)
+    if parts is not None:
+        parts.finish(metas, errors_out if on_error == "record" else None)
+    elif on_error == "record" and errors_out:
+        with atomic_output(errors_out) as fh:
+            for e in memory_errors:
+                fh.write(json.dumps(e, ensure_ascii=False) + "\n")
+
+    table_rows, comparisons, fields_shown = summarize(
+        collector, families, system_names, confidence=confidence, compare_to=compare_to, trials=comparison_trials
+    )
+    rows_scored = sum(r.rows for r in table_rows if r.group is None)
+    notes = []
+    if rows_scored == 0:
+        notes.append(
+            "nothing was scored: every row was bad (see the errors above)"
+            if rows_failed
+            else "nothing was scored: the input has no rows"
+        )
+    return RunSummary(
+        rows_total=rows_scored + rows_failed,
+        rows_scored=rows_scored,
+        rows_failed=rows_failed,
+        table=table_rows,
+        comparisons=comparisons,
+        fields=fields_shown,
+        signatures={f.name: f.signature() for f in families},
+        seconds=time.perf_counter() - started,
+        output=parts.out if parts is not None else None,
+        errors_output=errors_out if on_error == "record" else None,
+        confidence=confidence,
+        bootstrap=collector.bootstrap,
+        seed=seed,
+        error_examples=error_examples,
+        resumed_chunks=len(done),
+        notes=notes,
+    )
+
+
+def _collect(future: Future, metas: list[PartMeta]) -> None:
+    result = future.result()
+    if isinstance(result, PartMeta):
+        metas.append(result)
+
+
+def score_arrow(
+    table: Any,
+    families: Sequence[MetricFamily],
+    *,
+    pred_field: str = DEFAULT_PRED_FIELD,
+    ref_field: str = DEFAULT_REF_FIELD,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    source: str = "table",
+    record_offset: int = 0,
+) -> tuple[Any, ChunkStats]:
+    """The engine-neutral core: an Arrow table in, per-row results and statistics out.
+
+    Rows are keyed by ``record_offset + position``.  Dask, Ray Data
+    (``map_batches(batch_format="pyarrow")``) and Spark (``mapInArrow``) run this
+    per partition; corpus values are then ``family.corpus`` of the summed statistics.
+    """
+    import pyarrow as pa
+
+    inputs = Inputs(
+        preds=[source],
+        ref=None,
+        pred_field=pred_field,
+        ref_field=ref_field,
+        id_field=id_field,
+        system_field=system_field,
+        group_field=group_by,
+        kinds=frozenset(f.inputs for f in families),
+        tables=True,
+    )
+    chunk = table_chunk(table, inputs, source, record_offset)
+    name = "" if system_field else "default"
+    # in memory there is no errors file: a row that cannot be scored stops the call, named
+    columns, _, stats = score_chunk(inputs, [name], families, [chunk], None, on_error="fail")
+    return pa.table(columns if columns is not None else empty_results(inputs, families)), stats
+
+
+def score_table(
+    table: Any,
+    *,
+    metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
+    pred_field: str = DEFAULT_PRED_FIELD,
+    ref_field: str = DEFAULT_REF_FIELD,
+    id_field: str | None = None,
+    system_field: str | None = None,
+    group_by: str | None = None,
+    stemmer: bool = False,
+    tokenizer: str = "rouge",
+    threads: int | None = None,
+    bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = DEFAULT_SEED,
+    compare_to: str | None = None,
+) -> tuple[Any, RunSummary]:
+    """Score an Arrow table or pandas DataFrame in memory: (results table, summary).
+
+    The same rows, metrics and summary as ``score_files`` on the same data.
+    """
+    import pyarrow as pa
+
+    started = time.perf_counter()
+    if not isinstance(table, pa.Table):
+        table = pa.Table.from_pandas(table, preserve_index=False)
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    results, stats = score_arrow(
+        table,
+        families,
+        pred_field=pred_field,
+        ref_field=ref_field,
+        id_field=id_field,
+        system_field=system_field,
+        group_by=group_by,
+    )
+    collector = StatsCollector(
+        families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
+    )
+    for system, group, keys, fams in stats.entries:
+        collector.add(system, group, keys, fams)
+    rows, comps, fields = summarize(collector, families, ["default"], confidence=confidence, compare_to=compare_to)
+    scored = sum(r.rows for r in rows if r.group is None)
+    summary = RunSummary(
+        scored,
+        scored,
+        0,
+        rows,
+        comps,
+        fields,
+        {f.name: f.signature() for f in families},
+        time.perf_counter() - started,
+        None,
+        None,
+        confidence,
+        bootstrap,
+        seed,
+    )
+    return results, summary
+
+
+def total_rows(path: str) -> int | None:
+    """Rows in ``path`` for a progress bar, or None when counting is not possible."""
+    try:
+        return count_rows(path, fmt=input_format(path))
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,30 @@
+"""Files in and out: one module per concern.
+
+* :mod:`~respeval.io.formats` -- the one extension map (text, JSONL, CSV, Parquet, JSON);
+* :mod:`~respeval.io.errors` -- :class:`InputError`, :class:`RowError` and ``ON_ERROR``;
+* :mod:`~respeval.io.readers` -- chunked, checked readers (:func:`read_columns`) and the one
+  JSONL reader every command uses (:func:`read_jsonl`);
+* :mod:`~respeval.io.writers` -- :class:`ResultWriter` and the Parquet helpers.
+"""
+
+from respeval.io.errors import ON_ERROR, InputError, RowError
+from respeval.io.formats import EXTENSIONS, format_of, input_format, resolve_format
+from respeval.io.readers import Chunk, count_rows, read_columns, read_jsonl
+from respeval.io.writers import ResultWriter, join_parquet, parquet_writer
+
+__all__ = [
+    "EXTENSIONS",
+    "ON_ERROR",
+    "Chunk",
+    "InputError",
+    "ResultWriter",
+    "RowError",
+    "count_rows",
+    "format_of",
+    "input_format",
+    "join_parquet",
+    "parquet_writer",
+    "read_columns",
+    "read_jsonl",
+    "resolve_format",
+]

@@ -1,0 +1,865 @@
+"""Streaming input: corpora in checked chunks, JSONL records one by one.
+
+:func:`read_columns` turns a file into a stream of :class:`Chunk` objects (column-wise
+Python lists of ``chunk_size`` source records each) and checks every selected field on the
+way, so a bad record is reported as ``file:line: field 'name': reason`` instead of
+surfacing later as a wrong score.  Formats and record numbering: :mod:`respeval.io.formats`.
+
+Three properties the bulk run builds on:
+
+* **Read once.**  The file is opened once and read front to back, so a pipe, a FIFO or
+  ``/dev/stdin`` works (nothing is counted or re-opened first).
+* **A content digest while reading.**  Each chunk carries the SHA-256 of every input byte
+  consumed up to its end (for Parquet: the footer and the selected column chunks of the row
+  groups read so far), so a resume can prove that the part of a file it skips is the part
+  an interrupted run read, whatever the file's size and mtime say.
+* **Field kinds.**  ``text`` fields must hold strings; ``allow_list_fields`` may hold a
+  non-empty list of strings (several references); ``key_fields`` (ids, systems, groups)
+  hold strings or integers, given back as strings; ``raw_fields`` are handed over as read
+  (JSON values, Parquet nested values), with :attr:`Chunk.text_fields` saying which came
+  from a text column and so may hold JSON text.  ``whole_records`` adds every good record
+  as a dict.
+
+pyarrow is imported only inside the Parquet code paths, so text, JSONL and CSV work (and
+this module imports) without it.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import IO, TYPE_CHECKING, Any, Union
+
+from respeval.io.errors import ON_ERROR, InputError, RowError
+from respeval.io.files import describe_os_error, is_regular
+from respeval.io.formats import READ_FORMATS, resolve_format
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pyarrow as pa
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_TEXT_FIELD = "text"
+# Large read buffer: line iteration over a BufferedReader is C code, and fewer syscalls
+# matter when a corpus has millions of short lines.
+_BUFFER_SIZE = 1 << 20
+# Python's csv module refuses fields over 131,072 characters by default: a limit of the
+# module, not of CSV.  A cell holds whatever the same row holds in JSONL.
+_CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+
+
+@dataclass
+class Chunk:
+    """A run of consecutive source records, column-wise.
+
+    Attributes:
+        start_row: 0-based index of the first source record in this chunk.
+        row_numbers: line numbers (text/JSONL/CSV) or row indices (Parquet) of the good
+            records, parallel to every list in ``columns``.
+        columns: selected field name -> values of the good records.
+        errors: the bad records of this chunk (empty when ``on_error="fail"``).
+        end_row: 0-based index one past the last source record consumed, good or bad;
+            resume a stopped job with ``start_row=chunk.end_row``.
+        records: 0-based source record index of each good record (parallel to
+            ``row_numbers``): what lines up rows of two files read in lockstep.
+        digest: hex SHA-256 of the input consumed from the start of the file to the end of
+            this chunk (see the module docstring).
+        text_fields: the selected fields whose values came from a text column (CSV, plain
+            text, a Parquet string column): a raw field there holds text, e.g. JSON text.
+        rows: with ``whole_records``, each good record as a dict of all its fields.
+    """
+
+    start_row: int
+    row_numbers: list[int]
+    columns: dict[str, list[Any]]
+    errors: list[RowError]
+    end_row: int
+    records: list[int] = field(default_factory=list)
+    digest: str = ""
+    text_fields: frozenset[str] = frozenset()
+    rows: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.row_numbers)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _open_binary(path: str) -> IO[bytes]:
+    """Open ``path`` for reading, turning OS errors into an InputError naming the file."""
+    try:
+        return open(path, "rb", buffering=_BUFFER_SIZE)
+    except OSError as exc:
+        raise InputError(describe_os_error(exc, path)) from exc
+
+
+def type_name(value: object) -> str:
+    """Name a value's type in JSON terms, which is what users of these files think in."""
+    if value is None:
+        return "null"
+    names = {bool: "bool", int: "int", float: "float", str: "string", dict: "object", list: "list"}
+    return names.get(type(value), type(value).__name__)
+
+
+# How a selected field is checked (see the module docstring).
+TEXT, TEXT_LIST, KEY, RAW = "text", "text_list", "key", "raw"
+
+
+def convert_value(value: Any, kind: str) -> tuple[Any, str | None]:
+    """``(value to hand over, None)`` or ``(None, why the value does not fit the kind)``."""
+    if type(value) is str or kind == RAW:
+        return value, None
+    if kind == KEY:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value), None
+        return None, f"expected a string or an integer, got {type_name(value)}"
+    if kind == TEXT:
+        return None, f"expected a string, got {type_name(value)}"
+    if isinstance(value, str):
+        return value, None
+    if not isinstance(value, list):
+        return None, f"expected a string or a non-empty list of strings, got {type_name(value)}"
+    if not value:
+        return None, "expected a non-empty list of strings, got an empty list"
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            return None, f"list item {i}: expected a string, got {type_name(item)}"
+    return value, None
+
+
+def _decode_line(raw: bytes) -> tuple[str | None, str | None]:
+    """Decode one raw line, dropping a trailing ``\\n`` or ``\\r\\n`` (and nothing else).
+
+    Returns ``(text, None)`` or ``(None, reason)``.  Decoding per line, rather than the
+    whole file, is what lets invalid UTF-8 be reported with its line number.
+    """
+    if raw.endswith(b"\n"):
+        raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"invalid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+
+
+def _strip_bom(text: str, line: int) -> str:
+    """Drop a UTF-8 byte order mark at the start of a file (Excel and Notepad write one)."""
+    return text[1:] if line == 1 and text.startswith("\ufeff") else text
+
+
+# A source record as produced by the per-format parsers: its line number, and either the
+# selected values (in field order) with the whole record (or None), or why it was rejected.
+_Record = tuple[int, tuple[list[Any], dict[str, Any] | None] | RowError]
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """The selected fields and how each is checked."""
+
+    names: tuple[str, ...]
+    kinds: tuple[str, ...]
+    whole: bool = False
+
+    @functools.cached_property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return tuple(zip(self.names, self.kinds))
+
+
+def _make_chunk(
+    batch: list[_Record], fields: _Fields, row: int, on_error: str, digest: str, text_fields: frozenset[str]
+) -> Chunk:
+    """Group per-record results into one chunk of source records (good and bad).
+
+    Chunks count source records, so chunk boundaries and ``end_row`` do not depend on how
+    many records were rejected, which keeps resume offsets stable.
+    """
+    good_values: list[list[Any]] = []
+    numbers: list[int] = []
+    good: list[int] = []
+    errors: list[RowError] = []
+    rows: list[dict[str, Any]] | None = [] if fields.whole else None
+    for i, (number, parsed) in enumerate(batch):
+        if isinstance(parsed, RowError):
+            if on_error == "fail":
+                raise InputError(str(parsed), parsed)
+            errors.append(parsed)
+            continue
+        values, record = parsed
+        numbers.append(number)
+        good.append(row + i)
+        good_values.append(values)
+        if rows is not None:
+            rows.append(record if record is not None else dict(zip(fields.names, values)))
+    # one transpose in C rather than an append per value
+    cols = [list(c) for c in zip(*good_values)] if good_values else [[] for _ in fields.names]
+    return Chunk(row, numbers, dict(zip(fields.names, cols)), errors, row + len(batch), good, digest, text_fields, rows)
+
+
+def _select(obj: dict[str, Any], fields: _Fields, path: str, number: int) -> list[Any] | RowError:
+    """The selected values of one record, converted by kind, or the first problem."""
+    values = []
+    for name, kind in fields.pairs:
+        try:
+            value = obj[name]
+        except KeyError:
+            return RowError(path, number, name, "missing")
+        if type(value) is not str and kind != RAW:  # a str fits every kind: the common case costs nothing
+            value, reason = convert_value(value, kind)
+            if reason is not None:
+                return RowError(path, number, name, reason)
+        values.append(value)
+    return values
+
+
+# --------------------------------------------------------------------------- JSON lines
+
+
+def parse_json_line(raw: bytes, path: str, number: int) -> Any:
+    """Decode and parse one JSONL line: the JSON value, or the :class:`RowError` saying why not.
+
+    The one JSONL line parser: the chunked readers and :func:`read_jsonl` (judge, gate,
+    validate) read lines through it, so every command reports a bad line the same way.
+    """
+    text, reason = _decode_line(raw)
+    if text is None:
+        return RowError(path, number, None, reason or "undecodable")
+    text = _strip_bom(text, number)
+    # An empty line usually means a truncated or concatenated file; skipping it silently
+    # would shift every later record against its reference.
+    if not text.strip():
+        return RowError(path, number, None, "empty line")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return RowError(path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
+
+
+def parse_json_object(raw: bytes, path: str, number: int) -> dict[str, Any] | RowError:
+    """One JSONL line that must hold a JSON object."""
+    obj = parse_json_line(raw, path, number)
+    if isinstance(obj, (RowError, dict)):
+        return obj
+    return RowError(path, number, None, f"expected a JSON object, got {type_name(obj)}")
+
+
+def read_jsonl(path: PathLike, *, skip_blank: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every record of a JSONL file as ``(line number, object)``, stopping at the first bad line.
+
+    For commands that take whole records (judge, gate, validate): a line that is not a JSON
+    object raises :class:`InputError` naming the file and line.  Blank lines are skipped
+    unless ``skip_blank`` is false.  The file is read once, front to back (pipes work).
+    """
+    path = os.fspath(path)
+    with _open_binary(path) as fh:
+        try:
+            for number, raw in enumerate(fh, 1):
+                if skip_blank and not raw.strip():
+                    continue
+                record = parse_json_object(raw, path, number)
+                if isinstance(record, RowError):
+                    raise InputError(str(record), record)
+                yield number, record
+        except OSError as exc:
+            raise InputError(describe_os_error(exc, path)) from exc
+
+
+# --------------------------------------------------------------------------- text / JSONL chunks
+
+
+def _line_batches(fh: IO[bytes], hasher: Any, sizes: Iterator[int]) -> Iterator[list[bytes]]:
+    """Lists of raw lines (one per requested size), each hashed as one block."""
+    for size in sizes:
+        lines = list(islice(fh, size))
+        if not lines:
+            return
+        hasher.update(b"".join(lines))
+        yield lines
+
+
+def _skip_sizes(start_row: int, chunk_size: int) -> Iterator[int]:
+    while start_row > 0:
+        step = min(start_row, chunk_size)
+        yield step
+        start_row -= step
+
+
+def _repeat(n: int) -> Iterator[int]:
+    while True:
+        yield n
+
+
+def _text_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
+    text, reason = _decode_line(raw)
+    if text is None:
+        return RowError(path, number, None, reason or "undecodable")
+    text = _strip_bom(text, number)
+    return [text], ({_TEXT_FIELD: text} if fields.whole else None)
+
+
+def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
+    obj = parse_json_object(raw, path, number)
+    if isinstance(obj, RowError):
+        return obj
+    values = _select(obj, fields, path, number)
+    if isinstance(values, RowError):
+        return values
+    return values, (obj if fields.whole else None)
+
+
+class _LineSource:
+    """Text or JSONL: one record per line, read in hashed blocks of lines."""
+
+    def __init__(self, fh: IO[bytes], path: str, fmt: str, fields: _Fields) -> None:
+        self.fh, self.path, self.fields = fh, path, fields
+        self.parse = _text_record if fmt == "text" else _jsonl_record
+        self.text_fields = frozenset(fields.names) if fmt == "text" else frozenset()
+        self.hasher = hashlib.sha256()
+
+    def skip(self, rows: int, chunk_size: int) -> int:
+        return sum(len(b) for b in _line_batches(self.fh, self.hasher, _skip_sizes(rows, chunk_size)))
+
+    def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
+        row = start_row
+        for lines in _line_batches(self.fh, self.hasher, _repeat(chunk_size)):
+            batch = [(row + i + 1, self.parse(raw, self.path, row + i + 1, self.fields)) for i, raw in enumerate(lines)]
+            yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
+            row += len(lines)
+
+
+# --------------------------------------------------------------------------- CSV
+
+
+class _CsvLines:
+    """Decoded lines for ``csv.reader``, hashed, remembering which were not valid UTF-8.
+
+    The csv module needs text, but a decode error raised from inside its iteration would
+    abort the whole file.  Undecodable lines are passed on with surrogate escapes and their
+    numbers kept here, so the record containing them can be rejected by line number.
+    The csv reader pulls exactly the lines of the records it returns, so the hash covers
+    every record returned so far and nothing more.
+    """
+
+    def __init__(self, fh: IO[bytes], hasher: Any = None) -> None:
+        self._fh = fh
+        self._hasher = hasher
+        self.bad: dict[int, str] = {}
+
+    def __iter__(self) -> Iterator[str]:
+        update = self._hasher.update if self._hasher is not None else None
+        for number, raw in enumerate(self._fh, 1):
+            if update is not None:
+                update(raw)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self.bad[number] = f"invalid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
+                text = raw.decode("utf-8", "surrogateescape")
+            yield _strip_bom(text, number)
+
+
+def lift_csv_field_limit() -> None:
+    """Lift the csv module's 131,072-character field limit (process-wide; only ever raised)."""
+    if csv.field_size_limit() < _CSV_FIELD_LIMIT:
+        csv.field_size_limit(_CSV_FIELD_LIMIT)
+
+
+def csv_reader(lines: Iterable[str]) -> Any:
+    """``csv.reader`` without the csv module's field limit."""
+    lift_csv_field_limit()
+    return csv.reader(lines)
+
+
+def _csv_header(reader: Iterator[list[str]], lines: _CsvLines, path: str) -> list[str]:
+    """Read and check the header row."""
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError(f"{path}: empty file, expected a CSV header row") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}:1: CSV parse error: {exc}") from exc
+    if lines.bad:
+        raise InputError(f"{path}:1: header: {lines.bad[min(lines.bad)]}")
+    return header
+
+
+def _select_columns(path: str, available: Sequence[str], fields: Sequence[str] | None, what: str) -> list[str]:
+    """Resolve ``fields`` against a file's columns; missing ones are an error up front."""
+    if fields is None:
+        return list(available)
+    missing = [name for name in fields if name not in available]
+    if missing:
+        names = ", ".join(repr(name) for name in missing)
+        have = ", ".join(repr(name) for name in available)
+        raise InputError(f"{path}: missing {what} {names}; available {what}s: {have}")
+    return list(fields)
+
+
+class _CsvSource:
+    """CSV: one record per row after the header; values are strings by construction."""
+
+    def __init__(self, fh: IO[bytes], path: str, fields: Sequence[str] | None) -> None:
+        self.path = path
+        self.hasher = hashlib.sha256()
+        self.lines = _CsvLines(fh, self.hasher)
+        self.reader = csv_reader(self.lines)
+        self.header = _csv_header(self.reader, self.lines, path)
+        self.names = _select_columns(path, self.header, fields, "column")
+        duplicated = sorted({name for name in self.names if self.header.count(name) > 1})
+        if duplicated:
+            raise InputError(f"{path}: ambiguous column(s) {', '.join(map(repr, duplicated))}: repeated in the header")
+        self._records: Iterator[_Record] | None = None
+
+    def bind(self, fields: _Fields) -> None:
+        self.fields = fields
+        self._records = self._parse()
+
+    def _parse(self) -> Iterator[_Record]:
+        path, header, fields, reader, lines = self.path, self.header, self.fields, self.reader, self.lines
+        indices = [header.index(name) for name in fields.names]
+        last_line = reader.line_num
+        try:
+            for row in reader:
+                # A quoted field may span lines: the record starts on the line after the last one.
+                first_line, last_line = last_line + 1, reader.line_num
+                # Report the record's first undecodable line; forget the rest of its lines.
+                if lines.bad:
+                    bad = sorted(lines.bad)
+                    reason = lines.bad[bad[0]]
+                    lines.bad.clear()
+                    yield first_line, RowError(path, bad[0], None, reason)
+                elif not row:
+                    yield first_line, RowError(path, first_line, None, "empty line")
+                elif len(row) != len(header):
+                    yield (
+                        first_line,
+                        RowError(path, first_line, None, f"expected {len(header)} columns, got {len(row)}"),
+                    )
+                else:
+                    # a CSV cell is a string: it fits every kind
+                    values = [row[i] for i in indices]
+                    yield first_line, (values, dict(zip(header, row)) if fields.whole else None)
+        except csv.Error as exc:
+            # After a parser error the reader may be out of step with record boundaries, so
+            # later rows cannot be trusted: this is fatal whatever on_error says.
+            raise InputError(f"{path}:{reader.line_num}: CSV parse error: {exc}") from exc
+
+    def skip(self, rows: int, chunk_size: int) -> int:
+        assert self._records is not None
+        return sum(1 for _ in islice(self._records, rows))
+
+    def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
+        assert self._records is not None
+        row = start_row
+        text = frozenset(self.fields.names)
+        while batch := list(islice(self._records, chunk_size)):
+            yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), text)
+            row += len(batch)
+
+
+# --------------------------------------------------------------------------- Parquet
+
+
+def _is_string_type(pa: Any, typ: Any) -> bool:
+    """True for Arrow string types, including dictionary-encoded strings."""
+    if pa.types.is_dictionary(typ):
+        typ = typ.value_type
+    is_view = getattr(pa.types, "is_string_view", None)
+    return bool(pa.types.is_string(typ) or pa.types.is_large_string(typ) or (is_view is not None and is_view(typ)))
+
+
+def _is_string_list_type(pa: Any, typ: Any) -> bool:
+    """True for list-of-string Arrow types."""
+    is_list = pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ)
+    return bool(is_list and _is_string_type(pa, typ.value_type))
+
+
+def _open_parquet(fh: IO[bytes], path: str) -> Any:
+    """Wrap an open file in a ParquetFile, naming the file when it is not Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not is_regular(path):
+        raise InputError(
+            f"{path}: Parquet cannot be read from a pipe (its index is at the end of the file); "
+            "write it to a file first"
+        )
+    try:
+        # pre_buffer would cache the bytes of every row group read so far until the
+        # reader is done: memory growing with the file, the opposite of streaming
+        return pq.ParquetFile(fh, pre_buffer=False)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {exc}") from exc
+
+
+def _parquet_fields(pf: Any, path: str, fields: Sequence[str] | None, kinds: dict[str, str]) -> list[str]:
+    """Check the selected columns exist and hold what their kind needs, before any data is read."""
+    import pyarrow as pa
+
+    schema = pf.schema_arrow
+    selected = _select_columns(path, schema.names, fields, "column")
+    for name in selected:
+        typ = schema.field(name).type
+        kind = kinds.get(name, TEXT)
+        if kind == RAW or _is_string_type(pa, typ):
+            continue
+        if kind == TEXT_LIST and _is_string_list_type(pa, typ):
+            continue
+        if kind == KEY and pa.types.is_integer(typ):
+            continue
+        expected = {TEXT: "string", TEXT_LIST: "string or list<string>", KEY: "string or integer"}[kind]
+        raise InputError(f"{path}: column {name!r} has type {typ}, expected {expected}")
+    return selected
+
+
+class _ParquetSource:
+    """Parquet: row groups read in batches, re-sliced into chunks of exactly ``chunk_size``."""
+
+    def __init__(self, fh: IO[bytes], path: str, fields: Sequence[str] | None, kinds: dict[str, str]) -> None:
+        import pyarrow as pa
+
+        self.fh, self.path = fh, path
+        self.pf = _open_parquet(fh, path)
+        self.names = _parquet_fields(self.pf, path, fields, kinds)
+        schema = self.pf.schema_arrow
+        self.text = frozenset(n for n in self.names if _is_string_type(pa, schema.field(n).type))
+        self.hasher = hashlib.sha256()
+        self._hashed_groups = 0
+        self._hash_footer()
+
+    def bind(self, fields: _Fields) -> None:
+        self.fields = fields
+        wanted = set(self.pf.schema_arrow.names) if fields.whole else set(fields.names)
+        meta = self.pf.metadata
+        # the leaf columns (nested columns have several) of the selected fields
+        self._leaves = [i for i in range(meta.num_columns) if meta.schema.column(i).path.split(".")[0] in wanted]
+        self.columns = sorted(wanted, key=self.pf.schema_arrow.names.index)
+
+    def _hash_footer(self) -> None:
+        size = os.fstat(self.fh.fileno()).st_size
+        tail = os.pread(self.fh.fileno(), 8, size - 8)
+        length = int.from_bytes(tail[:4], "little")
+        self.hasher.update(os.pread(self.fh.fileno(), length + 8, size - 8 - length))
+
+    def _hash_groups_through(self, row: int) -> None:
+        """Hash the selected column chunks of every row group holding rows before ``row``."""
+        meta = self.pf.metadata
+        start = sum(meta.row_group(g).num_rows for g in range(self._hashed_groups))
+        fd = self.fh.fileno()
+        while self._hashed_groups < meta.num_row_groups and start < row:
+            group = meta.row_group(self._hashed_groups)
+            for i in self._leaves:
+                col = group.column(i)
+                offset = col.dictionary_page_offset if col.has_dictionary_page else col.data_page_offset
+                left = col.total_compressed_size
+                while left > 0:
+                    block = os.pread(fd, min(left, _BUFFER_SIZE), offset)
+                    if not block:
+                        break
+                    self.hasher.update(block)
+                    offset += len(block)
+                    left -= len(block)
+            start += group.num_rows
+            self._hashed_groups += 1
+
+    def skip(self, rows: int, chunk_size: int) -> int:
+        total = int(self.pf.metadata.num_rows)
+        self._hash_groups_through(min(rows, total))
+        return min(rows, total)
+
+    def _tables(self, start_row: int, chunk_size: int) -> Iterator[pa.Table]:
+        """Tables of exactly ``chunk_size`` rows (the last may be shorter) from ``start_row``.
+
+        Whole row groups before ``start_row`` are skipped using the footer metadata, so
+        resuming near the end of a large file does not decode its beginning.
+        """
+        import pyarrow as pa
+
+        metadata = self.pf.metadata
+        groups: list[int] = []
+        to_drop = start_row
+        for i in range(metadata.num_row_groups):
+            rows = metadata.row_group(i).num_rows
+            if not groups and to_drop >= rows:
+                to_drop -= rows
+                continue
+            groups.append(i)
+        if not groups:
+            return
+        pending: list[pa.RecordBatch] = []
+        pending_rows = 0
+        # iter_batches does not cross row groups, so batches can come out short; re-slice
+        # them so that every chunk has the same number of rows whatever the file's layout.
+        for batch in self.pf.iter_batches(batch_size=chunk_size, row_groups=groups, columns=self.columns):
+            if to_drop:
+                if batch.num_rows <= to_drop:
+                    to_drop -= batch.num_rows
+                    continue
+                batch, to_drop = batch.slice(to_drop), 0
+            pending.append(batch)
+            pending_rows += batch.num_rows
+            while pending_rows >= chunk_size:
+                table = pa.Table.from_batches(pending)
+                yield table.slice(0, chunk_size)
+                pending = table.slice(chunk_size).to_batches()
+                pending_rows -= chunk_size
+        if pending_rows:
+            yield pa.Table.from_batches(pending)
+
+    def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
+        row = start_row
+        for table in self._tables(start_row, chunk_size):
+            self._hash_groups_through(row + table.num_rows)
+            yield self._chunk(table, row, on_error)
+            row += table.num_rows
+
+    def _chunk(self, table: pa.Table, row: int, on_error: str) -> Chunk:
+        """One table slice as a Chunk, rejecting rows with nulls or values of the wrong kind."""
+        import pyarrow as pa
+
+        names, kinds = self.fields.names, self.fields.kinds
+        columns = {name: table.column(name).to_pylist() for name in names}
+        bad: dict[int, RowError] = {}
+        for name, kind in zip(names, kinds):
+            column = table.column(name)
+            if kind == RAW:
+                continue
+            # A null-free string column needs no per-value check; only pay for the others.
+            if column.null_count == 0 and _is_string_type(pa, column.type):
+                continue
+            values = columns[name]
+            for i, value in enumerate(values):
+                if i in bad:
+                    continue
+                converted, reason = convert_value(value, kind)
+                if reason is not None:
+                    bad[i] = RowError(self.path, row + i, name, reason, unit="row")
+                elif converted is not value:
+                    values[i] = converted
+        errors = [bad[i] for i in sorted(bad)]
+        if errors and on_error == "fail":
+            raise InputError(str(errors[0]), errors[0])
+        numbers = [row + i for i in range(table.num_rows) if i not in bad]
+        if bad:
+            columns = {name: [v for i, v in enumerate(values) if i not in bad] for name, values in columns.items()}
+        rows = None
+        if self.fields.whole:
+            rows = [r for i, r in enumerate(table.to_pylist()) if i not in bad]
+        return Chunk(
+            row,
+            numbers,
+            columns,
+            errors,
+            row + table.num_rows,
+            list(numbers),
+            self.hasher.hexdigest(),
+            self.text & set(names),
+            rows,
+        )
+
+
+# --------------------------------------------------------------------------- reading API
+
+
+def _check_arguments(fields: Sequence[str] | None, chunk_size: int, on_error: str, start_row: int) -> None:
+    """Reject programming errors early with a clear message."""
+    if isinstance(fields, str):
+        raise TypeError(f"fields must be a sequence of names, not a string; did you mean [{fields!r}]?")
+    if fields is not None:
+        if not fields:
+            raise ValueError("fields must name at least one field (or be None)")
+        if len(set(fields)) != len(fields):
+            raise ValueError(f"fields contains duplicates: {list(fields)}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {list(ON_ERROR)}, got {on_error!r}")
+    if start_row < 0:
+        raise ValueError(f"start_row must be >= 0, got {start_row}")
+
+
+class ChunkReader:
+    """The chunks of one file, read once from an already open handle.
+
+    Iterate it for :class:`Chunk` objects.  :meth:`skip` moves to ``start_row`` (hashing what
+    it passes) and returns the digest of everything before it; iteration calls it first.
+    """
+
+    def __init__(
+        self,
+        fh: IO[bytes],
+        source: Any,
+        path: str,
+        fmt: str,
+        fields: _Fields,
+        start_row: int,
+        chunk_size: int,
+        on_error: str,
+    ) -> None:
+        self._fh = fh
+        self._source = source
+        self.path = path
+        self.format = fmt
+        self.fields = list(fields.names)
+        self.start_row = start_row
+        self.chunk_size = chunk_size
+        self.on_error = on_error
+        self._skipped: str | None = None
+        self._chunks: Iterator[Chunk] | None = None
+
+    def skip(self) -> str:
+        """Move to ``start_row``; the digest of the input before it (the whole prefix)."""
+        if self._skipped is None:
+            try:
+                self._source.skip(self.start_row, self.chunk_size)
+            except OSError as exc:
+                raise InputError(describe_os_error(exc, self.path)) from exc
+            self._skipped = self._source.hasher.hexdigest()
+        return self._skipped
+
+    def __iter__(self) -> ChunkReader:
+        return self
+
+    def __next__(self) -> Chunk:
+        if self._chunks is None:
+            self.skip()
+            self._chunks = self._source.chunks(self.start_row, self.chunk_size, self.on_error)
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            self.close()
+            raise
+        except OSError as exc:  # e.g. a network file system going away mid-read
+            self.close()
+            raise InputError(describe_os_error(exc, self.path)) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> ChunkReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_columns(
+    path: PathLike,
+    fields: Sequence[str] | None,
+    *,
+    fmt: str | None = None,
+    chunk_size: int = 65536,
+    on_error: str = "fail",
+    start_row: int = 0,
+    allow_list_fields: Iterable[str] = (),
+    key_fields: Iterable[str] = (),
+    raw_fields: Iterable[str] = (),
+    whole_records: bool = False,
+) -> ChunkReader:
+    """Stream the selected fields of a corpus file in chunks.
+
+    Args:
+        path: the file to read (a pipe or FIFO too, except for Parquet).
+        fields: field names to select; None means all columns (CSV, Parquet) or ``text``
+            (plain text).  JSONL needs explicit fields.
+        fmt: ``"text"``, ``"jsonl"``, ``"csv"`` or ``"parquet"``; inferred from the
+            extension when None.
+        chunk_size: source records per chunk (bad records count too).
+        on_error: ``"fail"`` raises :class:`InputError` at the first bad record;
+            ``"skip"`` and ``"record"`` both leave bad records out of ``columns`` and list
+            them in ``Chunk.errors`` (what to do with them is the caller's policy).
+        start_row: 0-based index of the first source record to read (for resuming).
+        allow_list_fields: fields that may also hold a non-empty list of strings (several
+            references per row).
+        key_fields: fields that may hold strings or integers (ids, systems, groups);
+            integers are given back as strings.
+        raw_fields: fields handed over as read, unchecked (JSON values, nested Parquet
+            values); see :attr:`Chunk.text_fields`.
+        whole_records: also give every good record as a dict (:attr:`Chunk.rows`).
+
+    Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
+    and non-string columns are errors, never coerced.
+
+    Raises:
+        InputError: the file is unreadable, lacks a selected column, or (with
+            ``on_error="fail"``) holds a bad record.  File and schema problems are raised
+            by this call itself; record problems while iterating.
+    """
+    path = os.fspath(path)
+    _check_arguments(fields, chunk_size, on_error, start_row)
+    fmt = resolve_format(path, fmt, READ_FORMATS)
+    kinds: dict[str, str] = {}
+    for names, kind in ((allow_list_fields, TEXT_LIST), (key_fields, KEY), (raw_fields, RAW)):
+        for name in names:
+            if name in kinds:
+                raise ValueError(f"field {name!r} is given two kinds ({kinds[name]} and {kind})")
+            kinds[name] = kind
+    fh = _open_binary(path)
+    try:
+        if fmt == "text":
+            if fields is not None and list(fields) != [_TEXT_FIELD]:
+                raise ValueError(f"plain text files have a single field {_TEXT_FIELD!r}, got {list(fields)}")
+            selected = [_TEXT_FIELD]
+        elif fmt == "jsonl":
+            if fields is None:
+                raise ValueError("JSONL has no header: pass fields=[...] naming the fields to read")
+            selected = list(fields)
+        elif fmt == "csv":
+            source: Any = _CsvSource(fh, path, fields)
+            selected = source.names
+        else:
+            source = _ParquetSource(fh, path, fields, kinds)
+            selected = source.names
+        unknown = sorted(set(kinds) - set(selected))
+        if unknown:
+            raise ValueError(f"field kinds name fields that are not selected: {unknown}")
+        chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records)
+        if fmt in ("text", "jsonl"):
+            source = _LineSource(fh, path, fmt, chosen)
+        else:
+            source.bind(chosen)
+    except BaseException:
+        fh.close()
+        raise
+    return ChunkReader(fh, source, path, fmt, chosen, start_row, chunk_size, on_error)
+
+
+def count_rows(path: PathLike, fmt: str | None = None) -> int:
+    """Number of source records, as ``read_columns`` would number them (bad ones included).
+
+    Parquet reads the footer; text and JSONL count newlines in binary blocks; CSV has to be
+    parsed, because a quoted field may contain newlines.  Counting reads the file, so it is
+    refused for a pipe (which would then be empty for the real read).
+    """
+    path = os.fspath(path)
+    fmt = resolve_format(path, fmt, READ_FORMATS)
+    if os.path.exists(path) and not is_regular(path):
+        raise InputError(f"{path}: not a regular file (a pipe?): its rows cannot be counted without consuming it")
+    with _open_binary(path) as fh:
+        if fmt == "parquet":
+            return int(_open_parquet(fh, path).metadata.num_rows)
+        if fmt == "csv":
+            try:
+                return max(sum(1 for _ in csv_reader(_CsvLines(fh))) - 1, 0)
+            except csv.Error as exc:
+                raise InputError(f"{path}: CSV parse error: {exc}") from exc
+        return _count_lines(fh)
+
+
+def _count_lines(fh: IO[bytes]) -> int:
+    """Count lines, including a last line without a trailing newline."""
+    count = 0
+    last = b"\n"
+    while block := fh.read(_BUFFER_SIZE):
+        count += block.count(b"\n")
+        last = block[-1:]
+    return count + (last != b"\n")
