@@ -67,6 +67,12 @@ models:
   fake:[k=v,...]      a scripted judge for dry runs: fake:score=0.5,latency=0.01
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
+prompts:
+  --template FILE replaces the method's user message with yours: name any column as
+  {column} (each value goes in fenced as data); the method's grading contract and reply
+  format stay. --system-instruction TEXT (or @FILE) says who the judge is. Both are part
+  of every cache key and of the signature: change them and nothing stale is reused.
+
 output:
   --out gets one JSON line per row as it finishes: id, row, score, pass, judge_pass,
   reasoning, status (scored | unscored), unscored_reason, parsed_from, tokens_in,
@@ -110,6 +116,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=COLUMN",
         help="read field NAME (prompt, response, reference, baseline_model_response, id) from COLUMN; repeatable",
+    )
+    prompt = p.add_argument_group("prompt (every method)")
+    prompt.add_argument(
+        "--template",
+        metavar="FILE",
+        help="your own user message: a text file naming columns as {column} ({prompt}, {response}, {reference}, "
+        "{context}, ...; pairwise: {baseline_model_response} and {response}); each value is fenced as data",
+    )
+    prompt.add_argument(
+        "--system-instruction",
+        metavar="TEXT|@FILE",
+        help="who the judge is, e.g. 'You are an expert claims auditor.' (@FILE reads it from a file); "
+        "put before the method's grading contract",
     )
     mod = p.add_argument_group("model")
     mod.add_argument(
@@ -300,6 +319,24 @@ class _LineWriter:
             self._pending.clear()
 
 
+def prompt_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--template FILE`` and ``--system-instruction TEXT|@FILE``: (template, instruction)."""
+    from respeval.judge.methods.prompts import read_text_option
+
+    template = None
+    if getattr(args, "template", None):
+        try:
+            with open(args.template, encoding="utf-8") as fh:
+                template = fh.read()
+        except OSError as exc:
+            raise InputFileError(f"--template: cannot read {args.template}: {exc.strerror or exc}") from exc
+    try:
+        instruction = read_text_option(getattr(args, "system_instruction", None))
+    except ValueError as exc:
+        raise InputFileError(f"--system-instruction: {exc}") from exc
+    return template, instruction
+
+
 def engine_options(args: argparse.Namespace) -> EngineOptions:
     prices = None
     if args.price_in is not None or args.price_out is not None:
@@ -407,7 +444,15 @@ async def _judge(
 def run_judge(args: argparse.Namespace) -> int:
     """Run ``respeval judge`` with parsed arguments; returns the exit status."""
     try:
-        method = get_method(args.method, threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        template, instruction = prompt_options(args)
+        method = get_method(
+            args.method,
+            threshold=args.threshold,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            template=template,
+            system_instruction=instruction,
+        )
         known = {*VERTEX_FIELDS, *method.fields}
         fields = dict(args.field)
         unknown = sorted(set(fields) - known)

@@ -24,6 +24,7 @@ from respeval.cli.judge import (
     InputFileError,
     cache_path_for,
     engine_options,
+    prompt_options,
     read_jsonl,
     run_judge,
 )
@@ -204,6 +205,7 @@ async def _dispatch(
         timeout=args.timeout,
     )
     fields = dict(args.field)
+    template, instruction = prompt_options(args)
     with contextlib.ExitStack() as stack:
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
         common: dict[str, Any] = {"cache": cache, "options": options}
@@ -213,13 +215,21 @@ async def _dispatch(
                 model,
                 flip=args.flip,
                 samples=args.samples,
-                method=Pairwise(max_tokens=args.max_tokens, seed=args.seed),
+                method=Pairwise(
+                    max_tokens=args.max_tokens, seed=args.seed, template=template, system_instruction=instruction
+                ),
                 fields=fields,
                 temperature=args.sample_temperature,
                 **common,
             )
         if args.method == "rubric":
-            method = Rubric(load_criteria(args.rubric), threshold=args.threshold, seed=args.seed)
+            method = Rubric(
+                load_criteria(args.rubric),
+                threshold=args.threshold,
+                seed=args.seed,
+                template=template,
+                system_instruction=instruction,
+            )
             return await arun_rubric(
                 records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
             )
@@ -228,21 +238,29 @@ async def _dispatch(
             report = await arun_adaptive(
                 records,
                 model,
-                generator=RubricGenerator(args.preset, args.guidelines),
+                generator=RubricGenerator(args.preset, args.guidelines, system_instruction=instruction),
                 rubrics=rubrics,
                 threshold=args.threshold,
                 samples=args.samples,
                 aggregate=args.aggregate,
+                template=template,
+                system_instruction=instruction,
                 **common,
             )
             if args.rubrics_out:
                 export_rubrics(args.rubrics_out, report.rubrics)
             return report
-        method = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        pointwise = Pointwise(
+            threshold=args.threshold,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            template=template,
+            system_instruction=instruction,
+        )
         return await arun_sampled(
             records,
             model,
-            method,
+            pointwise,
             samples=args.samples,
             aggregate=args.aggregate,
             threshold=args.threshold,
