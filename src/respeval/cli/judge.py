@@ -383,6 +383,7 @@ async def _judge(
     total: int,
     options: EngineOptions,
     cache_path: str | None,
+    digest: Any = None,
 ) -> RunResult:
     model = load_model(
         args.model,
@@ -411,6 +412,8 @@ async def _judge(
         def on_row(row: RowResult) -> None:
             if writer is not None:
                 writer.add(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
+            if digest is not None and row.verdict is not None and row.scored:
+                digest.add(row.row, row.verdict.get("score"), row.verdict.get("reasoning"))
             if bar is not None:
                 bar.update(1)
 
@@ -462,7 +465,12 @@ def run_judge(args: argparse.Namespace) -> int:
         cache_path = cache_path_for(args)
         load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
         total = _check_input(args.input, method, fields)
-        result = asyncio.run(_judge(args, method, fields, total, options, cache_path))
+        digest = None
+        if args.summary_out or args.report:
+            from respeval.report import RowDigest
+
+            digest = RowDigest(method.name)
+        result = asyncio.run(_judge(args, method, fields, total, options, cache_path, digest))
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
@@ -475,11 +483,14 @@ def run_judge(args: argparse.Namespace) -> int:
             print(f"per-row results: {args.out}")
         if cache_path:
             print(f"cache: {cache_path}")
-    if getattr(args, "summary_out", None) or getattr(args, "report", None):
-        from respeval.report import judge_run_summary, write_run_outputs
+    if digest is not None:
+        from respeval.report import judge_run_summary, texts_of, write_run_outputs
 
+        texts = texts_of((record for _, record in read_jsonl(args.input)), digest.rows(), fields)
         data = {**summary.to_json(), "output": args.out}
-        write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
+        write_run_outputs(
+            judge_run_summary(data, digest=digest, texts=texts), summary_out=args.summary_out, report=args.report
+        )
     if result.stop_kind is None:
         return 0
     print(

@@ -51,6 +51,7 @@ from respeval.judge.methods.rubrics import (
     load_rubrics,
 )
 from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.results import wilson_interval
 from respeval.judge.specs import load_model
 from respeval.redact import redact
 
@@ -287,13 +288,24 @@ def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
     scored = [r for r in result.rows if r.scored and r.verdict is not None]
     passed = sum(bool(r.verdict["pass"]) for r in scored if r.verdict is not None)
     stable = sum(bool(r.verdict.get("unanimous")) for r in scored if r.verdict is not None)
+    interval = wilson_interval(passed, len(scored)) if scored else None
+    reasons: dict[str, int] = {}
+    for r in result.rows:
+        if not r.scored:
+            key = (r.unscored_reason or "unknown").split(":", 1)[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    numbers = [float(v["score"]) for r in scored if isinstance((v := r.verdict or {}).get("score"), (int, float))]
     data = {
         "method": "pointwise",
         "rows": len(result.rows),
         "scored": len(scored),
+        "coverage": len(scored) / len(result.rows) if result.rows else None,
         "passed": passed,
         "pass_rate": passed / len(scored) if scored else None,
+        "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1]},
+        "mean_score": sum(numbers) / len(numbers) if numbers else None,
         "unanimous": stable,
+        "unscored_reasons": reasons,
         "stop_reason": result.stop_reason,
         **result.spend.to_json(),
     }
@@ -303,6 +315,44 @@ def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
         f"({passed}/{len(scored)}); {stable} of {len(scored)} unanimous\n{result.spend.format()}"
     )
     return data, text, result.stop_reason
+
+
+_PAIR_SCORES = {"B": 1.0, "tie": 0.5, "A": 0.0}
+# the pairs a report shows first: the baseline won, the orders disagreed, a tie
+_PAIR_RANKS = {"A": 0.0, "inconsistent": 1.0, "tie": 2.0}
+
+
+def _write_summary(
+    args: argparse.Namespace, data: dict[str, Any], rows: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> None:
+    """--summary-out / --report: the run summary, with the score distribution and the worst
+    rows (pairwise: the pairs the baseline won, then those the orders disagreed on, then
+    ties) and their texts."""
+    from respeval.report import RowDigest, judge_run_summary, texts_of, write_run_outputs
+
+    digest = RowDigest(args.method)
+    for row in rows:
+        if row.get("status") != "scored":
+            continue
+        if args.method == "pairwise":
+            outcome = row.get("outcome") or ""
+            if outcome in _PAIR_RANKS:
+                explanation = row.get("reasoning_ab") or row.get("reasoning_ba")
+                digest.add(int(row["row"]), _PAIR_SCORES.get(outcome), explanation, rank=_PAIR_RANKS[outcome])
+            continue
+        score = row.get("score")
+        reasoning = row.get("reasoning")
+        if isinstance(reasoning, dict):  # rubrics: a verdict and its reason per criterion
+            verdicts = row.get("criteria") or {}
+            reasoning = "\n".join(
+                f"{cid}: {'pass' if verdicts.get(cid) else 'FAIL'}. {why}" for cid, why in reasoning.items()
+            )
+        explanation = reasoning if isinstance(reasoning, str) else None
+        if isinstance(score, (int, float)):
+            digest.add(int(row["row"]), float(score), explanation)
+    texts = texts_of(records, digest.rows(), dict(args.field))
+    summary = judge_run_summary({**data, "output": args.out}, digest=digest, texts=texts)
+    write_run_outputs(summary, summary_out=args.summary_out, report=args.report)
 
 
 def run_methods(args: argparse.Namespace) -> int:
@@ -323,11 +373,16 @@ def run_methods(args: argparse.Namespace) -> int:
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
+    rows = _rows_json(result)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in _rows_json(result))
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     data, text, stop_reason = _summary(result)
+    data.setdefault("model", args.model)
+    data["samples"] = args.samples
     print(json.dumps({**data, "output": args.out, "cache": cache_path}, indent=2) if args.json else text)
+    if args.summary_out or args.report:
+        _write_summary(args, data, rows, records)
     if stop_reason is None:
         return 0
     print(f"respeval judge: stopped: {stop_reason} (rerun the same command to resume)", file=sys.stderr)

@@ -288,10 +288,8 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
     summary = build_validation_summary(args)
-    if args.summary_out:
-        path = Path(args.summary_out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(summary, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    if args.summary_out:  # the one writer every command uses (strict JSON, replaced atomically)
+        rep.write_run_outputs(summary, summary_out=args.summary_out)
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
     else:
@@ -299,6 +297,6 @@ def run(args: argparse.Namespace) -> int:
         if args.summary_out:
             print(f"\nrun summary: {Path(args.summary_out).resolve()}")
     if args.report:
-        out = rep.write_report(summary, args.report)
-        print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
+        rep.write_run_outputs(summary, report=args.report)
+        print(f"report: {Path(args.report).resolve()}", file=sys.stderr if args.json else sys.stdout)
     return Exit.OK
