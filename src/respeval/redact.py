@@ -96,43 +96,42 @@ _KEY_SHAPES = re.compile(
 _FIELD_WORDS = ("key", "token", "secret", "password", "passwd", "pwd", "auth", "cookie", "credential")
 
 
-def _separators(text: str) -> list[int]:
-    """Positions of ":" and "=" in order (str.find: a regex class scan is ~20x slower)."""
-    found = []
-    for char in ":=":
-        i = text.find(char)
-        while i >= 0:
-            found.append(i)
-            i = text.find(char, i + 1)
-    found.sort()
-    return found
+def _redact_fields(text: str, lowered: str) -> str:
+    """``name: value`` / ``"name": "value"`` / ``name=value`` with a credential name.
 
-
-def _redact_fields(text: str) -> str:
-    """``name: value`` / ``"name": "value"`` / ``name=value`` with a credential name."""
+    Found from the credential words (``str.find``), each grown to its whole name and kept
+    when a separator follows: prose that merely says "key" costs one lookup."""
+    spans: list[tuple[int, int]] = []
+    for word in _FIELD_WORDS:
+        at = lowered.find(word) if word in lowered else -1
+        while at >= 0:
+            end = at + len(word)
+            while end < len(text) and text[end] in _NAME_CHARS:
+                end += 1
+            sep = end
+            if sep < len(text) and text[sep] in "\"'":
+                sep += 1
+            while sep < len(text) and text[sep] in " \t":
+                sep += 1
+            if sep < len(text) and text[sep] in ":=":
+                begin = at
+                while begin > 0 and text[begin - 1] in _NAME_CHARS and end - begin < 64:
+                    begin -= 1
+                if is_sensitive_name(text[begin:end]):
+                    value = _VALUE.match(text, sep + 1)
+                    if value is not None and value.group(2) != REDACTED:
+                        spans.append((value.start(2), value.end(2)))
+            at = lowered.find(word, end)
+    if not spans:
+        return text
     pieces: list[str] = []
     done = 0
-    for separator in _separators(text):
-        end = separator
-        if end < done:
+    for start, stop in sorted(set(spans)):
+        if start < done:
             continue
-        while end > 0 and text[end - 1] in " \t":
-            end -= 1
-        if end > 0 and text[end - 1] in "\"'":
-            end -= 1
-        begin = end
-        while begin > 0 and text[begin - 1] in _NAME_CHARS and end - begin < 64:
-            begin -= 1
-        if begin == end or not is_sensitive_name(text[begin:end]):
-            continue
-        value = _VALUE.match(text, separator + 1)
-        if value is None or value.group(2) == REDACTED:
-            continue
-        pieces.append(text[done : value.start(2)])
+        pieces.append(text[done:start])
         pieces.append(REDACTED)
-        done = value.end(2)
-    if not pieces:
-        return text
+        done = stop
     pieces.append(text[done:])
     return "".join(pieces)
 
@@ -151,6 +150,7 @@ class _Registry:
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
         self._environment_read = False
+        self.version = 0  # bumped with every new secret: results cached under it stay true
 
     def add(self, value: str) -> None:
         forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value), json.dumps(value)[1:-1]}
@@ -160,6 +160,7 @@ class _Registry:
                 return
             self._values |= forms
             self._pattern = None
+            self.version += 1
 
     def pattern(self) -> re.Pattern[str] | None:
         if not self._environment_read:
@@ -209,8 +210,17 @@ def redact(text: Any) -> str:
     if "=" in text:
         text = _QUERY.sub(_query_sub, text)
     lowered = text.lower()
-    if (":" in text or "=" in text) and any(word in lowered for word in _FIELD_WORDS):
-        text = _redact_fields(text)
+    if (":" in text or "=" in text) and (
+        "key" in lowered
+        or "token" in lowered
+        or "secret" in lowered
+        or "passw" in lowered
+        or "pwd" in lowered
+        or "auth" in lowered
+        or "cookie" in lowered
+        or "credential" in lowered
+    ):
+        text = _redact_fields(text, lowered)
     if "bearer" in lowered:
         text = _BEARER.sub(rf"\1{REDACTED}", text)
     if "sk-" in text or "AIza" in text or "AKIA" in text or "xox" in text or "hf_" in text or "gh" in text:
@@ -218,13 +228,18 @@ def redact(text: Any) -> str:
     return text
 
 
+_SCALARS = (bool, int, float, type(None))
+
+
 def redact_data(value: Any) -> Any:
-    """A JSON-like value (dicts, lists, tuples, strings, numbers) with every string in it
-    redacted (keys included); other values are returned as they are."""
+    """A JSON-like value (dicts, lists, tuples, strings, numbers) with every string value in
+    it redacted (keys are names, not data, and stay); other values are returned as they are."""
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, Mapping):
-        return {redact_data(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, Mapping):  # the common case (a verdict) without a call per number
+        return {
+            k: redact(v) if type(v) is str else v if type(v) in _SCALARS else redact_data(v) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [redact_data(v) for v in value]
     if isinstance(value, tuple):
@@ -235,7 +250,14 @@ def redact_data(value: Any) -> Any:
 def redact_url(url: str) -> str:
     """The URL with its credentials removed: no ``user:password@``, and credential-named
     query parameters (``api_key``, ``key``, ``token``, ``sig``, ...) set to :data:`REDACTED`.
-    Used for endpoints in identities, messages and cache rows."""
+    Used for endpoints in identities, messages and cache rows (one endpoint is redacted
+    per answer stored: the result is cached until another secret is registered)."""
+    _REGISTRY.pattern()  # the environment's secrets are known before the version is read
+    return _redact_url(url, _REGISTRY.version)
+
+
+@functools.lru_cache(maxsize=256)
+def _redact_url(url: str, version: int) -> str:
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:

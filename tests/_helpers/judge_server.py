@@ -26,6 +26,9 @@ that body was seen before, so a retried request can succeed):
 ``401``, ``400``..  any other status code, with an OpenAI-style error body (scripts only)
 ==================  =====================================================================
 
+A request whose messages carry a ``[[fault=KIND]]`` tag gets that fault every time it is
+sent, whatever the plan says (a row that fails for good, for tests of what is reported).
+
 With ``echo_headers=True`` the server misbehaves as some servers and proxies do: every
 error body repeats the request line and headers (``Authorization: Bearer <key>``,
 ``x-api-key``) and the path with its query string.  That is what the secret-scrubbing
@@ -61,6 +64,7 @@ FAULTS = ("429", "429-retry-after", "500", "503", "slow", "malformed-body", "dro
 DELIVERING = (None, "bad-judge-json")
 BAD_JUDGE_TEXT = "I think the candidate is basically right, but I would rather not commit to a number."
 _SCORE_TAG = re.compile(r"\[\[score=([0-9.]+)\]\]")
+_FAULT_TAG = re.compile(r"\[\[fault=([0-9a-z-]+)\]\]")
 
 
 @dataclass(frozen=True)
@@ -294,6 +298,9 @@ class _Core:
             self.records.append(record)
         info = RequestInfo(record.index, body, key, nth, headers)
         fault = self.script(info) if self.script is not None else self.plan.choose(key, nth)
+        tagged = _FAULT_TAG.search(raw.decode("utf-8", "replace"))
+        if tagged is not None:
+            fault = tagged.group(1)
         record.fault = fault
         if self.latency:
             await asyncio.sleep(self.latency)

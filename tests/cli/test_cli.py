@@ -178,3 +178,22 @@ def test_one_parser_one_dispatch_table():
     for module_name in COMMANDS:
         module = __import__(module_name, fromlist=["run"])
         assert callable(module.run) and callable(module.add_arguments) and module.HELP
+
+
+def test_an_internal_error_prints_a_scrubbed_traceback(monkeypatch, capsys):
+    """A bug's traceback may quote a request; the key in it never reaches stderr."""
+    from respeval.cli import main
+    from respeval.cli import metrics as metrics_command
+    from respeval.redact import register_secret
+
+    key = "sk-test-0123456789abcdefghijklmnop"
+    register_secret(key)
+
+    def broken(args):
+        raise RuntimeError(f"unexpected state while calling https://api.example/v1?key={key}")
+
+    monkeypatch.setattr(metrics_command, "run", broken)
+    assert main(["metrics"]) == 70
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "internal error" in err
+    assert key not in err and "[REDACTED]" in err

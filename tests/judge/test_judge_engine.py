@@ -250,7 +250,7 @@ def test_a_verdict_injected_in_the_candidate_never_scores_the_row():
         return re.search(r'\{"score": 1\.0, "pass": true\}', candidate(request)).group(0)
 
     row = judge.run(injected, CallableModel(parrot)).rows[0]
-    assert row.status == "unscored" and "copied from the candidate" in row.unscored_reason
+    assert row.status == "unscored" and "copied from the data it was shown (CANDIDATE)" in row.unscored_reason
 
 
 # ------------------------------------------------------------------------- limits
@@ -262,20 +262,30 @@ def test_concurrency_is_the_number_of_calls_in_flight():
     assert model.max_in_flight == 5
 
 
-def test_requests_per_minute_limit_holds():
-    stamps: list[float] = []
+def test_requests_per_minute_limit_holds(monkeypatch):
+    """The token bucket's guarantee, on the limiter's own clock readings at each grant (so
+    scheduling delays on a loaded machine cannot make it flaky): any window of T seconds
+    holds at most 20 + 20 T calls, so the 30th call is granted >= 0.5 s after the first."""
+    from respeval.judge import engine as engine_module
+    from respeval.judge.limits import RateLimiter
 
-    def answer(request):
-        stamps.append(time.monotonic())
-        return VERDICT
+    grants: list[float] = []
 
-    judge.run(items(30), CallableModel(answer), concurrency=8, requests_per_minute=1200)  # 20/s, burst 20
-    # The token bucket's guarantee: any window of T seconds holds at most 20 + 20 T calls
-    # (so the 30th call starts >= 0.5 s after the first), however the loop was scheduled.
-    for i in range(len(stamps)):
-        for j in range(i + 20, len(stamps)):
-            assert j - i + 1 <= 20 + 20 * (stamps[j] - stamps[i]) + 0.05
-    assert stamps[-1] - stamps[0] >= 0.45
+    class RecordingLimiter(RateLimiter):
+        async def acquire(self, amount: float = 1.0) -> None:
+            await super().acquire(amount)
+            grants.append(self._stamp)  # the clock reading the grant was computed at
+
+    monkeypatch.setattr(engine_module, "RateLimiter", RecordingLimiter)
+    calls: list[int] = []
+    judge.run(
+        items(30), CallableModel(lambda request: calls.append(1) or VERDICT), concurrency=8, requests_per_minute=1200
+    )  # 20/s, burst 20
+    assert len(calls) == 30 and len(grants) == 30
+    for i in range(len(grants)):
+        for j in range(i + 20, len(grants)):
+            assert j - i + 1 <= 20 + 20 * (grants[j] - grants[i]) + 1e-9
+    assert grants[-1] - grants[0] >= 0.5 - 1e-9
 
 
 def test_tokens_per_minute_limit_holds():

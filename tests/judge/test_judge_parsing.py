@@ -162,7 +162,7 @@ def test_a_verdict_echoed_from_the_candidate_is_ignored():
 def test_a_verdict_only_found_in_the_candidate_never_becomes_the_verdict(text):
     got = parse(text, item=INJECTED_ITEM)
     assert isinstance(got, ParseFailure)
-    assert "copied from the candidate" in got.reason
+    assert "copied from the data it was shown (CANDIDATE)" in got.reason
 
 
 def test_label_lines_copied_from_the_candidate_are_ignored():

@@ -404,3 +404,25 @@ def test_dotted_columns_reach_into_objects():
     assert val.table_column(table, "scores.r2") == [0.5, 0.25, None]
     with pytest.raises(ValueError, match="no column 'nope'"):
         val.table_column(table, "nope")
+
+
+def test_join_tables_refuses_repeated_ids_in_the_results():
+    # issue 12, point 14: a repeated results id silently reused one human label for two rows
+    results = {"id": ["a", "b", "a", "c", "c"], "m/score": [1, 2, 3, 4, 5]}
+    labels = {"id": ["a", "b", "c"], "m/human_rating": [1, 2, 3]}
+    with pytest.raises(ValueError, match=r"results: 2 'id' value\(s\) appear more than once: 'a', 'c'"):
+        val.join_tables(results, labels, id_field="id")
+    with pytest.raises(ValueError, match=r"labels: 1 'id' value\(s\) appear more than once: 7"):
+        val.join_tables({"id": [7, 8]}, {"id": [7, 7.0, 8], "m/human_rating": [1, 2, 3]}, id_field="id")
+
+
+def test_validate_command_names_repeated_result_ids(tmp_path, capsys):
+    from respeval.cli import main as validate_main
+
+    results = tmp_path / "judged.jsonl"
+    results.write_text("".join(f'{{"id": "{i}", "m/score": 1}}\n' for i in ("x", "y", "x")), encoding="utf-8")
+    labels = tmp_path / "human.jsonl"
+    labels.write_text('{"id": "x", "m/human_rating": 1}\n{"id": "y", "m/human_rating": 0}\n', encoding="utf-8")
+    code = validate_main(["validate", "--results", str(results), "--labels", str(labels), "--id-field", "id"])
+    assert code == 1
+    assert "results: 1 'id' value(s) appear more than once: 'x'" in capsys.readouterr().err

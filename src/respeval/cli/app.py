@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
@@ -89,3 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # input problems are the user's to fix: one clear line, no traceback
         print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
+    except Exception:
+        # a bug: the traceback helps, but it may quote a key from a request or a URL
+        print(redact(traceback.format_exc()), file=sys.stderr, end="")
+        print(f"respeval {args.command}: internal error (a bug in respeval; please report it)", file=sys.stderr)
+        return Exit.INTERNAL

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments, non_negative_int
+from respeval.redact import redact_data
 
 NAME = "validate"
 HELP = "check a judge (or a metric) against human labels"
@@ -287,7 +288,8 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
-    summary = build_validation_summary(args)
+    # the texts of disagreements come from the user's files: a key pasted there stays out
+    summary = redact_data(build_validation_summary(args))
     if args.summary_out:  # the one writer every command uses (strict JSON, replaced atomically)
         rep.write_run_outputs(summary, summary_out=args.summary_out)
     if args.json:

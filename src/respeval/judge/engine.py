@@ -50,6 +50,7 @@ from respeval.judge.methods.base import JudgeMethod
 from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
+from respeval.redact import redact
 
 __all__ = ["EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
 
@@ -211,7 +212,7 @@ class JudgeEngine:
         """Stop starting calls; the first reason given is the one reported."""
         if self._stop_kind is None:
             self._stop_kind = kind
-            self.summary.stop_reason = reason
+            self.summary.stop_reason = redact(reason)  # printed, and in every summary
             self._stop_event.set()
 
     def interrupt(self) -> int:
@@ -440,11 +441,11 @@ class JudgeEngine:
                 self.halt(f"{exc}", STOP_ERROR)
                 raise _Stop from exc
             self._account(completion, spend, estimate)
-            if key is not None:
+            if key is not None and self.cache is not None:
                 self.cache.put(
                     key,
                     completion,
-                    model=self.model.model_id,  # type: ignore[union-attr]
+                    model=self.model.model_id,
                     endpoint=str(self._identity.get("endpoint", "")),
                     template_version=request.template_version,
                 )

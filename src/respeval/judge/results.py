@@ -116,11 +116,6 @@ class RunSummary:
     errors: Counter[str] = field(default_factory=Counter)
     """Failed calls by kind: rate_limited, server_error, timeout, connection, malformed_response."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "stop_reason" and value is not None:
-            value = redact(value)  # it is printed, and written to every summary
-        object.__setattr__(self, name, value)
-
     @property
     def not_run(self) -> int:
         return self.total - self.scored - self.unscored
@@ -191,7 +186,7 @@ class RunSummary:
             "cost_usd": self.cost,
             "seconds": self.seconds,
             "rows_per_second": self.rows_per_second,
-            "stop_reason": self.stop_reason,
+            "stop_reason": redact(self.stop_reason) if self.stop_reason is not None else None,
             "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
         }
@@ -225,7 +220,7 @@ class RunSummary:
             lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
         lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
         if self.stop_reason:
-            lines.append(f"STOPPED     {self.stop_reason}")
+            lines.append(f"STOPPED     {redact(self.stop_reason)}")
             lines.append(
                 f"left        {self.not_run} rows not judged; rerun with the same cache to resume "
                 "(answers already received are not paid for again)"

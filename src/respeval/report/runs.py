@@ -507,10 +507,14 @@ def write_run_outputs(
     summary_out: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
 ) -> None:
-    """What ``--summary-out`` and ``--report`` write for every command."""
+    """What ``--summary-out`` and ``--report`` write for every command: strict JSON (NaN as
+    null), replaced atomically, with every text scrubbed of secrets (a key pasted into a
+    dataset stays out of the summary, as out of the report)."""
+    from respeval.redact import redact_data
     from respeval.report.html import write_report
 
     check_summary(summary)
+    summary = redact_data(summary)
     if summary_out:
         path = Path(summary_out)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -139,7 +139,8 @@ def join_tables(
         for name, table in (("results", results), ("labels", labels)):
             if id_field not in table:
                 raise ValueError(f"{name} has no id field {id_field!r}")
-        where = _id_index(labels[id_field])
+        where = _id_index(labels[id_field], "labels", id_field)
+        _id_index(results[id_field], "results", id_field)  # one label must never serve two rows
         order = [where.get(plain_value(key)) for key in results[id_field]]
     joined = dict(results)
     for name, column in labels.items():
@@ -148,13 +149,17 @@ def join_tables(
     return joined
 
 
-def _id_index(ids: list[Any]) -> dict[Any, int]:
+def _id_index(ids: list[Any], table: str, id_field: str) -> dict[Any, int]:
     index: dict[Any, int] = {}
+    repeated: dict[Any, None] = {}
     for i, key in enumerate(ids):
         key = plain_value(key)
         if key in index:
-            raise ValueError(f"labels: id {key!r} appears more than once")
-        index[key] = i
+            repeated[key] = None
+        index.setdefault(key, i)
+    if repeated:
+        shown = ", ".join(repr(k) for k in list(repeated)[:10]) + (" ..." if len(repeated) > 10 else "")
+        raise ValueError(f"{table}: {len(repeated)} {id_field!r} value(s) appear more than once: {shown}")
     return index
 
 

@@ -10,21 +10,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure
 
-__all__ = ["JudgeMethod"]
+__all__ = ["MAX_ECHO", "JudgeMethod", "first_request", "reask_request"]
+
+MAX_ECHO = 2000
+"""Characters of an unusable reply sent back with the re-ask."""
 
 
 class JudgeMethod(Protocol):
     """The engine's view of a judging method."""
 
-    name: str
-    template_version: str
-    fields: Sequence[str]
-    """Input fields the method reads (``id`` is always read as well)."""
-    verdict_fields: Sequence[str]
-    """The output columns of a verdict, in order (see ``row_fields``)."""
+    # Read-only to the engine (properties here, so plain class attributes satisfy them).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def template_version(self) -> str: ...
+
+    @property
+    def fields(self) -> Sequence[str]:
+        """Input fields the method reads (``id`` is always read as well)."""
+
+    @property
+    def verdict_fields(self) -> Sequence[str]:
+        """The output columns of a verdict, in order (see ``row_fields``)."""
 
     def signature(self) -> str:
         """Everything that identifies how rows were judged (template version, threshold)."""
@@ -43,3 +54,43 @@ class JudgeMethod(Protocol):
     def row_fields(self, verdict: Any) -> dict[str, Any]:
         """The verdict's output columns; must include ``pass`` (bool) and may include
         ``score`` (a number), which the summary aggregates."""
+
+
+def first_request(
+    system: str,
+    user: str,
+    capabilities: Capabilities,
+    *,
+    seed: int | None,
+    max_tokens: int,
+    schema: JsonSchema,
+    template_version: str,
+    flip: bool = False,
+) -> JudgeRequest:
+    """A method's first request: temperature 0 and the seed where the model honours them,
+    the JSON schema where it supports structured output (the prompt describes it always)."""
+    return JudgeRequest(
+        messages=(Message("system", system), Message("user", user)),
+        temperature=0.0 if capabilities.temperature else None,
+        seed=seed if capabilities.seed else None,
+        max_tokens=max_tokens,
+        json_schema=schema if capabilities.json_schema else None,
+        template_version=template_version,
+        flip=flip,
+    )
+
+
+def reask_request(request: JudgeRequest, completion: Completion, prompt: str) -> JudgeRequest:
+    """The one follow-up after an unusable reply: the conversation so far, the reply, and
+    ``prompt`` (what was wrong, and the bare JSON object asked for again)."""
+    echo = completion.text[:MAX_ECHO] or "(empty reply)"
+    return JudgeRequest(
+        messages=request.messages + (Message("assistant", echo), Message("user", prompt)),
+        temperature=request.temperature,
+        seed=request.seed,
+        max_tokens=request.max_tokens,
+        json_schema=request.json_schema,
+        template_version=request.template_version + "+reask",
+        sample_index=request.sample_index,
+        flip=request.flip,
+    )

@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import JudgeCache
+from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
-from respeval.judge.methods.pointwise import fence_code, fenced, labelled_blocks
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.prompts import DATA_RULE, PromptTemplate, template_tag, with_system_instruction
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
 
@@ -117,7 +118,6 @@ _WINNER_WORDS = {
 }
 # The whole reply is one output label (LLMBar's judges answer "Output (a)"); nothing else.
 _BARE = re.compile(r"^\W*(?:output\s*)?\(?\s*([ab])\s*\)?\W*$|^\W*(tie)\W*$", re.I)
-_MAX_ECHO = 2000
 
 
 @dataclass(frozen=True)
@@ -224,51 +224,57 @@ class Pairwise:
         """The two responses in the order the judge sees them."""
         return (item.response_a, item.response_b) if item.orientation == "ab" else (item.response_b, item.response_a)
 
-    def template_values(self, item: PairwiseItem) -> tuple[tuple[str, str], ...]:
-        """With a template: its columns' values in its order, the outputs in the order shown."""
+    def template_values(self, item: PairwiseItem) -> dict[str, str]:
+        """With a template: its columns' values, the outputs in the order shown."""
         assert self.template is not None
         first, second = self.shown(item)
         known = {"prompt": item.prompt or "", "baseline_model_response": first, "response": second}
         known.update(item.context)
-        return tuple((name, known[name]) for name in self.template.fields)
+        return {name: known[name] for name in self.template.fields}
+
+    def data(self, item: PairwiseItem) -> InsertedData:
+        """What the judge is shown as data: the instruction and both outputs, in order (with
+        a template: every column it names)."""
+        if self.template is not None:
+            return self.template.data(self.template_values(item), LABELS)
+        first, second = self.shown(item)
+        return InsertedData.of([("INSTRUCTION", item.prompt), ("OUTPUT (a)", first), ("OUTPUT (b)", second)])
 
     def build(self, item: PairwiseItem, capabilities: Capabilities) -> JudgeRequest:
+        data = self.data(item)
         ask = "Which output is better, (a) or (b)" + (", or is it a tie?" if self.allow_tie else "? No ties.")
         ask += " Reply with the JSON object only."
         if self.template is not None:
-            user = self.template.render(labelled_blocks(self.template_values(item), LABELS)) + "\n\n" + ask
+            user = self.template.render(self.template_values(item), data, LABELS) + "\n\n" + ask
         else:
-            first, second = self.shown(item)
-            code = fence_code((item.prompt or "", first, second))
-            parts = []
-            if item.prompt is not None:
-                parts.append(fenced("INSTRUCTION", code, item.prompt))
-            parts.append(fenced("OUTPUT (a)", code, first))
-            parts.append(fenced("OUTPUT (b)", code, second))
-            parts.append(ask)
-            user = "\n\n".join(parts)
-        return JudgeRequest(
-            messages=(Message("system", self._system), Message("user", user)),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+            user = "\n\n".join([*data.blocks(), ask])
+        return first_request(
+            self._system,
+            user,
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_SCHEMA if capabilities.json_schema else None,
+            schema=_SCHEMA,
             template_version=self.template_version,
             flip=item.orientation == "ba",
         )
 
     def parse(self, item: PairwiseItem, completion: Completion) -> Parsed[PairwiseVerdict] | ParseFailure:
+        data = self.data(item)
         outcome = extract_verdict(
             completion,
             looks_like=_looks_like,
             validate=self._validate,
             same=_same,
+            data=data,
             labels={"winner": ("winner", "better output", "choice")},
-            forbidden=(item.response_a, item.response_b, *(v for _, v in item.context)),
         )
         if isinstance(outcome, ParseFailure) and not completion.refusal:
-            bare = _BARE.match(completion.text.strip())
-            if bare is not None:
+            reply = completion.text.strip()
+            bare = _BARE.match(reply)
+            if bare is not None and _is_a_line_of(reply, data):
+                outcome = ParseFailure(f"the reply {reply[:40]!r} is a line of the data it was shown, not a verdict")
+            elif bare is not None:
                 verdict = self._validate({"winner": bare.group(1) or bare.group(2)})
                 outcome = ParseFailure(verdict) if isinstance(verdict, str) else Parsed(verdict, "label")
         if isinstance(outcome, ParseFailure):
@@ -278,21 +284,7 @@ class Pairwise:
     def reask(
         self, item: PairwiseItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (
-            Message("assistant", echo),
-            Message("user", REASK_PROMPT.format(reason=failure.reason)),
-        )
-        return JudgeRequest(
-            messages=messages,
-            temperature=request.temperature,
-            seed=request.seed,
-            max_tokens=request.max_tokens,
-            json_schema=request.json_schema,
-            template_version=request.template_version + "+reask",
-            sample_index=request.sample_index,
-            flip=request.flip,
-        )
+        return reask_request(request, completion, REASK_PROMPT.format(reason=failure.reason))
 
     def row_fields(self, verdict: PairwiseVerdict) -> dict[str, Any]:
         """``winner`` (A baseline, B candidate, tie), ``position`` as judged, ``pass`` (the
@@ -314,6 +306,13 @@ class Pairwise:
             return "the judge answered tie, but ties were not allowed"
         reasoning = keys.get("reasoning", "")
         return PairwiseVerdict(position, reasoning if isinstance(reasoning, str) else str(reasoning))
+
+
+def _is_a_line_of(reply: str, data: InsertedData) -> bool:
+    """Whether a bare label reply (``Output (b)``) is, as a whole line, in the data: a bare
+    label is too short to tell copied from written by any other rule."""
+    wanted = " ".join(reply.split()).lower()
+    return any(" ".join(line.split()).lower() == wanted for _, value in data.values for line in value.splitlines())
 
 
 def _looks_like(obj: Mapping[str, Any]) -> bool:

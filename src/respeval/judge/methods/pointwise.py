@@ -8,11 +8,12 @@ the request where the model supports structured output, and in the prompt always
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from respeval.judge.data import InsertedData
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -20,7 +21,7 @@ from respeval.judge.methods.prompts import (
     template_tag,
     with_system_instruction,
 )
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]
@@ -80,8 +81,6 @@ Your reply could not be used: {reason}.
 Reply again with only the JSON object, no other text:
 {{"reasoning": "<one or two sentences>", "score": <0.0, 0.5 or 1.0>, "pass": <true or false>}}"""
 
-_MAX_ECHO = 2000  # characters of a failed reply sent back with the re-ask
-
 
 @dataclass(frozen=True)
 class PointwiseItem:
@@ -98,35 +97,6 @@ class PointwiseVerdict:
     score: float
     judge_pass: bool
     reasoning: str
-
-
-def fence_code(texts: tuple[str, ...]) -> str:
-    """A code for the data markers, derived from the texts (so prompts, and cache keys, are
-    deterministic) and absent from all of them (so no text can fake a closing marker)."""
-    salt = 0
-    while True:
-        digest = hashlib.sha256("\x00".join((str(salt),) + texts).encode("utf-8")).hexdigest()[:10]
-        if not any(digest in text for text in texts):
-            return digest
-        salt += 1
-
-
-def fenced(label: str, code: str, text: str) -> str:
-    return f"[{label} {code}]\n{text}\n[/{label} {code}]"
-
-
-def fenced_blocks(labelled: Sequence[tuple[str, str]]) -> list[str]:
-    """Each ``(label, value)`` between its markers, one code for all (see :func:`fence_code`)."""
-    code = fence_code(tuple(value for _, value in labelled))
-    return [fenced(label, code, value) for label, value in labelled]
-
-
-def labelled_blocks(values: Sequence[tuple[str, str]], labels: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A template's values fenced as data: field -> its block, under ``labels[field]``
-    (default: the field's name in capitals)."""
-    labels = labels or {}
-    labelled = [(labels.get(name, name.upper()), value) for name, value in values]
-    return dict(zip((name for name, _ in values), fenced_blocks(labelled)))
 
 
 class Pointwise:
@@ -194,41 +164,42 @@ class Pointwise:
             raise ValueError(f"field 'prompt': expected a string, got {type(prompt).__name__}")
         return PointwiseItem(response=record["response"], reference=record["reference"], prompt=prompt)
 
-    def build(self, item: PointwiseItem | TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
-        ask = "Grade the candidate against the reference. Reply with the JSON object only."
+    def data(self, item: PointwiseItem | TemplatedItem) -> InsertedData:
+        """What the judge is shown as data: the question, the reference, the candidate (with a
+        template: every column it names)."""
         if isinstance(item, TemplatedItem):
             assert self.template is not None
-            user = self.template.render(labelled_blocks(item.values, LABELS)) + "\n\n" + ask
+            return self.template.data(dict(item.values), LABELS)
+        return InsertedData.of([("QUESTION", item.prompt), ("REFERENCE", item.reference), ("CANDIDATE", item.response)])
+
+    def build(self, item: PointwiseItem | TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
+        ask = "Grade the candidate against the reference. Reply with the JSON object only."
+        data = self.data(item)
+        if isinstance(item, TemplatedItem):
+            assert self.template is not None
+            user = self.template.render(dict(item.values), data, LABELS) + "\n\n" + ask
         else:
-            texts = (item.prompt or "", item.reference, item.response)
-            code = fence_code(texts)
-            parts = []
-            if item.prompt is not None:
-                parts.append(fenced("QUESTION", code, item.prompt))
-            parts.append(fenced("REFERENCE", code, item.reference))
-            parts.append(fenced("CANDIDATE", code, item.response))
-            parts.append(ask)
-            user = "\n\n".join(parts)
-        return JudgeRequest(
-            messages=(Message("system", self._system), Message("user", user)),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+            user = "\n\n".join([*data.blocks(), ask])
+        return first_request(
+            self._system,
+            user,
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_SCHEMA if capabilities.json_schema else None,
+            schema=_SCHEMA,
             template_version=self.template_version,
         )
 
     def parse(
         self, item: PointwiseItem | TemplatedItem, completion: Completion
     ) -> Parsed[PointwiseVerdict] | ParseFailure:
-        forbidden = tuple(v for _, v in item.values) if isinstance(item, TemplatedItem) else (item.response,)
         return extract_verdict(
             completion,
             looks_like=_looks_like,
             validate=_validate,
             same=_same,
+            data=self.data(item),
             labels={"score": ("score",), "pass": ("pass", "verdict", "grade")},
-            forbidden=forbidden,
         )
 
     def reask(
@@ -236,21 +207,7 @@ class Pointwise:
     ) -> JudgeRequest:
         """The one follow-up after an unusable reply: the conversation so far plus a request
         for the bare JSON object."""
-        echo = completion.text[:_MAX_ECHO] or "(empty reply)"
-        messages = request.messages + (
-            Message("assistant", echo),
-            Message("user", REASK_PROMPT.format(reason=failure.reason)),
-        )
-        return JudgeRequest(
-            messages=messages,
-            temperature=request.temperature,
-            seed=request.seed,
-            max_tokens=request.max_tokens,
-            json_schema=request.json_schema,
-            template_version=request.template_version + "+reask",
-            sample_index=request.sample_index,
-            flip=request.flip,
-        )
+        return reask_request(request, completion, REASK_PROMPT.format(reason=failure.reason))
 
     def row_fields(self, verdict: PointwiseVerdict) -> dict[str, Any]:
         """The verdict's output columns: ``score``, ``pass``, ``judge_pass``, ``reasoning``."""

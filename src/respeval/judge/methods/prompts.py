@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from respeval.judge.data import InsertedData, fence
+
 __all__ = [
     "DATA_RULE",
     "PromptTemplate",
@@ -152,14 +154,29 @@ class PromptTemplate:
             out.append((name, text_value(record[name])))
         return tuple(out)
 
-    def render(self, blocks: Mapping[str, str]) -> str:
-        """The template with each placeholder replaced by its fenced block (``blocks``:
-        field -> the value between its markers), on lines of its own."""
+    def label(self, name: str, labels: Mapping[str, str] | None = None) -> str:
+        """The fence label of column ``name`` (default: the column name in capitals)."""
+        return (labels or {}).get(name, name.upper())
+
+    def data(
+        self,
+        values: Mapping[str, str],
+        labels: Mapping[str, str] | None = None,
+        also: Sequence[tuple[str, str]] = (),
+    ) -> InsertedData:
+        """What one request shows the judge: every column the template names, by fence label
+        (the same object in ``build`` and ``parse``, so the parser knows what was data);
+        ``also``: data shown outside the fences (criteria a judge wrote)."""
+        return InsertedData.of([(self.label(name, labels), values[name]) for name in self.fields], also=also)
+
+    def render(self, values: Mapping[str, str], data: InsertedData, labels: Mapping[str, str] | None = None) -> str:
+        """The template with every placeholder replaced by its value, fenced as data, on
+        lines of its own."""
         out: list[str] = []
         for literal, name, _, _ in self._parts:
             out.append(literal)
             if name is not None:
-                out.append("\n" + blocks[name] + "\n")
+                out.append("\n" + fence(self.label(name, labels), data.code, values[name]) + "\n")
         return "".join(out)
 
     def __repr__(self) -> str:

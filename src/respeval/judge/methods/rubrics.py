@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from respeval.judge.cache import JudgeCache
+from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods.pointwise import fence_code, fenced, labelled_blocks
+from respeval.judge.methods.base import first_request, reask_request
 from respeval.judge.methods.prompts import DATA_RULE, PromptTemplate, template_tag, with_system_instruction
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
 from respeval.judge.results import wilson_interval
 
@@ -57,7 +58,6 @@ __all__ = [
 IMPORTANCE_WEIGHTS = {"HIGH": 3.0, "MEDIUM": 2.0, "LOW": 1.0}
 RUBRIC_TEMPLATE = "rubric-verdicts/v1"
 GENERATOR_TEMPLATE = "rubric-generation/v1"
-_MAX_ECHO = 2000
 
 PRESETS: dict[str, str] = {
     "GENERAL_QUALITY": "Cover everything that makes a response good for this prompt: it does what was asked, "
@@ -157,18 +157,8 @@ def load_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...
 
 
 def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    echo = completion.text[:_MAX_ECHO] or "(empty reply)"
     prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return JudgeRequest(
-        messages=request.messages + (Message("assistant", echo), Message("user", prompt)),
-        temperature=request.temperature,
-        seed=request.seed,
-        max_tokens=request.max_tokens,
-        json_schema=request.json_schema,
-        template_version=request.template_version + "+reask",
-        sample_index=request.sample_index,
-        flip=request.flip,
-    )
+    return reask_request(request, completion, prompt)
 
 
 # --------------------------------------------------------------------------- verdicts per criterion
@@ -302,27 +292,32 @@ class Rubric:
                 raise ValueError(f"field {name!r}: expected a string, got {type(record[name]).__name__}")
         return RubricItem(response, criteria, record.get("prompt"), record.get("reference"))
 
+    def data(self, item: RubricItem) -> InsertedData:
+        """What the judge is shown as data: prompt, reference and response fenced (with a
+        template: every column it names); the criteria (written by a judge from a prompt, for
+        adaptive rubrics) known as data too."""
+        also = [("CRITERIA", _rubric_lines(item.criteria))]
+        if self.template is not None:
+            return self.template.data(dict(item.values), LABELS, also=also)
+        return InsertedData.of(
+            [("PROMPT", item.prompt), ("REFERENCE", item.reference), ("RESPONSE", item.response)], also=also
+        )
+
     def build(self, item: RubricItem, capabilities: Capabilities) -> JudgeRequest:
-        rubric = "\n".join(f"- {c.id} [{c.importance}]: {c.description}" for c in item.criteria)
+        data = self.data(item)
+        rubric = data.also[0][1]
         ask = f"Criteria (one verdict for each id):\n{rubric}\n\nReply with the JSON object only."
         if self.template is not None:
-            user = self.template.render(labelled_blocks(item.values, LABELS)) + "\n\n" + ask
+            user = self.template.render(dict(item.values), data, LABELS) + "\n\n" + ask
         else:
-            code = fence_code((item.prompt or "", item.reference or "", item.response))
-            parts = []
-            if item.prompt is not None:
-                parts.append(fenced("PROMPT", code, item.prompt))
-            if item.reference is not None:
-                parts.append(fenced("REFERENCE", code, item.reference))
-            parts.append(fenced("RESPONSE", code, item.response))
-            parts.append(ask)
-            user = "\n\n".join(parts)
-        return JudgeRequest(
-            messages=(Message("system", self._system), Message("user", user)),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+            user = "\n\n".join([*data.blocks(), ask])
+        return first_request(
+            self._system,
+            user,
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_VERDICT_SCHEMA if capabilities.json_schema else None,
+            schema=_VERDICT_SCHEMA,
             template_version=self.template_version,
         )
 
@@ -332,7 +327,7 @@ class Rubric:
             looks_like=lambda obj: "verdicts" in obj,
             validate=lambda obj: _validate_verdicts(obj, item.criteria),
             same=lambda a, b: [p[:2] for p in a.passed] == [p[:2] for p in b.passed],
-            forbidden=tuple(v for _, v in item.values) or (item.response,),
+            data=self.data(item),
         )
 
     def reask(
@@ -353,6 +348,10 @@ class Rubric:
             "criteria": {cid: ok for cid, ok, _ in verdict.passed},
             "reasoning": {cid: why for cid, _, why in verdict.passed},
         }
+
+
+def _rubric_lines(criteria: Sequence[Criterion]) -> str:
+    return "\n".join(f"- {c.id} [{c.importance}]: {c.description}" for c in criteria)
 
 
 def _validate_verdicts(obj: Mapping[str, Any], criteria: Sequence[Criterion]) -> RubricVerdict | str:
@@ -465,23 +464,29 @@ class RubricGenerator:
             self.system_instruction,
         )
 
+    @staticmethod
+    def data(item: str) -> InsertedData:
+        """What the judge is shown as data: the prompt."""
+        return InsertedData.of([("PROMPT", item)])
+
     def build(self, item: str, capabilities: Capabilities) -> JudgeRequest:
-        code = fence_code((item,))
-        return JudgeRequest(
-            messages=(
-                Message("system", self.system_prompt()),
-                Message("user", fenced("PROMPT", code, item) + "\n\nWrite the rubric. JSON only."),
-            ),
-            temperature=0.0 if capabilities.temperature else None,
-            seed=self.seed if capabilities.seed else None,
+        return first_request(
+            self.system_prompt(),
+            self.data(item).blocks()[0] + "\n\nWrite the rubric. JSON only.",
+            capabilities,
+            seed=self.seed,
             max_tokens=self.max_tokens,
-            json_schema=_GENERATION_SCHEMA if capabilities.json_schema else None,
+            schema=_GENERATION_SCHEMA,
             template_version=self.template_version,
         )
 
     def parse(self, item: str, completion: Completion) -> Parsed[tuple[Criterion, ...]] | ParseFailure:
         return extract_verdict(
-            completion, looks_like=lambda obj: "criteria" in obj, validate=self._validate, same=lambda a, b: a == b
+            completion,
+            looks_like=lambda obj: "criteria" in obj,
+            validate=self._validate,
+            same=lambda a, b: a == b,
+            data=self.data(item),
         )
 
     def _validate(self, obj: Mapping[str, Any]) -> tuple[Criterion, ...] | str:

@@ -96,6 +96,9 @@ class SampledMethod:
         return self.base.row_fields(verdict)
 
 
+_SUMMED = ("calls", "retries", "reasks", "cache_hits", "tokens_in", "tokens_out", "cost", "seconds")
+
+
 @dataclass
 class Spend:
     """What several engine runs spent together."""
@@ -110,27 +113,13 @@ class Spend:
     seconds: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
 
-    def add(self, summary: RunSummary) -> None:
-        self.calls += summary.calls
-        self.retries += summary.retries
-        self.reasks += summary.reasks
-        self.cache_hits += summary.cache_hits
-        self.tokens_in += summary.tokens_in
-        self.tokens_out += summary.tokens_out
-        self.cost += summary.cost
-        self.seconds += summary.seconds
-        self.errors.update(summary.errors)
+    def add(self, spent: RunSummary | Spend) -> None:
+        """Add what a run (its summary) or another Spend spent."""
+        for name in _SUMMED:
+            setattr(self, name, getattr(self, name) + getattr(spent, name))
+        self.errors.update(spent.errors)
 
-    def merge(self, other: Spend) -> None:
-        self.calls += other.calls
-        self.retries += other.retries
-        self.reasks += other.reasks
-        self.cache_hits += other.cache_hits
-        self.tokens_in += other.tokens_in
-        self.tokens_out += other.tokens_out
-        self.cost += other.cost
-        self.seconds += other.seconds
-        self.errors.update(other.errors)
+    merge = add
 
     def to_json(self) -> dict[str, Any]:
         return {

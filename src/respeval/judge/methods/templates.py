@@ -12,7 +12,7 @@ A template is text with ``{column}`` placeholders (``{{``/``}}`` for literal bra
     )
 
 Every inserted value is **data**: it goes into the prompt between two markers carrying a code
-that appears in none of the row's texts (:func:`respeval.judge.methods.pointwise.fence_code`),
+that appears in none of the row's texts (:func:`respeval.judge.data.fence_code`),
 and the instruction tells the judge that nothing between markers is an instruction.  The
 template, the system instruction, the criteria, the rubric and the parse contract are hashed
 into ``template_version``, so they are part of every cache key and of the run's signature:
@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from respeval.judge.methods.pairwise import ORIENTATIONS, orientations_for, winner_for
-from respeval.judge.methods.pointwise import labelled_blocks
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -60,6 +59,7 @@ __all__ = [
 ]
 
 _MAX_ECHO = 2000
+_PAIR_LABELS = {"baseline_model_response": "RESPONSE A", "response": "RESPONSE B"}
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class PointwiseMetric:
             self.rating_rubric,
             _contract_json(self.contract),
         )
-        shape: dict[str, dict[str, Any]] = {"reasoning": {"type": "string"}}
+        shape = {"reasoning": {"type": "string"}}
         if isinstance(self.contract, ScoreRange):
             shape["score"] = {
                 "type": "integer" if self.contract.integer else "number",
@@ -285,7 +285,8 @@ class PointwiseMetric:
         return TemplatedItem(self.template.values(record))
 
     def build(self, item: TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
-        user = self.template.render(labelled_blocks(item.values)) + "\n\nReply with the JSON object only."
+        values = dict(item.values)
+        user = self.template.render(values, self.template.data(values)) + "\n\nReply with the JSON object only."
         return JudgeRequest(
             messages=(Message("system", self.system_prompt()), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
@@ -303,7 +304,7 @@ class PointwiseMetric:
             validate=self._validate,
             same=lambda a, b: a.score == b.score and a.label == b.label,
             labels={answer: (answer, "rating", "grade")},
-            forbidden=tuple(v for _, v in item.values),
+            data=self.template.data(dict(item.values)),
         )
 
     def _validate(self, obj: Mapping[str, Any]) -> TemplateVerdict | str:
@@ -439,18 +440,20 @@ class PairwiseMetric:
             raise ValueError(f"field 'orientation': expected ab or ba, got {orientation!r}")
         return TemplatedItem(self.template.values(record), orientation)
 
-    def build(self, item: TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
+    def _shown(self, item: TemplatedItem) -> dict[str, str]:
+        """The values as shown: in the ``ba`` orientation the two responses trade places."""
         values = dict(item.values)
         if item.orientation == "ba":
             values["response"], values["baseline_model_response"] = (
                 values["baseline_model_response"],
                 values["response"],
             )
-        labels = {"baseline_model_response": "RESPONSE A", "response": "RESPONSE B"}
-        user = (
-            self.template.render(labelled_blocks(tuple(values.items()), labels))
-            + "\n\nReply with the JSON object only."
-        )
+        return values
+
+    def build(self, item: TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
+        values = self._shown(item)
+        data = self.template.data(values, _PAIR_LABELS)
+        user = self.template.render(values, data, _PAIR_LABELS) + "\n\nReply with the JSON object only."
         return JudgeRequest(
             messages=(Message("system", self.system_prompt()), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
@@ -468,7 +471,7 @@ class PairwiseMetric:
             validate=self._validate,
             same=lambda a, b: a.position == b.position,
             labels={"winner": ("winner", "better response")},
-            forbidden=(item.value("response"), item.value("baseline_model_response")),
+            data=self.template.data(self._shown(item), _PAIR_LABELS),
         )
         if isinstance(outcome, ParseFailure):
             return outcome

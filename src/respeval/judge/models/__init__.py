@@ -26,7 +26,7 @@ from respeval.judge.models.base import (
 )
 
 if TYPE_CHECKING:
-    from respeval.judge.models._http import LoopbackTransport, ShardedTransport
+    from respeval.judge.models._http import HttpJudgeModel, LoopbackTransport, ShardedTransport
     from respeval.judge.models.anthropic import AnthropicModel
     from respeval.judge.models.callables import CallableModel
     from respeval.judge.models.fake import FakeModel
@@ -39,6 +39,7 @@ _ADAPTERS = {
     "AnthropicModel": "anthropic",
     "CallableModel": "callables",
     "FakeModel": "fake",
+    "HttpJudgeModel": "_http",
     "LoopbackTransport": "_http",
     "OpenAIChatModel": "openai",
     "ReplayModel": "replay",
@@ -62,6 +63,7 @@ __all__ = [
     "Capabilities",
     "Completion",
     "FakeModel",
+    "HttpJudgeModel",
     "JsonSchema",
     "JudgeModel",
     "JudgeRequest",

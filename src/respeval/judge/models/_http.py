@@ -24,6 +24,7 @@ import email.utils
 import ipaddress
 import itertools
 import json
+import os
 import time
 import urllib.request
 from collections.abc import Mapping
@@ -32,8 +33,11 @@ from typing import Any
 import httpx
 
 from respeval.judge.errors import FatalError, TransientError
+from respeval.judge.models.base import BaseJudgeModel, Capabilities
+from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = [
+    "HttpJudgeModel",
     "LoopbackTransport",
     "ShardedTransport",
     "api_url",
@@ -230,6 +234,79 @@ async def post_json(
     raise TransientError(
         f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response", status=status
     )
+
+
+class HttpJudgeModel(BaseJudgeModel):
+    """What the HTTP adapters share: the URL, the key, the transport and the secrets.
+
+    * ``base_url`` + ``path`` is the URL called (its query string kept); the endpoint in
+      the identity, the cache and every message is the base URL without its credentials,
+      and those credentials (``user:password@``, ``?api_key=``) are registered with
+      :mod:`respeval.redact`, as are credential-named ``headers``.
+    * The key is read from ``$api_key_env`` at each call (replay-only runs need none) and
+      registered before it is sent.
+    * The transport is the injected one (the caller's: never closed here) or
+      :func:`default_transport` (opened on first use, closed with the model).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str,
+        path: str,
+        api_key_env: str,
+        capabilities: Capabilities,
+        transport: httpx.AsyncBaseTransport | None,
+        timeout: float | None,
+        headers: Mapping[str, str] | None,
+        unless_endswith: str | None = None,
+    ) -> None:
+        base = base_url.rstrip("/")
+        super().__init__(name, endpoint=redact_url(base), capabilities=capabilities)
+        register_url_secrets(base)
+        register_headers(headers or {})
+        self._url = api_url(base, path, unless_endswith=unless_endswith)
+        self._api_key_env = api_key_env
+        self._injected = transport
+        self._transport: httpx.AsyncBaseTransport | None = None
+        self._timeout = timeout
+        self._extra_headers = dict(headers or {})
+
+    async def _open(self) -> None:
+        self._transport = self._injected or default_transport(str(self._url))
+
+    async def _close(self) -> None:
+        # An injected transport belongs to the caller, as in httpx.
+        if self._transport is not None and self._transport is not self._injected:
+            await self._transport.aclose()
+        self._transport = None
+
+    def api_key(self) -> str | None:
+        """The key to send (registered as a secret), or None when the variable is unset."""
+        key = os.environ.get(self._api_key_env)
+        if not key:
+            return None
+        register_secret(key)
+        return key
+
+    async def post(self, body: Mapping[str, Any], *, defaults: Mapping[str, str], auth: Mapping[str, str]) -> Any:
+        """POST ``body`` as JSON (see :func:`post_json`) with the ``defaults`` headers, the
+        model's extra headers over them and the ``auth`` header(s) last; a 401/403 names the
+        key variable."""
+        await self._ensure_open()
+        assert self._transport is not None
+        env = self._api_key_env
+        hint = f"check the key in ${env}" if auth else f"no API key was sent: ${env} is not set"
+        return await post_json(
+            self._transport,
+            self._url,
+            {**defaults, **self._extra_headers, **auth},
+            json.dumps(body).encode(),
+            timeout=self._timeout,
+            where=self.endpoint,
+            auth_hint=hint,
+        )
 
 
 # --------------------------------------------------------------------------- the transport

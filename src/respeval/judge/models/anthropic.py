@@ -8,16 +8,13 @@ the tolerant parser reads it.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 import httpx
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import api_url, default_transport, post_json, token_count
-from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
-from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+from respeval.judge.models._http import HttpJudgeModel, token_count
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
 
 __all__ = ["AnthropicModel"]
 
@@ -26,7 +23,7 @@ API_VERSION = "2023-06-01"
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 
 
-class AnthropicModel(BaseJudgeModel):
+class AnthropicModel(HttpJudgeModel):
     """A Claude model behind the Messages API.
 
     Args:
@@ -52,23 +49,20 @@ class AnthropicModel(BaseJudgeModel):
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
         super().__init__(
             model,
-            endpoint=redact_url(base),
+            base_url=base_url,
+            path="/v1/messages",
+            unless_endswith="/v1",
+            api_key_env=api_key_env,
             capabilities=Capabilities(
                 temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=False
             ),
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
         )
-        register_url_secrets(base)
-        register_headers(headers or {})
-        self._url = api_url(base, "/v1/messages", unless_endswith="/v1")
-        self._api_key_env = api_key_env
         self._max_tokens = max_tokens
-        self._injected = transport
-        self._transport: httpx.AsyncBaseTransport | None = None
-        self._timeout = timeout
-        self._extra_headers = dict(headers or {})
 
     def _identity_extra(self) -> dict[str, Any]:
         return {
@@ -77,14 +71,6 @@ class AnthropicModel(BaseJudgeModel):
             "max_tokens": self._max_tokens,
             "temperature": self.capabilities.temperature,
         }
-
-    async def _open(self) -> None:
-        self._transport = self._injected or default_transport(str(self._url))
-
-    async def _close(self) -> None:
-        if self._transport is not None and self._transport is not self._injected:
-            await self._transport.aclose()
-        self._transport = None
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """System messages become the top-level ``system`` field, as the API wants."""
@@ -101,24 +87,11 @@ class AnthropicModel(BaseJudgeModel):
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        await self._ensure_open()
-        assert self._transport is not None
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION, **self._extra_headers}
-        key = os.environ.get(self._api_key_env)
-        if key:
-            register_secret(key)
-            headers["x-api-key"] = key
-        hint = (
-            f"check the key in ${self._api_key_env}" if key else f"no API key was sent: ${self._api_key_env} is not set"
-        )
-        data = await post_json(
-            self._transport,
-            self._url,
-            headers,
-            json.dumps(self.build_body(request)).encode(),
-            timeout=self._timeout,
-            where=self.endpoint,
-            auth_hint=hint,
+        key = self.api_key()
+        data = await self.post(
+            self.build_body(request),
+            defaults={"content-type": "application/json", "anthropic-version": API_VERSION},
+            auth={"x-api-key": key} if key else {},
         )
         try:
             blocks = data["content"]

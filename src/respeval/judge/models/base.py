@@ -120,6 +120,7 @@ class Completion:
     model: str | None = None
     structured: Any = None
     refusal: str | None = None
+    _scrubbed: bool = dataclasses.field(default=False, init=False, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -134,14 +135,18 @@ class Completion:
 
     def redacted(self) -> Completion:
         """This completion with secrets scrubbed from its texts (a model or a proxy may
-        repeat what it was sent); ``self`` when there was nothing to scrub."""
+        repeat what it was sent); ``self`` when there was nothing to scrub, or it was done."""
+        if self._scrubbed:
+            return self
         text = redact(self.text)
         model = redact(self.model) if self.model is not None else None
         refusal = redact(self.refusal) if self.refusal is not None else None
         structured = redact_data(self.structured)
-        if (text, model, refusal, structured) == (self.text, self.model, self.refusal, self.structured):
-            return self
-        return dataclasses.replace(self, text=text, model=model, refusal=refusal, structured=structured)
+        clean = self
+        if (text, model, refusal, structured) != (self.text, self.model, self.refusal, self.structured):
+            clean = dataclasses.replace(self, text=text, model=model, refusal=refusal, structured=structured)
+        object.__setattr__(clean, "_scrubbed", True)  # the engine and the cache both ask: scrub once
+        return clean
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Completion:

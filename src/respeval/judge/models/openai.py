@@ -6,23 +6,20 @@ they all speak ``POST {base_url}/chat/completions``.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 import httpx
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import api_url, default_transport, post_json, token_count
-from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest, messages_as_dicts
-from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
+from respeval.judge.models._http import HttpJudgeModel, token_count
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, messages_as_dicts
 
 __all__ = ["OpenAIChatModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAIChatModel(BaseJudgeModel):
+class OpenAIChatModel(HttpJudgeModel):
     """A chat-completions model behind an OpenAI-compatible HTTP API.
 
     Args:
@@ -67,25 +64,20 @@ class OpenAIChatModel(BaseJudgeModel):
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
-        base = base_url.rstrip("/")
         super().__init__(
             model,
-            endpoint=redact_url(base),
+            base_url=base_url,
+            path="/chat/completions",
+            api_key_env=api_key_env,
             capabilities=Capabilities(
                 temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
             ),
+            transport=transport,
+            timeout=timeout,
+            headers=headers,
         )
-        register_url_secrets(base)
-        register_headers(headers or {})
-        self._url = api_url(base, "/chat/completions")
-        self._api_key_env = api_key_env
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self._max_tokens_field = max_tokens_field
-        self._injected = transport
-        self._transport: httpx.AsyncBaseTransport | None = None
-        self._timeout = timeout
-        self._extra_headers = dict(headers or {})
-        self._where = self.endpoint
 
     def _identity_extra(self) -> dict[str, Any]:
         return {
@@ -95,23 +87,6 @@ class OpenAIChatModel(BaseJudgeModel):
             "seed": self.capabilities.seed,
             "max_tokens_field": self._max_tokens_field,
         }
-
-    async def _open(self) -> None:
-        self._transport = self._injected or default_transport(str(self._url))
-
-    async def _close(self) -> None:
-        # An injected transport belongs to the caller, as in httpx.
-        if self._transport is not None and self._transport is not self._injected:
-            await self._transport.aclose()
-        self._transport = None
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json", "accept": "application/json", **self._extra_headers}
-        key = os.environ.get(self._api_key_env)
-        if key:
-            register_secret(key)
-            headers["authorization"] = f"Bearer {key}"
-        return headers
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """The JSON body for ``request``: unsupported parameters are left out, not ignored."""
@@ -133,22 +108,11 @@ class OpenAIChatModel(BaseJudgeModel):
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        await self._ensure_open()
-        assert self._transport is not None
-        key_set = bool(os.environ.get(self._api_key_env))
-        hint = (
-            f"check the key in ${self._api_key_env}"
-            if key_set
-            else f"no API key was sent: ${self._api_key_env} is not set"
-        )
-        data = await post_json(
-            self._transport,
-            self._url,
-            self._headers(),
-            json.dumps(self.build_body(request)).encode(),
-            timeout=self._timeout,
-            where=self._where,
-            auth_hint=hint,
+        key = self.api_key()
+        data = await self.post(
+            self.build_body(request),
+            defaults={"content-type": "application/json", "accept": "application/json"},
+            auth={"authorization": f"Bearer {key}"} if key else {},
         )
         return self._completion(data)
 
@@ -161,7 +125,7 @@ class OpenAIChatModel(BaseJudgeModel):
                 raise TypeError("content is not a string")
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise TransientError(
-                f"malformed response from {self._where}: no choices[0].message.content ({type(exc).__name__}: {exc})",
+                f"malformed response from {self.endpoint}: no choices[0].message.content ({type(exc).__name__}: {exc})",
                 kind="malformed_response",
             ) from exc
         usage = data.get("usage") or {}

@@ -1,4 +1,4 @@
-"""Drop-in for ``rouge_score.scoring``: ``Score``, ``AggregateScore``,
+"""Drop-in for ``rouge_score.scoring``: ``Score``, ``AggregateScore``, ``BaseScorer``,
 ``BootstrapAggregator`` and ``fmeasure``.
 
 ``BootstrapAggregator`` resamples exactly as rouge-score does, from numpy's
@@ -8,6 +8,7 @@ Pass ``seed=`` to make it reproducible without touching global state.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,15 @@ import numpy as np
 
 from respeval.metrics.rouge import AggregateScore, Score
 
-__all__ = ["AggregateScore", "BootstrapAggregator", "Score", "fmeasure"]
+__all__ = ["AggregateScore", "BaseScorer", "BootstrapAggregator", "Score", "fmeasure"]
+
+
+class BaseScorer(abc.ABC):
+    """Base class of scorers: ``score(target, prediction) -> {score type: Score}``."""
+
+    @abc.abstractmethod
+    def score(self, target: str, prediction: str) -> dict[str, Score]:
+        """Scores of ``prediction`` against ``target``."""
 
 
 def fmeasure(precision: float, recall: float) -> float:
