@@ -62,8 +62,12 @@ def main() -> None:
     assert np.allclose(got, expected.to_numpy()), "batch and row-by-row disagree"
     ratios = [p / b for p, b in zip(pandas_s, batch_s)]
     print(f"rows {args.rows:,}, rounds {args.rounds} (interleaved)")
-    print(f"evaluate, batch CustomMetric: {args.rows / statistics.median(batch_s):,.0f} rows/s (median {statistics.median(batch_s):.3f} s)")
-    print(f"pandas DataFrame.apply(axis=1): {args.rows / statistics.median(pandas_s):,.0f} rows/s (median {statistics.median(pandas_s):.3f} s)")
+    print(
+        f"evaluate, batch CustomMetric: {args.rows / statistics.median(batch_s):,.0f} rows/s (median {statistics.median(batch_s):.3f} s)"
+    )
+    print(
+        f"pandas DataFrame.apply(axis=1): {args.rows / statistics.median(pandas_s):,.0f} rows/s (median {statistics.median(pandas_s):.3f} s)"
+    )
     print(f"ratio: median {statistics.median(ratios):.1f}x, min {min(ratios):.1f}x, max {max(ratios):.1f}x")
 
     from _helpers.judge_server import spawn_server
@@ -77,8 +81,10 @@ def main() -> None:
         res = respeval.evaluate(rows, ["GROUNDING"], model=model, concurrency=64, bootstrap=0, chunk_size=5000)
         seconds = time.perf_counter() - t
         calls = server.stats()["requests"]
-    print(f"judge path (GROUNDING, {args.judge_rows:,} rows, concurrency 64, local server in a subprocess): "
-          f"{args.judge_rows / seconds:,.0f} rows/s, {calls} requests, coverage {res.summary_metrics['GROUNDING/coverage']:.3f}")
+    print(
+        f"judge path (GROUNDING, {args.judge_rows:,} rows, concurrency 64, local server in a subprocess): "
+        f"{args.judge_rows / seconds:,.0f} rows/s, {calls} requests, coverage {res.summary_metrics['GROUNDING/coverage']:.3f}"
+    )
 
 
 if __name__ == "__main__":

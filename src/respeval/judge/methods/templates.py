@@ -240,7 +240,7 @@ class PointwiseMetric:
             self.rating_rubric,
             _contract_json(self.contract),
         )
-        shape = {"reasoning": {"type": "string"}}
+        shape: dict[str, dict[str, Any]] = {"reasoning": {"type": "string"}}
         if isinstance(self.contract, ScoreRange):
             shape["score"] = {
                 "type": "integer" if self.contract.integer else "number",
