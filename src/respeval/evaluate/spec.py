@@ -186,11 +186,18 @@ def load_spec(path: str | Path) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"{p}: not valid JSON: {exc}") from None
     elif suffix == ".toml":
-        import tomllib
+        import importlib
 
+        try:  # the standard library from Python 3.11; its backport before
+            toml: Any = importlib.import_module("tomllib")
+        except ModuleNotFoundError:
+            try:
+                toml = importlib.import_module("tomli")
+            except ModuleNotFoundError:
+                raise ValueError(f"{p}: TOML specs need Python 3.11+ or `pip install tomli`") from None
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = toml.loads(text)
+        except toml.TOMLDecodeError as exc:
             raise ValueError(f"{p}: not valid TOML: {exc}") from None
     else:
         raise ValueError(f"{p}: a spec is .yaml, .yml, .json or .toml")

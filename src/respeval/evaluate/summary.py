@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from respeval.evaluate.plan import Plan
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -133,7 +134,7 @@ def build_summaries(
         values = _floats(table, f"{name}/score", n_good)
         status = _column(table, f"{name}/status")
         # coverage counts scored rows (an inconsistent pair is scored, with no numeric score)
-        n_status = sum(1 for v in status.to_pylist() if v == "scored") if status is not None else None
+        n_status = int(pc.sum(pc.equal(status, "scored")).as_py() or 0) if status is not None else None
         good = values[~np.isnan(values)]
         n = int(good.size)
         entry: dict[str, Any] = {"metric": name, "kind": kind, "n": n, "rows": n_rows, "confidence": confidence}
@@ -149,9 +150,10 @@ def build_summaries(
         entry.update(mean=flat[f"{name}/mean"], std=flat[f"{name}/std"], low=low, high=high)
         entry["coverage"] = flat[f"{name}/coverage"]
         reason_column = _column(table, f"{name}/unscored_reason")
-        reasons = Counter(
-            _reason_key(r) for r in (reason_column.to_pylist() if reason_column is not None else []) if r is not None
-        )
+        reasons: Counter[str] = Counter()
+        if reason_column is not None and reason_column.null_count < len(reason_column):
+            for item in pc.value_counts(reason_column.drop_null()).to_pylist():
+                reasons[_reason_key(item["values"])] += item["counts"]
         entry["unscored_reasons"] = dict(reasons.most_common())
         passes = _column(table, f"{name}/pass")
         if passes is None and kind in ("computed", "custom") and n and np.isin(good, (0.0, 1.0)).all():
@@ -296,6 +298,9 @@ def _worst_rows(table: Any, name: str, values: np.ndarray, fields: Sequence[str]
         order = [i for _, i in ranked[:_WORST]]
     else:
         scored = np.flatnonzero(~np.isnan(values))
+        if scored.size > 4 * _WORST:  # the few lowest without sorting a million rows
+            cut = np.partition(values[scored], _WORST - 1)[_WORST - 1]
+            scored = scored[values[scored] <= cut]
         order = scored[np.argsort(values[scored], kind="stable")][:_WORST].tolist()
     if not order:
         return []
