@@ -114,6 +114,13 @@ def test_judge_every_method_writes_the_run_summary(method, extra, docs, tmp_path
     assert converted["pass_rate"] == pytest.approx(judge["pass_rate"])
 
 
+def test_judge_example_writes_the_run_summary(tmp_path, capsys):
+    summary, html, printed = run_with_outputs(capsys, tmp_path, "judge-example", ["judge", "--example"])
+    (judge,) = summary["judges"]
+    assert judge["method"] == "pairwise" and judge["rows"] == printed["pairs"] == 40
+    assert summary["worst_rows"] and all(w["texts"].get("prompt") for w in summary["worst_rows"])
+
+
 def test_gate_writes_the_run_summary(docs, tmp_path, capsys):
     argv = ["gate", "--input", str(docs / "gate_rows.jsonl"), "--lexical-accept", "0.6", "--lexical-reject", "0.1"]
     summary, html, printed = run_with_outputs(capsys, tmp_path, "gate", [*argv, "--model", SCRIPTED])

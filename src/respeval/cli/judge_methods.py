@@ -139,6 +139,9 @@ def run_example(args: argparse.Namespace) -> int:
     labels = [p["label"] for p in pairs]
     scored = [(p, label) for p, label in zip(report.pairs, labels) if p.outcome is not None]
     agree = sum(p.outcome == label for p, label in scored)
+    if args.summary_out or args.report:
+        args.method = "pairwise"
+        _write_summary(args, {**report.to_json(), "model": "LLMBar replay"}, [p.to_json() for p in report.pairs], pairs)
     if args.json:
         out = report.to_json()
         out["accuracy_vs_human"] = agree / len(scored) if scored else None
