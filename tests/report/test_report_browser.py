@@ -12,21 +12,10 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-import pytest
 from test_report import SECTION_IDS, full_summary
 
-from _helpers.browser import DevTools, chromium, console_problems
+from _helpers.browser import console_problems
 from respeval import report as rep
-
-
-@pytest.fixture(scope="module")
-def browser():
-    devtools = DevTools(chromium())
-    try:
-        yield devtools
-    finally:
-        devtools.close()
-
 
 _LAYOUT = """(() => {
   const box = e => e.getBoundingClientRect();

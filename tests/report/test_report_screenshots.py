@@ -17,9 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from _helpers.browser import DevTools, chromium, console_problems, image_stats, screenshot
+from _helpers.browser import DevTools, console_problems, image_stats, screenshot
 from _helpers.judge_server import JudgeServer, evaluate_responder
 from _helpers.paths import ROOT, shared_data
 from respeval import report as rep
@@ -49,15 +47,6 @@ _PAGE = """(() => {
     .map(e => e.tagName + '.' + e.className + ' in #' + (e.closest('section') || {}).id);
   return {sections, spilled, scrollWidth: document.documentElement.scrollWidth, width};
 })()"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    devtools = DevTools(chromium())
-    try:
-        yield devtools
-    finally:
-        devtools.close()
 
 
 def _shots_dir(tmp_path: Path) -> Path:

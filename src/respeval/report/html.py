@@ -73,39 +73,30 @@ def _section_summary(s: Mapping[str, Any]) -> str:
     return "".join(parts) or empty_note("This run summary holds no scores, validation or correlations.")
 
 
+def _with_interval(key: str, low: str, high: str) -> Any:
+    """A cell renderer: the value of ``key`` with its interval (empty when there is no value)."""
+
+    def cell(r: Mapping[str, Any]) -> str:
+        if r.get(key) is None:
+            return ""
+        return fmt(r.get(key)) + ci_span({"low": r.get(low), "high": r.get(high)})
+
+    return cell
+
+
 def _scores_table(scores: Sequence[Mapping[str, Any]]) -> str:
     """The scores table, without the columns no score fills (a gate or judge run has no corpus
     value, a score run no pass rate)."""
     columns = [
-        ("metric", lambda r: escape(r.get("metric")), True),
-        ("mean", lambda r: fmt(r.get("mean")), True),
-        ("interval", ci_span, any(r.get("low") is not None for r in scores)),
-        ("n", lambda r: fmt(r.get("n")), True),
-        (
-            "coverage",
-            lambda r: pct(r.get("coverage")) if r.get("coverage") is not None else "",
-            any(r.get("coverage") is not None for r in scores),
-        ),
-        (
-            "pass rate",
-            lambda r: (
-                (fmt(r.get("pass_rate")) + ci_span({"low": r.get("pass_low"), "high": r.get("pass_high")}))
-                if r.get("pass_rate") is not None
-                else ""
-            ),
-            any(r.get("pass_rate") is not None for r in scores),
-        ),
-        (
-            "corpus",
-            lambda r: (
-                (fmt(r.get("corpus")) + ci_span({"low": r.get("corpus_low"), "high": r.get("corpus_high")}))
-                if r.get("corpus") is not None
-                else ""
-            ),
-            any(r.get("corpus") is not None for r in scores),
-        ),
+        ("metric", lambda r: escape(r.get("metric")), "metric"),
+        ("mean", lambda r: fmt(r.get("mean")), "metric"),
+        ("interval", ci_span, "low"),
+        ("n", lambda r: fmt(r.get("n")), "metric"),
+        ("coverage", lambda r: pct(r["coverage"]) if r.get("coverage") is not None else "", "coverage"),
+        ("pass rate", _with_interval("pass_rate", "pass_low", "pass_high"), "pass_rate"),
+        ("corpus", _with_interval("corpus", "corpus_low", "corpus_high"), "corpus"),
     ]
-    shown = [(name, cell) for name, cell, used in columns if used]
+    shown = [(name, cell) for name, cell, key in columns if any(r.get(key) is not None for r in scores)]
     return html_table([name for name, _ in shown], ([cell(r) for _, cell in shown] for r in scores))
 
 

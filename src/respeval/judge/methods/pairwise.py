@@ -36,7 +36,13 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
 from respeval.judge.methods.base import first_request, reask_request
-from respeval.judge.methods.prompts import DATA_RULE, PromptTemplate, template_tag, with_system_instruction
+from respeval.judge.methods.prompts import (
+    DATA_RULE,
+    PromptTemplate,
+    template_tag,
+    user_message,
+    with_system_instruction,
+)
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
@@ -244,13 +250,10 @@ class Pairwise:
         data = self.data(item)
         ask = "Which output is better, (a) or (b)" + (", or is it a tie?" if self.allow_tie else "? No ties.")
         ask += " Reply with the JSON object only."
-        if self.template is not None:
-            user = self.template.render(self.template_values(item), data, LABELS) + "\n\n" + ask
-        else:
-            user = "\n\n".join([*data.blocks(), ask])
+        values = self.template_values(item) if self.template is not None else {}
         return first_request(
             self._system,
-            user,
+            user_message(self.template, values, data, LABELS, ask),
             capabilities,
             seed=self.seed,
             max_tokens=self.max_tokens,

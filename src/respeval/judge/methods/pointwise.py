@@ -19,6 +19,7 @@ from respeval.judge.methods.prompts import (
     PromptTemplate,
     TemplatedItem,
     template_tag,
+    user_message,
     with_system_instruction,
 )
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest
@@ -174,15 +175,10 @@ class Pointwise:
 
     def build(self, item: PointwiseItem | TemplatedItem, capabilities: Capabilities) -> JudgeRequest:
         ask = "Grade the candidate against the reference. Reply with the JSON object only."
-        data = self.data(item)
-        if isinstance(item, TemplatedItem):
-            assert self.template is not None
-            user = self.template.render(dict(item.values), data, LABELS) + "\n\n" + ask
-        else:
-            user = "\n\n".join([*data.blocks(), ask])
+        values = dict(item.values) if isinstance(item, TemplatedItem) else {}
         return first_request(
             self._system,
-            user,
+            user_message(self.template, values, self.data(item), LABELS, ask),
             capabilities,
             seed=self.seed,
             max_tokens=self.max_tokens,

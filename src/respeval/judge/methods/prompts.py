@@ -35,6 +35,7 @@ __all__ = [
     "read_text_option",
     "template_tag",
     "text_value",
+    "user_message",
     "with_system_instruction",
 ]
 
@@ -57,6 +58,20 @@ def with_system_instruction(system_prompt: str, instruction: str | None) -> str:
     if not instruction:
         return system_prompt
     return f"{instruction.strip()}\n\n{system_prompt}"
+
+
+def user_message(
+    template: PromptTemplate | None,
+    values: Mapping[str, str],
+    data: InsertedData,
+    labels: Mapping[str, str],
+    ask: str,
+) -> str:
+    """A method's user message: the template rendered with its values fenced (or, without a
+    template, the method's own fenced blocks in order), then the method's question."""
+    if template is None:
+        return "\n\n".join([*data.blocks(), ask])
+    return template.render(values, data, labels) + "\n\n" + ask
 
 
 def template_tag(template: PromptTemplate | None, system_instruction: str | None, contract: Any = None) -> str:

@@ -32,7 +32,13 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.methods.base import first_request, reask_request
-from respeval.judge.methods.prompts import DATA_RULE, PromptTemplate, template_tag, with_system_instruction
+from respeval.judge.methods.prompts import (
+    DATA_RULE,
+    PromptTemplate,
+    template_tag,
+    user_message,
+    with_system_instruction,
+)
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
@@ -307,13 +313,9 @@ class Rubric:
         data = self.data(item)
         rubric = data.also[0][1]
         ask = f"Criteria (one verdict for each id):\n{rubric}\n\nReply with the JSON object only."
-        if self.template is not None:
-            user = self.template.render(dict(item.values), data, LABELS) + "\n\n" + ask
-        else:
-            user = "\n\n".join([*data.blocks(), ask])
         return first_request(
             self._system,
-            user,
+            user_message(self.template, dict(item.values), data, LABELS, ask),
             capabilities,
             seed=self.seed,
             max_tokens=self.max_tokens,

@@ -153,6 +153,14 @@ def _rubric_text(criteria: Mapping[str, str] | None, rubric: Mapping[str, str] |
     return "\n\n".join(parts)
 
 
+def _system_message(metric: PointwiseMetric | PairwiseMetric) -> str:
+    """A metric's system message, built once (a metric is not changed after it is made)."""
+    cached: str | None = metric.__dict__.get("_system_text")
+    if cached is None:
+        cached = metric.__dict__["_system_text"] = metric.system_prompt()
+    return cached
+
+
 def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
     echo = completion.text[:_MAX_ECHO] or "(empty reply)"
     prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
@@ -288,7 +296,7 @@ class PointwiseMetric:
         values = dict(item.values)
         user = self.template.render(values, self.template.data(values)) + "\n\nReply with the JSON object only."
         return JudgeRequest(
-            messages=(Message("system", self._system()), Message("user", user)),
+            messages=(Message("system", _system_message(self)), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
             seed=self.seed if capabilities.seed else None,
             max_tokens=self.max_tokens,
@@ -322,13 +330,6 @@ class PointwiseMetric:
             score = self.contract.score_of(label)
             return TemplateVerdict(score, self.contract.is_pass(label), reasoning, label)
         return TemplateVerdict(float(checked), self.passes(float(checked)), reasoning)
-
-    def _system(self) -> str:
-        """The system message, built once (the metric is not changed after it is made)."""
-        cached: str | None = self.__dict__.get("_system_text")
-        if cached is None:
-            cached = self.__dict__["_system_text"] = self.system_prompt()
-        return cached
 
     def reask(
         self, item: TemplatedItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
@@ -462,7 +463,7 @@ class PairwiseMetric:
         data = self.template.data(values, _PAIR_LABELS)
         user = self.template.render(values, data, _PAIR_LABELS) + "\n\nReply with the JSON object only."
         return JudgeRequest(
-            messages=(Message("system", self._system()), Message("user", user)),
+            messages=(Message("system", _system_message(self)), Message("user", user)),
             temperature=0.0 if capabilities.temperature else None,
             seed=self.seed if capabilities.seed else None,
             max_tokens=self.max_tokens,
@@ -496,13 +497,6 @@ class PairwiseMetric:
             return "the judge answered TIE, but ties were not allowed"
         reasoning = keys.get("reasoning", "")
         return PairVerdict(position, reasoning if isinstance(reasoning, str) else str(reasoning), "ab")
-
-    def _system(self) -> str:
-        """The system message, built once (the metric is not changed after it is made)."""
-        cached: str | None = self.__dict__.get("_system_text")
-        if cached is None:
-            cached = self.__dict__["_system_text"] = self.system_prompt()
-        return cached
 
     def reask(
         self, item: TemplatedItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
