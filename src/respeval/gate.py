@@ -394,6 +394,8 @@ class GateReport:
             f"({(sav['fraction_saved'] or 0):.1%}){cost}; judge spent {sav['judge_calls']} calls, "
             f"${sav['judge_cost_usd']:.4f}"
         )
+        if self.judge_summary is not None and self.judge_summary.batch is not None:
+            lines.append(self.judge_summary.batch.format())
         return "\n".join(lines)
 
 
@@ -423,11 +425,13 @@ async def arun_gate(
     options: EngineOptions | None = None,
     labels: Mapping[Any, bool] | None = None,
     scores: Mapping[str, np.ndarray] | None = None,
+    batch: Any = False,
 ) -> GateReport:
     """Run the gate over ``records`` (``response``, ``reference`` = a string or a list,
     optional ``prompt`` and ``id``).  Without ``model`` the rows left after the cheap
     stages are reported ``undecided``.  ``labels`` (id -> correct) only feed the
-    per-stage precision."""
+    per-stage precision.  ``batch`` (True or a :class:`respeval.judge.batch.BatchOptions`)
+    judges through provider batches; ``cache`` is then required (a path or a BatchCache)."""
     records = list(records)
     labels = labels or {}
     scores = scores if scores is not None else stage_scores(records, config)
@@ -463,7 +467,9 @@ async def arun_gate(
     judge_report = StageReport("judge", "judge verdict", reached=len(pending) if model is not None else 0)
     summary = None
     if model is not None and pending:
-        summary = await _judge(records, pending, rows, model, method or Pointwise(), cache, options, judge_report)
+        summary = await _judge(
+            records, pending, rows, model, method or Pointwise(), cache, options, judge_report, batch
+        )
     stages.append(judge_report)
     return GateReport(
         rows=rows,
@@ -484,10 +490,26 @@ async def _judge(
     cache: JudgeCache | None,
     options: EngineOptions | None,
     report: StageReport,
+    batch: Any = False,
 ) -> RunSummary:
-    async with model:
-        engine = JudgeEngine(model, method, options, cache=cache)
-        result = await engine.run([_judge_record(records[i], i) for i in pending])
+    judge_records = [_judge_record(records[i], i) for i in pending]
+    if batch:
+        from respeval.judge.batch import BatchOptions, arun_rows_batched
+
+        if cache is None:
+            raise ValueError("batch mode needs a cache: batch answers and batch state are kept there")
+        result, _ = await arun_rows_batched(
+            judge_records,
+            model,
+            method,
+            cache=cache,
+            options=options,
+            batch=batch if isinstance(batch, BatchOptions) else None,
+        )
+    else:
+        async with model:
+            engine = JudgeEngine(model, method, options, cache=cache)
+            result = await engine.run(judge_records)
     finished = set()
     for judged in result.rows:
         row = rows[pending[judged.row]]

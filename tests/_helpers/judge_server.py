@@ -209,7 +209,9 @@ class _Core:
         api_key: str | None = None,
         keep_bodies: bool = True,
         echo_headers: bool = False,
+        batch_api: Any = None,
     ) -> None:
+        self.batch_api = batch_api  # _helpers.batch_api.BatchAPI: the providers' batch endpoints
         self.plan = plan
         self.script = script
         self.responder = responder
@@ -235,6 +237,8 @@ class _Core:
             "delivered_prompt_tokens": sum(r.prompt_tokens for r in delivered),
             "delivered_completion_tokens": sum(r.completion_tokens for r in delivered),
         }
+        if self.batch_api is not None:
+            out["batch_api"] = self.batch_api.stats()
         if with_records:
             out["records"] = [{k: v for k, v in asdict(r).items() if k not in ("body", "headers")} for r in records]
         return out
@@ -266,6 +270,11 @@ class _Core:
                 if path.startswith("/_stats"):
                     payload = json.dumps(self.stats(with_records="records=1" in path)).encode()
                     writer.write(_response(200, payload))
+                    await writer.drain()
+                    continue
+                if self.batch_api is not None and self.batch_api.handles(path):
+                    status, payload, kind = await self.batch_api.handle(method, path, headers, raw)
+                    writer.write(_response(status, payload, content_type=kind))
                     await writer.drain()
                     continue
                 keep = await self._chat(method, path, headers, raw, writer)
@@ -427,6 +436,7 @@ class JudgeServer:
         latency: float = 0.0,
         api_key: str | None = None,
         echo_headers: bool = False,
+        batch_api: Any = None,
     ) -> None:
         self.core = _Core(
             plan or FaultPlan(),
@@ -435,6 +445,7 @@ class JudgeServer:
             latency=latency,
             api_key=api_key,
             echo_headers=echo_headers,
+            batch_api=batch_api,
         )
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -509,6 +520,7 @@ class SpawnedServer:
         responder: str = "default",
         api_key: str | None = None,
         echo_headers: bool = False,
+        batch_api: dict[str, Any] | None = None,
     ) -> None:
         args = [
             sys.executable,
@@ -528,6 +540,7 @@ class SpawnedServer:
             "--responder",
             responder,
             *(["--echo-headers"] if echo_headers else []),
+            *(["--batch-api", json.dumps(batch_api)] if batch_api is not None else []),
         ]
         # The key goes through the environment, as a provider's would: never on a command line.
         env = {**os.environ, "JUDGE_SERVER_API_KEY": api_key} if api_key is not None else None
@@ -571,6 +584,7 @@ def spawn_server(
     responder: str = "default",
     api_key: str | None = None,
     echo_headers: bool = False,
+    batch_api: dict[str, Any] | None = None,
     **plan: Any,
 ) -> SpawnedServer:
     return SpawnedServer(
@@ -579,6 +593,7 @@ def spawn_server(
         responder=responder,
         api_key=api_key,
         echo_headers=echo_headers,
+        batch_api=batch_api,
     )
 
 
@@ -601,6 +616,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="delay before every answer, seconds")
     parser.add_argument("--responder", choices=sorted(RESPONDERS), default="default", help="the judge's behaviour")
     parser.add_argument("--echo-headers", action="store_true", help="error bodies repeat the request headers")
+    parser.add_argument("--batch-api", metavar="JSON", help="serve the batch APIs with these BatchPlan dials")
     args = parser.parse_args(argv)
     plan = FaultPlan(
         rate=args.rate,
@@ -617,6 +633,12 @@ def main(argv: list[str] | None = None) -> None:
         api_key=os.environ.get("JUDGE_SERVER_API_KEY"),
         echo_headers=args.echo_headers,
     )
+    if args.batch_api is not None:
+        from batch_api import BatchAPI, BatchPlan  # a sibling: this file runs as a script here
+
+        core.batch_api = BatchAPI(
+            BatchPlan(**json.loads(args.batch_api)), responder=core.responder, api_key=core.api_key
+        )
     asyncio.run(_serve_subprocess(core))
 
 

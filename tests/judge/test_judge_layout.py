@@ -14,6 +14,8 @@ JUDGE_DIR = Path(judge.__file__).parent
 EXPECTED = {
     "AnthropicModel",
     "BaseJudgeModel",
+    "BatchOptions",
+    "BatchReport",
     "Budget",
     "CacheMissError",
     "CallableModel",
@@ -31,6 +33,7 @@ EXPECTED = {
     "JudgeRequest",
     "LoopbackTransport",
     "Message",
+    "ModelPrice",
     "OpenAIChatModel",
     "ParseFailure",
     "Parsed",

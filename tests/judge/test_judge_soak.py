@@ -62,12 +62,16 @@ def soak(n: int, tmp_path) -> None:
 
         # the faults happened, and the accounting adds up to what the server saw
         assert set(stats["faults"]) == set(FAULTS) | {"ok"}
-        assert s.calls == stats["requests"] == sum(r.attempts for r in first.rows)
+        assert s.calls == sum(r.attempts for r in first.rows)
         assert s.retries == s.calls - n - s.reasks
         assert s.tokens_in == sum(r.tokens_in for r in first.rows)
         assert s.tokens_out == sum(r.tokens_out for r in first.rows)
         slow = stats["faults"]["slow"]
         assert s.errors["timeout"] >= slow
+        # a request the client gave up on (its timeout) before the server read it is counted by
+        # the client only: on a quiet machine none, on a loaded one at most the extra timeouts
+        unread = s.calls - stats["requests"]
+        assert 0 <= unread <= s.errors["timeout"] - slow
         if s.errors["timeout"] == slow:  # no ordinary answer arrived after the client's timeout
             assert s.tokens_in == stats["delivered_prompt_tokens"]
             assert s.tokens_out == stats["delivered_completion_tokens"]
@@ -76,7 +80,7 @@ def soak(n: int, tmp_path) -> None:
 
         # the second run: entirely from the cache, nothing reaches the server
         second = judge.run(items, OpenAIChatModel("judge", base_url=server.url), cache=cache, **options)
-        assert server.stats()["requests"] == stats["requests"]
+        assert server.stats()["requests"] - stats["requests"] <= unread  # only late arrivals, nothing new
         assert second.summary.calls == 0 and all(r.cache_hit and r.attempts == 0 for r in second.rows)
         assert [(r.status, r.verdict, r.unscored_reason) for r in second.rows] == [
             (r.status, r.verdict, r.unscored_reason) for r in first.rows

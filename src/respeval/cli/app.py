@@ -27,6 +27,7 @@ COMMANDS = (
     "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
@@ -90,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # input problems are the user's to fix: one clear line, no traceback
         print(f"respeval {args.command}: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
-    except Exception:
+    except Exception as exc:
+        errors = sys.modules.get("respeval.judge.errors")  # loaded only by the commands that judge
+        if errors is not None and isinstance(exc, errors.JudgeError):
+            # a provider refused or failed for good (a batch it would not take, a key it
+            # rejects): what was done is kept, and the message says what to fix before rerunning
+            print(f"respeval {args.command}: stopped: {redact(exc)}", file=sys.stderr)
+            return Exit.JUDGE_FATAL
         # a bug: the traceback helps, but it may quote a key from a request or a URL
         print(redact(traceback.format_exc()), file=sys.stderr, end="")
         print(f"respeval {args.command}: internal error (a bug in respeval; please report it)", file=sys.stderr)

@@ -16,6 +16,7 @@ class Exit(enum.IntEnum):
     GATE_FAILED = 2  # a quality gate failed (e.g. pass rate below --fail-under)
     JUDGE_FATAL = 3  # the judge stopped on a model error (401, 400, ...)
     BUDGET = 4  # the judge stopped at the budget
+    BATCH_PENDING = 5  # provider batches are still running (--batch-wait): rerun later to collect them
     INTERNAL = 70  # a bug in respeval (EX_SOFTWARE): the traceback, scrubbed of secrets, is printed
     INTERRUPTED = 130  # Ctrl-C / SIGINT; rerun the same command to resume
 
@@ -23,8 +24,9 @@ class Exit(enum.IntEnum):
 EXIT_HELP = """\
 exit status (every command):
   0 done, 1 bad input or options, 2 a gate failed (--fail-under), 3 the judge stopped on a
-  model error, 4 the judge stopped at the budget, 70 an internal error (a bug: please report
-  it), 130 interrupted (rerun to resume)."""
+  model error, 4 the judge stopped at the budget, 5 provider batches still running
+  (--batch-wait; rerun to collect), 70 an internal error (a bug: please report it),
+  130 interrupted (rerun to resume)."""
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP = 1000

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, progress_printer
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int
+from respeval.judge.batch import STOP_WAITING
 
 NAME = "evaluate"
 HELP = "any mix of computed, custom and judged metrics: one table, one summary, one report"
@@ -40,6 +42,8 @@ examples:
   respeval evaluate --input rows.jsonl --metric exact_match --metric python:checks:has_fields --out rows.jsonl
   respeval evaluate --input rows.jsonl --spec spec.yaml --model openai:gpt-4o-mini --out rows.parquet --resume
 """
+
+EPILOG += "\n" + BATCH_EPILOG
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -84,6 +88,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--title", help="report title")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     add_bootstrap_arguments(out)
+    add_batch_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,14 +160,22 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             title=args.title or spec.get("title"),
             progress=bar.update if bar is not None else None,
+            batch=batch_options(args, model if not isinstance(model, str) else None),
+            batch_progress=progress_printer(args, "evaluate"),
         )
     except JudgeStopped as exc:
         print(f"respeval evaluate: {exc}; finished chunks are kept: rerun with --resume", file=sys.stderr)
+        if exc.kind == STOP_WAITING:
+            return Exit.BATCH_PENDING
         return Exit.BUDGET if exc.kind == "budget" else Exit.JUDGE_FATAL
     finally:
         if bar is not None:
             bar.close()
-    print(json.dumps(result.summary_metrics, indent=2) if args.json else result.format())
+    if args.json:
+        batch_json = {"batch": result.batch.to_json()} if result.batch is not None else {}
+        print(json.dumps({**result.summary_metrics, **batch_json}, indent=2))
+    else:
+        print(result.format() + (f"\n{result.batch.format()}" if result.batch is not None else ""))
     write_run_outputs(result.run_summary, summary_out=args.summary_out, report=args.report or spec.get("report"))
     return Exit.OK
 

@@ -9,6 +9,7 @@ import sys
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, exit_status
 from respeval.cli.common import Exit, unit_interval
 from respeval.gate import (
     ACCEPT,
@@ -22,6 +23,7 @@ from respeval.gate import (
     calibrate,
     stage_scores,
 )
+from respeval.judge.batch import BatchCache
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Price
@@ -49,13 +51,18 @@ stages:
 
 exit status:
   0 pass rate >= --fail-under (or no floor), 1 bad input, 2 pass rate below --fail-under,
-  3 the judge stopped (budget, fatal error).
+  3 the judge stopped (budget, fatal error); with --batch, 4 the budget stopped the
+  submissions and 5 batches are still running (--batch-wait; rerun to collect).
 
 examples:
   respeval gate --input rows.jsonl --lexical-accept 0.9 --lexical-reject 0.2 --model fake:
+  respeval gate --input rows.jsonl --lexical-accept 0.9 --lexical-reject 0.2 \\
+      --model openai:gpt-4o-mini --batch --cache gate.sqlite
   respeval gate --input rows.jsonl --calibrate labels.jsonl --target-precision 0.98 \\
       --model openai:gpt-4o-mini --fail-under 0.8 --junit gate.xml
 """
+
+EPILOG += "\n" + BATCH_EPILOG
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -98,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     jd.add_argument("--cache", metavar="FILE", help="judge answer cache (SQLite)")
     jd.add_argument("--price-in", type=float, metavar="USD", help="USD per million input tokens")
     jd.add_argument("--price-out", type=float, metavar="USD", help="USD per million output tokens")
+    add_batch_arguments(p)
     out = p.add_argument_group("output and CI")
     out.add_argument("--out", metavar="FILE", help="per-row decisions (.jsonl)")
     out.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -198,7 +206,10 @@ async def _run(
     args: argparse.Namespace, records: list[dict[str, Any]], config: GateConfig, scores: Any, labels: dict[Any, bool]
 ) -> GateReport:
     model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env) if args.model else None
-    cache = JudgeCache(args.cache) if args.cache else None
+    batch = batch_options(args, model)
+    if batch is not None and not args.cache:
+        raise ValueError("--batch needs --cache FILE: batch answers and batch state are kept there, so a rerun resumes")
+    cache = (BatchCache(args.cache) if batch is not None else JudgeCache(args.cache)) if args.cache else None
     try:
         return await arun_gate(
             records,
@@ -209,6 +220,7 @@ async def _run(
             options=engine_options(args),
             labels=labels,
             scores=scores,
+            batch=batch or False,
         )
     finally:
         if cache is not None:
@@ -240,6 +252,9 @@ def run(args: argparse.Namespace) -> int:
         run_summary = gate_run_summary(report.to_json(), rows=[r.to_json() for r in report.rows], records=records)
         write_run_outputs(run_summary, summary_out=args.summary_out, report=args.report)
     summary = report.judge_summary
+    if summary is not None and summary.batch is not None and summary.stop_reason:
+        print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)
+        return exit_status(summary.batch, "error")
     if summary is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)
         return Exit.JUDGE_FATAL

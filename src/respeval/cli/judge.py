@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, exit_status, run_batch_judge
 from respeval.cli.common import (
     Exit,
     field_mapping,
@@ -29,6 +30,7 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
 from respeval.judge.methods import JudgeMethod, get_method
+from respeval.judge.models.base import JudgeModel
 from respeval.judge.results import RowResult
 from respeval.judge.specs import load_model
 from respeval.redact import redact
@@ -41,6 +43,7 @@ DESCRIPTION = (
     "as unscored with their reason, and the summary gives coverage."
 )
 METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
+STRUCTURED_CHOICES = ("response_format", "guided_json", "structured_outputs", "detect", "tool", "none")
 
 # Vertex AI's evaluation dataset columns (``baseline_model_response`` is read by pairwise
 # methods); --field may rename any of them, whichever method runs.
@@ -87,7 +90,8 @@ resuming:
 
 exit status:
   0 all rows judged (some may be unscored: see coverage), 1 bad input or options,
-  3 stopped by a model error (401, 400, ...), 4 stopped by the budget, 130 interrupted.
+  3 stopped by a model error (401, 400, ...), 4 stopped by the budget, 5 provider batches
+  still running (--batch-wait; rerun to collect), 130 interrupted.
 
 examples:
   respeval judge --input items.jsonl --model openai:gpt-4o-mini --out results.jsonl \\
@@ -146,6 +150,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     mod.add_argument(
         "--no-json-schema", action="store_true", help="do not send response_format (servers without structured output)"
+    )
+    mod.add_argument(
+        "--structured",
+        choices=STRUCTURED_CHOICES,
+        default=None,
+        help="how the verdict schema is sent: openai: response_format (default), guided_json or structured_outputs "
+        "(vLLM), detect (ask the server); anthropic: tool (default: a forced tool call); none: prompt only",
     )
     mod.add_argument(
         "--max-tokens", metavar="N", type=positive_int, default=512, help="reply limit per call (default 512)"
@@ -223,6 +234,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from respeval.cli.judge_methods import add_method_arguments
 
     add_method_arguments(p)
+    add_batch_arguments(p)
+    p.epilog = (p.epilog or "") + "\n" + BATCH_EPILOG
 
 
 def run(args: argparse.Namespace) -> int:
@@ -343,7 +356,7 @@ def engine_options(args: argparse.Namespace) -> EngineOptions:
         if args.price_in is None or args.price_out is None:
             raise InputFileError("give both --price-in and --price-out (USD per million tokens)")
         prices = Price(args.price_in, args.price_out)
-    if args.budget_usd is not None and prices is None:
+    if args.budget_usd is not None and prices is None and not getattr(args, "batch", False):
         raise InputFileError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
     budget = Budget(max_calls=args.budget_calls, max_tokens=args.budget_tokens, max_cost=args.budget_usd)
     return EngineOptions(
@@ -385,13 +398,7 @@ async def _judge(
     cache_path: str | None,
     digest: Any = None,
 ) -> RunResult:
-    model = load_model(
-        args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        json_schema=not args.no_json_schema,
-        timeout=args.timeout,
-    )
+    model = model_for(args)
     columns = list(method.verdict_fields)
     loop = asyncio.get_running_loop()
     with contextlib.ExitStack() as stack:
@@ -444,6 +451,18 @@ async def _judge(
     raise AssertionError("unreachable")  # pragma: no cover - for type checkers
 
 
+def model_for(args: argparse.Namespace) -> JudgeModel:
+    """The judge model the parsed options name."""
+    return load_model(
+        args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        json_schema=not args.no_json_schema,
+        structured=getattr(args, "structured", None),
+        timeout=args.timeout,
+    )
+
+
 def run_judge(args: argparse.Namespace) -> int:
     """Run ``respeval judge`` with parsed arguments; returns the exit status."""
     try:
@@ -463,14 +482,23 @@ def run_judge(args: argparse.Namespace) -> int:
             raise InputFileError(f"--field: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         options = engine_options(args)
         cache_path = cache_path_for(args)
-        load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env)  # fail fast on a bad spec
+        model = model_for(args)  # fail fast on a bad spec
+        batch = batch_options(args, model)
         total = _check_input(args.input, method, fields)
         digest = None
         if args.summary_out or args.report:
             from respeval.report import RowDigest
 
             digest = RowDigest(method.name)
-        result = asyncio.run(_judge(args, method, fields, total, options, cache_path, digest))
+        if batch is not None:
+            records = [r for _, r in read_jsonl(args.input)]
+            result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
+            if digest is not None and args.out:  # the rows went to --out as the passes completed
+                for _, row in read_jsonl(args.out):
+                    if row.get("status") == "scored":
+                        digest.add(int(row["row"]), row.get("score"), row.get("reasoning"))
+        else:
+            result = asyncio.run(_judge(args, method, fields, total, options, cache_path, digest))
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
@@ -491,6 +519,11 @@ def run_judge(args: argparse.Namespace) -> int:
         write_run_outputs(
             judge_run_summary(data, digest=digest, texts=texts), summary_out=args.summary_out, report=args.report
         )
+    if batch is not None:
+        status = exit_status(report, result.stop_kind)
+        if status != Exit.OK:
+            print(f"respeval judge: stopped: {summary.stop_reason}", file=sys.stderr)
+        return status
     if result.stop_kind is None:
         return 0
     print(

@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any
 
+from respeval.cli.batching import batch_options, exit_status, progress_printer, run_batched_step
 from respeval.cli.judge import (
     EXIT_BUDGET,
     EXIT_FATAL,
@@ -24,6 +25,7 @@ from respeval.cli.judge import (
     InputFileError,
     cache_path_for,
     engine_options,
+    model_for,
     prompt_options,
     read_jsonl,
     run_judge,
@@ -51,8 +53,8 @@ from respeval.judge.methods.rubrics import (
     load_rubrics,
 )
 from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.models.base import JudgeModel
 from respeval.judge.results import wilson_interval
-from respeval.judge.specs import load_model
 from respeval.redact import redact
 
 __all__ = ["add_method_arguments", "run_example", "run_methods"]
@@ -201,77 +203,82 @@ def _check(args: argparse.Namespace) -> None:
 async def _dispatch(
     args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions, cache_path: str | None
 ) -> Any:
-    model = load_model(
-        args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        json_schema=not args.no_json_schema,
-        timeout=args.timeout,
-    )
-    fields = dict(args.field)
-    template, instruction = prompt_options(args)
+    model = model_for(args)
     with contextlib.ExitStack() as stack:
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
-        common: dict[str, Any] = {"cache": cache, "options": options}
-        if args.method == "pairwise":
-            return await arun_pairwise(
-                records,
-                model,
-                flip=args.flip,
-                samples=args.samples,
-                method=Pairwise(
-                    max_tokens=args.max_tokens, seed=args.seed, template=template, system_instruction=instruction
-                ),
-                fields=fields,
-                temperature=args.sample_temperature,
-                **common,
-            )
-        if args.method == "rubric":
-            method = Rubric(
-                load_criteria(args.rubric),
-                threshold=args.threshold,
-                seed=args.seed,
-                template=template,
-                system_instruction=instruction,
-            )
-            return await arun_rubric(
-                records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
-            )
-        if args.method == "adaptive-rubric":
-            rubrics = load_rubrics(args.rubrics_in) if args.rubrics_in else None
-            report = await arun_adaptive(
-                records,
-                model,
-                generator=RubricGenerator(args.preset, args.guidelines, system_instruction=instruction),
-                rubrics=rubrics,
-                threshold=args.threshold,
-                samples=args.samples,
-                aggregate=args.aggregate,
-                template=template,
-                system_instruction=instruction,
-                **common,
-            )
-            if args.rubrics_out:
-                export_rubrics(args.rubrics_out, report.rubrics)
-            return report
-        pointwise = Pointwise(
+        return await _dispatch_with(args, records, options, model, cache)
+
+
+async def _dispatch_with(
+    args: argparse.Namespace,
+    records: list[dict[str, Any]],
+    options: EngineOptions,
+    model: JudgeModel,
+    cache: JudgeCache | None,
+) -> Any:
+    """The method's run with this model, cache and options (one pass of a --batch run)."""
+    fields = dict(args.field)
+    template, instruction = prompt_options(args)
+    common: dict[str, Any] = {"cache": cache, "options": options}
+    if args.method == "pairwise":
+        return await arun_pairwise(
+            records,
+            model,
+            flip=args.flip,
+            samples=args.samples,
+            method=Pairwise(
+                max_tokens=args.max_tokens, seed=args.seed, template=template, system_instruction=instruction
+            ),
+            fields=fields,
+            temperature=args.sample_temperature,
+            **common,
+        )
+    if args.method == "rubric":
+        method = Rubric(
+            load_criteria(args.rubric),
             threshold=args.threshold,
-            max_tokens=args.max_tokens,
             seed=args.seed,
             template=template,
             system_instruction=instruction,
         )
-        return await arun_sampled(
+        return await arun_rubric(
+            records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
+        )
+    if args.method == "adaptive-rubric":
+        rubrics = load_rubrics(args.rubrics_in) if args.rubrics_in else None
+        report = await arun_adaptive(
             records,
             model,
-            pointwise,
+            generator=RubricGenerator(args.preset, args.guidelines, system_instruction=instruction),
+            rubrics=rubrics,
+            threshold=args.threshold,
             samples=args.samples,
             aggregate=args.aggregate,
-            threshold=args.threshold,
-            temperature=args.sample_temperature,
-            fields=fields,
+            template=template,
+            system_instruction=instruction,
             **common,
         )
+        if args.rubrics_out:
+            export_rubrics(args.rubrics_out, report.rubrics)
+        return report
+    pointwise = Pointwise(
+        threshold=args.threshold,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        template=template,
+        system_instruction=instruction,
+    )
+    return await arun_sampled(
+        records,
+        model,
+        pointwise,
+        samples=args.samples,
+        aggregate=args.aggregate,
+        threshold=args.threshold,
+        temperature=args.sample_temperature,
+        fields=fields,
+        **common,
+    )
 
 
 def _rows_json(result: Any) -> list[dict[str, Any]]:
@@ -372,7 +379,25 @@ def run_methods(args: argparse.Namespace) -> int:
         options = engine_options(args)
         cache_path = cache_path_for(args)
         records = _records(args.input)
-        result = asyncio.run(_dispatch(args, records, options, cache_path))
+        model = model_for(args)
+        batch = batch_options(args, model)
+        if batch is not None:
+            done = run_batched_step(
+                lambda m, c, o: _dispatch_with(args, records, o, m, c),
+                model,
+                cache_path,
+                options,
+                batch,
+                on_progress=progress_printer(args, "judge"),
+            )
+            result, report = done.result, done.report
+            spend = getattr(result, "spend", None)
+            if spend is not None:  # the rows were answered from the cache the batches filled
+                spend.tokens_in = report.tokens_in + report.live_tokens_in
+                spend.tokens_out = report.tokens_out + report.live_tokens_out
+                spend.cost = report.total_cost
+        else:
+            result = asyncio.run(_dispatch(args, records, options, cache_path))
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
@@ -383,9 +408,17 @@ def run_methods(args: argparse.Namespace) -> int:
     data, text, stop_reason = _summary(result)
     data.setdefault("model", args.model)
     data["samples"] = args.samples
+    if batch is not None:
+        data["batch"] = report.to_json()
+        text += "\n" + report.format()
     print(json.dumps({**data, "output": args.out, "cache": cache_path}, indent=2) if args.json else text)
     if args.summary_out or args.report:
         _write_summary(args, data, rows, records)
+    if batch is not None:
+        status = exit_status(report, getattr(result, "stop_kind", None))
+        if status != 0:
+            print(f"respeval judge: stopped: {report.stop_reason or stop_reason}", file=sys.stderr)
+        return status
     if stop_reason is None:
         return 0
     print(f"respeval judge: stopped: {stop_reason} (rerun the same command to resume)", file=sys.stderr)

@@ -120,6 +120,8 @@ class EvalResult:
     errors_output: str | None = None
     resumed_chunks: int = 0
     spend: Spend = field(default_factory=Spend)
+    batch: Any = None
+    """With ``batch=``: what the provider batches did (a :class:`respeval.judge.batch.BatchReport`)."""
 
     @property
     def metrics_table(self) -> Any:
@@ -579,6 +581,8 @@ def evaluate(
     seed: int | None = DEFAULT_SEED,
     title: str | None = None,
     progress: Callable[[int], None] | None = None,
+    batch: Any = None,
+    batch_progress: Callable[[str], None] | None = None,
 ) -> EvalResult:
     """Evaluate ``dataset`` with every metric in ``metrics``: one table, one summary.
 
@@ -601,6 +605,10 @@ def evaluate(
         concurrency, samples, engine_options: the judge engine's calls in flight, samples per
             row (strict majority) and other :class:`~respeval.judge.EngineOptions`.
         bootstrap, confidence, seed: the intervals of the summary.
+        batch: True or a :class:`respeval.judge.batch.BatchOptions`: before the chunks are
+            scored, every judged metric's requests go out as provider batches (OpenAI,
+            Anthropic; half price, resumable), which fill the cache the chunks then read;
+            ``batch_progress`` gets their progress messages.
 
     Raises :class:`JudgeStopped` when the judge stops (budget, model error); the finished
     chunks are kept, and ``resume=True`` goes on from there.
@@ -640,11 +648,18 @@ def evaluate(
         parts = _Parts(out_path, fingerprint, resume)
     done = parts.done() if parts is not None else 0
     spend = Spend()
-    judge_ctx, owned = _open_judge(plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend)
+    judge_ctx, owned = _open_judge(
+        plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend, batch=bool(batch)
+    )
     tables: list[Any] = []
     stats: list[dict[str, np.ndarray]] = []
     bad: list[dict[str, Any]] = []
+    report = None
     try:
+        if batch and judge_ctx is not None:
+            report = judge_ctx.loop.run(
+                _resolve_batches(data, plan, chunk_size, done, judge_ctx, batch, spend, batch_progress)
+            )
         if progress is not None and done:
             progress(min(done * chunk_size, data.count() or 0))
         for chunk in data.chunks(chunk_size, start_chunk=done):
@@ -701,7 +716,58 @@ def evaluate(
         errors_output=errors_path,
         resumed_chunks=done,
         spend=spend,
+        batch=report,
     )
+
+
+async def _resolve_batches(
+    data: Dataset,
+    plan: Plan,
+    chunk_size: int,
+    start: int,
+    ctx: _JudgeContext,
+    batch: Any,
+    spend: Spend,
+    on_progress: Callable[[str], None] | None,
+) -> Any:
+    """Every judged metric over every chunk left, in passes that defer what the cache lacks,
+    with provider batches between them (:func:`respeval.judge.batch.arun_batched`); after
+    it, the chunks are scored from the cache.  Raises JudgeStopped when not everything could
+    be had (the budget, batches still running)."""
+    from respeval.judge.batch import BatchOptions, arun_batched
+    from respeval.judge.engine import STOP_DEFERRED
+
+    @dataclass
+    class _Pass:
+        stop_kind: str | None = None
+
+    async def every_chunk(model: Any, cache: Any, options: Any) -> _Pass:
+        pass_ctx = dataclasses.replace(ctx, model=model, cache=cache, engine_options=options, budget_left=None)
+        for chunk in data.chunks(chunk_size, start_chunk=start):
+            for metric in plan.judged:
+                _, _, result = await _judge_metric(metric, chunk, pass_ctx)
+                if result.stop_kind not in (None, STOP_DEFERRED):
+                    return _Pass(result.stop_kind)  # a model error, the budget: no point going on
+        return _Pass()
+
+    run = await arun_batched(
+        every_chunk,
+        ctx.model,
+        cache=ctx.cache,
+        options=ctx.engine_options,
+        batch=batch if isinstance(batch, BatchOptions) else None,
+        on_progress=on_progress,
+    )
+    report = run.report
+    spend.calls += report.live_calls
+    spend.tokens_in += report.tokens_in + report.live_tokens_in
+    spend.tokens_out += report.tokens_out + report.live_tokens_out
+    spend.cost += report.total_cost
+    if report.stop_kind is not None:
+        raise JudgeStopped(f"provider batches: {report.stop_reason}", report.stop_kind)
+    if run.result.stop_kind is not None:
+        raise JudgeStopped(f"the judge stopped while batching ({run.result.stop_kind})", run.result.stop_kind)
+    return report
 
 
 def _open_judge(
@@ -714,6 +780,8 @@ def _open_judge(
     engine_options: Any,
     columns: Columns,
     spend: Spend,
+    *,
+    batch: bool = False,
 ) -> tuple[_JudgeContext | None, list[Callable[[], None]]]:
     if not plan.judged:
         return None, []
@@ -730,7 +798,15 @@ def _open_judge(
     if cache is None and out is not None:
         cache = out + ".cache.sqlite"
     judge_cache = cache
-    if cache is not None and not isinstance(cache, JudgeCache):
+    if batch:
+        from respeval.judge.batch import BatchCache
+
+        if cache is None:
+            raise ValueError("batch mode needs a cache (cache=, or out= for OUT.cache.sqlite)")
+        if not isinstance(cache, BatchCache):  # the same file, with the batch tables
+            judge_cache = BatchCache(cache.path if isinstance(cache, JudgeCache) else cache)
+            owned.append(judge_cache.close)
+    elif cache is not None and not isinstance(cache, JudgeCache):
         judge_cache = JudgeCache(cache)
         owned.append(judge_cache.close)
     options = engine_options or EngineOptions(concurrency=concurrency)

@@ -17,10 +17,12 @@ Quick start::
         print(row.id, row.status, row.verdict, row.unscored_reason)
 
 Inside a running event loop use ``await judge.arun(...)`` (``run`` works there too, on a
-helper thread).  See :mod:`respeval.judge.engine` for what the engine does, and
+helper thread).  ``batch=True`` (or ``batch=judge.BatchOptions(...)``) sends the requests as
+OpenAI or Anthropic batches instead, at half the price (:mod:`respeval.judge.batch`).  See :mod:`respeval.judge.engine` for what the engine does, and
 :mod:`respeval.judge.parsing` for how verdicts are read.
 """
 
+from respeval.judge.batch import BatchOptions, BatchReport
 from respeval.judge.cache import JudgeCache, cache_key
 from respeval.judge.engine import EngineOptions, JudgeEngine, RunResult, arun, run
 from respeval.judge.errors import CacheMissError, FatalError, JudgeError, TransientError
@@ -44,12 +46,15 @@ from respeval.judge.models import (
     ShardedTransport,
 )
 from respeval.judge.parsing import Parsed, ParseFailure
+from respeval.judge.prices import ModelPrice
 from respeval.judge.results import RowResult, RunSummary, wilson_interval
 from respeval.judge.specs import load_model
 
 __all__ = [
     "AnthropicModel",
     "BaseJudgeModel",
+    "BatchOptions",
+    "BatchReport",
     "Budget",
     "CacheMissError",
     "CallableModel",
@@ -67,6 +72,7 @@ __all__ = [
     "JudgeRequest",
     "LoopbackTransport",
     "Message",
+    "ModelPrice",
     "OpenAIChatModel",
     "ParseFailure",
     "Parsed",

@@ -26,7 +26,7 @@ from typing import Any, Union
 from respeval.judge.models.base import Completion, JudgeRequest
 from respeval.redact import redact, redact_url
 
-__all__ = ["JudgeCache", "KeyMaker", "cache_key"]
+__all__ = ["INSERT_COMPLETION", "JudgeCache", "KeyMaker", "cache_key", "completion_row"]
 
 SCHEMA_VERSION = "1"
 _KEY_VERSION = 2
@@ -65,6 +65,23 @@ class KeyMaker:
         ]
         h.update(b"\x00p" + json.dumps(params, ensure_ascii=False).encode("utf-8"))
         return h.hexdigest()
+
+
+INSERT_COMPLETION = "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def completion_row(
+    key: str, completion: Completion, model: str, endpoint: str, template_version: str
+) -> tuple[str, str, str, str, str, float]:
+    """One ``completions`` row, scrubbed of secrets (for :data:`INSERT_COMPLETION`)."""
+    return (
+        key,
+        redact(model),
+        redact_url(endpoint),
+        template_version,
+        json.dumps(completion.redacted().to_json()),
+        time.time(),
+    )
 
 
 def cache_key(identity: Mapping[str, Any], request: JudgeRequest) -> str:
@@ -109,17 +126,13 @@ class JudgeCache:
     def put(self, key: str, completion: Completion, *, model: str, endpoint: str, template_version: str) -> None:
         """Store (and commit) one answer; a key already present keeps its first answer.
         Nothing secret is stored: the texts are scrubbed (:mod:`respeval.redact`)."""
-        self._db.execute(
-            "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                redact(model),
-                redact_url(endpoint),
-                template_version,
-                json.dumps(completion.redacted().to_json()),
-                time.time(),
-            ),
-        )
+        self._db.execute(INSERT_COMPLETION, completion_row(key, completion, model, endpoint, template_version))
+
+    def on_miss(self, key: str, request: JudgeRequest) -> None:
+        """Called by the engine before a cache miss goes to the model.  Does nothing here; a
+        batch-backed cache (:class:`respeval.judge.batch.BatchCache`) raises
+        :class:`~respeval.judge.errors.DeferredError` to have the answer come from a provider
+        batch, or :class:`~respeval.judge.errors.RequestFailedError` when it failed for good."""
 
     def __contains__(self, key: object) -> bool:
         return self._db.execute("SELECT 1 FROM completions WHERE key = ?", (key,)).fetchone() is not None

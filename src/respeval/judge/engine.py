@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import JudgeCache, KeyMaker, PathLike
-from respeval.judge.errors import FatalError, JudgeError, TransientError
+from respeval.judge.errors import DeferredError, FatalError, JudgeError, RequestFailedError, TransientError
 from respeval.judge.limits import (
     Budget,
     BudgetTracker,
@@ -52,11 +52,12 @@ from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 from respeval.redact import redact
 
-__all__ = ["EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
+__all__ = ["STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
 
 STOP_BUDGET = "budget"
 STOP_ERROR = "error"
 STOP_INTERRUPTED = "interrupted"
+STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,11 @@ class _Stop(Exception):
 
 
 class _GaveUp(Exception):
-    """A request failed transiently more than max_retries times."""
+    """A request failed transiently more than max_retries times (or failed for good in a batch)."""
+
+
+class _Deferred(Exception):
+    """The row's answer comes from a provider batch: it is left not run in this pass."""
 
 
 @dataclass
@@ -142,6 +147,7 @@ class _RowSpend:
     tokens_out: int = 0
     cost: float = 0.0
     live: bool = False  # at least one answer came from the model, not the cache
+    hits: int = 0  # answers served from the cache (taken back if the row is deferred)
 
 
 if sys.version_info >= (3, 11):
@@ -201,6 +207,7 @@ class JudgeEngine:
         self._interrupts = 0
         self._successes = 0
         self._pending: dict[str, asyncio.Future[Completion]] = {}  # cache key -> the call in flight
+        self._deferred: set[int] = set()  # rows whose answer waits for a provider batch (batch mode)
 
     # ------------------------------------------------------------------ stopping
 
@@ -229,6 +236,11 @@ class JudgeEngine:
     @property
     def in_flight(self) -> int:
         return len(self._active)
+
+    @property
+    def deferred(self) -> int:
+        """Rows left not run because their answer waits for a provider batch (batch mode)."""
+        return len(self._deferred)
 
     # ------------------------------------------------------------------ the run
 
@@ -263,8 +275,11 @@ class JudgeEngine:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
         # Rows started but not finished (cancelled by a second Ctrl-C), then rows never started.
-        not_run = sorted(self._active)
+        not_run = sorted(self._active | self._deferred)
         not_run.extend(row for row, _ in rows_iter)
+        if self._deferred and self._stop_kind is None:
+            self._stop_kind = STOP_DEFERRED
+            self.summary.stop_reason = f"{len(self._deferred)} rows wait for answers from a provider batch"
         self.summary.total = self.summary.scored + self.summary.unscored + len(not_run)
         self.summary.seconds = time.perf_counter() - started
         rows.sort(key=lambda r: r.row)
@@ -323,6 +338,15 @@ class JudgeEngine:
             # Left not run, but what it already spent was spent: keep the totals honest.
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
+        except _Deferred:
+            # The row is judged again in a later pass: it leaves no count here but its spend,
+            # so that the passes' summaries add up.
+            self._active.discard(row)
+            self._deferred.add(row)
+            self.summary.cache_hits -= spend.hits
+            self.summary.reasks -= reasked
+            self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
+            return None
         except _GaveUp as exc:
             return self._row(row, row_id, spend, reasked, reason=str(exc))
         if isinstance(outcome, ParseFailure):
@@ -368,6 +392,7 @@ class JudgeEngine:
         cached = self.cache.get(key)
         if cached is not None:
             self.summary.cache_hits += 1
+            spend.hits += 1
             return cached
         if self.options.replay_only:
             self.halt(
@@ -375,6 +400,12 @@ class JudgeEngine:
                 f"template {request.template_version}) in {self.cache.path}"
             )
             raise _Stop
+        try:
+            self.cache.on_miss(key, request)  # batch mode: the answer may come from a provider batch
+        except DeferredError:
+            raise _Deferred from None
+        except RequestFailedError as exc:
+            raise _GaveUp(str(exc)) from None
         while (shared := self._pending.get(key)) is not None:
             try:
                 completion = await asyncio.shield(shared)
@@ -383,6 +414,7 @@ class JudgeEngine:
                     raise  # this task itself was cancelled
                 continue  # that call failed; another waiter may have taken over: look again
             self.summary.cache_hits += 1
+            spend.hits += 1
             return completion
         future: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
@@ -523,6 +555,7 @@ async def arun(
     on_row: Callable[[RowResult], None] | None = None,
     keep_rows: bool = True,
     options: EngineOptions | None = None,
+    batch: Any = False,
     **overrides: Any,
 ) -> RunResult:
     """Judge ``records`` (mappings with ``prompt``, ``response``, ``reference``, ``id``).
@@ -536,6 +569,9 @@ async def arun(
         fields: renames, method field -> record key (``{"response": "answer"}``).
         on_row: called with each RowResult as it finishes.
         keep_rows: keep every RowResult in the result (turn off for huge runs).
+        batch: True (or a :class:`respeval.judge.batch.BatchOptions`) sends the requests
+            as provider batches, at batch prices, resumably (needs ``cache``; see
+            :mod:`respeval.judge.batch`).  ``on_row`` then sees the rows once all are in.
         options, overrides: :class:`EngineOptions`, and/or its fields as keywords
             (``concurrency=32, max_retries=3, budget=Budget(max_cost=5.0)``).
 
@@ -547,6 +583,8 @@ async def arun(
     opts = dataclasses.replace(options or EngineOptions(), **overrides)
     judge_method = get_method(method) if isinstance(method, str) else method
     judge_model = load_model(model) if isinstance(model, str) else model
+    if batch:
+        return await _arun_batch(records, judge_model, judge_method, cache, fields, on_row, keep_rows, opts, batch)
     own_cache = cache is not None and not isinstance(cache, JudgeCache)
     judge_cache = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
     try:
@@ -556,6 +594,37 @@ async def arun(
     finally:
         if own_cache:
             judge_cache.close()  # type: ignore[union-attr]
+
+
+async def _arun_batch(
+    records: Iterable[Mapping[str, Any]],
+    model: JudgeModel,
+    method: JudgeMethod,
+    cache: JudgeCache | PathLike | None,
+    fields: Mapping[str, str] | None,
+    on_row: Callable[[RowResult], None] | None,
+    keep_rows: bool,
+    options: EngineOptions,
+    batch: Any,
+) -> RunResult:
+    from respeval.judge.batch import BatchCache, BatchOptions, arun_rows_batched
+
+    if cache is None:
+        raise ValueError("batch mode needs a cache (cache=PATH): batch answers and batch state are kept there")
+    if isinstance(cache, JudgeCache) and not isinstance(cache, BatchCache):
+        cache = cache.path  # the same file, with the batch tables
+    result, _ = await arun_rows_batched(
+        list(records),  # later passes read some of them again
+        model,
+        method,
+        cache=cache,
+        options=options,
+        batch=batch if isinstance(batch, BatchOptions) else None,
+        fields=fields,
+        on_row=on_row,
+        keep_rows=keep_rows,
+    )
+    return result
 
 
 def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs: Any) -> RunResult:

@@ -6,6 +6,15 @@
   miss in replay-only mode, an unexpected exception in a user's Python judge).  The engine
   stops the run cleanly instead of retrying forever.
 
+Two more say where an answer comes from in batch mode (:mod:`respeval.judge.batch`), and
+the engine neither retries nor stops on them:
+
+* :class:`DeferredError`: the answer will come from a provider batch; the row is left not
+  run in this pass (the batch driver submits the request and runs the rows again).
+* :class:`RequestFailedError`: the request failed for good (a batch's per-request error,
+  an expired or cancelled batch, after the retry limit); the row is unscored with this
+  reason.
+
 A parse failure of the *judge's verdict* is not an exception: it makes the row unscored
 with its reason (see :mod:`respeval.judge.parsing`).
 
@@ -18,7 +27,14 @@ from __future__ import annotations
 
 from respeval.redact import redact
 
-__all__ = ["CacheMissError", "FatalError", "JudgeError", "TransientError"]
+__all__ = [
+    "CacheMissError",
+    "DeferredError",
+    "FatalError",
+    "JudgeError",
+    "RequestFailedError",
+    "TransientError",
+]
 
 
 class JudgeError(Exception):
@@ -57,3 +73,11 @@ class FatalError(JudgeError):
 
 class CacheMissError(FatalError):
     """Replay-only mode met a request that is not in the cache."""
+
+
+class DeferredError(JudgeError):
+    """The answer to this request will come from a provider batch, not from a call now."""
+
+
+class RequestFailedError(JudgeError):
+    """The request failed for good (after the retry limit); the message is the row's reason."""

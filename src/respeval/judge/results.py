@@ -115,6 +115,19 @@ class RunSummary:
     unscored_reasons: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     """Failed calls by kind: rate_limited, server_error, timeout, connection, malformed_response."""
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
+
+    def attach_batch(self, report: Any) -> None:
+        """Batch mode's report; the run's tokens and cost become everything it spent (the
+        batches at batch prices, plus interactive retries), since its rows were answered
+        from the cache the batches filled."""
+        self.batch = report
+        self.tokens_in = report.tokens_in + report.live_tokens_in
+        self.tokens_out = report.tokens_out + report.live_tokens_out
+        self.cost = report.total_cost
+        if report.stop_reason:
+            self.stop_reason = report.stop_reason
 
     @property
     def not_run(self) -> int:
@@ -145,6 +158,14 @@ class RunSummary:
         self.tokens_in += tokens_in
         self.tokens_out += tokens_out
         self.cost += cost
+
+    def merge(self, other: RunSummary) -> None:
+        """Fold in the counts of a run over other rows (a later pass of a batch-mode run)."""
+        for name in ("scored", "unscored", "passed", "score_sum", "calls", "retries", "reasks", "cache_hits"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.add_spend(other.tokens_in, other.tokens_out, other.cost)
+        self.unscored_reasons.update(other.unscored_reasons)
+        self.errors.update(other.errors)
 
     def add(self, row: RowResult) -> None:
         """Fold one finished row in."""
@@ -189,6 +210,7 @@ class RunSummary:
             "stop_reason": redact(self.stop_reason) if self.stop_reason is not None else None,
             "unscored_reasons": dict(self.unscored_reasons),
             "errors": dict(self.errors),
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
     def format(self) -> str:
@@ -219,6 +241,8 @@ class RunSummary:
         if self.errors:
             lines.append("errors      " + ", ".join(f"{k}: {v}" for k, v in self.errors.most_common()))
         lines.append(f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}")
+        if self.batch is not None:
+            lines.append(self.batch.format())
         if self.stop_reason:
             lines.append(f"STOPPED     {redact(self.stop_reason)}")
             lines.append(

@@ -42,11 +42,16 @@ def load_model(
     base_url: str | None = None,
     api_key_env: str | None = None,
     json_schema: bool = True,
+    structured: str | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     timeout: float | None = 60.0,
 ) -> JudgeModel:
     """The model a model string names (see the module docstring).  Raises ValueError for a
-    malformed string, with the accepted forms."""
+    malformed string, with the accepted forms.
+
+    ``structured`` picks how the verdict schema is sent (``openai:``: response_format,
+    guided_json, structured_outputs, detect, none; ``anthropic:``: tool, none); None is the
+    adapter's default, and ``json_schema=False`` means none."""
     provider, sep, rest = spec.partition(":")
     if not sep:
         raise ValueError(f"model {spec!r}: expected PROVIDER:NAME with provider one of {', '.join(PROVIDERS)}")
@@ -54,10 +59,14 @@ def load_model(
         raise ValueError(f"model {spec!r}: the model name is missing ({provider}:MODEL)")
     if provider != "openai" and provider != "anthropic" and base_url is not None:
         raise ValueError(f"--base-url applies to openai: and anthropic: models, not {provider}:")
+    if structured is not None and provider not in ("openai", "anthropic"):
+        raise ValueError(f"--structured applies to openai: and anthropic: models, not {provider}:")
+    if not json_schema:
+        structured = "none"
     if provider == "openai":
         kwargs: dict[str, Any] = {
             "api_key_env": api_key_env or "OPENAI_API_KEY",
-            "json_schema": json_schema,
+            "structured": structured or "response_format",
             "transport": transport,
             "timeout": timeout,
         }
@@ -65,7 +74,12 @@ def load_model(
             kwargs["base_url"] = base_url
         return OpenAIChatModel(rest, **kwargs)
     if provider == "anthropic":
-        kwargs = {"api_key_env": api_key_env or "ANTHROPIC_API_KEY", "transport": transport, "timeout": timeout}
+        kwargs = {
+            "api_key_env": api_key_env or "ANTHROPIC_API_KEY",
+            "structured": structured or "tool",
+            "transport": transport,
+            "timeout": timeout,
+        }
         if base_url:
             kwargs["base_url"] = base_url
         return AnthropicModel(rest, **kwargs)

@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from respeval.judge.errors import FatalError, TransientError
+from respeval.judge.errors import FatalError, JudgeError, TransientError
 from respeval.judge.models.base import BaseJudgeModel, Capabilities
 from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
@@ -41,11 +41,14 @@ __all__ = [
     "LoopbackTransport",
     "ShardedTransport",
     "api_url",
+    "decode_json",
     "default_transport",
     "is_loopback_host",
     "parse_retry_after",
     "post_json",
+    "send",
     "token_count",
+    "with_query",
 ]
 
 # Statuses worth retrying: timeouts, conflicts/too-early, rate limits, server errors, and
@@ -74,6 +77,12 @@ def api_url(base_url: str, path: str, *, unless_endswith: str | None = None) -> 
     if unless_endswith is not None and base_path.endswith(unless_endswith):
         path = path[len(unless_endswith) :] if path.startswith(unless_endswith) else path
     return url.copy_with(path=base_path + path)
+
+
+def with_query(url: httpx.URL, query: str) -> httpx.URL:
+    """``url`` with the parameters of ``query`` (``a=1&b=2``) added to its own."""
+    params = dict(pair.split("=", 1) for pair in query.split("&") if "=" in pair)
+    return url.copy_merge_params(params) if params else url
 
 
 def token_count(value: Any) -> int:
@@ -236,6 +245,52 @@ async def post_json(
     )
 
 
+async def send(
+    transport: httpx.AsyncBaseTransport,
+    method: str,
+    url: httpx.URL,
+    headers: Mapping[str, str],
+    content: bytes = b"",
+    *,
+    timeout: float | None,
+    where: str,
+    auth_hint: str = "",
+) -> bytes:
+    """Any request (a batch API's GET, a file upload, a download); the 2xx response body.
+
+    Errors are those of :func:`post_json`.  Slower than its fast path (real httpx objects),
+    which does not matter for the handful of calls a provider batch makes.
+    """
+    failure: TransientError | None = None
+    try:
+        request = httpx.Request(
+            method, url, headers=headers, content=content, extensions={"timeout": httpx.Timeout(timeout).as_dict()}
+        )
+        response = await transport.handle_async_request(request)
+        try:
+            body = await response.aread()
+        finally:
+            await response.aclose()
+    except httpx.TimeoutException as exc:
+        failure = TransientError(f"timeout talking to {where}: {type(exc).__name__}", kind="timeout")
+    except (httpx.TransportError, OSError) as exc:
+        failure = TransientError(f"connection error talking to {where}: {type(exc).__name__}: {exc}", kind="connection")
+    if failure is not None:
+        raise failure  # outside the except block: no __context__ (the request holds the key)
+    if not 200 <= response.status_code < 300:
+        raise error_for_status(response.status_code, body, response.headers, where=where, auth_hint=auth_hint)
+    return body
+
+
+def decode_json(content: bytes, where: str) -> Any:
+    """A response body as JSON; a body that is not JSON is a transient fault (a proxy's page)."""
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        snippet = content[:80].decode("utf-8", "replace")
+    raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response")
+
+
 class HttpJudgeModel(BaseJudgeModel):
     """What the HTTP adapters share: the URL, the key, the transport and the secrets.
 
@@ -264,6 +319,7 @@ class HttpJudgeModel(BaseJudgeModel):
     ) -> None:
         base = base_url.rstrip("/")
         super().__init__(name, endpoint=redact_url(base), capabilities=capabilities)
+        self._base = base
         register_url_secrets(base)
         register_headers(headers or {})
         self._url = api_url(base, path, unless_endswith=unless_endswith)
@@ -281,6 +337,36 @@ class HttpJudgeModel(BaseJudgeModel):
         if self._transport is not None and self._transport is not self._injected:
             await self._transport.aclose()
         self._transport = None
+
+    default_headers: Mapping[str, str] = {"content-type": "application/json"}
+    """The headers every call sends (an adapter adds its own, e.g. an API version)."""
+
+    def auth_headers(self) -> dict[str, str]:
+        """The header(s) carrying the key; none when the key variable is unset (override)."""
+        return {}
+
+    def request_headers(self) -> dict[str, str]:
+        """Every header of a call: the defaults, the model's extra headers, the key (the
+        batch clients send the same)."""
+        return {**self.default_headers, **self._extra_headers, **self.auth_headers()}
+
+    def auth_hint(self) -> str:
+        """What a 401/403 means: a wrong key, or none sent."""
+        env = self._api_key_env
+        return f"check the key in ${env}" if os.environ.get(env) else f"no API key was sent: ${env} is not set"
+
+    @property
+    def base_url(self) -> str:
+        """The API root as given (it may hold credentials: never print it; ``endpoint`` is
+        the scrubbed one)."""
+        return self._base
+
+    @property
+    def transport(self) -> httpx.AsyncBaseTransport:
+        """The open transport (the batch clients share it)."""
+        if self._transport is None:
+            raise JudgeError(f"{self.model_id} is not open: use it inside 'async with model'")
+        return self._transport
 
     def api_key(self) -> str | None:
         """The key to send (registered as a secret), or None when the variable is unset."""

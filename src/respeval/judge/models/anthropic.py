@@ -2,13 +2,21 @@
 
 Current Claude models reject or deprecate sampling parameters, so by default this adapter
 declares ``temperature=False`` in its capabilities and never sends one (nor a seed, which
-the API has never had).  Nor does it send a JSON schema: the prompt describes the reply and
-the tolerant parser reads it.
+the API has never had).
+
+Structured verdicts (``structured="tool"``, the default): the verdict's JSON schema is sent
+as the one tool the model must call, ``tools: [{"name", "description", "input_schema"}]``
+with ``tool_choice: {"type": "tool", "name": ...}``, and the ``tool_use`` block's ``input``
+comes back as the completion's ``structured`` verdict (its JSON is the text).  With
+``structured="none"`` no schema is sent: the prompt describes the reply and the tolerant
+parser reads it, as it also does when a reply has no ``tool_use`` block.  The mode is part
+of the model's identity, so of every cache key.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -16,11 +24,16 @@ from respeval.judge.errors import TransientError
 from respeval.judge.models._http import HttpJudgeModel, token_count
 from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
 
-__all__ = ["AnthropicModel"]
+if TYPE_CHECKING:
+    from respeval.judge.models.anthropic_batch import AnthropicBatchClient
+
+__all__ = ["STRUCTURED_MODES", "AnthropicModel"]
+
+STRUCTURED_MODES = ("tool", "none")
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
-_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "stop"}
 
 
 class AnthropicModel(HttpJudgeModel):
@@ -32,6 +45,7 @@ class AnthropicModel(HttpJudgeModel):
         api_key_env: environment variable with the key, read at the first call.
         max_tokens: the reply limit the API requires (requests may override it).
         supports_temperature: send ``temperature`` when a request sets one (older models).
+        structured: ``tool`` (the verdict schema as a forced tool call; default) or ``none``.
         transport, timeout, headers: as for :class:`~respeval.judge.models.openai.OpenAIChatModel`.
     """
 
@@ -45,10 +59,13 @@ class AnthropicModel(HttpJudgeModel):
         api_key_env: str = "ANTHROPIC_API_KEY",
         max_tokens: int = 1024,
         supports_temperature: bool = False,
+        structured: str = "tool",
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}")
         super().__init__(
             model,
             base_url=base_url,
@@ -56,21 +73,45 @@ class AnthropicModel(HttpJudgeModel):
             unless_endswith="/v1",
             api_key_env=api_key_env,
             capabilities=Capabilities(
-                temperature=supports_temperature, seed=False, n=False, logprobs=False, json_schema=False
+                temperature=supports_temperature,
+                seed=False,
+                n=False,
+                logprobs=False,
+                json_schema=structured == "tool",
             ),
             transport=transport,
             timeout=timeout,
             headers=headers,
         )
         self._max_tokens = max_tokens
+        self._structured = structured
+
+    default_headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+
+    def auth_headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"x-api-key": key} if key else {}
+
+    @property
+    def structured(self) -> str:
+        return self._structured
 
     def _identity_extra(self) -> dict[str, Any]:
-        return {
+        extra: dict[str, Any] = {
             "adapter": "anthropic-messages/1",
             "api_version": API_VERSION,
             "max_tokens": self._max_tokens,
             "temperature": self.capabilities.temperature,
         }
+        if self._structured != "none":
+            extra["structured"] = self._structured  # "none" keeps the keys of the text-only adapter
+        return extra
+
+    def batch_client(self, **options: Any) -> AnthropicBatchClient:
+        """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
+        from respeval.judge.models.anthropic_batch import AnthropicBatchClient
+
+        return AnthropicBatchClient(self, **options)
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """System messages become the top-level ``system`` field, as the API wants."""
@@ -84,26 +125,42 @@ class AnthropicModel(HttpJudgeModel):
             body["system"] = system
         if request.temperature is not None and self.capabilities.temperature:
             body["temperature"] = request.temperature
+        if request.json_schema is not None and self._structured == "tool":
+            name = request.json_schema.name
+            body["tools"] = [
+                {
+                    "name": name,
+                    "description": "Record your verdict. Call this tool once, with the verdict as its input.",
+                    "input_schema": dict(request.json_schema.schema),
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": name}
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        key = self.api_key()
-        data = await self.post(
-            self.build_body(request),
-            defaults={"content-type": "application/json", "anthropic-version": API_VERSION},
-            auth={"x-api-key": key} if key else {},
-        )
+        data = await self.post(self.build_body(request), defaults=self.default_headers, auth=self.auth_headers())
+        return self.parse_response(data)
+
+    def parse_response(self, data: Any) -> Completion:
+        """A Messages response body (a call's, or a batch result's ``message``) as a
+        Completion: text blocks joined; a ``tool_use`` block's input as the structured
+        verdict (and, as JSON, the text, when there is no other text)."""
         try:
             blocks = data["content"]
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            tools = [b.get("input") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
         except (KeyError, TypeError, AttributeError) as exc:
             raise TransientError(
                 f"malformed response from {self.endpoint}: no content blocks", kind="malformed_response"
             ) from exc
+        structured = tools[0] if len(tools) == 1 and isinstance(tools[0], dict) else None
+        if structured is not None and not text.strip():
+            text = json.dumps(structured)
         usage = data.get("usage") or {}
         stop = data.get("stop_reason")
         return Completion(
             text=text,
+            structured=structured,
             tokens_in=token_count(usage.get("input_tokens")),
             tokens_out=token_count(usage.get("output_tokens")),
             finish_reason=_FINISH.get(stop, stop),

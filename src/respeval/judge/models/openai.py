@@ -2,21 +2,41 @@
 
 One adapter serves OpenAI, vLLM, Ollama (``/v1``), llama.cpp's server and a LiteLLM proxy:
 they all speak ``POST {base_url}/chat/completions``.
+
+Structured verdicts (``structured=``): the verdict's JSON schema goes out as
+
+``response_format``     ``{"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}``
+                        (OpenAI; vLLM, llama.cpp and recent Ollama accept it too; the default)
+``guided_json``         vLLM's extra parameter ``"guided_json": SCHEMA`` (vLLM before 0.12)
+``structured_outputs``  vLLM's ``"structured_outputs": {"json": SCHEMA}`` (vLLM 0.11 and later)
+``none``                not at all: the prompt describes the reply and the text parser reads it
+``detect``              asks the server once, when the model is opened: a vLLM server
+                        (``/models`` entries ``owned_by: vllm``) gets ``structured_outputs`` or
+                        ``guided_json`` by its ``/version``, any other ``response_format``
+
+The mode is part of the model's identity, so of every cache key: answers produced under
+one mode are never served for another.  Whatever the mode, the text parser stays the
+fallback: a server that ignores the schema still gets its replies read honestly.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from respeval.judge.errors import TransientError
-from respeval.judge.models._http import HttpJudgeModel, token_count
+from respeval.judge.errors import JudgeError, TransientError
+from respeval.judge.models._http import HttpJudgeModel, api_url, decode_json, send, token_count
 from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, messages_as_dicts
 
-__all__ = ["OpenAIChatModel"]
+if TYPE_CHECKING:
+    from respeval.judge.models.openai_batch import OpenAIBatchClient
+
+__all__ = ["STRUCTURED_MODES", "OpenAIChatModel"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+STRUCTURED_MODES = ("response_format", "guided_json", "structured_outputs", "none", "detect")
+_VLLM_STRUCTURED_OUTPUTS = (0, 11)  # vLLM versions from which structured_outputs replaces guided_json
 
 
 class OpenAIChatModel(HttpJudgeModel):
@@ -30,9 +50,10 @@ class OpenAIChatModel(HttpJudgeModel):
             is sent, which is what local servers expect; a server that needs a key answers
             401 and the run stops with a message naming the variable.
         temperature, seed, max_tokens: defaults for requests that leave them unset.
-        json_schema: whether the server supports ``response_format`` with a JSON schema
-            (OpenAI, vLLM, llama.cpp and recent Ollama do).  When False the schema is only
-            described in the prompt and parsing does the rest.
+        json_schema: False is ``structured="none"`` (kept for older callers).
+        structured: how the verdict's JSON schema is sent (see the module docstring):
+            ``response_format`` (default), ``guided_json``, ``structured_outputs``, ``none``
+            or ``detect``.
         supports_seed: whether to send ``seed``.
         max_tokens_field: ``"max_tokens"`` (most servers) or ``"max_completion_tokens"``
             (OpenAI's reasoning models).
@@ -58,19 +79,24 @@ class OpenAIChatModel(HttpJudgeModel):
         seed: int | None = None,
         max_tokens: int | None = None,
         json_schema: bool = True,
+        structured: str = "response_format",
         supports_seed: bool = True,
         max_tokens_field: str = "max_tokens",
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: float | None = 60.0,
         headers: dict[str, str] | None = None,
     ) -> None:
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured must be one of {', '.join(STRUCTURED_MODES)}, got {structured!r}")
+        if not json_schema:
+            structured = "none"
         super().__init__(
             model,
             base_url=base_url,
             path="/chat/completions",
             api_key_env=api_key_env,
             capabilities=Capabilities(
-                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=json_schema
+                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=structured != "none"
             ),
             transport=transport,
             timeout=timeout,
@@ -78,15 +104,69 @@ class OpenAIChatModel(HttpJudgeModel):
         )
         self._defaults = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
         self._max_tokens_field = max_tokens_field
+        self._structured = structured
+
+    default_headers = {"content-type": "application/json", "accept": "application/json"}
+
+    def auth_headers(self) -> dict[str, str]:
+        key = self.api_key()
+        return {"authorization": f"Bearer {key}"} if key else {}
+
+    @property
+    def structured(self) -> str:
+        """The structured-output mode in use (``detect`` until the model has been opened)."""
+        return self._structured
 
     def _identity_extra(self) -> dict[str, Any]:
-        return {
+        if self._structured == "detect":
+            raise JudgeError(
+                f"{self.model_id}: structured='detect' is settled when the model is opened "
+                "(async with model) and is part of the cache key: open the model first"
+            )
+        extra = {
             "adapter": "openai-chat/1",
             "defaults": self._defaults,
             "json_schema": self.capabilities.json_schema,
             "seed": self.capabilities.seed,
             "max_tokens_field": self._max_tokens_field,
         }
+        if self._structured not in ("response_format", "none"):
+            extra["structured"] = self._structured  # response_format and none keep their old keys
+        return extra
+
+    async def _open(self) -> None:
+        await super()._open()
+        if self._structured == "detect":
+            self._structured = await self._detect_structured()
+
+    async def _get(self, url: httpx.URL) -> Any:
+        body = await send(
+            self.transport, "GET", url, self.request_headers(), timeout=self._timeout, where=self.endpoint
+        )
+        return decode_json(body, self.endpoint)
+
+    async def _detect_structured(self) -> str:
+        """vLLM (by its ``/models`` ``owned_by``) gets its own structured-output option, by
+        version; every other server ``response_format``.  A failed probe means the latter."""
+        try:
+            models = await self._get(api_url(self.base_url, "/models"))
+            owners = {m.get("owned_by") for m in models.get("data", []) if isinstance(m, dict)}
+        except (JudgeError, AttributeError):
+            return "response_format"
+        if "vllm" not in owners:
+            return "response_format"
+        try:
+            info = await self._get(httpx.URL(self.base_url).copy_with(path="/version", query=None))
+            version = tuple(int(p) for p in str(info.get("version", "")).split(".")[:2])
+        except (JudgeError, AttributeError, ValueError):
+            return "guided_json"
+        return "structured_outputs" if version >= _VLLM_STRUCTURED_OUTPUTS else "guided_json"
+
+    def batch_client(self, **options: Any) -> OpenAIBatchClient:
+        """The provider's batch API behind this model (:mod:`respeval.judge.batch` drives it)."""
+        from respeval.judge.models.openai_batch import OpenAIBatchClient
+
+        return OpenAIBatchClient(self, **options)
 
     def build_body(self, request: JudgeRequest) -> dict[str, Any]:
         """The JSON body for ``request``: unsupported parameters are left out, not ignored."""
@@ -102,21 +182,23 @@ class OpenAIChatModel(HttpJudgeModel):
         if max_tokens is not None:
             body[self._max_tokens_field] = max_tokens
         if request.json_schema is not None and caps.json_schema:
-            body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
+            if self._structured == "guided_json":
+                body["guided_json"] = dict(request.json_schema.schema)
+            elif self._structured == "structured_outputs":
+                body["structured_outputs"] = {"json": dict(request.json_schema.schema)}
+            else:
+                body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
         if request.logprobs and caps.logprobs:
             body["logprobs"] = True
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
-        key = self.api_key()
-        data = await self.post(
-            self.build_body(request),
-            defaults={"content-type": "application/json", "accept": "application/json"},
-            auth={"authorization": f"Bearer {key}"} if key else {},
-        )
-        return self._completion(data)
+        data = await self.post(self.build_body(request), defaults=self.default_headers, auth=self.auth_headers())
+        return self.parse_response(data)
 
-    def _completion(self, data: Any) -> Completion:
+    def parse_response(self, data: Any) -> Completion:
+        """A chat-completions response body (a call's, or a batch result line's) as a
+        Completion; TransientError when it has no ``choices[0].message.content``."""
         try:
             choice = data["choices"][0]
             message = choice["message"]

@@ -173,7 +173,13 @@ class Metric(ABC):
         if isinstance(references, str) or not isinstance(references, Sequence):
             raise TypeError(f"{prefix}: `refs` should be a sequence of sequence of strings.")
         for stream in references:
-            if isinstance(stream, str) or not isinstance(stream, Sequence):
+            if isinstance(stream, str):
+                # sacreBLEU would read the str as a stream of characters: a silent wrong number
+                raise TypeError(
+                    f"{prefix}: `refs` should be a list of reference streams (each a list of str, one "
+                    "per segment), e.g. [refs] for one reference per segment, not a list of str"
+                )
+            if not isinstance(stream, Sequence):
                 raise TypeError(f"{prefix}: Each element of `refs` should be a sequence of strings.")
 
     def corpus_statistics(self, hypotheses: Sequence[str], references: Any = None) -> np.ndarray:
