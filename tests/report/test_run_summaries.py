@@ -114,6 +114,41 @@ def test_judge_every_method_writes_the_run_summary(method, extra, docs, tmp_path
     assert converted["pass_rate"] == pytest.approx(judge["pass_rate"])
 
 
+@pytest.mark.parametrize("method", ["pointwise", "pairwise"])
+def test_judge_batch_writes_the_run_summary(method, tmp_path, capsys):
+    """--batch (provider batch APIs, faked by the test server) writes the same summary."""
+    from _helpers.batch_api import BatchAPI
+    from _helpers.judge_server import JudgeServer, default_responder
+
+    rows = [
+        {
+            "id": f"q{i}",
+            "prompt": f"Question {i}?",
+            "reference": f"Answer {i}.",
+            "response": f"candidate {i}",
+            "baseline_model_response": f"baseline {i}",
+        }  # fmt: skip
+        for i in range(12)
+    ]
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def responder(body):  # always the output shown second: each pair comes out inconsistent (scored)
+        if '"winner"' in body["messages"][0]["content"]:
+            return json.dumps({"reasoning": "the second", "winner": "b"})
+        return default_responder(body)
+
+    with JudgeServer(batch_api=BatchAPI(responder=responder)) as server:
+        argv = ["judge", "--method", method, "--input", str(src), "--model", "openai:gpt-4o-mini"]
+        argv += ["--base-url", server.url, "--out", str(tmp_path / "out.jsonl"), "--batch", "--batch-poll", "0.02"]
+        summary, html, printed = run_with_outputs(capsys, tmp_path, f"batch-{method}", [*argv, "--quiet"])
+    (judge,) = summary["judges"]
+    assert judge["rows"] == 12 and judge["coverage"] == pytest.approx(1.0)
+    if method == "pointwise":
+        assert summary["worst_rows"] and all(w["texts"].get("response") for w in summary["worst_rows"])
+        assert summary["distributions"][0]["series"][0]["counts"] and "No score distributions" not in html
+
+
 def test_judge_example_writes_the_run_summary(tmp_path, capsys):
     summary, html, printed = run_with_outputs(capsys, tmp_path, "judge-example", ["judge", "--example"])
     (judge,) = summary["judges"]
