@@ -25,6 +25,8 @@ def test_the_doc_has_every_kind_of_run():
         "--fail-under",
         "--junit",
         "--samples",
+        "--template",
+        "--system-instruction",
     ):
         assert needed in text
 

@@ -248,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
         if args.summary_out or args.report:
             from respeval.report import gate_run_summary, write_run_outputs
 
-            write_run_outputs(gate_run_summary(report.to_json()), summary_out=args.summary_out, report=args.report)
+            run_summary = gate_run_summary(report.to_json(), rows=[r.to_json() for r in report.rows], records=records)
+            write_run_outputs(run_summary, summary_out=args.summary_out, report=args.report)
     summary = report.judge_summary
     if summary is not None and summary.batch is not None and summary.stop_reason:
         print(f"respeval gate: the judge stopped: {summary.stop_reason}", file=sys.stderr)

@@ -73,6 +73,12 @@ models:
   fake:[k=v,...]      a scripted judge for dry runs: fake:score=0.5,latency=0.01
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
+prompts:
+  --template FILE replaces the method's user message with yours: name any column as
+  {column} (each value goes in fenced as data); the method's grading contract and reply
+  format stay. --system-instruction TEXT (or @FILE) says who the judge is. Both are part
+  of every cache key and of the signature: change them and nothing stale is reused.
+
 output:
   --out gets one JSON line per row: id, row, score, pass, judge_pass, reasoning, status
   (scored | unscored), unscored_reason, parsed_from, tokens_in, tokens_out, cost,
@@ -119,6 +125,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=COLUMN",
         help="read field NAME (prompt, response, reference, baseline_model_response, id) from COLUMN; repeatable",
+    )
+    prompt = p.add_argument_group("prompt (every method)")
+    prompt.add_argument(
+        "--template",
+        metavar="FILE",
+        help="your own user message: a text file naming columns as {column} ({prompt}, {response}, {reference}, "
+        "{context}, ...; pairwise: {baseline_model_response} and {response}); each value is fenced as data",
+    )
+    prompt.add_argument(
+        "--system-instruction",
+        metavar="TEXT|@FILE",
+        help="who the judge is, e.g. 'You are an expert claims auditor.' (@FILE reads it from a file); "
+        "put before the method's grading contract",
     )
     mod = p.add_argument_group("model")
     mod.add_argument(
@@ -336,6 +355,24 @@ def describe_output(out: str | None, holder: str | None) -> str:
     return f"rows judged so far: {holder} ({out} is replaced only when a run completes; rerun to finish)"
 
 
+def prompt_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--template FILE`` and ``--system-instruction TEXT|@FILE``: (template, instruction)."""
+    from respeval.judge.methods.prompts import read_text_option
+
+    template = None
+    if getattr(args, "template", None):
+        try:
+            with open(args.template, encoding="utf-8") as fh:
+                template = fh.read()
+        except OSError as exc:
+            raise InputFileError(f"--template: cannot read {args.template}: {exc.strerror or exc}") from exc
+    try:
+        instruction = read_text_option(getattr(args, "system_instruction", None))
+    except ValueError as exc:
+        raise InputFileError(f"--system-instruction: {exc}") from exc
+    return template, instruction
+
+
 def engine_options(args: argparse.Namespace) -> EngineOptions:
     prices = None
     if args.price_in is not None or args.price_out is not None:
@@ -383,6 +420,7 @@ async def _judge(
     kept: list[Any] | None,
     options: EngineOptions,
     cache_path: str | None,
+    digest: Any = None,
 ) -> RunResult:
     model = model_for(args)
     columns = list(method.verdict_fields)
@@ -406,6 +444,8 @@ async def _judge(
         def on_row(row: RowResult) -> None:
             if writer is not None:
                 writer.add(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
+            if digest is not None and row.verdict is not None and row.scored:
+                digest.add(row.row, row.verdict.get("score"), row.verdict.get("reasoning"))
             if bar is not None:
                 bar.update(1)
 
@@ -451,7 +491,15 @@ def model_for(args: argparse.Namespace) -> JudgeModel:
 def run_judge(args: argparse.Namespace) -> int:
     """Run ``respeval judge`` with parsed arguments; returns the exit status."""
     try:
-        method = get_method(args.method, threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+        template, instruction = prompt_options(args)
+        method = get_method(
+            args.method,
+            threshold=args.threshold,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            template=template,
+            system_instruction=instruction,
+        )
         known = {*VERTEX_FIELDS, *method.fields}
         fields = dict(args.field)
         unknown = sorted(set(fields) - known)
@@ -462,21 +510,36 @@ def run_judge(args: argparse.Namespace) -> int:
         model = model_for(args)  # fail fast on a bad spec
         batch = batch_options(args, model)
         report = None
+        digest = None
+        if args.summary_out or args.report:
+            from respeval.report import RowDigest
+
+            digest = RowDigest(method.name)
         outputs = [("--out", args.out), *run_outputs(args)]
         with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", cache_path)]):
             total, kept = _check_input(args.input, method, fields)
             if batch is not None:
                 records = kept if kept is not None else [r for _, r in read_jsonl(args.input)]
                 result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
+                if digest is not None and args.out:  # the rows went to OUT.partial as the passes completed
+                    for _, row in read_jsonl(partial_name(args.out)):
+                        if row.get("status") == "scored":
+                            digest.add(int(row["row"]), row.get("score"), row.get("reasoning"))
             else:
-                result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path))
+                result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path, digest))
             complete = result.stop_kind is None and (report is None or report.stop_kind is None)
             output = finish_output(args.out, complete=complete)
-            if getattr(args, "summary_out", None) or getattr(args, "report", None):
-                from respeval.report import judge_run_summary, write_run_outputs
+            if digest is not None:
+                from respeval.report import judge_run_summary, texts_of, write_run_outputs
 
+                source = kept if kept is not None else (record for _, record in read_jsonl(args.input))
+                texts = texts_of(source, digest.rows(), fields)
                 data = {**result.summary.to_json(), "output": output}
-                write_run_outputs(judge_run_summary(data), summary_out=args.summary_out, report=args.report)
+                write_run_outputs(
+                    judge_run_summary(data, digest=digest, texts=texts),
+                    summary_out=args.summary_out,
+                    report=args.report,
+                )
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT

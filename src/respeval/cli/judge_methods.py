@@ -28,6 +28,7 @@ from respeval.cli.judge import (
     engine_options,
     finish_output,
     model_for,
+    prompt_options,
     read_jsonl,
     run_judge,
 )
@@ -57,6 +58,7 @@ from respeval.judge.methods.rubrics import (
 )
 from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
 from respeval.judge.models.base import JudgeModel
+from respeval.judge.results import wilson_interval
 from respeval.redact import redact
 
 __all__ = ["add_method_arguments", "run_example", "run_methods"]
@@ -143,6 +145,9 @@ def run_example(args: argparse.Namespace) -> int:
     labels = [p["label"] for p in pairs]
     scored = [(p, label) for p, label in zip(report.pairs, labels) if p.outcome is not None]
     agree = sum(p.outcome == label for p, label in scored)
+    if args.summary_out or args.report:
+        args.method = "pairwise"
+        _write_summary(args, {**report.to_json(), "model": "LLMBar replay"}, [p.to_json() for p in report.pairs], pairs)
     if args.json:
         out = report.to_json()
         out["accuracy_vs_human"] = agree / len(scored) if scored else None
@@ -217,6 +222,7 @@ async def _dispatch_with(
 ) -> Any:
     """The method's run with this model, cache and options (one pass of a --batch run)."""
     fields = dict(args.field)
+    template, instruction = prompt_options(args)
     common: dict[str, Any] = {"cache": cache, "options": options}
     if args.method == "pairwise":
         return await arun_pairwise(
@@ -224,13 +230,21 @@ async def _dispatch_with(
             model,
             flip=args.flip,
             samples=args.samples,
-            method=Pairwise(max_tokens=args.max_tokens, seed=args.seed),
+            method=Pairwise(
+                max_tokens=args.max_tokens, seed=args.seed, template=template, system_instruction=instruction
+            ),
             fields=fields,
             temperature=args.sample_temperature,
             **common,
         )
     if args.method == "rubric":
-        method = Rubric(load_criteria(args.rubric), threshold=args.threshold, seed=args.seed)
+        method = Rubric(
+            load_criteria(args.rubric),
+            threshold=args.threshold,
+            seed=args.seed,
+            template=template,
+            system_instruction=instruction,
+        )
         return await arun_rubric(
             records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
         )
@@ -239,17 +253,25 @@ async def _dispatch_with(
         report = await arun_adaptive(
             records,
             model,
-            generator=RubricGenerator(args.preset, args.guidelines),
+            generator=RubricGenerator(args.preset, args.guidelines, system_instruction=instruction),
             rubrics=rubrics,
             threshold=args.threshold,
             samples=args.samples,
             aggregate=args.aggregate,
+            template=template,
+            system_instruction=instruction,
             **common,
         )
         if args.rubrics_out:
             export_rubrics(args.rubrics_out, report.rubrics)
         return report
-    pointwise = Pointwise(threshold=args.threshold, max_tokens=args.max_tokens, seed=args.seed)
+    pointwise = Pointwise(
+        threshold=args.threshold,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        template=template,
+        system_instruction=instruction,
+    )
     return await arun_sampled(
         records,
         model,
@@ -280,13 +302,24 @@ def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
     scored = [r for r in result.rows if r.scored and r.verdict is not None]
     passed = sum(bool(r.verdict["pass"]) for r in scored if r.verdict is not None)
     stable = sum(bool(r.verdict.get("unanimous")) for r in scored if r.verdict is not None)
+    interval = wilson_interval(passed, len(scored)) if scored else None
+    reasons: dict[str, int] = {}
+    for r in result.rows:
+        if not r.scored:
+            key = (r.unscored_reason or "unknown").split(":", 1)[0]
+            reasons[key] = reasons.get(key, 0) + 1
+    numbers = [float(v["score"]) for r in scored if isinstance((v := r.verdict or {}).get("score"), (int, float))]
     data = {
         "method": "pointwise",
         "rows": len(result.rows),
         "scored": len(scored),
+        "coverage": len(scored) / len(result.rows) if result.rows else None,
         "passed": passed,
         "pass_rate": passed / len(scored) if scored else None,
+        "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1]},
+        "mean_score": sum(numbers) / len(numbers) if numbers else None,
         "unanimous": stable,
+        "unscored_reasons": reasons,
         "stop_reason": result.stop_reason,
         **result.spend.to_json(),
     }
@@ -296,6 +329,44 @@ def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
         f"({passed}/{len(scored)}); {stable} of {len(scored)} unanimous\n{result.spend.format()}"
     )
     return data, text, result.stop_reason
+
+
+_PAIR_SCORES = {"B": 1.0, "tie": 0.5, "A": 0.0}
+# the pairs a report shows first: the baseline won, the orders disagreed, a tie
+_PAIR_RANKS = {"A": 0.0, "inconsistent": 1.0, "tie": 2.0}
+
+
+def _write_summary(
+    args: argparse.Namespace, data: dict[str, Any], rows: list[dict[str, Any]], records: list[dict[str, Any]]
+) -> None:
+    """--summary-out / --report: the run summary, with the score distribution and the worst
+    rows (pairwise: the pairs the baseline won, then those the orders disagreed on, then
+    ties) and their texts."""
+    from respeval.report import RowDigest, judge_run_summary, texts_of, write_run_outputs
+
+    digest = RowDigest(args.method)
+    for row in rows:
+        if row.get("status") != "scored":
+            continue
+        if args.method == "pairwise":
+            outcome = row.get("outcome") or ""
+            if outcome in _PAIR_RANKS:
+                explanation = row.get("reasoning_ab") or row.get("reasoning_ba")
+                digest.add(int(row["row"]), _PAIR_SCORES.get(outcome), explanation, rank=_PAIR_RANKS[outcome])
+            continue
+        score = row.get("score")
+        reasoning = row.get("reasoning")
+        if isinstance(reasoning, dict):  # rubrics: a verdict and its reason per criterion
+            verdicts = row.get("criteria") or {}
+            reasoning = "\n".join(
+                f"{cid}: {'pass' if verdicts.get(cid) else 'FAIL'}. {why}" for cid, why in reasoning.items()
+            )
+        explanation = reasoning if isinstance(reasoning, str) else None
+        if isinstance(score, (int, float)):
+            digest.add(int(row["row"]), float(score), explanation)
+    texts = texts_of(records, digest.rows(), dict(args.field))
+    summary = judge_run_summary({**data, "output": args.out}, digest=digest, texts=texts)
+    write_run_outputs(summary, summary_out=args.summary_out, report=args.report)
 
 
 def run_methods(args: argparse.Namespace) -> int:
@@ -346,12 +417,16 @@ def run_methods(args: argparse.Namespace) -> int:
         print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
         return EXIT_INPUT
     data, text, stop_reason = _summary(result)
+    data.setdefault("model", args.model)
+    data["samples"] = args.samples
     if report is not None:
         data["batch"] = report.to_json()
         text += "\n" + report.format()
     if output and not args.json:
         text += "\n" + describe_output(args.out, output)
     print(json.dumps({**data, "output": output, "cache": cache_path}, indent=2) if args.json else text)
+    if args.summary_out or args.report:
+        _write_summary(args, data, _rows_json(result), records)
     if report is not None:
         status = exit_status(report, getattr(result, "stop_kind", None))
         if status != 0:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from respeval import report as rep
 from respeval import validate as val
 from respeval.cli.common import Exit, add_bootstrap_arguments, non_negative_int
-from respeval.io.files import guarded_outputs, write_text_atomic
+from respeval.io.files import guarded_outputs
 from respeval.redact import redact_data
 
 NAME = "validate"
@@ -293,10 +293,8 @@ def run(args: argparse.Namespace) -> int:
     with guarded_outputs(inputs, [("--summary-out", args.summary_out), ("--report", args.report)]):
         # the texts of disagreements come from the user's files: a key pasted there stays out
         summary = redact_data(build_validation_summary(args))
-        if args.summary_out:
-            path = Path(args.summary_out)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, json.dumps(summary, indent=1, allow_nan=False) + "\n")
+        if args.summary_out:  # the one writer every command uses (strict JSON, replaced atomically)
+            rep.write_run_outputs(summary, summary_out=args.summary_out)
         if args.json:
             print(json.dumps(summary, indent=2, allow_nan=False))
         else:
@@ -304,6 +302,6 @@ def run(args: argparse.Namespace) -> int:
             if args.summary_out:
                 print(f"\nrun summary: {Path(args.summary_out).resolve()}")
         if args.report:
-            out = rep.write_report(summary, args.report)
-            print(f"report: {out}", file=sys.stderr if args.json else sys.stdout)
+            rep.write_run_outputs(summary, report=args.report)
+            print(f"report: {Path(args.report).resolve()}", file=sys.stderr if args.json else sys.stdout)
     return Exit.OK

@@ -264,8 +264,8 @@ class CustomMetric:
                 return
             columns[key][:] = arr
             bad = ~np.isfinite(arr)
-            for i in np.flatnonzero(bad):
-                errors.setdefault(int(i), f"{key}: returned NaN" if np.isnan(arr[i]) else f"{key}: returned infinity")
+            for j in np.flatnonzero(bad).tolist():
+                errors.setdefault(j, f"{key}: returned NaN" if np.isnan(arr[j]) else f"{key}: returned infinity")
         for i in errors:
             for col in columns.values():
                 col[i] = np.nan
@@ -297,4 +297,4 @@ def load_function(target: str) -> Callable[..., Any]:
             raise ValueError(f"{target!r}: {module_name} has no attribute {attr}") from None
     if not callable(obj):
         raise ValueError(f"{target!r}: {attr} is not callable")
-    return obj  # type: ignore[no-any-return]
+    return obj

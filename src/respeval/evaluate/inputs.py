@@ -56,7 +56,7 @@ class Chunk:
         if self._table is not None and self._records is None:
             if name not in self._table.column_names:
                 return [None] * len(self.rows)
-            return self._table.column(name).to_pylist()  # type: ignore[no-any-return]
+            return self._table.column(name).to_pylist()
         return [r.get(name) for r in self.records]
 
     def arrow(self) -> Any:

@@ -164,6 +164,28 @@ class _JudgeLoop:
 # --------------------------------------------------------------------------- one chunk
 
 
+def _status_columns(n: int, reasons: dict[int, str]) -> tuple[Any, Any]:
+    """The ``status`` and ``unscored_reason`` columns of ``n`` rows as Arrow string arrays,
+    built without a Python object per row (a million-row batch metric spends nothing here)."""
+    import pyarrow as pa
+
+    codes = np.zeros(n, dtype=np.int8)
+    if not reasons:
+        status = pa.DictionaryArray.from_arrays(codes, pa.array([SCORED, UNSCORED])).cast(pa.string())
+        return status, pa.nulls(n, pa.string())
+    rows = np.fromiter(reasons.keys(), dtype=np.int64, count=len(reasons))
+    codes[rows] = 1
+    status = pa.DictionaryArray.from_arrays(codes, pa.array([SCORED, UNSCORED])).cast(pa.string())
+    texts = list(dict.fromkeys(reasons.values()))
+    index = {text: k for k, text in enumerate(texts)}
+    which = np.zeros(n, dtype=np.int32)
+    which[rows] = np.fromiter((index[r] for r in reasons.values()), dtype=np.int32, count=len(reasons))
+    mask = np.ones(n, dtype=bool)
+    mask[rows] = False
+    reason = pa.DictionaryArray.from_arrays(pa.array(which, mask=mask), pa.array(texts, pa.string()))
+    return status, reason.cast(pa.string())
+
+
 def _text_column(values: list[Any]) -> list[str | None]:
     return [v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False, default=str) for v in values]
 
@@ -226,12 +248,13 @@ def _computed(use: FamilyUse, chunk: Chunk, columns: Columns, out: dict[str, Any
                 out[f"{metric}/pass"] = col
             else:
                 out[f"{metric}/{suffix}"] = col
-        out[f"{metric}/status"] = [SCORED if s else UNSCORED for s in scored]
-        out[f"{metric}/unscored_reason"] = [reasons.get(i) for i in range(n)]
+        out[f"{metric}/status"], out[f"{metric}/unscored_reason"] = _status_columns(n, reasons)
     return {"stats": stats, "scored": scored}
 
 
 def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
+    import pyarrow as pa
+
     batch = chunk.arrow() if metric.batch else None
     scores = metric.score_rows(chunk.records if not metric.batch else [], batch)
     n = len(chunk)
@@ -240,9 +263,10 @@ def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
     for name, key in zip(names, keys):
         out[f"{name}/score"] = scores.columns[key]
         if scores.explanations is not None or metric.outputs is None:
-            out[f"{name}/explanation"] = scores.explanations or [None] * n
-        out[f"{name}/status"] = [UNSCORED if i in scores.errors else SCORED for i in range(n)]
-        out[f"{name}/unscored_reason"] = [scores.errors.get(i) for i in range(n)]
+            out[f"{name}/explanation"] = (
+                scores.explanations if scores.explanations is not None else pa.nulls(n, pa.string())
+            )
+        out[f"{name}/status"], out[f"{name}/unscored_reason"] = _status_columns(n, scores.errors)
 
 
 def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]) -> None:
@@ -365,8 +389,8 @@ def _score_chunk(
         got = _computed(use, chunk, columns, out)
         stats[f"f{k}_stats"] = got["stats"]
         stats[f"f{k}_scored"] = got["scored"]
-    for metric in plan.custom:
-        _custom(metric, chunk, out)
+    for custom in plan.custom:
+        _custom(custom, chunk, out)
     for metric in plan.judged:
         if judge is None:
             raise ValueError(f"metric {metric.name!r} needs a judge: give model= (--model)")
@@ -422,7 +446,7 @@ class _Parts:
         import pyarrow.parquet as pq
 
         for what, writer in (
-            ("npz", lambda fh: np.savez(fh, **stats)),
+            ("npz", lambda fh: np.savez(fh, **stats)),  # type: ignore[arg-type]  # (numpy's stub)
             ("bad.jsonl", lambda fh: fh.write("".join(json.dumps(b.to_json()) + "\n" for b in bad).encode())),
         ):
             path = self._name(k, what)
@@ -446,7 +470,7 @@ class _Parts:
         return out
 
     def bad(self, n: int) -> list[dict[str, Any]]:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for k in range(n):
             text = self._name(k, "bad.jsonl").read_text(encoding="utf-8")
             rows.extend(json.loads(line) for line in text.splitlines() if line)
@@ -464,7 +488,9 @@ def _to_arrow(columns: dict[str, Any]) -> Any:
 
     arrays = {}
     for name, values in columns.items():
-        if isinstance(values, np.ndarray) and values.dtype != object:
+        if isinstance(values, pa.Array):
+            arrays[name] = values
+        elif isinstance(values, np.ndarray) and values.dtype != object:
             arrays[name] = pa.array(values, mask=np.isnan(values)) if values.dtype.kind == "f" else pa.array(values)
         elif name.endswith("/pass"):
             arrays[name] = pa.array(
@@ -523,8 +549,8 @@ def _keep_columns(plan: Plan, columns: Columns, extra: Sequence[str], available:
     for metric in plan.judged:
         rename = columns.judge_fields()
         names += [rename.get(f, f) for f in metric.template.fields]
-    for metric in plan.custom:
-        names += list(metric.columns or ())
+    for custom in plan.custom:
+        names += list(custom.columns or ())
     names += list(extra)
     names = [n for n in dict.fromkeys(names) if n != "row"]
     if available is not None:
@@ -608,24 +634,26 @@ def evaluate(
     if out_path is not None:
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     errors_path = (errors_out or (out_path + ".errors.jsonl" if out_path else None)) if on_error == "record" else None
-    fingerprint = _fingerprint(
-        data,
-        plan,
-        {
-            "chunk_size": chunk_size,
-            "on_error": on_error,
-            "columns": dataclasses.asdict(columns),
-            "keep": keep,
-            "samples": samples,
-            "tokenizer": tokenizer,
-            "stemmer": stemmer,
-        },
-    )
     outputs = [("--out", out_path), ("--errors", errors_path)]
     cache_file = cache if isinstance(cache, (str, os.PathLike)) else None
     # an output that is the input is refused, and each output is locked for the run
     with guarded_outputs([("--input", data.path)], outputs, unlocked=[("--cache", cache_file)]):
-        parts = _Parts(out_path, fingerprint, resume) if out_path is not None else None
+        parts = None
+        if out_path is not None:  # the fingerprint (a pass over in-memory data) only guards a resume
+            fingerprint = _fingerprint(
+                data,
+                plan,
+                {
+                    "chunk_size": chunk_size,
+                    "on_error": on_error,
+                    "columns": dataclasses.asdict(columns),
+                    "keep": keep,
+                    "samples": samples,
+                    "tokenizer": tokenizer,
+                    "stemmer": stemmer,
+                },
+            )
+            parts = _Parts(out_path, fingerprint, resume)
         done = parts.done() if parts is not None else 0
         written = done
         spend = Spend()

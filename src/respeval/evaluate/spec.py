@@ -31,6 +31,7 @@ from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
 from respeval.judge.methods.predefined import predefined
+from respeval.judge.methods.prompts import read_text_option
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 
 __all__ = ["SPEC_KEYS", "load_spec", "metric_from_dict", "read_text_option"]
@@ -88,19 +89,6 @@ _PAIRWISE_KEYS = (
     "max_tokens",
 )
 _PREDEFINED_KEYS = ("predefined", "name", "threshold", "system_instruction", "system_instruction_file", "max_tokens")
-
-
-def read_text_option(value: str | None, base: Path | None = None) -> str | None:
-    """``"@path"`` -> the file's text (relative to ``base``); other text as it is."""
-    if value is None or not isinstance(value, str) or not value.startswith("@"):
-        return value
-    path = Path(value[1:])
-    if base is not None and not path.is_absolute():
-        path = base / path
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _check_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
@@ -198,11 +186,18 @@ def load_spec(path: str | Path) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"{p}: not valid JSON: {exc}") from None
     elif suffix == ".toml":
-        import tomllib
+        import importlib
 
+        try:  # the standard library from Python 3.11; its backport before
+            toml: Any = importlib.import_module("tomllib")
+        except ModuleNotFoundError:
+            try:
+                toml = importlib.import_module("tomli")
+            except ModuleNotFoundError:
+                raise ValueError(f"{p}: TOML specs need Python 3.11+ or `pip install tomli`") from None
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = toml.loads(text)
+        except toml.TOMLDecodeError as exc:
             raise ValueError(f"{p}: not valid TOML: {exc}") from None
     else:
         raise ValueError(f"{p}: a spec is .yaml, .yml, .json or .toml")

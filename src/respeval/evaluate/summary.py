@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
 from respeval.evaluate.plan import Plan
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -39,7 +40,6 @@ from respeval.stats import bootstrap_means, percentile_interval
 __all__ = ["build_summaries", "format_summary"]
 
 _WORST = 5
-_TEXT_COLUMNS = ("prompt", "reference", "context", "response", "baseline_model_response")
 
 
 def _wilson(k: int, n: int, confidence: float) -> tuple[float, float] | tuple[None, None]:
@@ -63,6 +63,24 @@ def _floats(table: Any, name: str, n: int) -> np.ndarray:
 
 def _reason_key(reason: str) -> str:
     return reason.split(":", 1)[0][:80]
+
+
+def _distribution(caption: str, series: str, values: np.ndarray) -> dict[str, Any]:
+    """A bar per value when there are few distinct values (checks, judge scales), else a
+    histogram."""
+    distinct = np.unique(values)
+    if distinct.size <= 12:
+        counts = [int(np.count_nonzero(values == v)) for v in distinct]
+        labels = [f"{v:.4g}" for v in distinct.tolist()]
+        return {
+            "name": caption,
+            "kind": "categorical",
+            "labels": labels,
+            "series": [{"name": series, "counts": counts}],
+        }
+    edges = _edges(values)
+    counts = np.histogram(values, bins=edges)[0].tolist()
+    return {"name": caption, "kind": "numeric", "edges": edges, "series": [{"name": series, "counts": counts}]}
 
 
 def _edges(values: np.ndarray) -> list[float]:
@@ -116,7 +134,7 @@ def build_summaries(
         values = _floats(table, f"{name}/score", n_good)
         status = _column(table, f"{name}/status")
         # coverage counts scored rows (an inconsistent pair is scored, with no numeric score)
-        n_status = sum(1 for v in status.to_pylist() if v == "scored") if status is not None else None
+        n_status = int(pc.sum(pc.equal(status, "scored")).as_py() or 0) if status is not None else None
         good = values[~np.isnan(values)]
         n = int(good.size)
         entry: dict[str, Any] = {"metric": name, "kind": kind, "n": n, "rows": n_rows, "confidence": confidence}
@@ -131,9 +149,11 @@ def build_summaries(
         flat[f"{name}/ci_low"], flat[f"{name}/ci_high"] = low, high
         entry.update(mean=flat[f"{name}/mean"], std=flat[f"{name}/std"], low=low, high=high)
         entry["coverage"] = flat[f"{name}/coverage"]
-        reasons = Counter(
-            _reason_key(r) for r in (_column(table, f"{name}/unscored_reason") or []).to_pylist() if r is not None
-        )
+        reason_column = _column(table, f"{name}/unscored_reason")
+        reasons: Counter[str] = Counter()
+        if reason_column is not None and reason_column.null_count < len(reason_column):
+            for item in pc.value_counts(reason_column.drop_null()).to_pylist():
+                reasons[_reason_key(item["values"])] += item["counts"]
         entry["unscored_reasons"] = dict(reasons.most_common())
         passes = _column(table, f"{name}/pass")
         if passes is None and kind in ("computed", "custom") and n and np.isin(good, (0.0, 1.0)).all():
@@ -177,16 +197,12 @@ def build_summaries(
             )
             entry["outcomes"] = dict(outcomes)
         elif n:
-            edges = _edges(good)
-            counts = np.histogram(good, bins=edges)[0].tolist()
-            distributions.append(
-                {
-                    "name": f"{name}/score",
-                    "kind": "numeric",
-                    "edges": edges,
-                    "series": [{"name": name, "counts": counts}],
-                }
-            )
+            distributions.append(_distribution(f"{name}/score", name, good))
+        if kind == "pairwise" and flat[f"{name}/scored"]:
+            # the judges' "pass" for a pairwise metric: the candidate won the pair
+            wins, pairs = entry["outcomes"].get("CANDIDATE", 0), flat[f"{name}/scored"]
+            lo, hi = _wilson(wins, pairs, confidence)
+            entry.update(pass_rate=wins / pairs, pass_low=lo, pass_high=hi)
         if kind in ("pointwise", "pairwise"):
             judges.append(
                 {
@@ -201,7 +217,7 @@ def build_summaries(
                     "unscored_reasons": entry["unscored_reasons"],
                 }
             )
-        worst.extend(_worst_rows(table, name, values, columns))
+        worst.extend(_worst_rows(table, name, values, _text_fields(plan, name, columns), kind))
         scores.append(entry)
     judge_spend = spend.to_json()
     if plan.judged:
@@ -251,21 +267,56 @@ def _corpus_values(
     return out
 
 
-def _worst_rows(table: Any, name: str, values: np.ndarray, columns: Any) -> list[dict[str, Any]]:
-    scored = np.flatnonzero(~np.isnan(values))
-    if scored.size == 0:
+def _text_fields(plan: Plan, name: str, columns: Any) -> list[str]:
+    """The input columns a metric reads, for its worst rows: the prompt, what it compares."""
+    for use in plan.computed:
+        if name in use.metrics:
+            return (
+                [columns.prompt, columns.reference, columns.response]
+                if use.reference
+                else [columns.prompt, columns.response]
+            )
+    for judged in plan.judged:
+        if judged.name == name:
+            rename = columns.judge_fields()
+            return [rename.get(f, f) for f in judged.template.fields]
+    for custom in plan.custom:
+        if name in custom.metric_names:
+            return [columns.prompt, *(custom.columns or (columns.reference, columns.response))]
+    return [columns.prompt, columns.reference, columns.response]
+
+
+_PAIR_ORDER = {"BASELINE": 0, "INCONSISTENT": 1, "TIE": 2}
+
+
+def _worst_rows(table: Any, name: str, values: np.ndarray, fields: Sequence[str], kind: str) -> list[dict[str, Any]]:
+    """The metric's lowest-scoring rows with the texts it read (pairwise: the pairs the
+    baseline won, then those the orders disagreed on, then ties)."""
+    if kind == "pairwise":
+        outcomes = _column(table, f"{name}/outcome").to_pylist()
+        ranked = sorted((_PAIR_ORDER[o], i) for i, o in enumerate(outcomes) if o in _PAIR_ORDER)
+        order = [i for _, i in ranked[:_WORST]]
+    else:
+        scored = np.flatnonzero(~np.isnan(values))
+        if scored.size > 4 * _WORST:  # the few lowest without sorting a million rows
+            cut = np.partition(values[scored], _WORST - 1)[_WORST - 1]
+            scored = scored[values[scored] <= cut]
+        order = scored[np.argsort(values[scored], kind="stable")][:_WORST].tolist()
+    if not order:
         return []
-    order = scored[np.argsort(values[scored], kind="stable")][:_WORST]
     rows = table.column("row").to_numpy()
-    texts_cols = [c for c in (*_TEXT_COLUMNS, columns.response, columns.reference) if c in table.column_names]
+    texts_cols = [c for c in dict.fromkeys(fields) if c in table.column_names]
     explanation = _column(table, f"{name}/explanation")
     out = []
-    for i in order.tolist():
-        texts = {c: table.column(c)[i].as_py() for c in dict.fromkeys(texts_cols)}
+    for i in order:
+        texts = {c: table.column(c)[i].as_py() for c in texts_cols}
         texts = {k: v for k, v in texts.items() if v is not None}
+        if kind == "pairwise":
+            texts["outcome"] = outcomes[i]
         if explanation is not None and explanation[i].as_py():
             texts["explanation"] = explanation[i].as_py()
-        out.append({"metric": name, "row": int(rows[i]), "score": float(values[i]), "texts": texts})
+        score = None if np.isnan(values[i]) else float(values[i])
+        out.append({"metric": name, "row": int(rows[i]), "score": score, "texts": texts})
     return out
 
 

@@ -6,9 +6,12 @@
 
 from respeval.report.html import SECTIONS, render_html, write_report
 from respeval.report.runs import (
+    RowDigest,
+    evaluate_run_summary,
     gate_run_summary,
     judge_run_summary,
     score_run_summary,
+    texts_of,
     to_run_summary,
     write_run_outputs,
 )
@@ -28,8 +31,10 @@ __all__ = [
     "LIST_KEYS",
     "SCHEMA",
     "SECTIONS",
+    "RowDigest",
     "check_summary",
     "correlation_entry",
+    "evaluate_run_summary",
     "gate_run_summary",
     "judge_run_summary",
     "load_summaries",
@@ -38,6 +43,7 @@ __all__ = [
     "render_html",
     "score_run_summary",
     "system_table",
+    "texts_of",
     "to_run_summary",
     "validation_summary",
     "write_report",

@@ -64,27 +64,7 @@ def _section_summary(s: Mapping[str, Any]) -> str:
         parts.append(html_table(["comparison", "level", "n", "Kendall tau-b"], corr))
     if s.get("scores"):
         parts.append("<h3>Scores</h3>")
-        parts.append(
-            html_table(
-                ["metric", "mean", "interval", "n", "coverage", "pass rate", "corpus"],
-                (
-                    [
-                        escape(r.get("metric")),
-                        fmt(r.get("mean")),
-                        ci_span(r),
-                        fmt(r.get("n")),
-                        pct(r.get("coverage")) if r.get("coverage") is not None else "",
-                        (fmt(r.get("pass_rate")) + ci_span({"low": r.get("pass_low"), "high": r.get("pass_high")}))
-                        if r.get("pass_rate") is not None
-                        else "",
-                        (fmt(r.get("corpus")) + ci_span({"low": r.get("corpus_low"), "high": r.get("corpus_high")}))
-                        if r.get("corpus") is not None
-                        else "",
-                    ]
-                    for r in s["scores"]
-                ),
-            )
-        )
+        parts.append(_scores_table(s["scores"]))
         reasons = [
             [escape(r.get("metric")), escape(k), fmt(v)]
             for r in s["scores"]
@@ -94,6 +74,33 @@ def _section_summary(s: Mapping[str, Any]) -> str:
             parts.append("<h3>Unscored rows, by reason</h3>")
             parts.append(html_table(["metric", "reason", "rows"], reasons, "compact"))
     return "".join(parts) or empty_note("This run summary holds no scores, validation or correlations.")
+
+
+def _with_interval(key: str, low: str, high: str) -> Any:
+    """A cell renderer: the value of ``key`` with its interval (empty when there is no value)."""
+
+    def cell(r: Mapping[str, Any]) -> str:
+        if r.get(key) is None:
+            return ""
+        return fmt(r.get(key)) + ci_span({"low": r.get(low), "high": r.get(high)})
+
+    return cell
+
+
+def _scores_table(scores: Sequence[Mapping[str, Any]]) -> str:
+    """The scores table, without the columns no score fills (a gate or judge run has no corpus
+    value, a score run no pass rate)."""
+    columns = [
+        ("metric", lambda r: escape(r.get("metric")), "metric"),
+        ("mean", lambda r: fmt(r.get("mean")), "metric"),
+        ("interval", ci_span, "low"),
+        ("n", lambda r: fmt(r.get("n")), "metric"),
+        ("coverage", lambda r: pct(r["coverage"]) if r.get("coverage") is not None else "", "coverage"),
+        ("pass rate", _with_interval("pass_rate", "pass_low", "pass_high"), "pass_rate"),
+        ("corpus", _with_interval("corpus", "corpus_low", "corpus_high"), "corpus"),
+    ]
+    shown = [(name, cell) for name, cell, key in columns if any(r.get(key) is not None for r in scores)]
+    return html_table([name for name, _ in shown], ([cell(r) for _, cell in shown] for r in scores))
 
 
 def _headline_row(v: Mapping[str, Any]) -> list[str]:
@@ -378,24 +385,36 @@ def _section_gate(s: Mapping[str, Any]) -> str:
 
 
 def _comparisons(s: Mapping[str, Any]) -> str:
+    """Paired comparisons: one row per system and baseline, a difference and p-value per
+    metric (p < 0.05 in bold)."""
     comps = s.get("comparisons", [])
     if not comps:
         return ""
+    metrics = list(dict.fromkeys(str(c.get("metric")) for c in comps))
+    pairs: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+    rows_of: dict[tuple[str, str], Any] = {}
+    for c in comps:
+        key = (str(c.get("system")), str(c.get("baseline")))
+        pairs.setdefault(key, {})[str(c.get("metric"))] = c
+        rows_of[key] = c.get("rows")
+
+    def cell(c: Mapping[str, Any] | None) -> str:
+        if c is None or not isinstance(c.get("delta"), (int, float)):
+            return "–"
+        p = c.get("p_value")
+        text = f'{c["delta"]:+.4f} <span class="ci">p = {fmt(p)}</span>'
+        return f"<b>{text}</b>" if isinstance(p, (int, float)) and p < 0.05 else text
+
     rows = [
-        [
-            escape(c.get("system")),
-            escape(c.get("baseline")),
-            escape(c.get("metric")),
-            (f"{c['delta']:+.4f}" if isinstance(c.get("delta"), (int, float)) else "–"),
-            fmt(c.get("p_value")),
-            fmt(c.get("rows")),
-        ]
-        for c in comps
+        [escape(system), escape(baseline), *(cell(by_metric.get(m)) for m in metrics), fmt(rows_of[(system, baseline)])]
+        for (system, baseline), by_metric in pairs.items()
     ]
+    head = ["system", "baseline", *(f"{m}: difference" for m in metrics), "rows"]
     return (
         "<h3>Paired comparisons</h3>"
-        + html_table(["system", "baseline", "metric", "difference", "p-value", "rows"], rows, "compact")
-        + '<p class="muted">Paired approximate randomization on the rows both systems scored.</p>'
+        + html_table([escape(h) for h in head], rows, "compact")
+        + '<p class="muted">Difference = system - baseline, with the p-value of paired approximate randomization '
+        "on the rows both systems scored; bold: p &lt; 0.05.</p>"
     )
 
 
@@ -486,9 +505,10 @@ def _section_worst(s: Mapping[str, Any]) -> str:
         for w in items[:_MAX_DISAGREEMENTS]:
             texts = dict(w.get("texts") or {})
             body = "".join(_text_block(k, v) for k, v in texts.items())
+            score = f" · score <b>{fmt(w['score'])}</b>" if w.get("score") is not None else ""
             parts.append(
-                f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))} · score '
-                f'<b>{fmt(w.get("score"))}</b></div><div class="texts">{body}</div></div>'
+                f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))}{score}</div>'
+                f'<div class="texts">{body}</div></div>'
             )
     return "".join(parts)
 
@@ -519,10 +539,15 @@ def _section_disagreements(s: Mapping[str, Any]) -> str:
 _CONTEXT_TEXTS = ("prompt", "instruction", "input", "reference")
 
 
+def _words(text: Any) -> str:
+    n = len(str(text).split())
+    return f"{n:,} word" + ("" if n == 1 else "s")
+
+
 def _text_block(name: str, text: Any) -> str:
     return (
         f'<div class="text"><div class="text-name">{escape(name)} '
-        f'<span class="muted">({len(str(text).split()):,} words)</span></div>'
+        f'<span class="muted">({_words(text)})</span></div>'
         f'<div class="text-body">{escape(text)}</div></div>'
     )
 

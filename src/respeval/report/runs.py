@@ -1,22 +1,145 @@
-"""One run summary for every command: ``score``, ``judge``, ``gate``, ``evaluate`` and
-``validate`` output as the report's schema, and the one function each command calls to write
-it (``--summary-out``) and the HTML report (``--report``).
+"""One run summary for every command: ``score``, ``judge`` (every method), ``gate``,
+``evaluate`` and ``validate`` output as the report's schema, and the one function each
+command calls to write it (``--summary-out``) and the HTML report (``--report``).
 
 :func:`to_run_summary` takes what a command prints with ``--json`` (or writes) and returns a
-run summary; ``respeval report`` uses it, so it renders any command's JSON.
+run summary; ``respeval report`` uses it, so it renders any command's JSON.  Commands that
+hold their per-row results also put the score distribution and the worst rows (with their
+texts) in the summary: :class:`RowDigest` keeps both in bounded memory while rows stream by.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
+import math
 import os
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from respeval.report.schema import SCHEMA, check_summary, new_summary
 
-__all__ = ["gate_run_summary", "judge_run_summary", "score_run_summary", "to_run_summary", "write_run_outputs"]
+__all__ = [
+    "RowDigest",
+    "evaluate_run_summary",
+    "gate_run_summary",
+    "judge_run_summary",
+    "score_run_summary",
+    "texts_of",
+    "to_run_summary",
+    "write_run_outputs",
+]
+
+JUDGE_METHODS = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
+TEXT_FIELDS = ("prompt", "reference", "context", "response", "baseline_model_response")
+_WORST = 5
+
+
+class RowDigest:
+    """What a report needs of a metric's per-row scores, in bounded memory: the count of each
+    distinct score (judge scores take few values; others are binned when there are many) and
+    the ``keep`` lowest-scoring rows with their explanation.
+
+    ``add(row, score, explanation)`` per row (``score`` None: unscored, not counted);
+    :meth:`distribution` and :meth:`worst` build the summary's entries."""
+
+    def __init__(self, metric: str, keep: int = _WORST, *, max_distinct: int = 4096) -> None:
+        self.metric = metric
+        self.keep = keep
+        self.counts: Counter[float] = Counter()
+        self.max_distinct = max_distinct
+        self._heap: list[tuple[float, int, int, float | None, str | None]] = []  # (-rank, -row, seq, ...)
+        self._seq = 0
+
+    def add(self, row: int, score: float | None, explanation: str | None = None, *, rank: float | None = None) -> None:
+        """One row: its ``score`` (None: unscored, not counted) and why; ``rank`` orders the
+        worst rows when it is not the score (a pairwise pair: baseline won, orders disagreed,
+        tie)."""
+        if score is not None and isinstance(score, float) and math.isnan(score):
+            score = None
+        if score is not None:
+            score = float(score)
+            if score in self.counts or len(self.counts) < self.max_distinct:
+                self.counts[score] += 1
+            else:  # too many distinct values to keep exactly: into the nearest kept bucket
+                self.counts[min(self.counts, key=lambda v: abs(v - score))] += 1
+        order = score if rank is None else rank
+        if order is None:
+            return
+        item = (-float(order), -row, self._seq, score, explanation)
+        self._seq += 1
+        if len(self._heap) < self.keep:
+            heapq.heappush(self._heap, item)
+        elif item > self._heap[0]:
+            heapq.heapreplace(self._heap, item)
+
+    def rows(self) -> list[int]:
+        """The worst rows kept, lowest first (ties: earliest row first)."""
+        return [-item[1] for item in sorted(self._heap, reverse=True)]
+
+    def distribution(self) -> dict[str, Any] | None:
+        """A ``distributions`` entry: a bar per score when there are few, else a histogram."""
+        if not self.counts:
+            return None
+        values = sorted(self.counts)
+        name = f"{self.metric}: score"
+        if len(values) <= 12:
+            labels = [f"{v:.4g}" for v in values]
+            counts = [self.counts[v] for v in values]
+            return {
+                "name": name,
+                "kind": "categorical",
+                "labels": labels,
+                "series": [{"name": self.metric, "counts": counts}],
+            }
+        bins = min(30, max(5, int(math.sqrt(sum(self.counts.values())))))
+        low, high = values[0], values[-1]
+        width = (high - low) / bins
+        edges = [low + i * width for i in range(bins)] + [high]
+        counts = [0] * bins
+        for v, c in self.counts.items():
+            counts[min(int((v - low) / width), bins - 1)] += c
+        return {"name": name, "kind": "numeric", "edges": edges, "series": [{"name": self.metric, "counts": counts}]}
+
+    def worst(self, texts: Mapping[int, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """``worst_rows`` entries: the lowest-scoring rows, with their texts (``texts[row]``:
+        field -> text, e.g. from :func:`texts_of`) and the explanation."""
+        out = []
+        for _, neg_row, _, score, explanation in sorted(self._heap, reverse=True):
+            row = -neg_row
+            shown = {k: v for k, v in dict((texts or {}).get(row, {})).items() if v is not None}
+            if explanation:
+                shown["explanation"] = explanation
+            out.append({"metric": self.metric, "row": row, "score": score, "texts": shown})
+        return out
+
+
+def texts_of(
+    records: Iterable[Mapping[str, Any]], rows: Iterable[int], fields: Mapping[str, str] | None = None
+) -> dict[int, dict[str, Any]]:
+    """For the 0-based ``rows`` wanted, their texts (the fields of :data:`TEXT_FIELDS`, read
+    from the columns ``fields`` renames them to); ``records`` is read once, in order."""
+    wanted = set(rows)
+    names = dict(fields or {})
+    out: dict[int, dict[str, Any]] = {}
+    if not wanted:
+        return out
+    for i, record in enumerate(records):
+        if i in wanted:
+            out[i] = {
+                name: _text(record.get(names.get(name, name)))
+                for name in TEXT_FIELDS
+                if record.get(names.get(name, name)) is not None
+            }
+            if len(out) == len(wanted):
+                break
+    return out
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _interval(value: Any) -> tuple[Any, Any]:
@@ -38,6 +161,7 @@ def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict
         "seconds": data.get("seconds"),
         "output": data.get("output"),
     }
+    meta.update({f"signature: {name}": sig for name, sig in (data.get("signatures") or {}).items()})
     summary = new_summary(title or "respeval score", {k: v for k, v in meta.items() if v is not None})
     summary["signatures"] = data.get("signatures", {})
     confidence = data.get("confidence", 0.95)
@@ -83,13 +207,17 @@ def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict
 
 def _judge_entry(metric: str, data: Mapping[str, Any]) -> dict[str, Any]:
     ci = data.get("pass_rate_ci") or {}
+    rows = data.get("rows", data.get("pairs"))
+    coverage = data.get("coverage")
+    if coverage is None and isinstance(rows, int) and rows and data.get("scored") is not None:
+        coverage = data["scored"] / rows
     return {
         "metric": metric,
         "method": data.get("method"),
         "model": data.get("model"),
-        "rows": data.get("rows"),
+        "rows": rows,
         "scored": data.get("scored"),
-        "coverage": data.get("coverage"),
+        "coverage": coverage,
         "pass_rate": data.get("pass_rate"),
         "pass_low": ci.get("low"),
         "pass_high": ci.get("high"),
@@ -102,38 +230,121 @@ def _judge_entry(metric: str, data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def judge_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict[str, Any]:
-    """``respeval judge --json``: coverage, pass rate (Wilson), calls and cost."""
-    summary = new_summary(
-        title or "respeval judge",
-        {
-            "command": "judge",
-            "judge": data.get("model"),
-            "signature": data.get("signature"),
-            "output": data.get("output"),
-        },
-    )
-    entry = _judge_entry(str(data.get("method") or "judge"), data)
-    summary["judges"] = [entry]
-    if data.get("pass_rate") is not None:
-        summary["scores"] = [
-            {
-                "metric": f"{entry['metric']} pass rate",
-                "mean": data.get("pass_rate"),
-                "low": entry["pass_low"],
-                "high": entry["pass_high"],
-                "n": data.get("scored"),
-            }
-        ]
-        if data.get("mean_score") is not None:
-            summary["scores"].append(
-                {"metric": f"{entry['metric']} mean score", "mean": data["mean_score"], "n": data.get("scored")}
+def _rate_score(metric: str, rate: Mapping[str, Any] | None, confidence: Any) -> dict[str, Any] | None:
+    if not rate:
+        return None
+    return {
+        "metric": metric,
+        "mean": rate.get("rate"),
+        "low": rate.get("ci_low"),
+        "high": rate.get("ci_high"),
+        "n": rate.get("n"),
+        "confidence": confidence,
+    }
+
+
+def judge_run_summary(
+    data: Mapping[str, Any],
+    title: str | None = None,
+    *,
+    digest: RowDigest | None = None,
+    texts: Mapping[int, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``respeval judge --json``, any method: coverage, pass rate (Wilson), calls and cost;
+    pairwise win rates, ties, inconsistency and position consistency; rubric criteria.
+
+    ``digest`` (the per-row scores) adds the score distribution and the worst rows, with
+    their ``texts`` (row -> field -> text)."""
+    method = str(data.get("method") or "judge")
+    meta = {
+        "command": "judge",
+        "method": method,
+        "judge": data.get("model"),
+        "signature": data.get("signature"),
+        "samples": data.get("samples"),
+        "output": data.get("output"),
+        "stopped": data.get("stop_reason"),
+    }
+    summary = new_summary(title or f"respeval judge ({method})", {k: v for k, v in meta.items() if v is not None})
+    entry = _judge_entry(method, data)
+    confidence = data.get("confidence") or (data.get("pass_rate_ci") or {}).get("confidence")
+    scores: list[dict[str, Any]] = []
+    if method == "pairwise":
+        win = data.get("win_rate_candidate") or {}
+        entry.update(pass_rate=win.get("rate"), pass_low=win.get("ci_low"), pass_high=win.get("ci_high"))
+        for label, key in (
+            ("candidate win rate", "win_rate_candidate"),
+            ("baseline win rate", "win_rate_baseline"),
+            ("tie rate", "tie_rate"),
+            ("inconsistent rate", "inconsistent_rate"),
+            ("position consistency", "position_consistency"),
+            ("picks the output shown first", "first_position_rate"),
+        ):
+            score = _rate_score(f"pairwise {label}", data.get(key), confidence)
+            if score is not None:
+                scores.append(score)
+        outcomes = data.get("outcomes") or {}
+        if outcomes:
+            labels = ["B", "A", "tie", "inconsistent"]
+            summary["distributions"] = [
+                {
+                    "name": "pairwise outcomes (B: candidate, A: baseline)",
+                    "kind": "categorical",
+                    "labels": labels,
+                    "series": [{"name": "pairs", "counts": [int(outcomes.get(k, 0)) for k in labels]}],
+                }
+            ]
+        summary["meta"]["flip"] = data.get("flip")
+    else:
+        if data.get("pass_rate") is not None:
+            ci = data.get("pass_rate_ci") or {}
+            scores.append(
+                {
+                    "metric": f"{method} pass rate",
+                    "mean": data["pass_rate"],
+                    "low": ci.get("low"),
+                    "high": ci.get("high"),
+                    "n": data.get("scored"),
+                    "confidence": confidence,
+                }
             )
+        if data.get("mean_score") is not None:
+            scores.append({"metric": f"{method} mean score", "mean": data["mean_score"], "n": data.get("scored")})
+        for criterion, rate in (data.get("criterion_pass_rates") or {}).items():
+            scores.append({"metric": f"criterion {criterion}: pass rate", "mean": rate, "n": data.get("scored")})
+        if data.get("unanimous") is not None and data.get("scored"):
+            scores.append(
+                {
+                    "metric": "rows unanimous over samples",
+                    "mean": data["unanimous"] / data["scored"],
+                    "n": data["scored"],
+                }
+            )
+        if data.get("rubrics_written") is not None:
+            summary["meta"]["rubrics written"] = data["rubrics_written"]
+            summary["meta"]["prompts without a rubric"] = len(data.get("rubric_failures") or {})
+    summary["judges"] = [entry]
+    if scores:
+        summary["scores"] = scores
+    if digest is not None:
+        distribution = digest.distribution() if method != "pairwise" else None  # pairwise: the outcomes
+        if distribution is not None:
+            summary.setdefault("distributions", []).append(distribution)
+        summary["worst_rows"] = digest.worst(texts)
     return summary
 
 
-def gate_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict[str, Any]:
-    """``respeval gate --json``: the funnel, the pass rate, and the judge's coverage and cost."""
+def gate_run_summary(
+    data: Mapping[str, Any],
+    title: str | None = None,
+    *,
+    rows: Sequence[Mapping[str, Any]] | None = None,
+    records: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """``respeval gate --json``: the funnel, the pass rate, and the judge's coverage and cost.
+
+    ``rows`` (the gate's per-row results) and ``records`` (its input) add the distribution of
+    decisions per stage and the rows rejected, with their texts."""
     summary = new_summary(
         title or "respeval gate",
         {
@@ -164,11 +375,97 @@ def gate_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict[
         ]
     if data.get("judge"):
         summary["judges"] = [_judge_entry("gate judge", data["judge"])]
+    if rows:
+        stages = [s["stage"] for s in data.get("stages", [])]
+        decisions = sorted({str(r.get("decision")) for r in rows})
+        summary["distributions"] = [
+            {
+                "name": "gate decisions by stage",
+                "kind": "categorical",
+                "labels": stages,
+                "series": [
+                    {
+                        "name": d,
+                        "counts": [
+                            sum(1 for r in rows if r.get("stage") == st and str(r.get("decision")) == d)
+                            for st in stages
+                        ],
+                    }
+                    for d in decisions
+                ],
+            }
+        ]
+        lexical = [r["lexical"] for r in rows if isinstance(r.get("lexical"), (int, float))]
+        if lexical:
+            summary["distributions"].append(
+                {"name": f"{data.get('lexical_metric') or 'lexical'} score", "values": lexical}
+            )
+        digest = RowDigest("gate: rejected rows (lexical score)")
+        for r in rows:
+            if r.get("decision") == "reject":
+                digest.add(
+                    int(r.get("row", 0)), r.get("lexical") if r.get("lexical") is not None else 0.0, r.get("reason")
+                )
+        texts = texts_of(records or [], digest.rows())
+        summary["worst_rows"] = digest.worst(texts)
+    return summary
+
+
+_FLAT_STATS = (
+    "mean",
+    "std",
+    "ci_low",
+    "ci_high",
+    "scored",
+    "coverage",
+    "pass_rate",
+    "pass_rate_ci_low",
+    "pass_rate_ci_high",
+    "corpus",
+    "corpus_ci_low",
+    "corpus_ci_high",
+)
+
+
+def evaluate_run_summary(flat: Mapping[str, Any], title: str | None = None) -> dict[str, Any]:
+    """``respeval evaluate --json`` (the hosted services' flat ``summary_metrics``): scores
+    with intervals, coverage and pass rates, and the judge's spend.  (``--summary-out`` and
+    ``--report`` write the full summary, with distributions and the worst rows.)"""
+    metrics: dict[str, dict[str, Any]] = {}
+    for key, value in flat.items():
+        name, _, stat = key.rpartition("/")
+        if name and name != "judge" and stat in _FLAT_STATS:
+            metrics.setdefault(name, {})[stat] = value
+    rows = flat.get("row_count")
+    meta = {"command": "evaluate", "rows": rows}
+    meta.update({f"judge {k.split('/', 1)[1]}": v for k, v in flat.items() if k.startswith("judge/")})
+    summary = new_summary(title or "respeval evaluate", meta)
+    summary["summary_metrics"] = dict(flat)
+    summary["scores"] = [
+        {
+            "metric": name,
+            "mean": m.get("mean"),
+            "std": m.get("std"),
+            "low": m.get("ci_low"),
+            "high": m.get("ci_high"),
+            "n": m.get("scored"),
+            "rows": rows,
+            "coverage": m.get("coverage"),
+            "pass_rate": m.get("pass_rate"),
+            "pass_low": m.get("pass_rate_ci_low"),
+            "pass_high": m.get("pass_rate_ci_high"),
+            "corpus": m.get("corpus"),
+            "corpus_low": m.get("corpus_ci_low"),
+            "corpus_high": m.get("corpus_ci_high"),
+        }
+        for name, m in metrics.items()
+    ]
     return summary
 
 
 def to_run_summary(data: Any, source: str = "summary", title: str | None = None) -> dict[str, Any]:
-    """A run summary from any command's JSON output (a run summary passes through)."""
+    """A run summary from any command's JSON output (a run summary, which ``validate --json``
+    prints, passes through)."""
     if isinstance(data, Mapping) and data.get("schema") == SCHEMA:
         return dict(data)
     if isinstance(data, Mapping):
@@ -176,9 +473,32 @@ def to_run_summary(data: Any, source: str = "summary", title: str | None = None)
             return gate_run_summary(data, title)
         if "rows_total" in data and "systems" in data:
             return score_run_summary(data, title)
-        if "coverage" in data and "method" in data:
+        if data.get("method") in JUDGE_METHODS and ("rows" in data or "pairs" in data):
             return judge_run_summary(data, title)
-    raise ValueError(f"{source}: not a run summary, nor the --json output of respeval score, judge, gate or evaluate")
+        if "row_count" in data:
+            return evaluate_run_summary(data, title)
+    raise ValueError(
+        f"{source}: not a run summary, nor the --json output of respeval score, judge, gate, evaluate or validate"
+    )
+
+
+def _json_safe(value: Any) -> Any:
+    """Strict JSON: NaN and infinities become null; numpy scalars plain numbers; other
+    objects their text."""
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (str, bool)) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float) or hasattr(value, "item"):
+        number = value.item() if hasattr(value, "item") else value
+        if isinstance(number, float) and not math.isfinite(number):
+            return None
+        return number
+    return str(value)
 
 
 def write_run_outputs(
@@ -187,15 +507,19 @@ def write_run_outputs(
     summary_out: str | os.PathLike[str] | None = None,
     report: str | os.PathLike[str] | None = None,
 ) -> None:
-    """What ``--summary-out`` and ``--report`` write for every command."""
+    """What ``--summary-out`` and ``--report`` write for every command: strict JSON (NaN as
+    null), replaced atomically, with every text scrubbed of secrets (a key pasted into a
+    dataset stays out of the summary, as out of the report)."""
+    from respeval.redact import redact_data
     from respeval.report.html import write_report
 
     check_summary(summary)
+    summary = redact_data(summary)
     if summary_out:
         path = Path(summary_out)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(_json_safe(summary), indent=2, allow_nan=False) + "\n", encoding="utf-8")
         os.replace(tmp, path)
     if report:
-        write_report(summary, report)
+        write_report(summary, Path(report))

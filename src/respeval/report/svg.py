@@ -71,14 +71,19 @@ def svg_bars(
 ) -> str:
     """Grouped vertical bars: one group per category (or histogram bin), one bar per series."""
     n_cat, n_ser = max(len(categories), 1), max(len(series), 1)
-    left, right, top, bottom = 48, 12, 26, 46
-    group = max(18, min(64, 520 // n_cat))
-    width, height = left + group * n_cat + right, 220
+    # one series needs no legend: the caption names it
+    left, right, top, bottom = 48, 12, 26 if n_ser > 1 else 12, 46
+    group = max(18, min(96 if n_cat <= 6 else 64, 520 // n_cat))
+    # never narrower than its legend or 180 px: the bars are centred in the plot
+    plot_w = max(group * n_cat, 180, _legend_width(series) if n_ser > 1 else 0)
+    offset = (plot_w - group * n_cat) / 2
+    width, height = left + plot_w + right, 220
     plot_h = height - top - bottom
     vmax = max([max(s["counts"], default=0) for s in series] + [1])
     ticks = nice_ticks(0, vmax, 4)
     scale = plot_h / ticks[-1]
-    parts = [_legend(series, left, 14)]
+    parts = [_legend(series, left, 14)] if n_ser > 1 else []
+    left_bars = left + offset
     for t in ticks:
         y = top + plot_h - t * scale
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
@@ -88,7 +93,7 @@ def svg_bars(
         for s_i, s in enumerate(series):
             count = s["counts"][c]
             h = count * scale
-            x = left + group * c + 3 + bar * s_i
+            x = left_bars + group * c + 3 + bar * s_i
             parts.append(
                 f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{max(bar - 1, 1):.1f}" '
                 f'height="{h:.1f}" fill="{PALETTE[s_i % len(PALETTE)]}">'
@@ -96,15 +101,21 @@ def svg_bars(
             )
         if numeric_edges is None and (n_cat <= 12 or c % max(1, n_cat // 12) == 0):
             parts.append(
-                svg_text(left + group * (c + 0.5), height - bottom + 16, short_label(cat, 10), "middle", "tick")
+                svg_text(
+                    left_bars + group * (c + 0.5), height - bottom + 16, short_label(cat, group // 7), "middle", "tick"
+                )
             )
     if numeric_edges is not None:
         for t in nice_ticks(numeric_edges[0], numeric_edges[-1], 5):
             if numeric_edges[0] - 1e-12 <= t <= numeric_edges[-1] + 1e-12:
-                x = left + group * n_cat * (t - numeric_edges[0]) / ((numeric_edges[-1] - numeric_edges[0]) or 1)
+                x = left_bars + group * n_cat * (t - numeric_edges[0]) / ((numeric_edges[-1] - numeric_edges[0]) or 1)
                 parts.append(svg_text(x, height - bottom + 16, tick_label(t), "middle", "tick"))
     parts.append(f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" class="axis"/>')
     return svg_element(width, height, "".join(parts), title)
+
+
+def _legend_width(series: Sequence[Mapping[str, Any]]) -> int:
+    return sum(24 + 7 * len(str(s["name"])) for s in series)
 
 
 def _legend(series: Sequence[Mapping[str, Any]], x: float, y: float) -> str:
