@@ -738,9 +738,9 @@ def rouge1_f(candidate: list[str], target: list[str]) -> float:
 def _legacy_tokens(text: str) -> list[str]:
     import re
 
-    from respeval.tokenizers.adk import _stem
+    from respeval.tokenizers.adk import stem_word
 
-    return [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
+    return [stem_word(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
 
 
 class ResponseMatchFamily:

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from respeval.tokenizers.porter import stem as _porter_stem
 
-__all__ = ["NAMES", "AdkTokenizer", "tokenize"]
+__all__ = ["NAMES", "AdkTokenizer", "stem_word", "tokenize"]
 
 NAMES = ("adk", "adk-unicode")
 
@@ -40,12 +40,12 @@ def _unspaced(code: int) -> bool:
 
 
 @lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
+def stem_word(word: str) -> str:
     return _porter_stem(word) if len(word) > 3 else word
 
 
 def _ascii_tokens(text: str) -> list[str]:
-    return [_stem(w) for w in _ASCII_WORD.findall(text)]
+    return [stem_word(w) for w in _ASCII_WORD.findall(text)]
 
 
 def tokenize(text: str) -> list[str]:
