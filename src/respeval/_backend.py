@@ -158,8 +158,10 @@ class Kernels(Protocol):
     ) -> None: ...
 
     # trajectory kernels: tool calls interned to ids, per-row statistics, name alignments
-    ARGS_MODES: tuple[str, ...]
-    TRAJECTORY_STATS: tuple[str, ...]
+    @property
+    def ARGS_MODES(self) -> tuple[str, ...]: ...  # noqa: N802 - the module constant
+    @property
+    def TRAJECTORY_STATS(self) -> tuple[str, ...]: ...  # noqa: N802 - the module constant
 
     def CallTable(self) -> Any: ...  # noqa: N802 - the class, called to make a call table
     def trajectory_pair_stats(

@@ -21,10 +21,18 @@ from respeval._core_py.rouge import (
 )
 from respeval._core_py.squad import squad_normalize_ids, squad_normalize_tokens
 from respeval._core_py.ter import ter_edits, tercom_ids, tercom_tokens
-from respeval._core_py.trajectory import *  # noqa: F403
-from respeval._core_py.trajectory import __all__ as _trajectory_all
+from respeval._core_py.trajectory import (
+    ARGS_MODES,
+    TRAJECTORY_STATS,
+    CallTable,
+    name_substitutions,
+    trajectory_pair_stats,
+)
 
 __all__ = [
+    "ARGS_MODES",
+    "TRAJECTORY_STATS",
+    "CallTable",
     "Vocab",
     "bleu_clipped_counts",
     "chrf_chars",
@@ -48,8 +56,9 @@ __all__ = [
     "ter_edits",
     "tercom_ids",
     "tercom_tokens",
+    "name_substitutions",
+    "trajectory_pair_stats",
     "tokenize_13a_ids",
     "tokenize_13a_tokens",
     "tokenize_rouge",
 ]
-__all__ += list(_trajectory_all)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from respeval.tokenizers.porter import stem as porter_stem
 
@@ -28,17 +28,17 @@ def rouge_tokens(text: str, stem: bool = False) -> list[str]:
     return tokens
 
 
-def _ngrams(tokens: Sequence[int], n: int) -> Counter:
+def _ngrams(tokens: Sequence[Hashable], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-def ngram_overlap(a: Sequence[int], b: Sequence[int], n: int) -> int:
+def ngram_overlap(a: Sequence[Hashable], b: Sequence[Hashable], n: int) -> int:
     """Clipped overlap: sum over n-grams of min(count in a, count in b)."""
     ca, cb = _ngrams(a, n), _ngrams(b, n)
     return sum(min(count, ca[g]) for g, count in cb.items())
 
 
-def lcs_table(ref: Sequence[int], can: Sequence[int]) -> list[list[int]]:
+def lcs_table(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[list[int]]:
     """rouge-score's full (len(ref)+1) x (len(can)+1) LCS table."""
     table = [[0] * (len(can) + 1) for _ in range(len(ref) + 1)]
     for i in range(1, len(ref) + 1):
@@ -50,13 +50,13 @@ def lcs_table(ref: Sequence[int], can: Sequence[int]) -> list[list[int]]:
     return table
 
 
-def lcs_length(a: Sequence[int], b: Sequence[int]) -> int:
+def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     if not a or not b:
         return 0
     return lcs_table(a, b)[-1][-1]
 
 
-def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
+def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
     """Positions in ``ref`` of one LCS, chosen by rouge-score's backtrack."""
     table = lcs_table(ref, can)
     i, j = len(ref), len(can)
@@ -73,7 +73,7 @@ def lcs_indices(ref: Sequence[int], can: Sequence[int]) -> list[int]:
     return found[::-1]
 
 
-def summary_level_lcs_hits(ref_sents: list[list[int]], can_sents: list[list[int]]) -> int:
+def summary_level_lcs_hits(ref_sents: Sequence[Sequence[Hashable]], can_sents: Sequence[Sequence[Hashable]]) -> int:
     """rouge-score's ``_summary_level_lcs`` hit count (the union-LCS with clipping)."""
     if not ref_sents or not can_sents:
         return 0

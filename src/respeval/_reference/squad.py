@@ -179,9 +179,9 @@ def evaluate_v1(golds: Golds, predictions: Mapping[str, str]) -> dict[str, float
 
 def _v2_scores(
     items: Sequence[tuple[str, Sequence[str]]], predictions: Mapping[str, str]
-) -> tuple[dict[str, int], dict[str, int | float]]:
+) -> tuple[dict[str, int | float], dict[str, int | float]]:
     """Per-question v2 EM and F1 (the script's ``get_raw_scores``)."""
-    exact: dict[str, int] = {}
+    exact: dict[str, int | float] = {}
     f1: dict[str, int | float] = {}
     for qid, answers in items:
         gold = [answer for answer in answers if normalize_answer(answer)] or [""]

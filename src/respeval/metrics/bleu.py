@@ -197,7 +197,8 @@ def sentence_scores(
     n = stats.shape[0]
     if n == 0:
         return np.zeros(0)
-    value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+    default = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
+    value: float = 0.0 if default is None else default  # exp and none use no value
     sys_len, ref_len = stats[:, 0], stats[:, 1]
     correct = stats[:, 2 : 2 + max_order].copy()
     total = stats[:, 2 + max_order : 2 + 2 * max_order].copy()

@@ -134,6 +134,7 @@ class Chrf:
             )
         )
         if self.word_order:
+            assert prepared.words is not None  # prepared with word_order
             h_words = _words(prepared.vocab, hyps, k)
             blocks.append(
                 self._pair_stats(k, h_words, prepared.words, pair_pred, pair_ref, self.word_order, len(prepared.vocab))

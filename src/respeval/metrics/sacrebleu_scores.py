@@ -139,6 +139,7 @@ def compute_bleu(
         raise ValueError(f"unknown smooth_method {smooth_method!r}")
     if smooth_value is None:
         smooth_value = SMOOTH_DEFAULTS[smooth_method]
+    value: float = 0.0 if smooth_value is None else smooth_value  # exp and none use no value
 
     # Lists of the caller's elements (ints, floats or numpy scalars): add-k modifies them.
     correct = list(stats[2 : 2 + max_order])
@@ -157,8 +158,8 @@ def compute_bleu(
     for n in range(1, max_order + 1):
         i = n - 1
         if smooth_method == "add-k" and n > 1:
-            correct[i] += smooth_value
-            total[i] += smooth_value
+            correct[i] += value
+            total[i] += value
         if total[i] == 0:
             break  # the hypothesis is shorter than n tokens: no higher order exists
         if effective_order:
@@ -170,7 +171,7 @@ def compute_bleu(
                 zero_match_factor *= 2
                 precisions[i] = 100.0 / (zero_match_factor * total[i])
             elif smooth_method == "floor":
-                precisions[i] = 100.0 * smooth_value / total[i]
+                precisions[i] = 100.0 * value / total[i]
             # "none" and "add-k" leave the precision at 0.0
         else:
             precisions[i] = 100.0 * correct[i] / total[i]

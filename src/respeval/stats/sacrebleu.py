@@ -131,7 +131,7 @@ def bootstrap_scores(
     return _scores_of_resamples(np.array(stats, dtype="float32"), indices, score_fn)
 
 
-def _interval_bounds(sorted_scores: Sequence[Any]) -> tuple[Any, Any]:
+def _interval_bounds(sorted_scores: Sequence[Any] | np.ndarray) -> tuple[Any, Any]:
     """The 2.5% and 97.5% order statistics as sacreBLEU picks them (n // 40 from each end)."""
     n = len(sorted_scores)
     lower_index = n // 40
@@ -155,7 +155,7 @@ def bootstrap_ci(
     return statistics.mean(scores), 0.5 * (upper - lower)
 
 
-def estimate_ci(scores: Sequence[Any]) -> tuple[Any, Any]:
+def estimate_ci(scores: Sequence[Any] | np.ndarray) -> tuple[Any, Any]:
     """Mean and 95% half-width of scores with numpy (sacreBLEU ``significance.estimate_ci``)."""
     ordered = np.sort(np.array(scores))
     lower, upper = _interval_bounds(ordered)

@@ -78,7 +78,7 @@ class _Pretokenized:
 def _sentences(text: str, split_summaries: bool) -> list[str]:
     """rouge-score's ROUGE-Lsum sentences: NLTK's ``sent_tokenize`` or newlines; empty ones dropped."""
     if split_summaries:
-        import nltk  # type: ignore[import-untyped]  # only for split_summaries (needs its punkt data)
+        import nltk  # only for split_summaries (needs its punkt data)
 
         parts = nltk.sent_tokenize(text)
     else:

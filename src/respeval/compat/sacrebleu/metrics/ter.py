@@ -50,7 +50,7 @@ class TER(Metric):
         super().__init__()
         self.normalized, self.no_punct = normalized, no_punct
         self.asian_support, self.case_sensitive = asian_support, case_sensitive
-        self.options = dict(
+        self.options: dict[str, bool] = dict(
             normalized=normalized, no_punct=no_punct, asian_support=asian_support, case_sensitive=case_sensitive
         )
         self.tokenizer = TercomTokenizer(**self.options)
@@ -62,7 +62,14 @@ class TER(Metric):
         return rows
 
     def _statistics(self, prepared: list[list[str]], hypotheses: list[str]) -> np.ndarray:
-        return ter_metric.row_statistics(hypotheses, prepared, **self.options)
+        return ter_metric.row_statistics(
+            hypotheses,
+            prepared,
+            normalized=self.normalized,
+            no_punct=self.no_punct,
+            asian_support=self.asian_support,
+            case_sensitive=self.case_sensitive,
+        )
 
     def score_sums(self, sums: np.ndarray) -> np.ndarray:
         return np.array([_rate(row[0], row[1]) for row in np.atleast_2d(sums)])
