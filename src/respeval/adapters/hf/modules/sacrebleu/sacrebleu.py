@@ -6,37 +6,14 @@ loads offline; ``evaluate`` copies this file into its module cache and imports i
 hence the absolute imports.
 """
 
-import datasets
-
 import evaluate
+from respeval.adapters.hf import hub
 from respeval.adapters.hf import sacrebleu as implementation
-
-_CITATION = implementation.CITATION
-_DESCRIPTION = implementation.__doc__
-_KWARGS_DESCRIPTION = implementation.compute.__doc__
 
 
 class Sacrebleu(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Sequence(datasets.Value("string", id="sequence"), id="references"),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("string", id="sequence"),
-                        "references": datasets.Value("string", id="sequence"),
-                    }
-                ),
-            ],
-        )
+        return hub.metric_info(implementation, hub.text_features())
 
     def _compute(
         self,

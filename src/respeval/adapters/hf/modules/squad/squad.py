@@ -6,34 +6,14 @@ loads offline; ``evaluate`` copies this file into its module cache and imports i
 hence the absolute imports.
 """
 
-import datasets
-
 import evaluate
+from respeval.adapters.hf import hub
 from respeval.adapters.hf import squad as implementation
-
-_CITATION = implementation.CITATION
-_DESCRIPTION = implementation.__doc__
-_KWARGS_DESCRIPTION = implementation.compute.__doc__
 
 
 class Squad(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": {"id": datasets.Value("string"), "prediction_text": datasets.Value("string")},
-                    "references": {
-                        "id": datasets.Value("string"),
-                        "answers": datasets.Sequence(
-                            {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")}
-                        ),
-                    },
-                }
-            ),
-        )
+        return hub.metric_info(implementation, hub.squad_features())
 
     def _compute(self, predictions, references):
         return implementation.compute(predictions, references)

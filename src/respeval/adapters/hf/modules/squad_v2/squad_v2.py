@@ -9,35 +9,13 @@ hence the absolute imports.
 import datasets
 
 import evaluate
+from respeval.adapters.hf import hub
 from respeval.adapters.hf import squad_v2 as implementation
-
-_CITATION = implementation.CITATION
-_DESCRIPTION = implementation.__doc__
-_KWARGS_DESCRIPTION = implementation.compute.__doc__
 
 
 class SquadV2(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": {
-                        "id": datasets.Value("string"),
-                        "prediction_text": datasets.Value("string"),
-                        "no_answer_probability": datasets.Value("float32"),
-                    },
-                    "references": {
-                        "id": datasets.Value("string"),
-                        "answers": datasets.Sequence(
-                            {"text": datasets.Value("string"), "answer_start": datasets.Value("int32")}
-                        ),
-                    },
-                }
-            ),
-        )
+        return hub.metric_info(implementation, hub.squad_features(no_answer_probability=datasets.Value("float32")))
 
     def _compute(self, predictions, references, no_answer_threshold=1.0):
         return implementation.compute(predictions, references, no_answer_threshold=no_answer_threshold)
