@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
 from respeval.judge.parsing import Parsed, ParseFailure
 
-__all__ = ["MAX_ECHO", "JudgeMethod", "first_request", "reask_request"]
+__all__ = ["MAX_ECHO", "JudgeMethod", "first_request", "reask_for_json", "reask_request"]
 
 MAX_ECHO = 2000
 """Characters of an unusable reply sent back with the re-ask."""
@@ -94,3 +94,10 @@ def reask_request(request: JudgeRequest, completion: Completion, prompt: str) ->
         sample_index=request.sample_index,
         flip=request.flip,
     )
+
+
+def reask_for_json(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
+    """:func:`reask_request` saying why the reply could not be used and asking again for only
+    the JSON object ``shape``."""
+    prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
+    return reask_request(request, completion, prompt)

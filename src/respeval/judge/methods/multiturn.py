@@ -59,9 +59,18 @@ from typing import Any
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData, fence
 from respeval.judge.engine import EngineOptions
-from respeval.judge.methods.base import reask_request
+from respeval.judge.methods.base import reask_for_json
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, Message
+from respeval.judge.models.base import (
+    Capabilities,
+    Completion,
+    JsonSchema,
+    JudgeModel,
+    JudgeRequest,
+    Message,
+    object_list,
+    strict_object,
+)
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 
 __all__ = [
@@ -326,11 +335,6 @@ def _request(system: str, user: str, schema: JsonSchema, capabilities: Capabilit
     )
 
 
-def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return reask_request(request, completion, prompt)
-
-
 def _word(value: Any) -> str:
     return value.strip().strip("*_`.\"'").lower().replace(" ", "_").replace("-", "_") if isinstance(value, str) else ""
 
@@ -382,26 +386,14 @@ PRESET_RUBRICS: dict[str, tuple[Rubric, ...]] = {
 
 _RUBRIC_SCHEMA = JsonSchema(
     "conversation_rubric_verdicts",
-    {
-        "type": "object",
-        "properties": {
-            "verdicts": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "reasoning": {"type": "string"},
-                        "verdict": {"type": "string", "enum": ["yes", "no", "not_applicable"]},
-                    },
-                    "required": ["id", "reasoning", "verdict"],
-                    "additionalProperties": False,
-                },
-            }
+    object_list(
+        "verdicts",
+        {
+            "id": {"type": "string"},
+            "reasoning": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["yes", "no", "not_applicable"]},
         },
-        "required": ["verdicts"],
-        "additionalProperties": False,
-    },
+    ),
 )
 _RUBRIC_SHAPE = (
     '{"verdicts": [{"id": "<rubric id>", "reasoning": "<one sentence>", "verdict": "yes" | "no" | "not_applicable"}]}'
@@ -533,7 +525,7 @@ class ConversationRubrics:
     def reask(
         self, item: RubricItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        return _reask(request, completion, failure, _RUBRIC_SHAPE)
+        return reask_for_json(request, completion, failure, _RUBRIC_SHAPE)
 
     def row_fields(self, verdict: RubricVerdicts) -> dict[str, Any]:
         scores = dict(verdict.scores)
@@ -546,12 +538,7 @@ class ConversationRubrics:
 
 _MATCH_SCHEMA = JsonSchema(
     "final_response_match",
-    {
-        "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": ["valid", "invalid"]}},
-        "required": ["reasoning", "verdict"],
-        "additionalProperties": False,
-    },
+    strict_object({"reasoning": {"type": "string"}, "verdict": {"type": "string", "enum": ["valid", "invalid"]}}),
 )
 _MATCH_SHAPE = '{"reasoning": "<one or two sentences>", "verdict": "valid" | "invalid"}'
 _MATCH_SYSTEM = f"""\
@@ -631,7 +618,7 @@ class FinalResponseMatch:
     def reask(
         self, item: MatchItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        return _reask(request, completion, failure, _MATCH_SHAPE)
+        return reask_for_json(request, completion, failure, _MATCH_SHAPE)
 
     def row_fields(self, verdict: float | None) -> dict[str, Any]:
         return {"value": verdict, "score": verdict, "pass": verdict == 1.0}
@@ -641,12 +628,7 @@ class FinalResponseMatch:
 
 _SEGMENT_SCHEMA = JsonSchema(
     "sentences",
-    {
-        "type": "object",
-        "properties": {"sentences": {"type": "array", "items": {"type": "string"}}},
-        "required": ["sentences"],
-        "additionalProperties": False,
-    },
+    strict_object({"sentences": {"type": "array", "items": {"type": "string"}}}),
 )
 _SEGMENT_SHAPE = '{"sentences": ["<sentence 1>", "<sentence 2>", ...]}'
 _SEGMENT_SYSTEM = f"""\
@@ -660,26 +642,14 @@ Reply with one JSON object and nothing else:
 
 _SUPPORT_SCHEMA = JsonSchema(
     "sentence_support",
-    {
-        "type": "object",
-        "properties": {
-            "labels": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "index": {"type": "integer"},
-                        "reasoning": {"type": "string"},
-                        "label": {"type": "string", "enum": list(HALLUCINATION_LABELS)},
-                    },
-                    "required": ["index", "reasoning", "label"],
-                    "additionalProperties": False,
-                },
-            }
+    object_list(
+        "labels",
+        {
+            "index": {"type": "integer"},
+            "reasoning": {"type": "string"},
+            "label": {"type": "string", "enum": list(HALLUCINATION_LABELS)},
         },
-        "required": ["labels"],
-        "additionalProperties": False,
-    },
+    ),
 )
 _SUPPORT_SHAPE = '{"labels": [{"index": <sentence number>, "reasoning": "<one sentence>", "label": "supported" | "unsupported" | "contradictory" | "disputed" | "not_applicable"}]}'
 _SUPPORT_SYSTEM = f"""\
@@ -743,7 +713,7 @@ class SentenceSegmenter:
         )
 
     def reask(self, item: str, request: JudgeRequest, completion: Completion, failure: ParseFailure) -> JudgeRequest:
-        return _reask(request, completion, failure, _SEGMENT_SHAPE)
+        return reask_for_json(request, completion, failure, _SEGMENT_SHAPE)
 
     def row_fields(self, verdict: tuple[str, ...]) -> dict[str, Any]:
         return {"sentences": list(verdict), "pass": True}
@@ -827,7 +797,7 @@ class SentenceSupport:
     def reask(
         self, item: SupportItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        return _reask(request, completion, failure, _SUPPORT_SHAPE)
+        return reask_for_json(request, completion, failure, _SUPPORT_SHAPE)
 
     def row_fields(self, verdict: tuple[str | None, ...]) -> dict[str, Any]:
         score = support_fraction(verdict)

@@ -44,7 +44,7 @@ from respeval.judge.methods.prompts import (
     with_system_instruction,
 )
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 from respeval.judge.results import SCORED, UNSCORED, wilson_interval
 
@@ -68,12 +68,9 @@ ORIENTATIONS = ("ab", "ba")
 FLIP_MODES = ("both", "half")
 OUTCOMES = ("A", "B", "tie", "inconsistent")
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"reasoning": {"type": "string"}, "winner": {"type": "string", "enum": ["a", "b", "tie"]}},
-    "required": ["reasoning", "winner"],
-    "additionalProperties": False,
-}
+SCHEMA: dict[str, Any] = strict_object(
+    {"reasoning": {"type": "string"}, "winner": {"type": "string", "enum": ["a", "b", "tie"]}}
+)
 _SCHEMA = JsonSchema("pairwise_verdict", SCHEMA)
 
 _TASK = """\

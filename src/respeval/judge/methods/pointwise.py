@@ -22,24 +22,21 @@ from respeval.judge.methods.prompts import (
     user_message,
     with_system_instruction,
 )
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
 __all__ = ["SCHEMA", "TEMPLATE_VERSION", "Pointwise", "PointwiseItem", "PointwiseVerdict"]
 
 TEMPLATE_VERSION = "pointwise-equivalence/v1"
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    # reasoning first: a model that explains before it scores grades more carefully.
-    "properties": {
+# reasoning first: a model that explains before it scores grades more carefully.
+SCHEMA: dict[str, Any] = strict_object(
+    {
         "reasoning": {"type": "string"},
         "score": {"type": "number", "minimum": 0, "maximum": 1},
         "pass": {"type": "boolean"},
-    },
-    "required": ["reasoning", "score", "pass"],
-    "additionalProperties": False,
-}
+    }
+)
 
 _RUBRIC = """\
 You are a strict, impartial grader. You decide whether a candidate answer states the same \

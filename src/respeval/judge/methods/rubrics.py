@@ -32,7 +32,7 @@ from respeval.io.files import write_text_atomic
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.methods.base import first_request, reask_for_json
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -41,7 +41,14 @@ from respeval.judge.methods.prompts import (
     with_system_instruction,
 )
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest
+from respeval.judge.models.base import (
+    Capabilities,
+    Completion,
+    JsonSchema,
+    JudgeModel,
+    JudgeRequest,
+    object_list,
+)
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
 from respeval.judge.results import wilson_interval
 
@@ -163,29 +170,11 @@ def load_rubrics(path: str | os.PathLike[str]) -> dict[str, tuple[Criterion, ...
     return out
 
 
-def _reask(request: JudgeRequest, completion: Completion, failure: ParseFailure, shape: str) -> JudgeRequest:
-    prompt = f"Your reply could not be used: {failure.reason}.\nReply again with only the JSON object:\n{shape}"
-    return reask_request(request, completion, prompt)
-
-
 # --------------------------------------------------------------------------- verdicts per criterion
 
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "verdicts": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"id": {"type": "string"}, "reasoning": {"type": "string"}, "pass": {"type": "boolean"}},
-                "required": ["id", "reasoning", "pass"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["verdicts"],
-    "additionalProperties": False,
-}
+VERDICT_SCHEMA: dict[str, Any] = object_list(
+    "verdicts", {"id": {"type": "string"}, "reasoning": {"type": "string"}, "pass": {"type": "boolean"}}
+)
 _VERDICT_SCHEMA = JsonSchema("rubric_verdicts", VERDICT_SCHEMA)
 _VERDICT_SHAPE = '{"verdicts": [{"id": "<criterion id>", "reasoning": "<one sentence>", "pass": <true or false>}]}'
 
@@ -336,7 +325,7 @@ class Rubric:
     def reask(
         self, item: RubricItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
     ) -> JudgeRequest:
-        return _reask(request, completion, failure, _VERDICT_SHAPE)
+        return reask_for_json(request, completion, failure, _VERDICT_SHAPE)
 
     def row_fields(self, verdict: RubricVerdict) -> dict[str, Any]:
         weights = {c.id: (c.effective_weight if self.weighted else 1.0) for c in verdict.criteria}
@@ -384,26 +373,14 @@ def _validate_verdicts(obj: Mapping[str, Any], criteria: Sequence[Criterion]) ->
 
 # --------------------------------------------------------------------------- rubric generation
 
-GENERATION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "criteria": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "id": {"type": "string"},
-                    "description": {"type": "string"},
-                    "importance": {"type": "string", "enum": ["HIGH", "MEDIUM", "LOW"]},
-                },
-                "required": ["id", "description", "importance"],
-                "additionalProperties": False,
-            },
-        }
+GENERATION_SCHEMA: dict[str, Any] = object_list(
+    "criteria",
+    {
+        "id": {"type": "string"},
+        "description": {"type": "string"},
+        "importance": {"type": "string", "enum": ["HIGH", "MEDIUM", "LOW"]},
     },
-    "required": ["criteria"],
-    "additionalProperties": False,
-}
+)
 _GENERATION_SCHEMA = JsonSchema("rubric", GENERATION_SCHEMA)
 _GENERATION_SHAPE = (
     '{"criteria": [{"id": "<short_snake_case_id>", "description": "<one testable yes/no '
@@ -504,7 +481,7 @@ class RubricGenerator:
             return str(exc)
 
     def reask(self, item: str, request: JudgeRequest, completion: Completion, failure: ParseFailure) -> JudgeRequest:
-        return _reask(request, completion, failure, _GENERATION_SHAPE)
+        return reask_for_json(request, completion, failure, _GENERATION_SHAPE)
 
     def row_fields(self, verdict: tuple[Criterion, ...]) -> dict[str, Any]:
         return {"criteria": [c.to_json() for c in verdict], "pass": True}

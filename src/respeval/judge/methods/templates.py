@@ -43,7 +43,7 @@ from respeval.judge.methods.prompts import (
     text_value,
     with_system_instruction,
 )
-from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message
+from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, Message, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_number
 
 __all__ = [
@@ -351,12 +351,7 @@ class PointwiseMetric:
 _PAIR_SHAPE = '{"reasoning": "<one or two sentences>", "winner": "A" | "B" | "TIE"}'
 _PAIR_SCHEMA = JsonSchema(
     "pairwise_verdict",
-    {
-        "type": "object",
-        "properties": {"reasoning": {"type": "string"}, "winner": {"type": "string", "enum": ["A", "B", "TIE"]}},
-        "required": ["reasoning", "winner"],
-        "additionalProperties": False,
-    },
+    strict_object({"reasoning": {"type": "string"}, "winner": {"type": "string", "enum": ["A", "B", "TIE"]}}),
 )
 _WINNERS = {"a": "first", "b": "second", "tie": "tie", "response a": "first", "response b": "second"}
 

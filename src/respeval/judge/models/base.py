@@ -32,6 +32,8 @@ __all__ = [
     "JudgeModel",
     "JudgeRequest",
     "Message",
+    "object_list",
+    "strict_object",
 ]
 
 
@@ -58,6 +60,23 @@ class JsonSchema:
     def canonical_json(self) -> str:
         """Sorted-keys JSON, computed once per schema object (it is part of every cache key)."""
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+def strict_object(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON schema object for strict structured output: these properties, in this order,
+    every one required and no other allowed."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def object_list(key: str, item_properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A strict object holding one list, ``key``, of strict objects with ``item_properties``
+    (``{"verdicts": [{"id": ..., "reasoning": ..., ...}]}``)."""
+    return strict_object({key: {"type": "array", "items": strict_object(item_properties)}})
 
 
 @dataclass(frozen=True)
