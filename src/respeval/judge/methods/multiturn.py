@@ -52,7 +52,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -342,6 +342,35 @@ def _word(value: Any) -> str:
 # --------------------------------------------------------------------------- rubrics
 
 
+class _JsonReplyMethod:
+    """What the judge methods below share: their signature is their template version, a
+    reply's verdict is the JSON object with ``reply_key`` (read by the method's ``validate``),
+    and an unusable reply is re-asked for ``reply_shape``."""
+
+    template_version: str
+    reply_key: str
+    reply_shape: str
+
+    def signature(self) -> str:
+        return self.template_version
+
+    @staticmethod
+    def data(item: Any) -> InsertedData:
+        raise NotImplementedError
+
+    def _verdict(self, item: Any, completion: Completion, validate: Callable[[Mapping[str, Any]], Any]) -> Any:
+        return extract_verdict(
+            completion,
+            looks_like=lambda obj: self.reply_key in obj,
+            validate=validate,
+            same=lambda a, b: a == b,
+            data=self.data(item),
+        )
+
+    def reask(self, item: Any, request: JudgeRequest, completion: Completion, failure: ParseFailure) -> JudgeRequest:
+        return reask_for_json(request, completion, failure, self.reply_shape)
+
+
 @dataclass(frozen=True)
 class Rubric:
     """One property the agent's conversation should have (``text``), with an id."""
@@ -445,12 +474,14 @@ def _rubric_value(verdict: Any) -> float | None:
     return None
 
 
-class ConversationRubrics:
+class ConversationRubrics(_JsonReplyMethod):
     """Rubric verdicts on a conversation (respeval's presets) or on one exchange of it
     (ADK's rubric metrics): the judge method.  Records carry ``item`` (a RubricItem)."""
 
     name = "conversation-rubrics"
     template_version = "conversation-rubrics/v1"
+    reply_key = "verdicts"
+    reply_shape = _RUBRIC_SHAPE
     fields = ("item",)
     verdict_fields = ("rubric_scores", "reasoning", "score", "pass")
 
@@ -458,9 +489,6 @@ class ConversationRubrics:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
-
-    def signature(self) -> str:
-        return self.template_version
 
     def item(self, record: Mapping[str, Any]) -> RubricItem:
         item = record.get("item")
@@ -514,18 +542,7 @@ class ConversationRubrics:
                 found[str(rid)] = _rubric_value(entry.get("verdict"))
             return RubricVerdicts(tuple((rid, found.get(rid)) for rid in known))
 
-        return extract_verdict(
-            completion,
-            looks_like=lambda obj: "verdicts" in obj,
-            validate=validate,
-            same=lambda a, b: a == b,
-            data=self.data(item),
-        )
-
-    def reask(
-        self, item: RubricItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
-    ) -> JudgeRequest:
-        return reask_for_json(request, completion, failure, _RUBRIC_SHAPE)
+        return self._verdict(item, completion, validate)
 
     def row_fields(self, verdict: RubricVerdicts) -> dict[str, Any]:
         scores = dict(verdict.scores)
@@ -560,11 +577,13 @@ class MatchItem:
     expected: str
 
 
-class FinalResponseMatch:
+class FinalResponseMatch(_JsonReplyMethod):
     """Is the agent's final response equivalent to the expected one (``valid``)?"""
 
     name = "final-response-match"
     template_version = "final-response-match/v1"
+    reply_key = "verdict"
+    reply_shape = _MATCH_SHAPE
     fields = ("user", "response", "expected")
     verdict_fields = ("value", "reasoning", "score", "pass")
 
@@ -572,9 +591,6 @@ class FinalResponseMatch:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
-
-    def signature(self) -> str:
-        return self.template_version
 
     def item(self, record: Mapping[str, Any]) -> MatchItem:
         for f in self.fields:
@@ -607,18 +623,7 @@ class FinalResponseMatch:
                 return 0.0
             return None  # present but unrecognised: the sample does not vote
 
-        return extract_verdict(
-            completion,
-            looks_like=lambda obj: "verdict" in obj,
-            validate=validate,
-            same=lambda a, b: a == b,
-            data=self.data(item),
-        )
-
-    def reask(
-        self, item: MatchItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
-    ) -> JudgeRequest:
-        return reask_for_json(request, completion, failure, _MATCH_SHAPE)
+        return self._verdict(item, completion, validate)
 
     def row_fields(self, verdict: float | None) -> dict[str, Any]:
         return {"value": verdict, "score": verdict, "pass": verdict == 1.0}
@@ -667,11 +672,13 @@ Reply with one JSON object and nothing else, one label per sentence number:
 {_SUPPORT_SHAPE}"""
 
 
-class SentenceSegmenter:
+class SentenceSegmenter(_JsonReplyMethod):
     """Phase 1 of ``hallucinations_v1``: the judge splits a text into sentences."""
 
     name = "hallucination-segments"
     template_version = "hallucination-segments/v1"
+    reply_key = "sentences"
+    reply_shape = _SEGMENT_SHAPE
     fields = ("text",)
     verdict_fields = ("sentences", "pass")
 
@@ -679,9 +686,6 @@ class SentenceSegmenter:
         self.temperature = 0.0
         self.max_tokens = max_tokens
         self.seed = seed
-
-    def signature(self) -> str:
-        return self.template_version
 
     def item(self, record: Mapping[str, Any]) -> str:
         if not isinstance(record.get("text"), str) or not record["text"].strip():
@@ -704,16 +708,7 @@ class SentenceSegmenter:
                 return "'sentences' must be a list of strings"
             return tuple(s.strip() for s in raw if s.strip())
 
-        return extract_verdict(
-            completion,
-            looks_like=lambda obj: "sentences" in obj,
-            validate=validate,
-            same=lambda a, b: a == b,
-            data=self.data(item),
-        )
-
-    def reask(self, item: str, request: JudgeRequest, completion: Completion, failure: ParseFailure) -> JudgeRequest:
-        return reask_for_json(request, completion, failure, _SEGMENT_SHAPE)
+        return self._verdict(item, completion, validate)
 
     def row_fields(self, verdict: tuple[str, ...]) -> dict[str, Any]:
         return {"sentences": list(verdict), "pass": True}
@@ -727,11 +722,13 @@ class SupportItem:
     sentences: tuple[str, ...]
 
 
-class SentenceSupport:
+class SentenceSupport(_JsonReplyMethod):
     """Phase 2 of ``hallucinations_v1``: a label per sentence against the context."""
 
     name = "hallucination-support"
     template_version = "hallucination-support/v1"
+    reply_key = "labels"
+    reply_shape = _SUPPORT_SHAPE
     fields = ("item",)
     verdict_fields = ("labels", "score", "pass")
 
@@ -739,9 +736,6 @@ class SentenceSupport:
         self.temperature = 0.0
         self.max_tokens = max_tokens
         self.seed = seed
-
-    def signature(self) -> str:
-        return self.template_version
 
     def item(self, record: Mapping[str, Any]) -> SupportItem:
         item = record.get("item")
@@ -786,18 +780,7 @@ class SentenceSupport:
                 labels[index - 1] = word if word in HALLUCINATION_LABELS else None  # unknown labels are ignored
             return tuple(labels)
 
-        return extract_verdict(
-            completion,
-            looks_like=lambda obj: "labels" in obj,
-            validate=validate,
-            same=lambda a, b: a == b,
-            data=self.data(item),
-        )
-
-    def reask(
-        self, item: SupportItem, request: JudgeRequest, completion: Completion, failure: ParseFailure
-    ) -> JudgeRequest:
-        return reask_for_json(request, completion, failure, _SUPPORT_SHAPE)
+        return self._verdict(item, completion, validate)
 
     def row_fields(self, verdict: tuple[str | None, ...]) -> dict[str, Any]:
         score = support_fraction(verdict)
