@@ -225,11 +225,11 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path, ext: str):
     )
     parts = Path(str(out) + ".parts")
     deadline = time.time() + 120
-    while time.time() < deadline and len(list(parts.glob("*.stats.npz"))) < 5:
+    while time.time() < deadline and len(list(parts.glob("*.meta.json"))) < 5:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    done_before = len(list(parts.glob("*.stats.npz")))
+    done_before = len(list(parts.glob("*.meta.json")))
     assert 5 <= done_before < 48, "the run must be killed part-way"
     assert not out.exists()
 
