@@ -44,9 +44,11 @@ __all__ = [
     "decode_json",
     "default_transport",
     "is_loopback_host",
+    "json_object",
     "parse_retry_after",
     "post_json",
     "send",
+    "send_as",
     "token_count",
     "with_query",
 ]
@@ -282,6 +284,30 @@ async def send(
     return body
 
 
+async def send_as(
+    model: HttpJudgeModel,
+    method: str,
+    url: httpx.URL,
+    headers: Mapping[str, str],
+    content: bytes = b"",
+    *,
+    timeout: float | None,
+    where: str,
+) -> bytes:
+    """:func:`send` through ``model``'s transport, with its hint on a refused key (a batch
+    API's calls go where the model's own calls go)."""
+    return await send(
+        model.transport,
+        method,
+        url,
+        headers,
+        content,
+        timeout=timeout,
+        where=where,
+        auth_hint=model.auth_hint(),
+    )
+
+
 def decode_json(content: bytes, where: str) -> Any:
     """A response body as JSON; a body that is not JSON is a transient fault (a proxy's page)."""
     try:
@@ -289,6 +315,14 @@ def decode_json(content: bytes, where: str) -> Any:
     except (ValueError, UnicodeDecodeError):
         snippet = content[:80].decode("utf-8", "replace")
     raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response")
+
+
+def json_object(content: bytes, where: str) -> dict[str, Any]:
+    """:func:`decode_json` of a reply that must be a JSON object (else a transient fault)."""
+    data = decode_json(content, where)
+    if not isinstance(data, dict):
+        raise TransientError(f"malformed response from {where}: expected an object", kind="malformed_response")
+    return data
 
 
 class HttpJudgeModel(BaseJudgeModel):

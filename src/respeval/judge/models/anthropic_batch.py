@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import api_url, decode_json, send, with_query
+from respeval.judge.models._http import api_url, json_object, send_as, with_query
 from respeval.judge.models.base import JudgeRequest
 from respeval.judge.models.batching import (
     CANCELLED,
@@ -29,6 +29,7 @@ from respeval.judge.models.batching import (
     SUCCEEDED,
     BatchResult,
     RemoteBatch,
+    batch_basics,
     error_text,
     timestamp,
 )
@@ -70,24 +71,10 @@ class AnthropicBatchClient:
         headers = self.model.request_headers()
         if not content:
             headers.pop("content-type", None)
-        return await send(
-            self.model.transport,
-            method,
-            url,
-            headers,
-            content,
-            timeout=self._timeout,
-            where=self._where,
-            auth_hint=self.model.auth_hint(),
-        )
+        return await send_as(self.model, method, url, headers, content, timeout=self._timeout, where=self._where)
 
     async def _json(self, method: str, path: str, content: bytes = b"") -> dict[str, Any]:
-        data = decode_json(await self._call(method, self._url(path), content), self._where)
-        if not isinstance(data, dict):
-            raise TransientError(
-                f"malformed response from {self._where}: expected an object", kind="malformed_response"
-            )
-        return data
+        return json_object(await self._call(method, self._url(path), content), self._where)
 
     def line(self, custom_id: str, request: JudgeRequest) -> bytes:
         record = {"custom_id": custom_id, "params": self.model.build_body(request)}
@@ -166,16 +153,7 @@ class AnthropicBatchClient:
         return BatchResult(custom_id, ERRORED, error=error_text(result.get("error")))
 
     def _batch(self, data: dict[str, Any]) -> RemoteBatch:
-        batch_id = data.get("id")
-        status = data.get("processing_status")
-        if not isinstance(batch_id, str) or not isinstance(status, str):
-            raise TransientError(
-                f"malformed batch object from {self._where}: no id or status", kind="malformed_response"
-            )
-        raw_counts = data.get("request_counts")
-        counts = (
-            {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)} if isinstance(raw_counts, dict) else {}
-        )
+        batch_id, status, counts = batch_basics(data, "processing_status", self._where)
         return RemoteBatch(
             id=batch_id,
             status=status,

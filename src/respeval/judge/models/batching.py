@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from respeval.judge.errors import TransientError
 from respeval.judge.models.base import Completion, JudgeRequest
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "BatchResult",
     "RemoteBatch",
     "SupportsBatch",
+    "batch_basics",
     "error_text",
     "timestamp",
 ]
@@ -144,3 +146,15 @@ def error_text(error: Any, default: str = "no reason given") -> str:
     if isinstance(error, str) and error:
         return error[:300]
     return default
+
+
+def batch_basics(data: Mapping[str, Any], status_key: str, where: str) -> tuple[str, str, dict[str, int]]:
+    """A provider's batch object's id, its status (under ``status_key``) and its whole-number
+    ``request_counts``; an object without an id or status is a transient fault."""
+    batch_id = data.get("id")
+    status = data.get(status_key)
+    if not isinstance(batch_id, str) or not isinstance(status, str):
+        raise TransientError(f"malformed batch object from {where}: no id or status", kind="malformed_response")
+    raw_counts = data.get("request_counts")
+    counts = {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)} if isinstance(raw_counts, dict) else {}
+    return batch_id, status, counts

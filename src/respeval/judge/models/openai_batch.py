@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from respeval.judge.errors import TransientError
-from respeval.judge.models._http import api_url, decode_json, send, with_query
+from respeval.judge.models._http import api_url, decode_json, json_object, send_as, with_query
 from respeval.judge.models.base import JudgeRequest
 from respeval.judge.models.batching import (
     CANCELLED,
@@ -30,6 +30,7 @@ from respeval.judge.models.batching import (
     SUCCEEDED,
     BatchResult,
     RemoteBatch,
+    batch_basics,
     error_text,
     timestamp,
 )
@@ -87,24 +88,10 @@ class OpenAIBatchClient:
         if body is None and raw is None:
             base_headers.pop("content-type", None)
         url = with_query(api_url(self.model.base_url, path.partition("?")[0]), path.partition("?")[2])
-        return await send(
-            self.model.transport,
-            method,
-            url,
-            base_headers,
-            content,
-            timeout=self._timeout,
-            where=self._where,
-            auth_hint=self.model.auth_hint(),
-        )
+        return await send_as(self.model, method, url, base_headers, content, timeout=self._timeout, where=self._where)
 
     async def _json(self, method: str, path: str, body: Any = None) -> Any:
-        data = decode_json(await self._call(method, path, body), self._where)
-        if not isinstance(data, dict):
-            raise TransientError(
-                f"malformed response from {self._where}: expected an object", kind="malformed_response"
-            )
-        return data
+        return json_object(await self._call(method, path, body), self._where)
 
     # ------------------------------------------------------------------ lines
 
@@ -232,16 +219,7 @@ class OpenAIBatchClient:
         return BatchResult(custom_id, ERRORED, error=error_text(error))
 
     def _batch(self, data: dict[str, Any]) -> RemoteBatch:
-        batch_id = data.get("id")
-        status = data.get("status")
-        if not isinstance(batch_id, str) or not isinstance(status, str):
-            raise TransientError(
-                f"malformed batch object from {self._where}: no id or status", kind="malformed_response"
-            )
-        raw_counts = data.get("request_counts")
-        counts = (
-            {k: int(v) for k, v in raw_counts.items() if isinstance(v, int)} if isinstance(raw_counts, dict) else {}
-        )
+        batch_id, status, counts = batch_basics(data, "status", self._where)
         errors = data.get("errors")
         error = None
         if status == "failed":
