@@ -34,7 +34,7 @@ from respeval.bulk.chunks import (
 from respeval.bulk.collector import StatsCollector
 from respeval.bulk.parts import PartMeta, Parts, fingerprint
 from respeval.bulk.prefetch import prefetch
-from respeval.bulk.summary import RunSummary, summarize
+from respeval.bulk.summary import RunSummary, summarize, summary_without_failures
 from respeval.io import count_rows, input_format, read_columns
 from respeval.io.errors import check_on_error
 from respeval.io.files import atomic_output, check_outputs, check_readable, lock_outputs
@@ -455,22 +455,16 @@ def score_table(
     )
     for system, group, keys, fams in stats.entries:
         collector.add(system, group, keys, fams)
-    rows, comps, fields = summarize(collector, families, ["default"], confidence=confidence, compare_to=compare_to)
-    scored = sum(r.rows for r in rows if r.group is None)
-    summary = RunSummary(
-        scored,
-        scored,
-        0,
-        rows,
-        comps,
-        fields,
-        {f.name: f.signature() for f in families},
-        time.perf_counter() - started,
-        None,
-        None,
-        confidence,
-        bootstrap,
-        seed,
+    summary = summary_without_failures(
+        collector,
+        families,
+        ["default"],
+        confidence=confidence,
+        compare_to=compare_to,
+        bootstrap=bootstrap,
+        seed=seed,
+        started=started,
+        output=None,
     )
     return results, summary
 

@@ -3,6 +3,7 @@ bootstrap intervals and paired significance against a baseline; the run summary.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -242,6 +243,42 @@ def summarize(
                     )
                 )
     return table_rows, comparisons, fields_shown
+
+
+def summary_without_failures(
+    collector: StatsCollector,
+    families: Sequence[MetricFamily],
+    system_names: Sequence[str],
+    *,
+    confidence: float,
+    compare_to: str | None,
+    bootstrap: int,
+    seed: int | None,
+    started: float,
+    output: str | None,
+) -> RunSummary:
+    """The summary of a run that scores every row it reads or fails as a whole (in-memory
+    scoring, the Dask engine): :func:`summarize`'s table and comparisons, every row counted
+    as scored, ``started`` a ``time.perf_counter()`` reading."""
+    table, comparisons, fields = summarize(
+        collector, families, system_names, confidence=confidence, compare_to=compare_to
+    )
+    scored = sum(r.rows for r in table if r.group is None)
+    return RunSummary(
+        scored,
+        scored,
+        0,
+        table,
+        comparisons,
+        fields,
+        {f.name: f.signature() for f in families},
+        time.perf_counter() - started,
+        output,
+        None,
+        confidence,
+        bootstrap,
+        seed,
+    )
 
 
 def _order(names: list[str], system: str) -> int:

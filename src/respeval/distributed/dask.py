@@ -35,8 +35,8 @@ from respeval.bulk import (
     StatsCollector,
     build_families,
     score_arrow,
-    summarize,
 )
+from respeval.bulk.summary import summary_without_failures
 from respeval.io import join_parquet
 from respeval.io.files import OutputError, OutputLock, check_outputs, commit
 from respeval.io.formats import format_of
@@ -171,23 +171,16 @@ def score_parquet(
     with OutputLock(output):
         collector = StatsCollector(families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None)
         _run(files, output, config, collector, client=client, scheduler=scheduler, progress=progress)
-    names = ["" if system_field else "default"]
-    table, comps, fields = summarize(collector, families, names, confidence=confidence, compare_to=compare_to)
-    scored = sum(r.rows for r in table if r.group is None)
-    return RunSummary(
-        scored,
-        scored,
-        0,
-        table,
-        comps,
-        fields,
-        {f.name: f.signature() for f in families},
-        time.perf_counter() - started,
-        output,
-        None,
-        confidence,
-        bootstrap,
-        seed,
+    return summary_without_failures(
+        collector,
+        families,
+        ["" if system_field else "default"],
+        confidence=confidence,
+        compare_to=compare_to,
+        bootstrap=bootstrap,
+        seed=seed,
+        started=started,
+        output=output,
     )
 
 
