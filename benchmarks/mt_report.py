@@ -149,7 +149,7 @@ def main() -> None:
 
     def ours_squad():
         res = squad(pl, gl, version="v2")
-        return [res.exact_match, res.f1_score]
+        return [res.exact_match, res.f1]
 
     row(
         f"SQuAD v2.0 EM/F1, dev set ({len(golds):,} questions)",
