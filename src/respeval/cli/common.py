@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import enum
+from collections.abc import Callable
+from typing import TypeVar
 
 from respeval.stats import DEFAULT_SEED
+
+_N = TypeVar("_N", int, float)
 
 
 class Exit(enum.IntEnum):
@@ -32,68 +36,55 @@ DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP = 1000
 
 
+def _parsed(value: str, kind: Callable[[str], _N], ok: Callable[[_N], bool], expected: str, out_of_range: str) -> _N:
+    """``value`` read as ``kind``; an ArgumentTypeError ``expected`` when it is not one, and
+    ``out_of_range`` when ``ok`` refuses it."""
+    try:
+        x = kind(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{expected}, got {value!r}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"{out_of_range}, got {value}")
+    return x
+
+
 def positive_int(value: str) -> int:
     """An integer >= 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return n
+    what = "expected a positive integer"
+    return _parsed(value, int, lambda n: n >= 1, what, what)
 
 
 def non_negative_int(value: str) -> int:
     """An integer >= 0."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return n
+    what = "expected a non-negative integer"
+    return _parsed(value, int, lambda n: n >= 0, what, what)
 
 
 def non_negative_float(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value!r}") from None
-    if not x >= 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
-    return x
+    what = "expected a non-negative number"
+    return _parsed(value, float, lambda x: x >= 0, what, what)
 
 
 def positive_float(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return x
+    what = "expected a positive number"
+    return _parsed(value, float, lambda x: x > 0, what, what)
 
 
 def unit_interval(value: str) -> float:
     """A number in [0, 1] (rates, thresholds)."""
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value!r}") from None
-    if not 0.0 <= x <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
-    return x
+    what = "expected a number in [0, 1]"
+    return _parsed(value, float, lambda x: 0.0 <= x <= 1.0, what, what)
 
 
 def confidence(value: str) -> float:
     """A confidence level strictly between 0 and 1."""
-    try:
-        c = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"confidence must be a number between 0 and 1, got {value!r}") from None
-    if not 0 < c < 1:
-        raise argparse.ArgumentTypeError(f"confidence must be between 0 and 1 (e.g. 0.95), got {value}")
-    return c
+    return _parsed(
+        value,
+        float,
+        lambda c: 0 < c < 1,
+        "confidence must be a number between 0 and 1",
+        "confidence must be between 0 and 1 (e.g. 0.95)",
+    )
 
 
 def field_mapping(value: str) -> tuple[str, str]:
