@@ -51,7 +51,11 @@ def test_stub_of_the_compiled_core():
     _tool("mypy")
     env = {**os.environ, "MYPYPATH": str(ROOT / "src")}
     allowlist = str(ROOT / ".ci" / "stubtest-allowlist.txt")
-    done = _run(sys.executable, "-m", "mypy.stubtest", "respeval._core", "--allowlist", allowlist, env=env)
+    config = str(ROOT / "pyproject.toml")  # stubtest reads no config file unless told (untyped imports)
+    done = _run(
+        sys.executable, "-m", "mypy.stubtest", "respeval._core", "--allowlist", allowlist, "--mypy-config-file", config,
+        env=env,
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
 
 
