@@ -62,6 +62,11 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--slow-rows", type=int, default=None, help="rows for the row-at-a-time UDFs (default: --rows)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--slow",
+        default="rouge-score,respeval,sacrebleu",
+        help="which row-at-a-time UDFs to time (comma-separated of rouge-score, respeval, sacrebleu)",
+    )
     args = parser.parse_args()
     slow_rows = args.slow_rows or args.rows
 
@@ -108,6 +113,9 @@ def main() -> int:
         "rouge_l": [("rouge-score / row", "rouge_l_rouge_score_row"), ("respeval / row", "rouge_l_respeval_row")],
         "sentence_bleu": [("sacrebleu / row", "sentence_bleu_sacrebleu_row")],
     }
+    wanted = {name.strip() for name in args.slow.split(",") if name.strip()}
+    slow = {m: [(label, f) for label, f in cs if label.split(" /")[0] in wanted] for m, cs in slow.items()}
+    slow = {m: cs for m, cs in slow.items() if cs}
     times: dict[str, list[float]] = {k: [] for k in fast}
     results: dict[str, list] = {}
     slow_times: dict[tuple[str, str], float] = {}
