@@ -99,6 +99,20 @@ static inline int64_t rv_narrow_portable(int kind, const void *d, int64_t L, uin
     return L;
 }
 
+/* The 64 bytes of block i0 of s[0..L): in place, or (the last, short block) copied into
+ * `tail` and zero-padded, so vector loads never read past the string. */
+static inline const uint8_t *rv_block64(const uint8_t *s, int64_t L, int64_t i0, uint8_t tail[64]) {
+    if (L - i0 >= 64) return s + i0;
+    memset(tail, 0, 64);
+    memcpy(tail, s + i0, (size_t)(L - i0));
+    return tail;
+}
+
+/* The bits of block i0 that are inside s[0..L). */
+static inline uint64_t rv_valid64(int64_t L, int64_t i0) {
+    return L - i0 >= 64 ? ~0ULL : (1ULL << (L - i0)) - 1;
+}
+
 #ifdef RV_X86
 /* SSE2 and AVX2 compare bytes as signed: x in [lo, lo + n) iff (x - lo) - 128 < n - 128 (signed). */
 RV_TARGET_SSE2 static void rv_classify_sse2(const uint8_t *s, int64_t L, uint8_t *lb, uint64_t *tm, uint64_t *nl) {
@@ -108,12 +122,7 @@ RV_TARGET_SSE2 static void rv_classify_sse2(const uint8_t *s, int64_t L, uint8_t
     uint8_t tail[64];
     for (int64_t w = 0; w * 64 < L; w++) {
         int64_t i0 = w * 64;
-        const uint8_t *p = s + i0;
-        if (L - i0 < 64) {
-            memset(tail, 0, 64);
-            memcpy(tail, p, (size_t)(L - i0));
-            p = tail;
-        }
+        const uint8_t *p = rv_block64(s, L, i0, tail);
         uint64_t t = 0, n = 0;
         for (int q = 0; q < 4; q++) {
             __m128i c = _mm_loadu_si128((const __m128i *)(p + 16 * q));
@@ -124,7 +133,8 @@ RV_TARGET_SSE2 static void rv_classify_sse2(const uint8_t *s, int64_t L, uint8_t
             t |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(up, lo), dg)) << (16 * q);
             n |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(c, lf)) << (16 * q);
         }
-        if (L - i0 < 64) { uint64_t valid = (1ULL << (L - i0)) - 1; t &= valid; n &= valid; }
+        t &= rv_valid64(L, i0);
+        n &= rv_valid64(L, i0);
         tm[w] = t;
         nl[w] = n;
     }
@@ -138,12 +148,7 @@ RV_TARGET_AVX2 static void rv_classify_avx2(const uint8_t *s, int64_t L, uint8_t
     uint8_t tail[64];
     for (int64_t w = 0; w * 64 < L; w++) {
         int64_t i0 = w * 64;
-        const uint8_t *p = s + i0;
-        if (L - i0 < 64) {
-            memset(tail, 0, 64);
-            memcpy(tail, p, (size_t)(L - i0));
-            p = tail;
-        }
+        const uint8_t *p = rv_block64(s, L, i0, tail);
         uint64_t t = 0, n = 0;
         for (int q = 0; q < 2; q++) {
             __m256i c = _mm256_loadu_si256((const __m256i *)(p + 32 * q));
@@ -154,7 +159,8 @@ RV_TARGET_AVX2 static void rv_classify_avx2(const uint8_t *s, int64_t L, uint8_t
             t |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(up, lo), dg)) << (32 * q);
             n |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, lf)) << (32 * q);
         }
-        if (L - i0 < 64) { uint64_t valid = (1ULL << (L - i0)) - 1; t &= valid; n &= valid; }
+        t &= rv_valid64(L, i0);
+        n &= rv_valid64(L, i0);
         tm[w] = t;
         nl[w] = n;
     }
