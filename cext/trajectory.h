@@ -11,6 +11,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "dispatch.h"
 
 enum {
     RV_T_NPRED = 0,
@@ -262,6 +267,246 @@ static inline int64_t rv_traj_substitutions(rv_traj_scratch *s, const int32_t *r
 }
 
 /* ------------------------------------------------------------------------------------
+ * The call table: (name id, canonical arguments) bytes -> dense int32 id, first seen
+ * first.  Keys are a few hundred bytes, so the hash reads 8 bytes at a time.
+ */
+
+static inline uint64_t rv_traj_hash(const char *s, int64_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    while (n >= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    if (n > 0) {
+        w = 0;
+        memcpy(&w, s, (size_t)n);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+    }
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+typedef struct {
+    uint64_t hash;
+    int64_t off;  /* the key's bytes in the arena: a match reads them without start[id] */
+    int32_t id;
+    int32_t len;
+} rv_traj_slot;
+
+typedef struct {
+    char *arena;
+    int64_t arena_len, arena_cap;
+    int64_t *start;  /* start[id] .. start[id + 1] in arena */
+    uint64_t *hash;
+    int32_t n, cap;
+    rv_traj_slot *slots;
+    int64_t nslots;
+} rv_traj_table;
+
+static inline void rv_traj_table_free(rv_traj_table *t) {
+    free(t->arena); free(t->start); free(t->hash); free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static inline int rv_traj_table_init(rv_traj_table *t) {
+    memset(t, 0, sizeof(*t));
+    t->arena_cap = 1 << 16;
+    t->cap = 1 << 10;
+    t->nslots = 1 << 11;
+    t->arena = (char *)malloc((size_t)t->arena_cap);
+    t->start = (int64_t *)malloc(sizeof(int64_t) * (size_t)(t->cap + 1));
+    t->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)t->cap);
+    t->slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)t->nslots);
+    if (!t->arena || !t->start || !t->hash || !t->slots) { rv_traj_table_free(t); return -1; }
+    memset(t->slots, 0xff, sizeof(rv_traj_slot) * (size_t)t->nslots);
+    t->start[0] = 0;
+    return 0;
+}
+
+static inline int rv_traj_table_rehash(rv_traj_table *t, int64_t nslots) {
+    rv_traj_slot *slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)nslots);
+    if (!slots) return -1;
+    memset(slots, 0xff, sizeof(rv_traj_slot) * (size_t)nslots);
+    uint64_t mask = (uint64_t)nslots - 1;
+    for (int32_t id = 0; id < t->n; id++) {
+        uint64_t p = t->hash[id] & mask;
+        while (slots[p].id >= 0) p = (p + 1) & mask;
+        slots[p].hash = t->hash[id];
+        slots[p].off = t->start[id];
+        slots[p].id = id;
+        slots[p].len = (int32_t)(t->start[id + 1] - t->start[id]);
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = nslots;
+    return 0;
+}
+
+/* The next capacity after cap: x4 while below big, then x2.  Each growth re-inserts every
+ * key at a random slot, which costs more than the probes themselves on tables of a few
+ * hundred thousand calls; growing faster early makes that rarer. */
+static inline int64_t rv_traj_grown(int64_t cap, int64_t big) {
+    return cap < big ? cap * 4 : cap * 2;
+}
+
+/* The id of key s[0:n] whose rv_traj_hash is h, added if new; -1 no memory, -2 beyond
+ * int32 ids or lengths. */
+static inline int32_t rv_traj_table_add_h(rv_traj_table *t, const char *s, int64_t n, uint64_t h) {
+    if (n > INT32_MAX) return -2;
+    uint64_t mask = (uint64_t)t->nslots - 1, p = h & mask;
+    for (;;) {
+        const rv_traj_slot *sl = &t->slots[p];
+        if (sl->id < 0) break;
+        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + sl->off, s, (size_t)n) == 0))
+            return sl->id;
+        p = (p + 1) & mask;
+    }
+    if (t->n >= INT32_MAX - 1) return -2;
+    if (t->n >= t->cap) {
+        int64_t cap = rv_traj_grown((int64_t)t->cap, (int64_t)1 << 22);
+        if (cap > INT32_MAX - 1) cap = INT32_MAX - 1;
+        int64_t *st = (int64_t *)realloc(t->start, sizeof(int64_t) * (size_t)(cap + 1));
+        if (!st) return -1;
+        t->start = st;
+        uint64_t *hs = (uint64_t *)realloc(t->hash, sizeof(uint64_t) * (size_t)cap);
+        if (!hs) return -1;
+        t->hash = hs;
+        t->cap = (int32_t)cap;
+    }
+    if (t->arena_len + n > t->arena_cap) {
+        int64_t cap = rv_traj_grown(t->arena_cap, (int64_t)1 << 26);
+        while (cap < t->arena_len + n) cap *= 2;
+        char *a = (char *)realloc(t->arena, (size_t)cap);
+        if (!a) return -1;
+        t->arena = a;
+        t->arena_cap = cap;
+    }
+    int32_t id = t->n;
+    int64_t off = t->arena_len;
+    if (n) memcpy(t->arena + off, s, (size_t)n);
+    t->arena_len += n;
+    t->start[id + 1] = t->arena_len;
+    t->hash[id] = h;
+    t->n++;
+    if ((int64_t)t->n * 2 > t->nslots) {
+        if (rv_traj_table_rehash(t, rv_traj_grown(t->nslots, (int64_t)1 << 22)) != 0) return -1;
+    } else {
+        t->slots[p].hash = h;
+        t->slots[p].off = off;
+        t->slots[p].id = id;
+        t->slots[p].len = (int32_t)n;
+    }
+    return id;
+}
+
+static inline int32_t rv_traj_table_add(rv_traj_table *t, const char *s, int64_t n) {
+    return rv_traj_table_add_h(t, s, n, rv_traj_hash(s, n));
+}
+
+/* Adds the k keys base[start[i] : end[i]] (a row's calls), ids into out: every key is
+ * hashed and its slot prefetched first, so the table's cache misses overlap.  0, or the
+ * first failure of rv_traj_table_add. */
+static inline int rv_traj_table_add_many(rv_traj_table *t, const char *base, const int64_t *start,
+                                         const int64_t *end, int64_t k, uint64_t *hashes, int32_t *out) {
+    uint64_t mask = (uint64_t)t->nslots - 1;
+    for (int64_t i = 0; i < k; i++) {
+        hashes[i] = rv_traj_hash(base + start[i], end[i] - start[i]);
+#if defined(__GNUC__)
+        __builtin_prefetch(&t->slots[hashes[i] & mask]);
+#endif
+    }
+    for (int64_t i = 0; i < k; i++) {
+        int32_t id = rv_traj_table_add_h(t, base + start[i], end[i] - start[i], hashes[i]);
+        if (id < 0) return id;
+        out[i] = id;
+    }
+    return 0;
+}
+
+/* The id of key s[0:n] whose rv_traj_hash is h, or -1. */
+static inline int32_t rv_traj_table_find_h(const rv_traj_table *t, const char *s, int64_t n, uint64_t h) {
+    uint64_t mask = (uint64_t)t->nslots - 1, p = h & mask;
+    for (;;) {
+        const rv_traj_slot *sl = &t->slots[p];
+        if (sl->id < 0) return -1;
+        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + sl->off, s, (size_t)n) == 0))
+            return sl->id;
+        p = (p + 1) & mask;
+    }
+}
+
+/* The id of key s[0:n], or -1. */
+static inline int32_t rv_traj_table_find(const rv_traj_table *t, const char *s, int64_t n) {
+    return rv_traj_table_find_h(t, s, n, rv_traj_hash(s, n));
+}
+
+/* ------------------------------------------------------------------------------------
+ * The call memo: a call object's exact JSON text -> what reading it gave (its name id
+ * and call id, or "dropped" by the name normaliser).  Evaluation data repeats calls byte
+ * for byte (a task's reference in every trial, a prediction that copies the reference),
+ * and a repeated text needs only to be found, hashed and compared, not parsed and
+ * canonicalised again.  Identical bytes read the same way, so a hit gives exactly the
+ * ids a full read would.  The memo belongs to one CallTable and one set of reading
+ * options; it stops growing at RV_TRAJ_MEMO_MAX_BYTES of text.
+ */
+
+#define RV_TRAJ_MEMO_MAX_BYTES ((int64_t)1 << 29)
+#define RV_TRAJ_MEMO_MISS UINT64_MAX
+
+typedef struct {
+    rv_traj_table raw;  /* call texts as written */
+    uint64_t *val;      /* per text: (name id + 1) << 32 | call id; name id + 1 == 0: dropped */
+    int64_t val_cap;
+} rv_traj_memo;
+
+static inline uint64_t rv_traj_memo_pack(int32_t name_id, int32_t call_id) {
+    return ((uint64_t)(uint32_t)(name_id + 1) << 32) | (uint64_t)(uint32_t)call_id;
+}
+
+static inline int32_t rv_traj_memo_name(uint64_t v) { return (int32_t)(uint32_t)(v >> 32) - 1; }
+static inline int32_t rv_traj_memo_call(uint64_t v) { return (int32_t)(uint32_t)v; }
+
+static inline void rv_traj_memo_free(rv_traj_memo *m) {
+    rv_traj_table_free(&m->raw);
+    free(m->val);
+    memset(m, 0, sizeof(*m));
+}
+
+static inline int rv_traj_memo_init(rv_traj_memo *m) {
+    memset(m, 0, sizeof(*m));
+    return rv_traj_table_init(&m->raw);
+}
+
+/* What the call text s[0:n] (hash h) gave, or RV_TRAJ_MEMO_MISS. */
+static inline uint64_t rv_traj_memo_find(const rv_traj_memo *m, const char *s, int64_t n, uint64_t h) {
+    int32_t id = rv_traj_table_find_h(&m->raw, s, n, h);
+    return id < 0 ? RV_TRAJ_MEMO_MISS : m->val[id];
+}
+
+/* Remembers that the call text s[0:n] (hash h) gave v; 0, or -1 without memory.  A full
+ * memo is left as it is. */
+static inline int rv_traj_memo_add(rv_traj_memo *m, const char *s, int64_t n, uint64_t h, uint64_t v) {
+    if (m->raw.arena_len + n > RV_TRAJ_MEMO_MAX_BYTES) return 0;
+    int32_t id = rv_traj_table_add_h(&m->raw, s, n, h);
+    if (id == -2) return 0;
+    if (id < 0) return -1;
+    if (id >= m->val_cap) {
+        int64_t cap = m->val_cap ? 2 * m->val_cap : 1024;
+        uint64_t *val = (uint64_t *)realloc(m->val, sizeof(uint64_t) * (size_t)cap);
+        if (!val) return -1;
+        m->val = val;
+        m->val_cap = cap;
+    }
+    m->val[id] = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------
  * Canonical calls straight from JSON text (no Python objects).
  *
  * rv_tjson_trajectory reads one trajectory, a JSON list of call objects, and writes per
@@ -341,6 +586,10 @@ typedef struct {
     rv_tbuf args;       /* per call: 4 bytes for the name id, then the canonical arguments */
     int64_t *name_end;  /* per call: end of its name in names, of its args in args */
     int64_t *args_end;
+    uint64_t *memo;     /* per call: what the memo gave for its text, or RV_TRAJ_MEMO_MISS */
+    int64_t *raw_start; /* per call: its text in the input, and that text's hash */
+    int64_t *raw_end;
+    uint64_t *raw_hash;
     int64_t ncalls, calls_cap;
     rv_tbuf tmp, junk, key;
     rv_tmember *mem, *mem_tmp;
@@ -351,6 +600,7 @@ typedef struct {
 
 static inline void rv_tjson_free(rv_tjson *t) {
     free(t->names.d); free(t->args.d); free(t->name_end); free(t->args_end);
+    free(t->memo); free(t->raw_start); free(t->raw_end); free(t->raw_hash);
     free(t->tmp.d); free(t->junk.d); free(t->key.d); free(t->mem); free(t->mem_tmp);
     memset(t, 0, sizeof(*t));
 }
@@ -499,13 +749,39 @@ static int rv_tj_string(rv_tjson *t, rv_tjcur *c, rv_tbuf *o) {
 static unsigned char rv_tj_cls[2][256];
 static int rv_tj_cls_ready = 0;
 
+/* Byte classes outside JSON strings, for rv_tj_object_span: 1 a quote, 2 opens, 3 closes. */
+static unsigned char rv_tj_nest_cls[256];
+
 static void rv_tj_cls_init(void) {
     for (int k = 0; k < 256; k++) {
         unsigned char v = (k == '"' || k == '\\' || k < 0x20) ? 1 : 0;
         rv_tj_cls[0][k] = v;
         rv_tj_cls[1][k] = v ? v : (k >= 0x80 ? 2 : 0);
+        rv_tj_nest_cls[k] = k == '"' ? 1 : (k == '{' || k == '[') ? 2 : (k == '}' || k == ']') ? 3 : 0;
     }
     rv_tj_cls_ready = 1;
+}
+
+/* The first i' >= i with cls[s[i']] != 0 (a byte that ends a plain run inside a JSON
+ * string), or n; with SSE2, 16 bytes per step. */
+static inline int64_t rv_tj_plain_run(const unsigned char *s, int64_t i, int64_t n, const unsigned char *cls,
+                                      int check_utf8) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
+    const uint32_t high = check_utf8 ? 0xFFFFu : 0u;
+    while (rv_isa != RV_ISA_PORTABLE && n - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v)); /* v <= 0x1F */
+        uint32_t m = (uint32_t)_mm_movemask_epi8(stop) | ((uint32_t)_mm_movemask_epi8(v) & high);
+        if (m) return i + __builtin_ctz(m);
+        i += 16;
+    }
+#else
+    (void)check_utf8;
+#endif
+    while (i < n && cls[s[i]] == 0) i++;
+    return i;
 }
 
 /* Scans the string at c->s[c->i] == '"'.  RV_TJ_OK: it has no escapes, its text is
@@ -516,7 +792,7 @@ static inline int rv_tj_raw_string(const rv_tjson *t, rv_tjcur *c, int64_t *star
     const unsigned char *cls = rv_tj_cls[t->check_utf8 ? 1 : 0];
     int64_t i = c->i + 1, n = c->n;
     for (;;) {
-        while (i < n && cls[s[i]] == 0) i++;
+        i = rv_tj_plain_run(s, i, n, cls, t->check_utf8);
         if (i >= n) return RV_TJ_FALLBACK;
         if (cls[s[i]] == 2) {
             int k = rv_tj_utf8_len(s + i, n - i);
@@ -784,21 +1060,204 @@ static int rv_tj_value(rv_tjson *t, rv_tjcur *c, rv_tbuf *o, int depth) {
     }
 }
 
+#define RV_TJ_GROW(field, type, cap)                                          \
+    do {                                                                      \
+        type *grown = (type *)realloc(t->field, sizeof(type) * (size_t)(cap)); \
+        if (!grown) return -1;                                                \
+        t->field = grown;                                                     \
+    } while (0)
+
+/* Ends the call being read: its name and arguments end where names and args do now. */
 static int rv_tj_push_call(rv_tjson *t) {
     if (t->ncalls >= t->calls_cap) {
         int64_t cap = t->calls_cap ? 2 * t->calls_cap : 64;
-        int64_t *a = (int64_t *)realloc(t->name_end, sizeof(int64_t) * (size_t)cap);
-        if (!a) return -1;
-        t->name_end = a;
-        int64_t *b = (int64_t *)realloc(t->args_end, sizeof(int64_t) * (size_t)cap);
-        if (!b) return -1;
-        t->args_end = b;
+        RV_TJ_GROW(name_end, int64_t, cap);
+        RV_TJ_GROW(args_end, int64_t, cap);
+        RV_TJ_GROW(memo, uint64_t, cap);
+        RV_TJ_GROW(raw_start, int64_t, cap);
+        RV_TJ_GROW(raw_end, int64_t, cap);
+        RV_TJ_GROW(raw_hash, uint64_t, cap);
         t->calls_cap = cap;
     }
     t->name_end[t->ncalls] = t->names.n;
     t->args_end[t->ncalls] = t->args.n;
+    t->memo[t->ncalls] = RV_TRAJ_MEMO_MISS;
     t->ncalls++;
     return 0;
+}
+#undef RV_TJ_GROW
+
+
+/* The memo's hash of a call's text: 16-byte blocks (the last one zero-padded) folded
+ * into two independent 64-bit lanes, so the scan below can hash each block as it reads it. */
+#define RV_TJ_LANE_A 0x9E3779B97F4A7C15ULL
+#define RV_TJ_LANE_B 0xC2B2AE3D27D4EB4FULL
+
+static inline void rv_tj_fold(uint64_t *a, uint64_t *b, uint64_t lo, uint64_t hi) {
+    *a = (*a ^ lo) * 0xBF58476D1CE4E5B9ULL;
+    *a ^= *a >> 29;
+    *b = (*b ^ hi) * 0x94D049BB133111EBULL;
+    *b ^= *b >> 31;
+}
+
+static inline uint64_t rv_tj_fold_end(uint64_t a, uint64_t b, int64_t len) {
+    uint64_t h = a ^ ((b << 23) | (b >> 41)) ^ ((uint64_t)len * 0xD6E8FEB86659FD93ULL);
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+static inline uint64_t rv_tj_text_hash(const char *s, int64_t len) {
+    uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B, w[2];
+    int64_t k = 0;
+    for (; k + 16 <= len; k += 16) {
+        memcpy(w, s + k, 16);
+        rv_tj_fold(&a, &b, w[0], w[1]);
+    }
+    if (k < len) {
+        w[0] = w[1] = 0;
+        memcpy(w, s + k, (size_t)(len - k));
+        rv_tj_fold(&a, &b, w[0], w[1]);
+    }
+    return rv_tj_fold_end(a, b, len);
+}
+
+/* One past the '}' that closes the object at s[i] == '{', matching braces and brackets
+ * outside strings, with the text's rv_tj_text_hash in *hash; -1 if the text ends first.
+ * Nothing else is checked: the memo only answers for texts that were read in full
+ * before, byte for byte. */
+static inline int64_t rv_tj_object_span_portable(const char *text, int64_t n, int64_t i, uint64_t *hash) {
+    const unsigned char *s = (const unsigned char *)text;
+    int64_t open = i, depth = 0;
+    while (i < n) {
+        switch (rv_tj_nest_cls[s[i]]) {
+            case 0:
+                i++;
+                break;
+            case 1:
+                i++;
+                for (;;) {
+                    while (i < n && s[i] != '"' && s[i] != '\\') i++;
+                    if (i >= n) return -1;
+                    if (s[i] == '"') break;
+                    i += 2; /* an escape: the next byte cannot end the string */
+                }
+                i++;
+                break;
+            case 2:
+                depth++;
+                i++;
+                break;
+            default:
+                i++;
+                if (--depth == 0) {
+                    *hash = rv_tj_text_hash(text + open, i - open);
+                    return i;
+                }
+        }
+    }
+    return -1;
+}
+
+#if defined(__SSE2__)
+/* The same, 16 bytes per step (SSE2 is in every x86-64 CPU), hashing each block as it is
+ * read.  Quotes toggle an inside-a-string mask (a prefix XOR); only the braces and
+ * brackets outside strings are visited.  A block with a backslash is walked byte class
+ * by byte class instead, so escaped quotes are skipped. */
+static inline uint32_t rv_tj_prefix_xor16(uint32_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    return x & 0xFFFFu;
+}
+
+static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
+    const unsigned char *s = (const unsigned char *)text;
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20);
+    const __m128i open_b = _mm_set1_epi8('{'), close_b = _mm_set1_epi8('}'); /* [ ] are { } without 0x20 */
+    const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
+    int64_t open = i, depth = 0;
+    int in_string = 0, skip_first = 0;
+    unsigned char tail[16];
+    for (; i < n; i += 16) {
+        __m128i v;
+        uint32_t valid = 0xFFFFu;
+        if (n - i >= 16) {
+            v = _mm_loadu_si128((const __m128i *)(s + i));
+        } else {
+            memset(tail, 0, sizeof(tail));
+            memcpy(tail, s + i, (size_t)(n - i));
+            v = _mm_loadu_si128((const __m128i *)tail);
+            valid = (1u << (n - i)) - 1;
+        }
+        __m128i folded = _mm_or_si128(v, lower);
+        uint32_t q = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) & valid;
+        uint32_t e = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) & valid;
+        uint32_t o = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open_b)) & valid;
+        uint32_t c = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close_b)) & valid;
+        int end = 0; /* one past the closing brace within this block, or 0 */
+        if (e == 0) {
+            if (skip_first) q &= ~1u; /* byte 0 is escaped */
+            uint32_t inside = rv_tj_prefix_xor16(q) ^ (in_string ? 0xFFFFu : 0u);
+            uint32_t st = (o | c) & ~inside;
+            while (st) {
+                int k = __builtin_ctz(st);
+                st &= st - 1;
+                if (o >> k & 1u) {
+                    depth++;
+                } else if (--depth == 0) {
+                    end = k + 1;
+                    break;
+                }
+            }
+            in_string = (int)(inside >> 15 & 1u);
+            skip_first = 0;
+        } else {
+            uint32_t any = q | e | o | c;
+            if (skip_first) any &= ~1u;
+            skip_first = 0;
+            while (any) {
+                int k = __builtin_ctz(any);
+                uint32_t bit = 1u << k;
+                any &= any - 1;
+                if (in_string) {
+                    if (e & bit) {
+                        if (k == 15) skip_first = 1; /* the escaped byte opens the next block */
+                        else any &= ~(bit << 1);
+                    } else if (q & bit) {
+                        in_string = 0;
+                    }
+                } else if (q & bit) {
+                    in_string = 1;
+                } else if (o & bit) {
+                    depth++;
+                } else if (c & bit) {
+                    if (--depth == 0) {
+                        end = k + 1;
+                        break;
+                    }
+                }
+            }
+        }
+        if (end) v = _mm_and_si128(v, _mm_cmplt_epi8(index, _mm_set1_epi8((char)end)));
+        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(v), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+        if (end) {
+            *hash = rv_tj_fold_end(a, b, i + end - open);
+            return i + end;
+        }
+    }
+    return -1;
+}
+#endif
+
+static inline int64_t rv_tj_object_span(const char *text, int64_t n, int64_t i, uint64_t *hash) {
+#if defined(__SSE2__)
+    if (rv_isa != RV_ISA_PORTABLE) return rv_tj_object_span_sse2(text, n, i, hash);
+#endif
+    return rv_tj_object_span_portable(text, n, i, hash);
 }
 
 /* One call object at c->s[c->i] == '{'. */
@@ -875,9 +1334,13 @@ static int rv_tj_call(rv_tjson *t, rv_tjcur *c, const char *name_key, int64_t na
     return rv_tj_push_call(t) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
 }
 
-/* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first). */
+/* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first).
+ * With a memo, a call whose text the memo knows is not read: t->memo[k] holds what the
+ * memo gave; every call read in full has its text's span and hash in raw_start/raw_end/
+ * raw_hash, for the caller to remember once it has ids. */
 static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char *name_key, int64_t name_len,
-                               const char *args_key, int64_t args_len, int args_required) {
+                               const char *args_key, int64_t args_len, int args_required,
+                               const rv_traj_memo *memo) {
     rv_tjcur c = {s, n, 0};
     int r;
     if (!rv_tj_cls_ready) rv_tj_cls_init();
@@ -893,7 +1356,26 @@ static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char
     } else {
         for (;;) {
             if (c.i >= c.n || c.s[c.i] != '{') return RV_TJ_FALLBACK;
-            if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK) return r;
+            if (memo) {
+                uint64_t h;
+                int64_t open = c.i, end = rv_tj_object_span(c.s, c.n, open, &h);
+                if (end < 0) return RV_TJ_FALLBACK;
+                uint64_t v = rv_traj_memo_find(memo, c.s + open, end - open, h);
+                if (v != RV_TRAJ_MEMO_MISS) {
+                    if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
+                    t->memo[t->ncalls - 1] = v;
+                    c.i = end;
+                } else {
+                    if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK)
+                        return r;
+                    if (c.i != end) return RV_TJ_FALLBACK;
+                    t->raw_start[t->ncalls - 1] = open;
+                    t->raw_end[t->ncalls - 1] = end;
+                    t->raw_hash[t->ncalls - 1] = h;
+                }
+            } else if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK) {
+                return r;
+            }
             rv_tj_ws(&c);
             if (c.i >= c.n) return RV_TJ_FALLBACK;
             if (c.s[c.i] == ',') { c.i++; rv_tj_ws(&c); continue; }
@@ -903,173 +1385,6 @@ static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char
     }
     rv_tj_ws(&c);
     return c.i == c.n ? RV_TJ_OK : RV_TJ_FALLBACK;
-}
-
-/* ------------------------------------------------------------------------------------
- * The call table: (name id, canonical arguments) bytes -> dense int32 id, first seen
- * first.  Keys are a few hundred bytes, so the hash reads 8 bytes at a time.
- */
-
-static inline uint64_t rv_traj_hash(const char *s, int64_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
-    while (n >= 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-        h ^= h >> 31;
-        s += 8;
-        n -= 8;
-    }
-    if (n > 0) {
-        w = 0;
-        memcpy(&w, s, (size_t)n);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
-    }
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ULL;
-    h ^= h >> 32;
-    return h;
-}
-
-typedef struct {
-    uint64_t hash;
-    int64_t off;  /* the key's bytes in the arena: a match reads them without start[id] */
-    int32_t id;
-    int32_t len;
-} rv_traj_slot;
-
-typedef struct {
-    char *arena;
-    int64_t arena_len, arena_cap;
-    int64_t *start;  /* start[id] .. start[id + 1] in arena */
-    uint64_t *hash;
-    int32_t n, cap;
-    rv_traj_slot *slots;
-    int64_t nslots;
-} rv_traj_table;
-
-static inline void rv_traj_table_free(rv_traj_table *t) {
-    free(t->arena); free(t->start); free(t->hash); free(t->slots);
-    memset(t, 0, sizeof(*t));
-}
-
-static inline int rv_traj_table_init(rv_traj_table *t) {
-    memset(t, 0, sizeof(*t));
-    t->arena_cap = 1 << 16;
-    t->cap = 1 << 10;
-    t->nslots = 1 << 11;
-    t->arena = (char *)malloc((size_t)t->arena_cap);
-    t->start = (int64_t *)malloc(sizeof(int64_t) * (size_t)(t->cap + 1));
-    t->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)t->cap);
-    t->slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)t->nslots);
-    if (!t->arena || !t->start || !t->hash || !t->slots) { rv_traj_table_free(t); return -1; }
-    memset(t->slots, 0xff, sizeof(rv_traj_slot) * (size_t)t->nslots);
-    t->start[0] = 0;
-    return 0;
-}
-
-static inline int rv_traj_table_rehash(rv_traj_table *t, int64_t nslots) {
-    rv_traj_slot *slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)nslots);
-    if (!slots) return -1;
-    memset(slots, 0xff, sizeof(rv_traj_slot) * (size_t)nslots);
-    uint64_t mask = (uint64_t)nslots - 1;
-    for (int32_t id = 0; id < t->n; id++) {
-        uint64_t p = t->hash[id] & mask;
-        while (slots[p].id >= 0) p = (p + 1) & mask;
-        slots[p].hash = t->hash[id];
-        slots[p].off = t->start[id];
-        slots[p].id = id;
-        slots[p].len = (int32_t)(t->start[id + 1] - t->start[id]);
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->nslots = nslots;
-    return 0;
-}
-
-/* The id of key s[0:n] whose rv_traj_hash is h, added if new; -1 no memory, -2 beyond
- * int32 ids or lengths. */
-static inline int32_t rv_traj_table_add_h(rv_traj_table *t, const char *s, int64_t n, uint64_t h) {
-    if (n > INT32_MAX) return -2;
-    uint64_t mask = (uint64_t)t->nslots - 1, p = h & mask;
-    for (;;) {
-        const rv_traj_slot *sl = &t->slots[p];
-        if (sl->id < 0) break;
-        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + sl->off, s, (size_t)n) == 0))
-            return sl->id;
-        p = (p + 1) & mask;
-    }
-    if (t->n >= INT32_MAX - 1) return -2;
-    if (t->n >= t->cap) {
-        int64_t cap = (int64_t)t->cap * 2;
-        if (cap > INT32_MAX - 1) cap = INT32_MAX - 1;
-        int64_t *st = (int64_t *)realloc(t->start, sizeof(int64_t) * (size_t)(cap + 1));
-        if (!st) return -1;
-        t->start = st;
-        uint64_t *hs = (uint64_t *)realloc(t->hash, sizeof(uint64_t) * (size_t)cap);
-        if (!hs) return -1;
-        t->hash = hs;
-        t->cap = (int32_t)cap;
-    }
-    if (t->arena_len + n > t->arena_cap) {
-        int64_t cap = t->arena_cap * 2;
-        while (cap < t->arena_len + n) cap *= 2;
-        char *a = (char *)realloc(t->arena, (size_t)cap);
-        if (!a) return -1;
-        t->arena = a;
-        t->arena_cap = cap;
-    }
-    int32_t id = t->n;
-    int64_t off = t->arena_len;
-    if (n) memcpy(t->arena + off, s, (size_t)n);
-    t->arena_len += n;
-    t->start[id + 1] = t->arena_len;
-    t->hash[id] = h;
-    t->n++;
-    if ((int64_t)t->n * 2 > t->nslots) {
-        if (rv_traj_table_rehash(t, t->nslots * 2) != 0) return -1;
-    } else {
-        t->slots[p].hash = h;
-        t->slots[p].off = off;
-        t->slots[p].id = id;
-        t->slots[p].len = (int32_t)n;
-    }
-    return id;
-}
-
-static inline int32_t rv_traj_table_add(rv_traj_table *t, const char *s, int64_t n) {
-    return rv_traj_table_add_h(t, s, n, rv_traj_hash(s, n));
-}
-
-/* Adds the k keys base[start[i] : end[i]] (a row's calls), ids into out: every key is
- * hashed and its slot prefetched first, so the table's cache misses overlap.  0, or the
- * first failure of rv_traj_table_add. */
-static inline int rv_traj_table_add_many(rv_traj_table *t, const char *base, const int64_t *start,
-                                         const int64_t *end, int64_t k, uint64_t *hashes, int32_t *out) {
-    uint64_t mask = (uint64_t)t->nslots - 1;
-    for (int64_t i = 0; i < k; i++) {
-        hashes[i] = rv_traj_hash(base + start[i], end[i] - start[i]);
-#if defined(__GNUC__)
-        __builtin_prefetch(&t->slots[hashes[i] & mask]);
-#endif
-    }
-    for (int64_t i = 0; i < k; i++) {
-        int32_t id = rv_traj_table_add_h(t, base + start[i], end[i] - start[i], hashes[i]);
-        if (id < 0) return id;
-        out[i] = id;
-    }
-    return 0;
-}
-
-/* The id of key s[0:n], or -1. */
-static inline int32_t rv_traj_table_find(const rv_traj_table *t, const char *s, int64_t n) {
-    uint64_t h = rv_traj_hash(s, n), mask = (uint64_t)t->nslots - 1, p = h & mask;
-    for (;;) {
-        const rv_traj_slot *sl = &t->slots[p];
-        if (sl->id < 0) return -1;
-        if (sl->hash == h && sl->len == n && (n == 0 || memcmp(t->arena + t->start[sl->id], s, (size_t)n) == 0))
-            return sl->id;
-        p = (p + 1) & mask;
-    }
 }
 
 #endif

@@ -265,6 +265,10 @@ cdef extern from "trajectory.h":
         rv_tbuf args
         int64_t* name_end
         int64_t* args_end
+        uint64_t* memo
+        int64_t* raw_start
+        int64_t* raw_end
+        uint64_t* raw_hash
         int64_t ncalls
         rv_dbl_canon_fn dbl_canon
         int check_utf8
@@ -273,7 +277,8 @@ cdef extern from "trajectory.h":
     int RV_TJ_NOMEM
     void rv_tjson_free(rv_tjson* t) noexcept
     int rv_tjson_trajectory(rv_tjson* t, const char* s, int64_t n, const char* name_key, int64_t name_len,
-                            const char* args_key, int64_t args_len, int args_required) noexcept
+                            const char* args_key, int64_t args_len, int args_required,
+                            const rv_traj_memo* memo) noexcept
     int rv_tbuf_put(rv_tbuf* b, const char* s, int64_t n) noexcept
     int rv_tbuf_put_quoted(rv_tbuf* b, const char* s, int64_t n) noexcept
     int rv_tj_utf8_valid(const unsigned char* s, int64_t n) noexcept
@@ -287,6 +292,15 @@ cdef extern from "trajectory.h":
     int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
     int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
                                int64_t k, uint64_t* hashes, int32_t* out) noexcept
+    ctypedef struct rv_traj_memo:
+        pass
+    uint64_t RV_TRAJ_MEMO_MISS
+    int rv_traj_memo_init(rv_traj_memo* m) noexcept
+    void rv_traj_memo_free(rv_traj_memo* m) noexcept
+    int rv_traj_memo_add(rv_traj_memo* m, const char* s, int64_t n, uint64_t h, uint64_t v) noexcept
+    uint64_t rv_traj_memo_pack(int32_t name_id, int32_t call_id) noexcept
+    int32_t rv_traj_memo_name(uint64_t v) noexcept
+    int32_t rv_traj_memo_call(uint64_t v) noexcept
 
 cdef extern from "Python.h":
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
@@ -364,6 +378,7 @@ cdef struct _TrajState:
     uint64_t* batch_hash
     int32_t* batch_ids
     int32_t* batch_names
+    int32_t* call_names  # per call of the row: its name id (-1 dropped)
     int64_t batch_cap
 
 
@@ -390,6 +405,10 @@ cdef int _traj_batch_grow(_TrajState* st, int64_t need) except -1:
     if p == NULL:
         raise MemoryError()
     st.batch_names = <int32_t*>p
+    p = realloc(st.call_names, cap * sizeof(int32_t))
+    if p == NULL:
+        raise MemoryError()
+    st.call_names = <int32_t*>p
     st.batch_cap = cap
     return 0
 
@@ -706,10 +725,12 @@ cdef class CallTable:
     cdef Py_ssize_t raw_cap
     cdef dict name_cache
     cdef int64_t nan_counter
+    cdef rv_traj_memo memo_v  # JSON call texts already read (trajectory.h)
+    cdef tuple memo_options   # the reading options the memo's answers hold for
 
     def __cinit__(self):
         if (rv_traj_table_init(&self.names_v) != 0 or rv_traj_table_init(&self.calls_v) != 0
-                or rv_traj_table_init(&self.raw_v) != 0):
+                or rv_traj_table_init(&self.raw_v) != 0 or rv_traj_memo_init(&self.memo_v) != 0):
             raise MemoryError("cannot allocate the call table")
         self.raw_map = NULL
         self.raw_cap = 0
@@ -720,6 +741,7 @@ cdef class CallTable:
         rv_traj_table_free(&self.names_v)
         rv_traj_table_free(&self.calls_v)
         rv_traj_table_free(&self.raw_v)
+        rv_traj_memo_free(&self.memo_v)
         free(self.raw_map)
 
     def __len__(self):
@@ -841,10 +863,14 @@ cdef class CallTable:
 
     cdef int _json_span(self, _TrajState* st, const char* p, Py_ssize_t n, bytes name_key, bytes args_key,
                         bint args_required, object name_fn) except -1:
+        """A row of JSON text p[0:n]: 1 done, 0 leave it to Python.  Calls the memo knows
+        take its ids; the others are read, interned together, then remembered."""
         cdef int r
         cdef int64_t i, name_at = 0, args_at = 0
-        cdef int32_t nid
-        r = rv_tjson_trajectory(&st.tj, p, n, name_key, len(name_key), args_key, len(args_key), args_required)
+        cdef int32_t nid, cid
+        cdef uint64_t v
+        r = rv_tjson_trajectory(&st.tj, p, n, name_key, len(name_key), args_key, len(args_key), args_required,
+                                &self.memo_v)
         if r == RV_TJ_NOMEM:
             raise MemoryError()
         if r != RV_TJ_OK:
@@ -853,22 +879,39 @@ cdef class CallTable:
         if ncalls > st.batch_cap:
             _traj_batch_grow(st, ncalls)
         for i in range(ncalls):
-            nid = self._name_bytes(st.tj.names.d + name_at, st.tj.name_end[i] - name_at, name_fn)
-            if nid >= 0:
-                # the 4 bytes before the arguments take the name id: the call's key, in place
-                memcpy(st.tj.args.d + args_at, &nid, 4)
-                st.batch_start[k] = args_at
-                st.batch_end[k] = st.tj.args_end[i]
-                st.batch_names[k] = nid
-                k += 1
+            v = st.tj.memo[i]
+            if v != RV_TRAJ_MEMO_MISS:
+                nid = rv_traj_memo_name(v)
+            else:
+                nid = self._name_bytes(st.tj.names.d + name_at, st.tj.name_end[i] - name_at, name_fn)
+                if nid >= 0:
+                    # the 4 bytes before the arguments take the name id: the call's key, in place
+                    memcpy(st.tj.args.d + args_at, &nid, 4)
+                    st.batch_start[k] = args_at
+                    st.batch_end[k] = st.tj.args_end[i]
+                    k += 1
+            st.call_names[i] = nid
             name_at = st.tj.name_end[i]
             args_at = st.tj.args_end[i]
         r = rv_traj_table_add_many(&self.calls_v, st.tj.args.d, st.batch_start, st.batch_end, k, st.batch_hash,
                                    st.batch_ids)
         if r < 0:
             raise MemoryError("too many distinct tool calls")
-        for i in range(k):
-            if rv_push_i32(&st.calls, st.batch_ids[i]) != 0 or rv_push_i32(&st.names, st.batch_names[i]) != 0:
+        k = 0
+        for i in range(ncalls):
+            nid = st.call_names[i]
+            v = st.tj.memo[i]
+            if v != RV_TRAJ_MEMO_MISS:
+                cid = rv_traj_memo_call(v)
+            else:
+                cid = -1
+                if nid >= 0:
+                    cid = st.batch_ids[k]
+                    k += 1
+                if rv_traj_memo_add(&self.memo_v, p + st.tj.raw_start[i], st.tj.raw_end[i] - st.tj.raw_start[i],
+                                    st.tj.raw_hash[i], rv_traj_memo_pack(nid, cid)) != 0:
+                    raise MemoryError()
+            if nid >= 0 and (rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0):
                 raise MemoryError()
         return 1
 
@@ -947,6 +990,17 @@ cdef class CallTable:
                 raise MemoryError()
         return 0
 
+    cdef int _memo_for(self, str name_key, str args_key, bint args_required, object name_fn) except -1:
+        """Forget the memo if these reading options differ from the ones it was filled with."""
+        cdef tuple was = self.memo_options
+        if was is not None and not (was[0] == name_key and was[1] == args_key and was[2] == args_required
+                                    and was[3] is name_fn):
+            rv_traj_memo_free(&self.memo_v)
+            if rv_traj_memo_init(&self.memo_v) != 0:
+                raise MemoryError("cannot allocate the call memo")
+        self.memo_options = (name_key, args_key, args_required, name_fn)
+        return 0
+
     def intern(self, trajectories, str name_key="tool_name", str args_key="tool_input",
                bint args_required=True, str args_mode="json", name_fn=None):
         """Call ids, name ids and row offsets (int32, int32, int64 buffers), and the rows
@@ -957,6 +1011,7 @@ cdef class CallTable:
         cdef _TrajState st
         if args_mode not in ARGS_MODES:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
+        self._memo_for(name_key, args_key, args_required, name_fn)
         memset(&st, 0, sizeof(st))
         st.tj.dbl_canon = _traj_dbl_canon
         errors = []
@@ -987,6 +1042,7 @@ cdef class CallTable:
             free(st.batch_hash)
             free(st.batch_ids)
             free(st.batch_names)
+            free(st.call_names)
             rv_tjson_free(&st.tj)
 
     cdef int _rows(self, _TrajState* st, list seq, Py_ssize_t row_base, str name_key, str args_key,

@@ -165,6 +165,68 @@ def test_json_text_options_equal(rows):
     assert _run(core, preds, refs, **kw) == _run(twin, preds, refs, **kw)
 
 
+def _run_twice(mod, preds, refs, **kw):
+    """Both sides interned, then both again into the same table: the second pass answers
+    from the call memo (texts already read), and must give what the first pass gave."""
+    table = mod.CallTable()
+    out = []
+    for _ in range(2):
+        for rows in (refs, preds):
+            calls, names, offsets, errors = table.intern(rows, **kw)
+            out.append((calls, names, offsets, errors))
+    return out, table.names(), [table.call(i) for i in range(len(table))]
+
+
+# strings long enough to cross the 16-byte blocks the call scanner reads, with quotes,
+# backslashes and braces inside them at every offset
+_long_text = st.text(alphabet=st.sampled_from(list('ab"\\{}[]:, é\x01')), min_size=10, max_size=40)
+_long_call = st.fixed_dictionaries(
+    {
+        "tool_name": st.sampled_from(["a", "b\\", 'q"']),
+        "tool_input": st.dictionaries(st.sampled_from(["x", "y{", 'z"\\']), _long_text | st.integers(), max_size=3),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(_text_row(), _text_row()), max_size=6),
+    long_rows=st.lists(st.lists(_long_call, max_size=4), max_size=4),
+    options=_dumps_options,
+)
+def test_call_memo_gives_what_a_full_read_gives(rows, long_rows, options):
+    """Calls written byte for byte as before are answered by the memo: ids, names, errors
+    and the table's contents are the twin's, on the first pass and on the repeat."""
+    extra = [json.dumps(r, **options) for r in long_rows]
+    preds = [p for p, _ in rows] + extra
+    refs = [r for _, r in rows] + extra[::-1]
+    assert _run_twice(core, preds, refs) == _run_twice(twin, preds, refs)
+    arrow_p, arrow_r = pa.array(preds, pa.string()), pa.array(refs, pa.large_string())
+    assert _run_twice(core, arrow_p, arrow_r) == _run_twice(twin, arrow_p, arrow_r)
+
+
+def test_call_memo_forgets_when_the_options_change():
+    """The memo's answers hold for one set of reading options: other keys, optional
+    arguments or a normaliser read the same text again, as the twin does."""
+    text = json.dumps([{"tool_name": "a", "args": {"k": 1}, "tool_input": {"j": 2}}, {"tool_name": "b", "args": {}}])
+    runs = [
+        {},
+        {"args_key": "args"},
+        {"args_key": "args", "args_required": False},
+        {"args_key": "args", "name_fn": str.upper},
+        {},
+    ]
+    for mod in (core, twin):
+        table = mod.CallTable()
+        got = [table.intern([text, text], **kw) for kw in runs]
+        if mod is core:
+            native = (got, table.names(), [table.call(i) for i in range(len(table))])
+        else:
+            assert native == (got, table.names(), [table.call(i) for i in range(len(table))])
+    first, keyed = native[0][0], native[0][1]
+    assert first[3] and not keyed[3]  # tool_input missing from the second call: an error only for the default key
+
+
 def test_json_text_by_hand():
     """The canonical forms the fast path must write, checked on the ids they give."""
     same = [

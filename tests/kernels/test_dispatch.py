@@ -40,6 +40,17 @@ for stem in (False, True):
     lengths = np.zeros((n, 2), np.int64)
     _core.rouge_text_stats(preds, refs, pp, pr, 4, True, True, stem, stats, lengths, 2)
     h.update(stats.tobytes() + lengths.tobytes())
+# tool calls as JSON text, read twice (the second time from the call memo): strings long
+# enough to cross the scanners' 16-byte blocks, escapes, braces and non-ASCII inside them
+pieces = ["a", '"', "\\\\", "{", "}", "]", "\u00e9", "\U0001F600", "x" * 17, "\n", ", "]
+calls = [{"tool_name": rng.choice(["f", "g\u00e9", "h" * 20]),
+          "tool_input": {rng.choice("kjz") * rng.randrange(1, 20): "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 12)))
+                         for _ in range(rng.randrange(0, 4))}} for _ in range(300)]
+rows = [json.dumps(rng.sample(calls, rng.randrange(0, 6)), ensure_ascii=rng.random() < 0.5) for _ in range(400)]
+table = _core.CallTable()
+for _ in range(2):
+    for part in table.intern(rows)[:3]:
+        h.update(part)
 print(json.dumps({"path": _core.simd_path(), "digest": h.hexdigest()}))
 """
 

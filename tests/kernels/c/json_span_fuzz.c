@@ -1,0 +1,51 @@
+/* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2 path must
+ * find the same end and hash as the portable one, the hash must be rv_tj_text_hash of the
+ * span, and neither may read outside the text (built with -fsanitize=address, every text
+ * is its own exact-size allocation).  Usage: json_span_fuzz ITERATIONS SEED; prints
+ * "ok N M" (N texts, M with an end), or the first mismatch and exits 1. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "trajectory.h"
+
+static uint64_t state;
+
+static uint64_t next(void) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+}
+
+int main(int argc, char **argv) {
+    long iterations = argc > 1 ? atol(argv[1]) : 100000;
+    state = argc > 2 ? strtoull(argv[2], NULL, 10) | 1 : 88172645463325252ULL;
+    /* weighted towards plain bytes, so objects run across several 16-byte blocks */
+    static const char alphabet[] = "{}[]\"\\aaaaaaaaaaaaaaaaaaaa:,  \"\"{{\x01\xc3\xa9";
+    long ends = 0;
+    rv_tj_cls_init();
+    for (long it = 0; it < iterations; it++) {
+        int64_t n = (int64_t)(next() % 300) + 1;
+        char *text = (char *)malloc((size_t)n);
+        if (!text) return 2;
+        text[0] = '{';
+        for (int64_t k = 1; k < n; k++) text[k] = alphabet[next() % (sizeof(alphabet) - 1)];
+        uint64_t h1 = 0, h2 = 0;
+        int64_t e1 = rv_tj_object_span_portable(text, n, 0, &h1);
+#if defined(__SSE2__)
+        int64_t e2 = rv_tj_object_span_sse2(text, n, 0, &h2);
+#else
+        int64_t e2 = rv_tj_object_span_portable(text, n, 0, &h2);
+#endif
+        if (e1 != e2 || (e1 >= 0 && (h1 != h2 || h1 != rv_tj_text_hash(text, e1)))) {
+            printf("mismatch at %ld: portable %lld, sse2 %lld; text: ", it, (long long)e1, (long long)e2);
+            fwrite(text, 1, (size_t)n, stdout);
+            printf("\n");
+            return 1;
+        }
+        ends += e1 >= 0;
+        free(text);
+    }
+    printf("ok %ld %ld\n", iterations, ends);
+    return 0;
+}
