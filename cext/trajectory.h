@@ -328,6 +328,41 @@ static inline int rv_traj_table_init(rv_traj_table *t) {
     return 0;
 }
 
+/* Spare tables.  The bulk pipeline and the benchmarks intern chunk after chunk, each in a
+ * new CallTable whose two big tables (calls and the memo) reach tens of MB; fresh memory
+ * costs a page fault per 4 KB, ~10% of the reading time.  So up to RV_TRAJ_SPARES freed
+ * tables of at most RV_TRAJ_SPARE_BYTES each are kept, emptied, for the next ones to
+ * start from.  Called only with the GIL held (CallTable's constructor and destructor). */
+#define RV_TRAJ_SPARES 2
+#define RV_TRAJ_SPARE_BYTES ((int64_t)32 << 20)
+static rv_traj_table rv_traj_spares[RV_TRAJ_SPARES];
+static int rv_traj_nspares = 0;
+
+static inline int64_t rv_traj_table_bytes(const rv_traj_table *t) {
+    return t->arena_cap + (int64_t)(2 * t->cap + 1) * 8 + t->nslots * (int64_t)sizeof(rv_traj_slot);
+}
+
+/* rv_traj_table_init, from a spare table if there is one. */
+static inline int rv_traj_table_init_spare(rv_traj_table *t) {
+    if (rv_traj_nspares == 0) return rv_traj_table_init(t);
+    *t = rv_traj_spares[--rv_traj_nspares];
+    t->n = 0;
+    t->arena_len = 0;
+    t->start[0] = 0;
+    memset(t->slots, 0xff, sizeof(rv_traj_slot) * (size_t)t->nslots);
+    return 0;
+}
+
+/* rv_traj_table_free, keeping the table as a spare if there is room. */
+static inline void rv_traj_table_release(rv_traj_table *t) {
+    if (t->slots && rv_traj_nspares < RV_TRAJ_SPARES && rv_traj_table_bytes(t) <= RV_TRAJ_SPARE_BYTES) {
+        rv_traj_spares[rv_traj_nspares++] = *t;
+        memset(t, 0, sizeof(*t));
+        return;
+    }
+    rv_traj_table_free(t);
+}
+
 static inline int rv_traj_table_rehash(rv_traj_table *t, int64_t nslots) {
     rv_traj_slot *slots = (rv_traj_slot *)malloc(sizeof(rv_traj_slot) * (size_t)nslots);
     if (!slots) return -1;
@@ -472,14 +507,14 @@ static inline int32_t rv_traj_memo_name(uint64_t v) { return (int32_t)(uint32_t)
 static inline int32_t rv_traj_memo_call(uint64_t v) { return (int32_t)(uint32_t)v; }
 
 static inline void rv_traj_memo_free(rv_traj_memo *m) {
-    rv_traj_table_free(&m->raw);
+    rv_traj_table_release(&m->raw);
     free(m->val);
     memset(m, 0, sizeof(*m));
 }
 
 static inline int rv_traj_memo_init(rv_traj_memo *m) {
     memset(m, 0, sizeof(*m));
-    return rv_traj_table_init(&m->raw);
+    return rv_traj_table_init_spare(&m->raw);
 }
 
 /* What the call text s[0:n] (hash h) gave, or RV_TRAJ_MEMO_MISS. */
@@ -590,6 +625,9 @@ typedef struct {
     int64_t *raw_start; /* per call: its text in the input, and that text's hash */
     int64_t *raw_end;
     uint64_t *raw_hash;
+    int64_t *spans;       /* with a memo: the row's calls as (start, end) pairs, and their hashes */
+    uint64_t *span_hash;
+    int64_t span_cap;
     int64_t ncalls, calls_cap;
     rv_tbuf tmp, junk, key;
     rv_tmember *mem, *mem_tmp;
@@ -601,6 +639,7 @@ typedef struct {
 static inline void rv_tjson_free(rv_tjson *t) {
     free(t->names.d); free(t->args.d); free(t->name_end); free(t->args_end);
     free(t->memo); free(t->raw_start); free(t->raw_end); free(t->raw_hash);
+    free(t->spans); free(t->span_hash);
     free(t->tmp.d); free(t->junk.d); free(t->key.d); free(t->mem); free(t->mem_tmp);
     memset(t, 0, sizeof(*t));
 }
@@ -1334,6 +1373,67 @@ static int rv_tj_call(rv_tjson *t, rv_tjcur *c, const char *name_key, int64_t na
     return rv_tj_push_call(t) == 0 ? RV_TJ_OK : RV_TJ_NOMEM;
 }
 
+/* The trajectory's list syntax around its calls: c at the '[' (after whitespace), each
+ * call handed to visit(t, ctx, c) at its '{' (it moves c past the call).  Whitespace,
+ * commas and the closing ']' are checked here; anything else is RV_TJ_FALLBACK. */
+typedef int (*rv_tj_visit_fn)(rv_tjson *t, void *ctx, rv_tjcur *c);
+
+static int rv_tj_list(rv_tjson *t, rv_tjcur *c, rv_tj_visit_fn visit, void *ctx) {
+    int r;
+    rv_tj_ws(c);
+    if (c->i >= c->n || c->s[c->i] != '[') return RV_TJ_FALLBACK;
+    c->i++;
+    rv_tj_ws(c);
+    if (c->i < c->n && c->s[c->i] == ']') {
+        c->i++;
+    } else {
+        for (;;) {
+            if (c->i >= c->n || c->s[c->i] != '{') return RV_TJ_FALLBACK;
+            if ((r = visit(t, ctx, c)) != RV_TJ_OK) return r;
+            rv_tj_ws(c);
+            if (c->i >= c->n) return RV_TJ_FALLBACK;
+            if (c->s[c->i] == ',') { c->i++; rv_tj_ws(c); continue; }
+            if (c->s[c->i] == ']') { c->i++; break; }
+            return RV_TJ_FALLBACK;
+        }
+    }
+    rv_tj_ws(c);
+    return c->i == c->n ? RV_TJ_OK : RV_TJ_FALLBACK;
+}
+
+typedef struct {
+    const char *name_key, *args_key;
+    int64_t name_len, args_len;
+    int args_required;
+    const rv_traj_memo *memo;
+} rv_tj_opts;
+
+static int rv_tj_visit_read(rv_tjson *t, void *ctx, rv_tjcur *c) {
+    const rv_tj_opts *o = (const rv_tj_opts *)ctx;
+    return rv_tj_call(t, c, o->name_key, o->name_len, o->args_key, o->args_len, o->args_required);
+}
+
+/* Pass 1 with a memo: each call's span and hash (in raw_start/raw_end/raw_hash, one
+ * per call so far), its memo slot prefetched, so the row's cache misses overlap. */
+static int rv_tj_visit_span(rv_tjson *t, void *ctx, rv_tjcur *c) {
+    const rv_tj_opts *o = (const rv_tj_opts *)ctx;
+    uint64_t h;
+    int64_t open = c->i, end = rv_tj_object_span(c->s, c->n, open, &h);
+    if (end < 0) return RV_TJ_FALLBACK;
+    if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
+    t->raw_start[t->ncalls - 1] = open;
+    t->raw_end[t->ncalls - 1] = end;
+    t->raw_hash[t->ncalls - 1] = h;
+#if defined(__GNUC__)
+    const rv_traj_table *m = &o->memo->raw;
+    __builtin_prefetch(&m->slots[h & (uint64_t)(m->nslots - 1)]);
+#else
+    (void)o;
+#endif
+    c->i = end;
+    return RV_TJ_OK;
+}
+
 /* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first).
  * With a memo, a call whose text the memo knows is not read: t->memo[k] holds what the
  * memo gave; every call read in full has its text's span and hash in raw_start/raw_end/
@@ -1342,49 +1442,51 @@ static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char
                                const char *args_key, int64_t args_len, int args_required,
                                const rv_traj_memo *memo) {
     rv_tjcur c = {s, n, 0};
+    rv_tj_opts o = {name_key, args_key, name_len, args_len, args_required, memo};
     int r;
     if (!rv_tj_cls_ready) rv_tj_cls_init();
     t->names.n = t->args.n = t->ncalls = 0;
     t->mem_n = 0;
     t->key.n = 0;
-    rv_tj_ws(&c);
-    if (c.i >= c.n || c.s[c.i] != '[') return RV_TJ_FALLBACK;
-    c.i++;
-    rv_tj_ws(&c);
-    if (c.i < c.n && c.s[c.i] == ']') {
-        c.i++;
-    } else {
-        for (;;) {
-            if (c.i >= c.n || c.s[c.i] != '{') return RV_TJ_FALLBACK;
-            if (memo) {
-                uint64_t h;
-                int64_t open = c.i, end = rv_tj_object_span(c.s, c.n, open, &h);
-                if (end < 0) return RV_TJ_FALLBACK;
-                uint64_t v = rv_traj_memo_find(memo, c.s + open, end - open, h);
-                if (v != RV_TRAJ_MEMO_MISS) {
-                    if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
-                    t->memo[t->ncalls - 1] = v;
-                    c.i = end;
-                } else {
-                    if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK)
-                        return r;
-                    if (c.i != end) return RV_TJ_FALLBACK;
-                    t->raw_start[t->ncalls - 1] = open;
-                    t->raw_end[t->ncalls - 1] = end;
-                    t->raw_hash[t->ncalls - 1] = h;
-                }
-            } else if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK) {
-                return r;
-            }
-            rv_tj_ws(&c);
-            if (c.i >= c.n) return RV_TJ_FALLBACK;
-            if (c.s[c.i] == ',') { c.i++; rv_tj_ws(&c); continue; }
-            if (c.s[c.i] == ']') { c.i++; break; }
-            return RV_TJ_FALLBACK;
-        }
+    if (!memo) return rv_tj_list(t, &c, rv_tj_visit_read, &o);
+    if ((r = rv_tj_list(t, &c, rv_tj_visit_span, &o)) != RV_TJ_OK) return r;
+    /* pass 2: the memo's answers; the calls it does not know are read in full, in place
+     * (the spans move to the call's own entry, which rv_tj_call pushes) */
+    int64_t ncalls = t->ncalls;
+    if (t->span_cap < ncalls) {
+        int64_t cap = ncalls < 64 ? 64 : 2 * ncalls;
+        int64_t *sp = (int64_t *)realloc(t->spans, sizeof(int64_t) * 2 * (size_t)cap);
+        uint64_t *sh;
+        if (!sp) return RV_TJ_NOMEM;
+        t->spans = sp;
+        sh = (uint64_t *)realloc(t->span_hash, sizeof(uint64_t) * (size_t)cap);
+        if (!sh) return RV_TJ_NOMEM;
+        t->span_hash = sh;
+        t->span_cap = cap;
     }
-    rv_tj_ws(&c);
-    return c.i == c.n ? RV_TJ_OK : RV_TJ_FALLBACK;
+    for (int64_t k = 0; k < ncalls; k++) {
+        t->spans[2 * k] = t->raw_start[k];
+        t->spans[2 * k + 1] = t->raw_end[k];
+        t->span_hash[k] = t->raw_hash[k];
+    }
+    t->ncalls = 0;
+    for (int64_t k = 0; k < ncalls; k++) {
+        int64_t open = t->spans[2 * k], end = t->spans[2 * k + 1];
+        uint64_t h = t->span_hash[k];
+        uint64_t v = rv_traj_memo_find(memo, s + open, end - open, h);
+        if (v != RV_TRAJ_MEMO_MISS) {
+            if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
+            t->memo[t->ncalls - 1] = v;
+            continue;
+        }
+        c.i = open;
+        if ((r = rv_tj_call(t, &c, name_key, name_len, args_key, args_len, args_required)) != RV_TJ_OK) return r;
+        if (c.i != end) return RV_TJ_FALLBACK;
+        t->raw_start[t->ncalls - 1] = open;
+        t->raw_end[t->ncalls - 1] = end;
+        t->raw_hash[t->ncalls - 1] = h;
+    }
+    return RV_TJ_OK;
 }
 
 #endif

@@ -288,6 +288,8 @@ cdef extern from "trajectory.h":
         int32_t n
     int rv_traj_table_init(rv_traj_table* t) noexcept
     void rv_traj_table_free(rv_traj_table* t) noexcept
+    int rv_traj_table_init_spare(rv_traj_table* t) noexcept
+    void rv_traj_table_release(rv_traj_table* t) noexcept
     int32_t rv_traj_table_add(rv_traj_table* t, const char* s, int64_t n) noexcept
     int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
     int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
@@ -729,7 +731,7 @@ cdef class CallTable:
     cdef tuple memo_options   # the reading options the memo's answers hold for
 
     def __cinit__(self):
-        if (rv_traj_table_init(&self.names_v) != 0 or rv_traj_table_init(&self.calls_v) != 0
+        if (rv_traj_table_init(&self.names_v) != 0 or rv_traj_table_init_spare(&self.calls_v) != 0
                 or rv_traj_table_init(&self.raw_v) != 0 or rv_traj_memo_init(&self.memo_v) != 0):
             raise MemoryError("cannot allocate the call table")
         self.raw_map = NULL
@@ -739,7 +741,7 @@ cdef class CallTable:
 
     def __dealloc__(self):
         rv_traj_table_free(&self.names_v)
-        rv_traj_table_free(&self.calls_v)
+        rv_traj_table_release(&self.calls_v)
         rv_traj_table_free(&self.raw_v)
         rv_traj_memo_free(&self.memo_v)
         free(self.raw_map)
