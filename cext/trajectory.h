@@ -1469,6 +1469,14 @@ static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char
         t->spans[2 * k + 1] = t->raw_end[k];
         t->span_hash[k] = t->raw_hash[k];
     }
+#if defined(__GNUC__)
+    /* the slots are on their way: prefetch the texts they point to, for the comparisons */
+    for (int64_t k = 0; k < ncalls; k++) {
+        const rv_traj_table *m = &memo->raw;
+        const rv_traj_slot *sl = &m->slots[t->span_hash[k] & (uint64_t)(m->nslots - 1)];
+        if (sl->id >= 0 && sl->hash == t->span_hash[k]) __builtin_prefetch(m->arena + sl->off);
+    }
+#endif
     t->ncalls = 0;
     for (int64_t k = 0; k < ncalls; k++) {
         int64_t open = t->spans[2 * k], end = t->spans[2 * k + 1];

@@ -398,10 +398,13 @@ class TrajectoryFamily:
         kernels.trajectory_pair_stats(
             pred.calls, pred.names, pred.offsets, ref.calls, ref.names, ref.offsets, stats, pm, rm, self.threads
         )
-        s = {name: stats[:, i] for i, name in enumerate(kernels.TRAJECTORY_STATS)}
-        n_pred = s["n_pred"].astype(np.float64)
-        n_ref = s["n_ref"].astype(np.float64)
-        matched = s["matched"].astype(np.float64)
+        # one transposing pass: each statistic a contiguous float64 row (the counts are far
+        # below 2**53, so exact), instead of a strided cast per column
+        by_stat = np.ascontiguousarray(stats.T, dtype=np.float64)
+        s = {name: by_stat[i] for i, name in enumerate(kernels.TRAJECTORY_STATS)}
+        n_pred = s["n_pred"]
+        n_ref = s["n_ref"]
+        matched = s["matched"]
         errors = dict(ref.errors)
         for row, reason in pred.errors.items():
             errors[row] = f"{errors[row]}; {reason}" if row in errors else reason
@@ -427,11 +430,11 @@ class TrajectoryFamily:
         columns: dict[str, np.ndarray] = {}
         for metric in self.metrics:
             if metric == "trajectory_exact_match":
-                columns[metric] = s["exact"].astype(np.float64)
+                columns[metric] = s["exact"].copy()
             elif metric == "trajectory_in_order_match":
-                columns[metric] = s["in_order"].astype(np.float64)
+                columns[metric] = s["in_order"].copy()
             elif metric == "trajectory_any_order_match":
-                columns[metric] = s["any_order"].astype(np.float64)
+                columns[metric] = s["any_order"].copy()
             elif metric == "trajectory_precision":
                 columns[metric] = precision
             elif metric == "trajectory_recall":
@@ -446,32 +449,31 @@ class TrajectoryFamily:
                     columns[f"{SINGLE_TOOL}[{tool}]"] = used
             elif metric == ADK_METRIC:
                 key = {"EXACT": "exact", "IN_ORDER": "in_order", "ANY_ORDER": "any_order"}[self.match_type]
-                columns[metric] = s[key + ("_names" if self.ignore_args else "")].astype(np.float64)
+                columns[metric] = s[key + ("_names" if self.ignore_args else "")].copy()
             elif metric == "trajectory_f1":
                 columns[metric] = _f1(precision, recall)
             elif metric == "trajectory_lcs_precision":
-                columns[metric] = _ratio(s["lcs"].astype(np.float64), n_pred, (n_ref == 0).astype(np.float64))
+                columns[metric] = _ratio(s["lcs"], n_pred, (n_ref == 0).astype(np.float64))
             elif metric == "trajectory_lcs_recall":
-                columns[metric] = _ratio(s["lcs"].astype(np.float64), n_ref, 1.0)
+                columns[metric] = _ratio(s["lcs"], n_ref, 1.0)
             elif metric == "trajectory_edit_similarity":
                 longer = np.maximum(n_pred, n_ref)
-                columns[metric] = 1.0 - _ratio(s["edit_names"].astype(np.float64), longer, 0.0)
+                columns[metric] = 1.0 - _ratio(s["edit_names"], longer, 0.0)
             elif metric == "trajectory_redundant_rate":
-                columns[metric] = _ratio(s["redundant"].astype(np.float64), n_pred, 0.0)
+                columns[metric] = _ratio(s["redundant"], n_pred, 0.0)
             elif metric == "trajectory_extra_calls":
                 columns[metric] = n_pred - matched
             elif metric == "trajectory_steps_to_first_match":
-                first = s["first_match"].astype(np.float64)
+                first = s["first_match"]
                 columns[metric] = np.where(first > 0, first, np.nan)
             elif metric == "trajectory_kendall_tau":
                 pairs = matched * (matched - 1) / 2
                 with np.errstate(divide="ignore", invalid="ignore"):
                     tau = 1.0 - 2.0 * s["discordant"] / pairs
                 columns[metric] = np.where(matched >= 2, tau, np.nan)
-        counts = np.column_stack(
-            [n_pred, n_ref, matched, s["lcs"].astype(np.float64), s["first_match"] > 0, matched >= 2]
-        ).astype(np.float64)
-        stat = np.column_stack([np.nan_to_num(columns[c], nan=0.0) for c in self.score_columns] + [counts])
+        counts = [n_pred, n_ref, matched, s["lcs"], s["first_match"] > 0, matched >= 2]
+        stat = np.column_stack([np.nan_to_num(columns[c], nan=0.0) for c in self.score_columns] + counts)
+        stat = stat.astype(np.float64, copy=False)
         if errors:
             bad = np.fromiter(errors, np.int64, len(errors))
             for c in columns.values():
