@@ -3,6 +3,7 @@
     python benchmarks/trajectory_report.py                  # 1,048,576 rows, all forms
     python benchmarks/trajectory_report.py --rows 131072    # quicker, indicative
     python benchmarks/trajectory_report.py --forms json     # one input form
+    python benchmarks/trajectory_report.py --unique-ids     # no call text repeats across rows
 
 Rounds of 32,768 rows stream through the trajectory family (``prepare`` + ``score``: reading
 the calls, interning them, the kernels and the per-row columns; the Vertex six and ADK's
@@ -50,6 +51,11 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=1 << 15)
     parser.add_argument("--sample", type=int, default=2048, help="rows per round for the twin and ADK")
     parser.add_argument("--forms", default=",".join(trajectory_workload.FORMS))
+    parser.add_argument(
+        "--unique-ids",
+        action="store_true",
+        help="ids unique per row, so no call text repeats across rows (the call memo's worst case)",
+    )
     args = parser.parse_args()
     forms = [f.strip() for f in args.forms.split(",") if f.strip()]
     try:
@@ -67,7 +73,7 @@ def main() -> None:
     rss_first = None
     total_rows = total_calls = 0
     for start in range(0, args.rows, args.chunk):
-        texts_p, texts_r = trajectory_workload.texts(start, min(args.chunk, args.rows - start), tmpl)
+        texts_p, texts_r = trajectory_workload.texts(start, min(args.chunk, args.rows - start), tmpl, args.unique_ids)
         n = len(texts_p)
         total_rows += n
         for f in forms:
@@ -113,6 +119,7 @@ def main() -> None:
     print(
         f"rows: {total_rows:,} tau-bench-shaped ({total_calls / total_rows:.1f} calls per row, both sides), "
         f"rounds of {args.chunk:,}; twin and ADK on {args.sample:,} rows per round; CPU time"
+        + ("; ids unique per row" if args.unique_ids else "")
     )
     print("| input form | native rows/s (median of rounds, range) | twin rows/s | native/twin |")
     print("|---|---|---|---|")

@@ -46,14 +46,19 @@ def templates() -> list[tuple[str, str]]:
     return out  # type: ignore[return-value]
 
 
-def texts(start: int, n: int, tmpl: list[tuple[str, str]] | None = None) -> tuple[list[str], list[str]]:
-    """Rows ``start .. start + n`` as JSON text (the ``json`` form)."""
+def texts(
+    start: int, n: int, tmpl: list[tuple[str, str]] | None = None, unique: bool = False
+) -> tuple[list[str], list[str]]:
+    """Rows ``start .. start + n`` as JSON text (the ``json`` form).  ``unique``: ids made
+    unique per row instead of per pass, so no call text repeats across rows (only within
+    a row, where a predicted call equals a reference call): the worst case for the
+    native reader's call memo."""
     tmpl = tmpl or templates()
     preds, refs = [], []
     m = len(tmpl)
     for i in range(start, start + n):
         p, r = tmpl[i % m]
-        k = str(i // m)
+        k = str(i if unique else i // m)
         preds.append(p.replace("%K%", k))
         refs.append(r.replace("%K%", k))
     return preds, refs
