@@ -578,9 +578,28 @@ static inline int rv_tbuf_reserve(rv_tbuf *b, int64_t extra) {
     return 0;
 }
 
+/* d[0:n] = s[0:n]; JSON keys, names and values are mostly a few bytes, which two fixed-size
+ * (overlapping) copies move without a call into the C library. */
+static inline void rv_copy_short(char *d, const char *s, int64_t n) {
+    if (n > 32) {
+        memcpy(d, s, (size_t)n);
+    } else if (n >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (int64_t k = 0; k < n; k++) d[k] = s[k];
+    }
+}
+
 static inline int rv_tbuf_put(rv_tbuf *b, const char *s, int64_t n) {
     if (rv_tbuf_reserve(b, n) != 0) return -1;
-    if (n) memcpy(b->d + b->n, s, (size_t)n);
+    rv_copy_short(b->d + b->n, s, n);
     b->n += n;
     return 0;
 }
