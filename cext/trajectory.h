@@ -1311,7 +1311,107 @@ static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_
 }
 #endif
 
+#ifdef RV_X86
+/* The same, 32 bytes per step (AVX2), folding each 32-byte block as two 16-byte ones, so
+ * the hash is the one above. */
+RV_TARGET_AVX2 static int64_t rv_tj_object_span_avx2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
+    const unsigned char *s = (const unsigned char *)text;
+    const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), lower = _mm256_set1_epi8(0x20);
+    const __m256i open_b = _mm256_set1_epi8('{'), close_b = _mm256_set1_epi8('}');
+    const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
+    int64_t open = i, depth = 0;
+    int in_string = 0, skip_first = 0;
+    unsigned char tail[32];
+    for (; i < n; i += 32) {
+        __m256i v;
+        uint32_t valid = 0xFFFFFFFFu;
+        if (n - i >= 32) {
+            v = _mm256_loadu_si256((const __m256i *)(s + i));
+        } else {
+            memset(tail, 0, sizeof(tail));
+            memcpy(tail, s + i, (size_t)(n - i));
+            v = _mm256_loadu_si256((const __m256i *)tail);
+            valid = (1u << (n - i)) - 1;
+        }
+        __m256i folded = _mm256_or_si256(v, lower);
+        uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) & valid;
+        uint32_t e = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bslash)) & valid;
+        uint32_t o = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, open_b)) & valid;
+        uint32_t c = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, close_b)) & valid;
+        int end = 0;
+        if (e == 0) {
+            if (skip_first) q &= ~1u;
+            uint32_t inside = q;
+            inside ^= inside << 1;
+            inside ^= inside << 2;
+            inside ^= inside << 4;
+            inside ^= inside << 8;
+            inside ^= inside << 16;
+            if (in_string) inside = ~inside;
+            uint32_t st = (o | c) & ~inside;
+            while (st) {
+                int k = __builtin_ctz(st);
+                st &= st - 1;
+                if (o >> k & 1u) {
+                    depth++;
+                } else if (--depth == 0) {
+                    end = k + 1;
+                    break;
+                }
+            }
+            in_string = (int)(inside >> 31 & 1u);
+            skip_first = 0;
+        } else {
+            uint32_t any = q | e | o | c;
+            if (skip_first) any &= ~1u;
+            skip_first = 0;
+            while (any) {
+                int k = __builtin_ctz(any);
+                uint32_t bit = 1u << k;
+                any &= any - 1;
+                if (in_string) {
+                    if (e & bit) {
+                        if (k == 31) skip_first = 1;
+                        else any &= ~(bit << 1);
+                    } else if (q & bit) {
+                        in_string = 0;
+                    }
+                } else if (q & bit) {
+                    in_string = 1;
+                } else if (o & bit) {
+                    depth++;
+                } else if (c & bit) {
+                    if (--depth == 0) {
+                        end = k + 1;
+                        break;
+                    }
+                }
+            }
+        }
+        __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        if (end && end <= 16) {
+            lo = _mm_and_si128(lo, _mm_cmplt_epi8(index, _mm_set1_epi8((char)end)));
+            rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(lo), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(lo, lo)));
+            *hash = rv_tj_fold_end(a, b, i + end - open);
+            return i + end;
+        }
+        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(lo), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(lo, lo)));
+        if (end) hi = _mm_and_si128(hi, _mm_cmplt_epi8(index, _mm_set1_epi8((char)(end - 16))));
+        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(hi), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(hi, hi)));
+        if (end) {
+            *hash = rv_tj_fold_end(a, b, i + end - open);
+            return i + end;
+        }
+    }
+    return -1;
+}
+#endif
+
 static inline int64_t rv_tj_object_span(const char *text, int64_t n, int64_t i, uint64_t *hash) {
+#ifdef RV_X86
+    if (rv_isa >= RV_ISA_AVX2) return rv_tj_object_span_avx2(text, n, i, hash);
+#endif
 #if defined(__SSE2__)
     if (rv_isa != RV_ISA_PORTABLE) return rv_tj_object_span_sse2(text, n, i, hash);
 #endif

@@ -1,8 +1,9 @@
-/* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2 path must
- * find the same end and hash as the portable one, the hash must be rv_tj_text_hash of the
- * span, and neither may read outside the text (built with -fsanitize=address, every text
- * is its own exact-size allocation).  Usage: json_span_fuzz ITERATIONS SEED; prints
- * "ok N M" (N texts, M with an end), or the first mismatch and exits 1. */
+/* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2 and AVX2
+ * paths (AVX2 where the CPU has it) must find the same end and hash as the portable one,
+ * the hash must be rv_tj_text_hash of the span, and no path may read outside the text
+ * (built with -fsanitize=address, every text is its own exact-size allocation).
+ * Usage: json_span_fuzz ITERATIONS SEED; prints "ok N M PATH" (N texts, M with an end,
+ * the widest path compared), or the first mismatch and exits 1. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
     /* weighted towards plain bytes, so objects run across several 16-byte blocks */
     static const char alphabet[] = "{}[]\"\\aaaaaaaaaaaaaaaaaaaa:,  \"\"{{\x01\xc3\xa9";
     long ends = 0;
+    int avx2 = rv_isa_supported(RV_ISA_AVX2);
     rv_tj_cls_init();
     for (long it = 0; it < iterations; it++) {
         int64_t n = (int64_t)(next() % 300) + 1;
@@ -37,8 +39,14 @@ int main(int argc, char **argv) {
 #else
         int64_t e2 = rv_tj_object_span_portable(text, n, 0, &h2);
 #endif
-        if (e1 != e2 || (e1 >= 0 && (h1 != h2 || h1 != rv_tj_text_hash(text, e1)))) {
-            printf("mismatch at %ld: portable %lld, sse2 %lld; text: ", it, (long long)e1, (long long)e2);
+        uint64_t h3 = h2;
+        int64_t e3 = e2;
+#ifdef RV_X86
+        if (avx2) e3 = rv_tj_object_span_avx2(text, n, 0, &h3);
+#endif
+        if (e1 != e2 || e1 != e3 || (e1 >= 0 && (h1 != h2 || h1 != h3 || h1 != rv_tj_text_hash(text, e1)))) {
+            printf("mismatch at %ld: portable %lld, sse2 %lld, avx2 %lld; text: ", it, (long long)e1, (long long)e2,
+                   (long long)e3);
             fwrite(text, 1, (size_t)n, stdout);
             printf("\n");
             return 1;
@@ -46,6 +54,6 @@ int main(int argc, char **argv) {
         ends += e1 >= 0;
         free(text);
     }
-    printf("ok %ld %ld\n", iterations, ends);
+    printf("ok %ld %ld %s\n", iterations, ends, avx2 ? "avx2" : "sse2");
     return 0;
 }
