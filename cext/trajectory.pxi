@@ -289,6 +289,9 @@ cdef extern from "trajectory.h":
     int rv_traj_table_init(rv_traj_table* t) noexcept
     void rv_traj_table_free(rv_traj_table* t) noexcept
     int rv_traj_table_init_spare(rv_traj_table* t) noexcept
+    void rv_prefetch_bytes(const char* p, int64_t n) noexcept
+    int64_t RV_PREFETCH_ROW_BYTES
+    Py_ssize_t RV_PREFETCH_ROWS_AHEAD
     void rv_traj_table_release(rv_traj_table* t) noexcept
     int32_t rv_traj_table_add(rv_traj_table* t, const char* s, int64_t n) noexcept
     int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
@@ -1054,9 +1057,14 @@ cdef class CallTable:
         cdef bint string_mode = args_mode == "string"
         cdef bint fast = not string_mode and name_key != args_key
         cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
-        for row in range(len(seq)):
+        cdef Py_ssize_t n = len(seq)
+        for row in range(n):
             traj = seq[row]
             mark = st.calls.n
+            if fast and row + RV_PREFETCH_ROWS_AHEAD < n:
+                # a str keeps its text right after its header: a few rows ahead, ask for both
+                rv_prefetch_bytes(<const char*>PyList_GET_ITEM(seq, row + RV_PREFETCH_ROWS_AHEAD),
+                                  RV_PREFETCH_ROW_BYTES)
             try:
                 if not (fast and PyUnicode_Check(traj) and self._json_row(st, traj, nk, ak, args_required, name_fn)):
                     st.calls.n = mark
