@@ -1233,27 +1233,89 @@ static inline int64_t rv_tj_object_span_portable(const char *text, int64_t n, in
     return -1;
 }
 
-#if defined(__SSE2__)
-/* The same, 16 bytes per step (SSE2 is in every x86-64 CPU), hashing each block as it is
- * read.  Quotes toggle an inside-a-string mask (a prefix XOR); only the braces and
- * brackets outside strings are visited.  A block with a backslash is walked byte class
- * by byte class instead, so escaped quotes are skipped. */
-static inline uint32_t rv_tj_prefix_xor16(uint32_t x) {
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    return x & 0xFFFFu;
+/* The scanner's state between blocks, and one block of it: masks of the block's quotes,
+ * backslashes, openers ({ [) and closers (} ]), bit k for byte k of `width` (16 or 32).
+ * Quotes toggle an inside-a-string mask (a prefix XOR), so only the braces and brackets
+ * outside strings are visited; a block with a backslash is walked mark by mark instead,
+ * so an escaped byte is skipped (across blocks too).  Returns one past the closing brace
+ * within the block (1..width), or 0. */
+typedef struct {
+    int64_t depth;
+    int in_string, skip_first;
+} rv_tj_nest;
+
+static RV_ALWAYS_INLINE int rv_tj_nest_block(rv_tj_nest *st, uint32_t q, uint32_t e, uint32_t o, uint32_t c,
+                                             int width) {
+    const uint32_t all = width == 32 ? 0xFFFFFFFFu : (1u << width) - 1;
+    if (e == 0) {
+        if (st->skip_first) q &= ~1u; /* byte 0 is escaped */
+        st->skip_first = 0;
+        uint32_t inside = q;
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        if (width == 32) inside ^= inside << 16;
+        inside &= all;
+        if (st->in_string) inside ^= all;
+        uint32_t marks = (o | c) & ~inside;
+        while (marks) {
+            int k = __builtin_ctz(marks);
+            marks &= marks - 1;
+            if (o >> k & 1u) {
+                st->depth++;
+            } else if (--st->depth == 0) {
+                return k + 1;
+            }
+        }
+        st->in_string = (int)(inside >> (width - 1) & 1u);
+        return 0;
+    }
+    uint32_t any = q | e | o | c;
+    if (st->skip_first) any &= ~1u;
+    st->skip_first = 0;
+    while (any) {
+        int k = __builtin_ctz(any);
+        uint32_t bit = 1u << k;
+        any &= any - 1;
+        if (st->in_string) {
+            if (e & bit) {
+                if (k == width - 1) st->skip_first = 1; /* the escaped byte opens the next block */
+                else any &= ~(bit << 1);
+            } else if (q & bit) {
+                st->in_string = 0;
+            }
+        } else if (q & bit) {
+            st->in_string = 1;
+        } else if (o & bit) {
+            st->depth++;
+        } else if ((c & bit) && --st->depth == 0) {
+            return k + 1;
+        }
+    }
+    return 0;
 }
 
+#if defined(__SSE2__)
+/* The first `keep` bytes of v, the rest zero. */
+static inline __m128i rv_tj_keep(__m128i v, int keep) {
+    const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return _mm_and_si128(v, _mm_cmplt_epi8(index, _mm_set1_epi8((char)keep)));
+}
+
+static inline void rv_tj_fold128(uint64_t *a, uint64_t *b, __m128i v) {
+    rv_tj_fold(a, b, (uint64_t)_mm_cvtsi128_si64(v), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+}
+
+/* rv_tj_object_span_portable, 16 bytes per step (SSE2 is in every x86-64 CPU), hashing
+ * each block as it is read. */
 static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
     const unsigned char *s = (const unsigned char *)text;
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20);
     const __m128i open_b = _mm_set1_epi8('{'), close_b = _mm_set1_epi8('}'); /* [ ] are { } without 0x20 */
-    const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
-    int64_t open = i, depth = 0;
-    int in_string = 0, skip_first = 0;
+    int64_t open = i;
+    rv_tj_nest st = {0, 0, 0};
     unsigned char tail[16];
     for (; i < n; i += 16) {
         __m128i v;
@@ -1267,56 +1329,11 @@ static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_
             valid = (1u << (n - i)) - 1;
         }
         __m128i folded = _mm_or_si128(v, lower);
-        uint32_t q = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) & valid;
-        uint32_t e = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) & valid;
-        uint32_t o = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open_b)) & valid;
-        uint32_t c = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close_b)) & valid;
-        int end = 0; /* one past the closing brace within this block, or 0 */
-        if (e == 0) {
-            if (skip_first) q &= ~1u; /* byte 0 is escaped */
-            uint32_t inside = rv_tj_prefix_xor16(q) ^ (in_string ? 0xFFFFu : 0u);
-            uint32_t st = (o | c) & ~inside;
-            while (st) {
-                int k = __builtin_ctz(st);
-                st &= st - 1;
-                if (o >> k & 1u) {
-                    depth++;
-                } else if (--depth == 0) {
-                    end = k + 1;
-                    break;
-                }
-            }
-            in_string = (int)(inside >> 15 & 1u);
-            skip_first = 0;
-        } else {
-            uint32_t any = q | e | o | c;
-            if (skip_first) any &= ~1u;
-            skip_first = 0;
-            while (any) {
-                int k = __builtin_ctz(any);
-                uint32_t bit = 1u << k;
-                any &= any - 1;
-                if (in_string) {
-                    if (e & bit) {
-                        if (k == 15) skip_first = 1; /* the escaped byte opens the next block */
-                        else any &= ~(bit << 1);
-                    } else if (q & bit) {
-                        in_string = 0;
-                    }
-                } else if (q & bit) {
-                    in_string = 1;
-                } else if (o & bit) {
-                    depth++;
-                } else if (c & bit) {
-                    if (--depth == 0) {
-                        end = k + 1;
-                        break;
-                    }
-                }
-            }
-        }
-        if (end) v = _mm_and_si128(v, _mm_cmplt_epi8(index, _mm_set1_epi8((char)end)));
-        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(v), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(v, v)));
+        int end = rv_tj_nest_block(&st, (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) & valid,
+                                   (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) & valid,
+                                   (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open_b)) & valid,
+                                   (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close_b)) & valid, 16);
+        rv_tj_fold128(&a, &b, end ? rv_tj_keep(v, end) : v);
         if (end) {
             *hash = rv_tj_fold_end(a, b, i + end - open);
             return i + end;
@@ -1326,17 +1343,17 @@ static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_
 }
 #endif
 
-#ifdef RV_X86
+#if defined(RV_X86) && defined(__SSE2__)
+#define RV_TJ_SPAN_AVX2 1
 /* The same, 32 bytes per step (AVX2), folding each 32-byte block as two 16-byte ones, so
  * the hash is the one above. */
 RV_TARGET_AVX2 static int64_t rv_tj_object_span_avx2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
     const unsigned char *s = (const unsigned char *)text;
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), lower = _mm256_set1_epi8(0x20);
     const __m256i open_b = _mm256_set1_epi8('{'), close_b = _mm256_set1_epi8('}');
-    const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
-    int64_t open = i, depth = 0;
-    int in_string = 0, skip_first = 0;
+    int64_t open = i;
+    rv_tj_nest st = {0, 0, 0};
     unsigned char tail[32];
     for (; i < n; i += 32) {
         __m256i v;
@@ -1350,70 +1367,17 @@ RV_TARGET_AVX2 static int64_t rv_tj_object_span_avx2(const char *text, int64_t n
             valid = (1u << (n - i)) - 1;
         }
         __m256i folded = _mm256_or_si256(v, lower);
-        uint32_t q = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) & valid;
-        uint32_t e = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bslash)) & valid;
-        uint32_t o = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, open_b)) & valid;
-        uint32_t c = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, close_b)) & valid;
-        int end = 0;
-        if (e == 0) {
-            if (skip_first) q &= ~1u;
-            uint32_t inside = q;
-            inside ^= inside << 1;
-            inside ^= inside << 2;
-            inside ^= inside << 4;
-            inside ^= inside << 8;
-            inside ^= inside << 16;
-            if (in_string) inside = ~inside;
-            uint32_t st = (o | c) & ~inside;
-            while (st) {
-                int k = __builtin_ctz(st);
-                st &= st - 1;
-                if (o >> k & 1u) {
-                    depth++;
-                } else if (--depth == 0) {
-                    end = k + 1;
-                    break;
-                }
-            }
-            in_string = (int)(inside >> 31 & 1u);
-            skip_first = 0;
-        } else {
-            uint32_t any = q | e | o | c;
-            if (skip_first) any &= ~1u;
-            skip_first = 0;
-            while (any) {
-                int k = __builtin_ctz(any);
-                uint32_t bit = 1u << k;
-                any &= any - 1;
-                if (in_string) {
-                    if (e & bit) {
-                        if (k == 31) skip_first = 1;
-                        else any &= ~(bit << 1);
-                    } else if (q & bit) {
-                        in_string = 0;
-                    }
-                } else if (q & bit) {
-                    in_string = 1;
-                } else if (o & bit) {
-                    depth++;
-                } else if (c & bit) {
-                    if (--depth == 0) {
-                        end = k + 1;
-                        break;
-                    }
-                }
-            }
-        }
+        int end = rv_tj_nest_block(&st, (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) & valid,
+                                   (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bslash)) & valid,
+                                   (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, open_b)) & valid,
+                                   (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(folded, close_b)) & valid, 32);
         __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        rv_tj_fold128(&a, &b, end && end < 16 ? rv_tj_keep(lo, end) : lo);
         if (end && end <= 16) {
-            lo = _mm_and_si128(lo, _mm_cmplt_epi8(index, _mm_set1_epi8((char)end)));
-            rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(lo), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(lo, lo)));
             *hash = rv_tj_fold_end(a, b, i + end - open);
             return i + end;
         }
-        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(lo), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(lo, lo)));
-        if (end) hi = _mm_and_si128(hi, _mm_cmplt_epi8(index, _mm_set1_epi8((char)(end - 16))));
-        rv_tj_fold(&a, &b, (uint64_t)_mm_cvtsi128_si64(hi), (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(hi, hi)));
+        rv_tj_fold128(&a, &b, end ? rv_tj_keep(hi, end - 16) : hi);
         if (end) {
             *hash = rv_tj_fold_end(a, b, i + end - open);
             return i + end;
@@ -1424,7 +1388,7 @@ RV_TARGET_AVX2 static int64_t rv_tj_object_span_avx2(const char *text, int64_t n
 #endif
 
 static inline int64_t rv_tj_object_span(const char *text, int64_t n, int64_t i, uint64_t *hash) {
-#ifdef RV_X86
+#ifdef RV_TJ_SPAN_AVX2
     if (rv_isa >= RV_ISA_AVX2) return rv_tj_object_span_avx2(text, n, i, hash);
 #endif
 #if defined(__SSE2__)

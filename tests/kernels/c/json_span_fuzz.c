@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
 #endif
         uint64_t h3 = h2;
         int64_t e3 = e2;
-#ifdef RV_X86
+#ifdef RV_TJ_SPAN_AVX2
         if (avx2) e3 = rv_tj_object_span_avx2(text, n, 0, &h3);
 #endif
         if (e1 != e2 || e1 != e3 || (e1 >= 0 && (h1 != h2 || h1 != h3 || h1 != rv_tj_text_hash(text, e1)))) {
