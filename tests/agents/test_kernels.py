@@ -166,3 +166,29 @@ def test_long_rows_and_threads_agree():
         mod.trajectory_pair_stats(pc, pc % 5, po, rc, rc % 5, ro, out, None, None, threads)
         outs.append(out)
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+
+
+def test_a_row_failing_midway_leaves_the_table_as_the_twin_does():
+    """A row whose later call cannot be canonicalised is an error row, but the calls read
+    before it stay interned, in both implementations (the twin interns as it goes): the
+    table's contents, not only the ids, must agree.  Pins what a batched reader must keep."""
+    rows = [
+        [{"tool_name": "a", "tool_input": {"k": 1}}, {"tool_name": "b", "tool_input": {"k": {1, 2}}}],
+        [{"tool_name": "c", "tool_input": {"k": 2}}, {"tool_name": "d", "tool_input": [1]}],
+        [{"tool_name": "e", "tool_input": {"k": 3}}, {"tool_name": 5, "tool_input": {}}],
+        [
+            {"tool_name": "f", "tool_input": {"k": 4}},
+            {"tool_name": "g", "tool_input": {"k": math.nan}},
+            {"tool_name": "h", "tool_input": {"x": object()}},
+        ],
+        json.dumps([{"tool_name": "i", "tool_input": {"k": 1}}, {"tool_name": "j", "tool_input": "x"}]),
+        json.dumps([{"tool_name": "k", "tool_input": {"q": 1e400}}, {"tool_name": "l", "tool_input": {}}]),
+    ]
+    got = []
+    for mod in (core, twin):
+        table = mod.CallTable()
+        calls, names, offsets, errors = table.intern(rows)
+        got.append((calls, names, offsets, [row for row, _ in errors], table.names(), table.call(0)))
+    assert got[0] == got[1]
+    assert got[0][3] == [0, 1, 2, 3, 4]  # only the last row reads
+    assert got[0][4][:3] == ["a", "f", "g"]  # read before the failing call, and kept
