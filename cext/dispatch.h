@@ -41,6 +41,23 @@ static const char *const rv_isa_names[RV_ISA_COUNT] = {"portable", "sse2", "avx2
 #define RV_ALWAYS_INLINE inline
 #endif
 
+/* The `width` bytes of the block at s[i0] of s[0..L): in place, or (the last, short block)
+ * copied into `tail` (width bytes) and zero-padded, so vector loads never read past the
+ * string.  The vector paths of the tokenizer and the trajectory call scanner read their
+ * blocks through it. */
+static inline const uint8_t *rv_block(const uint8_t *s, int64_t L, int64_t i0, int width, uint8_t *tail) {
+    if (L - i0 >= width) return s + i0;
+    memset(tail, 0, (size_t)width);
+    memcpy(tail, s + i0, (size_t)(L - i0));
+    return tail;
+}
+
+/* The bits of the `width`-byte block at i0 (width <= 32) that are inside s[0..L). */
+static inline uint32_t rv_valid32(int64_t L, int64_t i0, int width) {
+    int64_t k = L - i0 < width ? L - i0 : width;
+    return k >= 32 ? 0xFFFFFFFFu : (1u << k) - 1;
+}
+
 /* Whether this CPU (and OS) can run the path. */
 static inline int rv_isa_supported(int isa) {
     if (isa == RV_ISA_PORTABLE) return 1;

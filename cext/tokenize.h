@@ -102,10 +102,7 @@ static inline int64_t rv_narrow_portable(int kind, const void *d, int64_t L, uin
 /* The 64 bytes of block i0 of s[0..L): in place, or (the last, short block) copied into
  * `tail` and zero-padded, so vector loads never read past the string. */
 static inline const uint8_t *rv_block64(const uint8_t *s, int64_t L, int64_t i0, uint8_t tail[64]) {
-    if (L - i0 >= 64) return s + i0;
-    memset(tail, 0, 64);
-    memcpy(tail, s + i0, (size_t)(L - i0));
-    return tail;
+    return rv_block(s, L, i0, 64, tail);
 }
 
 /* The bits of block i0 that are inside s[0..L). */

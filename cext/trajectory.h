@@ -1310,24 +1310,16 @@ static inline void rv_tj_fold128(uint64_t *a, uint64_t *b, __m128i v) {
 /* rv_tj_object_span_portable, 16 bytes per step (SSE2 is in every x86-64 CPU), hashing
  * each block as it is read. */
 static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
-    const unsigned char *s = (const unsigned char *)text;
+    const uint8_t *s = (const uint8_t *)text;
     const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20);
     const __m128i open_b = _mm_set1_epi8('{'), close_b = _mm_set1_epi8('}'); /* [ ] are { } without 0x20 */
     uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
     int64_t open = i;
     rv_tj_nest st = {0, 0, 0};
-    unsigned char tail[16];
+    uint8_t tail[16];
     for (; i < n; i += 16) {
-        __m128i v;
-        uint32_t valid = 0xFFFFu;
-        if (n - i >= 16) {
-            v = _mm_loadu_si128((const __m128i *)(s + i));
-        } else {
-            memset(tail, 0, sizeof(tail));
-            memcpy(tail, s + i, (size_t)(n - i));
-            v = _mm_loadu_si128((const __m128i *)tail);
-            valid = (1u << (n - i)) - 1;
-        }
+        __m128i v = _mm_loadu_si128((const __m128i *)rv_block(s, n, i, 16, tail));
+        uint32_t valid = rv_valid32(n, i, 16);
         __m128i folded = _mm_or_si128(v, lower);
         int end = rv_tj_nest_block(&st, (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) & valid,
                                    (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)) & valid,
@@ -1348,24 +1340,16 @@ static inline int64_t rv_tj_object_span_sse2(const char *text, int64_t n, int64_
 /* The same, 32 bytes per step (AVX2), folding each 32-byte block as two 16-byte ones, so
  * the hash is the one above. */
 RV_TARGET_AVX2 static int64_t rv_tj_object_span_avx2(const char *text, int64_t n, int64_t i, uint64_t *hash) {
-    const unsigned char *s = (const unsigned char *)text;
+    const uint8_t *s = (const uint8_t *)text;
     const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'), lower = _mm256_set1_epi8(0x20);
     const __m256i open_b = _mm256_set1_epi8('{'), close_b = _mm256_set1_epi8('}');
     uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B;
     int64_t open = i;
     rv_tj_nest st = {0, 0, 0};
-    unsigned char tail[32];
+    uint8_t tail[32];
     for (; i < n; i += 32) {
-        __m256i v;
-        uint32_t valid = 0xFFFFFFFFu;
-        if (n - i >= 32) {
-            v = _mm256_loadu_si256((const __m256i *)(s + i));
-        } else {
-            memset(tail, 0, sizeof(tail));
-            memcpy(tail, s + i, (size_t)(n - i));
-            v = _mm256_loadu_si256((const __m256i *)tail);
-            valid = (1u << (n - i)) - 1;
-        }
+        __m256i v = _mm256_loadu_si256((const __m256i *)rv_block(s, n, i, 32, tail));
+        uint32_t valid = rv_valid32(n, i, 32);
         __m256i folded = _mm256_or_si256(v, lower);
         int end = rv_tj_nest_block(&st, (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)) & valid,
                                    (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, bslash)) & valid,
