@@ -459,7 +459,8 @@ cdef _TrajFieldColumn _traj_field_column(str name, object child, int64_t* nan_co
 
 cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int depth):
     """The canonical JSON of every value of an Arrow array, as ``_traj_canon`` writes the
-    value ``to_pylist`` gives (null elements: not present, no text; ``bad``: a value that
+    value ``arrow_rows`` gives (struct fields that are null left out, at every depth; null
+    elements: not present, no text; ``bad``: a value that
     is not JSON, for the row to take the Python path).  Scalars, structs and lists are read
     from their buffers; other types through their Python values."""
     import numpy as np
@@ -560,20 +561,7 @@ cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int d
                         bad[j] = 1
             for j in range(m):
                 if valid[j] and not bad[j]:
-                    if rv_tbuf_put(&out, "{", 1) != 0:
-                        raise MemoryError()
-                    for f in range(nsub):
-                        if f and rv_tbuf_put(&out, ",", 1) != 0:
-                            raise MemoryError()
-                        if (rv_tbuf_put(&out, cf[f].qname, cf[f].qlen) != 0 or rv_tbuf_put(&out, ":", 1) != 0):
-                            raise MemoryError()
-                        if cf[f].present[j]:
-                            if rv_tbuf_put(&out, cf[f].text + cf[f].off[j], cf[f].off[j + 1] - cf[f].off[j]) != 0:
-                                raise MemoryError()
-                        elif rv_tbuf_put(&out, "null", 4) != 0:
-                            raise MemoryError()
-                    if rv_tbuf_put(&out, "}", 1) != 0:
-                        raise MemoryError()
+                    _traj_assemble(&out, cf, nsub, j)  # null fields left out, as at the top
                 offsets[j + 1] = out.n
         elif (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and depth < 60:
             lo = np.asarray(arr.offsets).astype(np.int64)

@@ -19,6 +19,9 @@ pa = pytest.importorskip("pyarrow")
 
 from test_kernels import _call, _run  # noqa: E402  (same folder: the shared strategies)
 
+from respeval.metrics.trajectory import TrajectoryFamily  # noqa: E402
+from _helpers.paths import shared_data  # noqa: E402
+
 # --- JSON text: what json.dumps writes, with every option, and what it never writes ---------------
 
 _dumps_options = st.fixed_dictionaries(
@@ -302,24 +305,40 @@ def test_arrow_structs_equal_twin(rows, start, large):
     assert _run(core, chunked_p, chunked_r) == _run(twin, chunked_p, chunked_r)
 
 
-def test_arrow_null_fields_are_dropped_at_the_top_only():
+def test_arrow_null_fields_are_dropped_at_every_depth():
     rows = pa.array(
         [
-            [{"tool_name": "f", "tool_input": {"a": 1, "b": None, "o": {"x": None}}}],
-            [{"tool_name": "f", "tool_input": {"a": 1, "b": 2, "o": {"x": None}}}],
+            [{"tool_name": "f", "tool_input": {"a": 1, "b": None, "o": {"x": None}, "l": [{"y": None}, None]}}],
+            [{"tool_name": "f", "tool_input": {"a": 1, "b": 2, "o": {"x": 3}, "l": []}}],
         ]
     )
+    # row 0 reads as {"a": 1, "o": {}, "l": [{}, None]}: null fields dropped, a null element kept
+    same = [[{"tool_name": "f", "tool_input": {"a": 1, "o": {}, "l": [{}, None]}}]]
     for mod in (core, twin):
         calls, _, _, errors = mod.CallTable().intern(rows)
         assert not errors
-        # row 0 reads as {"a": 1, "o": {"x": None}}: b dropped, the nested null kept
         assert len(set(np.frombuffer(calls, np.int32).tolist())) == 2
-    same = [[{"tool_name": "f", "tool_input": {"a": 1, "o": {"x": None}}}]]
-    for mod in (core, twin):
         table = mod.CallTable()
-        a = table.intern(rows.slice(0, 1))[0]
-        b = table.intern(same)[0]
-        assert a == b
+        assert table.intern(rows.slice(0, 1))[0] == table.intern(same)[0]
+
+
+def test_arrow_structs_read_as_their_json_text_on_tau_bench():
+    """Predicted and reference columns built from the same JSON get different struct types
+    (each the union of its own rows' keys, nested ones included): the values must still be
+    those of the JSON text."""
+    tau = shared_data("agents", "tau_bench", "airline_trajectories.jsonl")
+    pairs = [json.loads(line) for line in tau.read_text(encoding="utf-8").splitlines() if line.strip()]
+    preds = [p["predicted_trajectory"] for p in pairs]
+    refs = [p["reference_trajectory"] for p in pairs]
+    arrow_p, arrow_r = pa.array(preds), pa.array(refs)
+    assert arrow_p.type != arrow_r.type  # the point of the test: unions differ, nested ones too
+    fam = TrajectoryFamily(["trajectory_exact_match", "trajectory_precision", "tool_trajectory_avg_score"])
+    want = fam.score(fam.prepare([json.dumps(r) for r in refs]), [json.dumps(p) for p in preds]).columns
+    for implementation in ("native", "python"):
+        fam = TrajectoryFamily(list(want), implementation=implementation)
+        got = fam.score(fam.prepare(arrow_r), arrow_p).columns
+        for name, column in want.items():
+            assert got[name].tolist() == column.tolist(), (implementation, name)
 
 
 def test_arrow_other_shapes_take_the_python_path():

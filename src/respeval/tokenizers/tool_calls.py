@@ -97,8 +97,11 @@ def arrow_rows(values: Any) -> list[Any]:
 
     Arrow structs cannot tell a missing key from a null one, so when the calls are structs
     with struct-typed fields (arguments read from JSON objects), the null fields of those
-    structs are dropped: ``{"a": 1, "b": None}`` is read as ``{"a": 1}``.  A JSON-text or
-    map column keeps them.
+    structs are dropped, at every depth: ``{"a": 1, "b": None, "o": [{"x": None}]}`` is
+    read as ``{"a": 1, "o": [{}]}``.  Otherwise one file's objects would carry the keys
+    another row had (a column's struct type is the union of its rows' keys), and the same
+    call would read differently in a predicted and a reference column.  A JSON-text or map
+    column keeps its nulls.
     """
     check_arrow(values)
     rows = values.to_pylist()
@@ -138,15 +141,17 @@ def _arrow_struct(typ: Any) -> bool:
 def _drop_null_fields(row: Any) -> Any:
     if not isinstance(row, list):
         return row
-    out = []
-    for call in row:
-        if isinstance(call, dict):
-            call = {
-                k: ({a: b for a, b in v.items() if b is not None} if isinstance(v, dict) else v)
-                for k, v in call.items()
-            }
-        out.append(call)
-    return out
+    return [{k: _without_nulls(v) for k, v in call.items()} if isinstance(call, dict) else call for call in row]
+
+
+def _without_nulls(value: Any) -> Any:
+    """An argument value read from Arrow structs, its objects' null fields dropped at every
+    depth (a list's null elements stay: a list has no missing elements to confuse them with)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 def checked_tool_name(mapped: Any, name: str) -> str | None:
