@@ -76,6 +76,7 @@ def main() -> None:
         texts_p, texts_r = trajectory_workload.texts(start, min(args.chunk, args.rows - start), tmpl, args.unique_ids)
         n = len(texts_p)
         total_rows += n
+        adk_want = {}
         for f in forms:
             preds, refs = (trajectory_workload.convert(x, f) for x in (texts_p, texts_r))
             got, dt = timed(family_scores, preds, refs, "native")
@@ -87,6 +88,7 @@ def main() -> None:
             for k in METRICS:
                 assert want[k].tolist() == got[k][: args.sample].tolist(), (f, k)
             ratio[f].append(native[f][-1] / twin[f][-1])
+            adk_want[f] = got["tool_trajectory_avg_score"][: args.sample].tolist()
             del preds, refs, sp, sr
         dp, dr = (trajectory_workload.convert(x[: args.sample], "dicts") for x in (texts_p, texts_r))
         if start == 0:
@@ -95,7 +97,8 @@ def main() -> None:
             actual, expected = adk_inputs(dp, dr)
             scores, dt = timed(adk_scores, actual, expected)
             adk_rate.append(len(dp) / dt)
-            assert scores == got["tool_trajectory_avg_score"][: args.sample].tolist()
+            for f in forms:
+                assert scores == adk_want[f], f"ADK disagrees with the {f} form"
             vs_adk.append(native[forms[0]][-1] / adk_rate[-1])
         if rss_first is None:
             rss_first = rss_mb()
