@@ -640,6 +640,48 @@ static inline int rv_tbuf_put_quoted(rv_tbuf *b, const char *s, int64_t n) {
     return 0;
 }
 
+/* Whether the 8 bytes of w hold a " or a \ (zero bytes hold neither). */
+static inline int rv_word_needs_escape(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t a = w ^ (ones * (uint64_t)'"'), c = w ^ (ones * (uint64_t)'\\');
+    return (((a - ones) & ~a) | ((c - ones) & ~c)) & highs ? 1 : 0;
+}
+
+/* rv_tbuf_put_quoted, for strings that are mostly free of \ and " (values read from
+ * Python objects): such a string is copied whole once a word-at-a-time scan has said so. */
+static inline int rv_tbuf_put_quoted_words(rv_tbuf *b, const char *s, int64_t n) {
+    int64_t i = 0;
+    int escape = 0;
+    for (; i + 8 <= n && !escape; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        escape = rv_word_needs_escape(w);
+    }
+    /* the last n - i < 8 bytes: loads that stay inside s, overlapping what was checked
+     * (never a copy through memory: a load spanning two stores stalls) */
+    if (!escape && i < n) {
+        if (n >= 8) {
+            uint64_t w;
+            memcpy(&w, s + n - 8, 8);
+            escape = rv_word_needs_escape(w);
+        } else if (n >= 4) {
+            uint32_t lo, hi;
+            memcpy(&lo, s, 4);
+            memcpy(&hi, s + n - 4, 4);
+            escape = rv_word_needs_escape((uint64_t)lo | ((uint64_t)hi << 32));
+        } else {
+            for (; i < n; i++) escape |= s[i] == '"' || s[i] == '\\';
+        }
+    }
+    if (escape) return rv_tbuf_put_quoted(b, s, n);
+    if (rv_tbuf_reserve(b, n + 2) != 0) return -1;
+    b->d[b->n] = '"';
+    rv_copy_short(b->d + b->n + 1, s, n);
+    b->d[b->n + 1 + n] = '"';
+    b->n += n + 2;
+    return 0;
+}
+
 /* Appends the canonical form of the JSON number text s[0:n] that has a fraction or an
  * exponent (integral values as integers, others by repr); 0, or -1 on failure. */
 typedef int (*rv_dbl_canon_fn)(const char *s, int64_t n, rv_tbuf *out);

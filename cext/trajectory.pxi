@@ -5,7 +5,7 @@
 
 from cpython.dict cimport PyDict_Check, PyDict_GetItem
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_Check
-from cpython.list cimport PyList_Check, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_Check, PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_Check
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
@@ -368,6 +368,19 @@ cdef int _traj_dbl_canon(const char* s, int64_t n, rv_tbuf* out) noexcept:
     return 0
 
 
+cdef extern from "trajectory_py.h":
+    ctypedef struct rv_tpy:
+        rv_tbuf keys
+        int64_t* start
+        int64_t* end
+        const char** name
+        int64_t* name_n
+        int64_t ncalls
+    void rv_tpy_free(rv_tpy* t)
+    int rv_tpy_shape(rv_tpy* t, object row, object name_key, object args_key, int args_required)
+    int rv_tpy_keys(rv_tpy* t, const uint8_t* keep, int64_t upto, int max_depth, int64_t* nan_counter)
+
+
 cdef struct _TrajState:
     _TrajBuf key
     rv_i32buf calls
@@ -377,6 +390,7 @@ cdef struct _TrajState:
     PyObject** row_args
     Py_ssize_t cap
     rv_tjson tj
+    rv_tpy tpy
     # one row's calls, interned together (rv_traj_table_add_many)
     int64_t* batch_start
     int64_t* batch_end
@@ -384,6 +398,7 @@ cdef struct _TrajState:
     int32_t* batch_ids
     int32_t* batch_names
     int32_t* call_names  # per call of the row: its name id (-1 dropped)
+    uint8_t* call_keep   # per call of a row of dicts: the name normaliser keeps it
     int64_t batch_cap
 
 
@@ -406,6 +421,10 @@ cdef int _traj_batch_grow(_TrajState* st, int64_t need) except -1:
     if p == NULL:
         raise MemoryError()
     st.batch_ids = <int32_t*>p
+    p = realloc(st.call_keep, cap * sizeof(uint8_t))
+    if p == NULL:
+        raise MemoryError()
+    st.call_keep = <uint8_t*>p
     p = realloc(st.batch_names, cap * sizeof(int32_t))
     if p == NULL:
         raise MemoryError()
@@ -792,17 +811,11 @@ cdef class CallTable:
         cache[name] = mapped
         return mapped
 
-    cdef int32_t _name_bytes(self, const char* p, Py_ssize_t n, object name_fn) except -2:
-        """Name id of a call whose name is UTF-8 bytes (valid, no surrogates); -1: drop it."""
-        cdef int32_t raw, r
+    cdef int32_t _raw_id(self, const char* p, Py_ssize_t n) except -1:
+        """Id of a name as read (UTF-8 bytes), with a slot in raw_map (-2 until known)."""
+        cdef int32_t raw = rv_traj_table_add(&self.raw_v, p, n)
         cdef int32_t* grown
         cdef Py_ssize_t cap, i
-        if name_fn is None:
-            r = rv_traj_table_add(&self.names_v, p, n)
-            if r < 0:
-                raise MemoryError("too many tool names")
-            return r
-        raw = rv_traj_table_add(&self.raw_v, p, n)
         if raw < 0:
             raise MemoryError("too many tool names")
         if raw >= self.raw_cap:
@@ -814,6 +827,28 @@ cdef class CallTable:
                 grown[i] = -2
             self.raw_map = grown
             self.raw_cap = cap
+        return raw
+
+    cdef bint _keeps(self, const char* p, Py_ssize_t n, object name_fn) except -1:
+        """Whether the name normaliser keeps a call named p[0:n], without interning its
+        normalised name yet (``_name_bytes`` does, once the call is read)."""
+        cdef int32_t raw = self._raw_id(p, n)
+        if self.raw_map[raw] != -2:
+            return self.raw_map[raw] >= 0
+        if self._mapped(p[:n].decode("utf-8"), name_fn) is None:
+            self.raw_map[raw] = -1
+            return False
+        return True
+
+    cdef int32_t _name_bytes(self, const char* p, Py_ssize_t n, object name_fn) except -2:
+        """Name id of a call whose name is UTF-8 bytes (valid, no surrogates); -1: drop it."""
+        cdef int32_t raw, r
+        if name_fn is None:
+            r = rv_traj_table_add(&self.names_v, p, n)
+            if r < 0:
+                raise MemoryError("too many tool names")
+            return r
+        raw = self._raw_id(p, n)
         if self.raw_map[raw] == -2:
             mapped = self._mapped(p[:n].decode("utf-8"), name_fn)
             self.raw_map[raw] = -1 if mapped is None else self._name(mapped)
@@ -906,6 +941,61 @@ cdef class CallTable:
                     raise MemoryError()
             if nid >= 0 and (rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0):
                 raise MemoryError()
+        return 1
+
+    cdef int _dict_row(self, _TrajState* st, list traj, object name_key_o, object args_key_o, bint args_required,
+                       object name_fn) except -1:
+        """A row of dicts read in C (trajectory_py.h): 1 done, 0 leave it to ``_py_row``.
+        In the twin's order: the normaliser is asked about each name in turn (a dropped
+        call's arguments are never read), the kept calls are canonicalised, then their
+        names and the calls are interned, the calls together."""
+        cdef int r = rv_tpy_shape(&st.tpy, traj, name_key_o, args_key_o, args_required)
+        cdef int64_t i, k = 0, ncalls, upto
+        cdef int32_t nid
+        cdef const uint8_t* keep = NULL
+        if r < 0:
+            raise MemoryError()
+        if r == 0:
+            return 0
+        ncalls = upto = st.tpy.ncalls
+        if ncalls > st.batch_cap:
+            _traj_batch_grow(st, ncalls)
+        failure = None
+        if name_fn is not None:
+            keep = st.call_keep
+            for i in range(ncalls):
+                try:
+                    st.call_keep[i] = self._keeps(st.tpy.name[i], st.tpy.name_n[i], name_fn)
+                except BaseException as exc:
+                    # the twin has read and interned the calls before this one: so do we
+                    failure = exc
+                    upto = i
+                    break
+        r = rv_tpy_keys(&st.tpy, keep, upto, _TRAJ_MAX_DEPTH, &self.nan_counter)
+        if r < 0:
+            raise MemoryError()
+        if r == 0:
+            return 0  # _py_row meets the same failure (or an earlier one) the twin's way
+        for i in range(upto):
+            nid = self._name_bytes(st.tpy.name[i], st.tpy.name_n[i], name_fn) if keep == NULL or keep[i] else -1
+            st.call_names[i] = nid
+            if nid >= 0:
+                memcpy(st.tpy.keys.d + st.tpy.start[i], &nid, 4)
+                st.batch_start[k] = st.tpy.start[i]
+                st.batch_end[k] = st.tpy.end[i]
+                k += 1
+        if rv_traj_table_add_many(&self.calls_v, st.tpy.keys.d, st.batch_start, st.batch_end, k, st.batch_hash,
+                                  st.batch_ids) < 0:
+            raise MemoryError("too many distinct tool calls")
+        if failure is not None:
+            raise failure
+        k = 0
+        for i in range(ncalls):
+            nid = st.call_names[i]
+            if nid >= 0:
+                if rv_push_i32(&st.calls, st.batch_ids[k]) != 0 or rv_push_i32(&st.names, nid) != 0:
+                    raise MemoryError()
+                k += 1
         return 1
 
     cdef int _py_row(self, _TrajState* st, object traj, object name_key_o, object args_key_o, bint args_required,
@@ -1036,12 +1126,15 @@ cdef class CallTable:
             free(st.batch_ids)
             free(st.batch_names)
             free(st.call_names)
+            free(st.call_keep)
             rv_tjson_free(&st.tj)
+            rv_tpy_free(&st.tpy)
 
     cdef int _rows(self, _TrajState* st, list seq, Py_ssize_t row_base, str name_key, str args_key,
                    bint args_required, str args_mode, object name_fn, list errors) except -1:
         """Rows of Python values (lists of dicts, JSON text, None, ...)."""
         cdef Py_ssize_t row, mark
+        cdef bint done
         cdef bint string_mode = args_mode == "string"
         cdef bint fast = not string_mode and name_key != args_key
         cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
@@ -1054,7 +1147,13 @@ cdef class CallTable:
                 rv_prefetch_bytes(<const char*>PyList_GET_ITEM(seq, row + RV_PREFETCH_ROWS_AHEAD),
                                   RV_PREFETCH_ROW_BYTES)
             try:
-                if not (fast and PyUnicode_Check(traj) and self._json_row(st, traj, nk, ak, args_required, name_fn)):
+                if fast and PyUnicode_Check(traj):
+                    done = self._json_row(st, traj, nk, ak, args_required, name_fn)
+                elif fast and PyList_CheckExact(traj):
+                    done = self._dict_row(st, traj, name_key, args_key, args_required, name_fn)
+                else:
+                    done = False
+                if not done:
                     st.calls.n = mark
                     st.names.n = mark
                     self._py_row(st, traj, name_key, args_key, args_required, string_mode, name_fn)

@@ -192,3 +192,90 @@ def test_a_row_failing_midway_leaves_the_table_as_the_twin_does():
     assert got[0] == got[1]
     assert got[0][3] == [0, 1, 2, 3, 4]  # only the last row reads
     assert got[0][4][:3] == ["a", "f", "g"]  # read before the failing call, and kept
+
+
+class _Str(str):
+    pass
+
+
+class _Float(float):
+    def __repr__(self) -> str:
+        return "a float subclass"
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"n": value}
+    return value
+
+
+def test_the_dict_reader_leaves_unusual_rows_to_the_python_path():
+    """Lists of dicts are read in C (trajectory_py.h) for exact built-in types only; every
+    other row goes to the Python path from the same state.  Each row below takes that
+    detour at some call (some after a NaN, whose counter must be put back) or exercises
+    the C reader's own edges (escapes at every offset of the word scan, many keys, depth)."""
+    import collections
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    # a " or \ at every offset of every length the word scan and its tail handle
+    escapes = ["x" * k + e + "x" * (n - k - 1) for n in range(1, 26) for k in range(n) for e in '"\\']
+    rows = [
+        [{"tool_name": "a", "tool_input": {"x": math.nan}}, {"tool_name": "a", "tool_input": {"x": 2**80}}],
+        [{"tool_name": "a", "tool_input": {"x": math.nan}}, collections.OrderedDict(tool_name="b", tool_input={})],
+        [{"tool_name": _Str("s"), "tool_input": {"x": 1}}],
+        [{"tool_name": "a", "tool_input": {_Str("k"): 1, "j": _Str("v")}}],
+        [{"tool_name": "a", "tool_input": {"x": Level.HIGH, "y": True, "z": False, "w": None}}],
+        [{"tool_name": "a", "tool_input": {"x": math.nan}}, {"tool_name": "a", "tool_input": {"x": _Float(0.5)}}],
+        [{"tool_name": "a", "tool_input": {"x": 1e300, "y": -0.0, "z": math.inf, "w": -math.inf, "v": 0.1}}],
+        [{"tool_name": "a", "tool_input": {"x": 2.0**63, "y": -(2.0**63), "z": 9.1e18, "w": 123456789.0}}],
+        [{"tool_name": "a", "tool_input": {"x": (1, [2, (3,)], {"t": ()})}}],
+        [{"tool_name": "a\ud800", "tool_input": {"x": 1}}],
+        [{"tool_name": "a", "tool_input": {"k\udfff": 1}}],
+        [{"tool_name": "a", "tool_input": {"k": "v\ud800"}}],
+        [{"tool_name": "ü", "tool_input": {"ключ": "значение", "k": "ü\x00"}}],
+        [{"tool_name": "a", "tool_input": {f"k{i:02d}": i for i in reversed(range(40))}}],
+        [{"tool_name": "a", "tool_input": {"d": {f"k{i}": {f"j{i}": i} for i in range(20)}}}],
+        [{"tool_name": "a", "tool_input": {"e": e, e: 1}} for e in escapes],
+        [{"tool_name": e, "tool_input": {e[::-1]: e}} for e in escapes],
+        [{"tool_name": "a", "tool_input": _nested(depth)} for depth in (98, 99, 100)],
+        [{"tool_name": "a", "tool_input": {"x": 1}}, {"tool_name": "a", "tool_input": _nested(101)}],
+        ({"tool_name": "a", "tool_input": {"x": 1}},),
+        [{"tool_name": "a", "tool_input": {"x": math.nan}}, {"tool_name": "a", "tool_input": {"x": math.nan}}],
+        [{"tool_name": "a"}],
+        [{"tool_name": "a", "tool_input": collections.OrderedDict(x=1)}],
+    ]
+    for kw in ({}, {"args_required": False}):
+        got = _run(core, rows, list(reversed(rows)), **kw)
+        want = _run(twin, rows, list(reversed(rows)), **kw)
+        assert got == want, kw
+    assert any("NaN#" in args for _, args in got[-1])  # the NaN counters were compared
+
+
+def test_a_failing_name_normaliser_leaves_the_table_as_the_twin_does():
+    def fn(name):
+        if name == "bad":
+            return 3  # not a str: the row is an error row
+        return None if name == "drop" else name.upper()
+
+    rows = [
+        [{"tool_name": "a", "tool_input": {"k": 1}}, {"tool_name": "b", "tool_input": {"k": 2}},
+         {"tool_name": "bad", "tool_input": {"k": 3}}],
+        [{"tool_name": "c", "tool_input": {"k": 1}}],
+        # a dropped call's arguments are never read: no NaN counted, no error for a set
+        [{"tool_name": "drop", "tool_input": {"k": math.nan}}, {"tool_name": "c", "tool_input": {"k": math.nan}}],
+        [{"tool_name": "drop", "tool_input": {"k": {1, 2}}}, {"tool_name": "c", "tool_input": {"k": 2}}],
+    ]
+    got = []
+    for mod in (core, twin):
+        table = mod.CallTable()
+        calls, names, offsets, errors = table.intern(rows, name_fn=fn)
+        got.append((calls, names, offsets, [row for row, _ in errors], table.names(),
+                    [table.call(i) for i in range(len(table))]))
+    assert got[0] == got[1]
+    assert got[0][3] == [0]
+    assert got[0][4] == ["A", "B", "C"]  # the calls before the failing name stay interned
+    assert ("C", '{"k":NaN#1}') in got[0][5]

@@ -1,7 +1,10 @@
 /* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2 and AVX2
  * paths (AVX2 where the CPU has it) must find the same end and hash as the portable one,
  * the hash must be rv_tj_text_hash of the span, and no path may read outside the text
- * (built with -fsanitize=address, every text is its own exact-size allocation).
+ * (built with -fsanitize=address, every text is its own exact-size allocation).  It also
+ * checks that rv_tbuf_put_quoted_words (the word-at-a-time quoting of the dict reader)
+ * writes what the byte loop rv_tbuf_put_quoted writes, for every text and for short
+ * strings of every length, without reading outside them.
  * Usage: json_span_fuzz ITERATIONS SEED; prints "ok N M PATH" (N texts, M with an end,
  * the widest path compared), or the first mismatch and exits 1. */
 #include <stdio.h>
@@ -16,6 +19,20 @@ static uint64_t next(void) {
     state ^= state >> 7;
     state ^= state << 17;
     return state;
+}
+
+static int quoted_alike(const char *s, int64_t n) {
+    rv_tbuf a = {0}, b = {0};
+    int same = rv_tbuf_put_quoted(&a, s, n) == 0 && rv_tbuf_put_quoted_words(&b, s, n) == 0 && a.n == b.n &&
+               memcmp(a.d, b.d, (size_t)a.n) == 0;
+    if (!same) {
+        printf("quoting differs for %lld bytes: ", (long long)n);
+        fwrite(s, 1, (size_t)n, stdout);
+        printf("\n");
+    }
+    free(a.d);
+    free(b.d);
+    return same;
 }
 
 int main(int argc, char **argv) {
@@ -52,7 +69,14 @@ int main(int argc, char **argv) {
             return 1;
         }
         ends += e1 >= 0;
+        if (!quoted_alike(text, n)) return 1;
         free(text);
+        int64_t m = (int64_t)(next() % 24);
+        char *word = (char *)malloc((size_t)(m ? m : 1));
+        if (!word) return 2;
+        for (int64_t k = 0; k < m; k++) word[k] = "ab\"\\"[next() % 3 ? 0 : 1 + next() % 3];
+        if (!quoted_alike(word, m)) return 1;
+        free(word);
     }
     printf("ok %ld %ld %s\n", iterations, ends, avx2 ? "avx2" : "sse2");
     return 0;
