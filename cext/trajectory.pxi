@@ -281,6 +281,7 @@ cdef extern from "trajectory.h":
                             const rv_traj_memo* memo) noexcept
     int rv_tbuf_put(rv_tbuf* b, const char* s, int64_t n) noexcept
     int rv_tbuf_put_quoted(rv_tbuf* b, const char* s, int64_t n) noexcept
+    int rv_tbuf_put_quoted_words(rv_tbuf* b, const char* s, int64_t n) noexcept
     int rv_tj_utf8_valid(const unsigned char* s, int64_t n) noexcept
     ctypedef struct rv_traj_table:
         char* arena
@@ -509,7 +510,7 @@ cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int d
     cdef _TrajField* cf = NULL
     typ = arr.type
     memset(&out, 0, sizeof(out))
-    col.present = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+    col.present = _traj_validity(arr)
     col.bad = np.zeros(m, np.uint8)
     col.offsets = np.zeros(m + 1, np.int64)
     offsets = col.offsets
@@ -552,9 +553,8 @@ cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int d
             for j in range(m):
                 if valid[j]:
                     sp = <const char*>&sdata[0] + soff[j] if sdata.shape[0] else _TRAJ_EMPTY
-                    if rv_tj_utf8_valid(<const unsigned char*>sp, soff[j + 1] - soff[j]) == 0:
-                        bad[j] = 1
-                    elif rv_tbuf_put_quoted(&out, sp, soff[j + 1] - soff[j]) != 0:
+                    # UTF-8 already checked: intern() refuses a column that fails Arrow's full validation
+                    if rv_tbuf_put_quoted_words(&out, sp, soff[j + 1] - soff[j]) != 0:
                         raise MemoryError()
                 offsets[j + 1] = out.n
         elif pa.types.is_struct(typ) and depth < 60 and _traj_unique_fields(typ):
@@ -702,8 +702,23 @@ cdef tuple _traj_arrow_strings(object arr):
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
     if len(off) != n + 1 or (n and (off[0] < 0 or off[-1] > len(data) or np.any(np.diff(off) < 0))):
         raise ValueError("malformed Arrow string array (offsets out of range)")
-    valid = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+    valid = _traj_validity(arr)
     return off, data, valid
+
+
+cdef object _traj_validity(object arr):
+    """uint8 per element, 1 where it is not null: the validity bitmap unpacked (numpy's
+    bit unpacking, much faster than converting ``is_valid()`` element by element)."""
+    import numpy as np
+    import pyarrow as pa
+    n = len(arr)
+    if arr.null_count == 0:
+        return np.ones(n, np.uint8)
+    bitmap = arr.buffers()[0] if not pa.types.is_null(arr.type) else None
+    if bitmap is None:
+        return np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+    bits = np.unpackbits(np.frombuffer(bitmap, np.uint8), count=arr.offset + n, bitorder="little")
+    return np.ascontiguousarray(bits[arr.offset :])
 
 
 cdef bint _traj_is_null_type(object arr):
@@ -1217,6 +1232,50 @@ cdef class CallTable:
             st.tj.check_utf8 = 0
         return 0
 
+    cdef int _arrow_row_calls(self, _TrajState* st, rv_tbuf* keys, int64_t first, int64_t last,
+                              const uint8_t[::1] name_data, const int64_t[::1] name_off, const _TrajField* cf,
+                              Py_ssize_t nfields, bint have_args, const uint8_t[::1] args_valid,
+                              object name_fn) except -1:
+        """Calls first .. last of an Arrow struct column (one row): each name asked of the
+        normaliser in turn, the kept calls' keys assembled, then interned together."""
+        cdef int64_t j, k = 0, start
+        cdef int32_t nid
+        cdef const char* name_p
+        if last - first > st.batch_cap:
+            _traj_batch_grow(st, last - first)
+        keys.n = 0
+        try:
+            for j in range(first, last):
+                name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
+                nid = self._name_bytes(name_p, name_off[j + 1] - name_off[j], name_fn)
+                st.call_names[j - first] = nid
+                if nid < 0:
+                    continue
+                start = keys.n
+                if rv_tbuf_put(keys, <const char*>&nid, 4) != 0:
+                    raise MemoryError()
+                if not have_args or not args_valid[j]:
+                    if rv_tbuf_put(keys, "null", 4) != 0:
+                        raise MemoryError()
+                else:
+                    _traj_assemble(keys, cf, nfields, j)
+                st.batch_start[k] = start
+                st.batch_end[k] = keys.n
+                k += 1
+        finally:
+            # on a normaliser's error too: the calls before it stay interned, as in the twin
+            if rv_traj_table_add_many(&self.calls_v, keys.d, st.batch_start, st.batch_end, k, st.batch_hash,
+                                      st.batch_ids) < 0:
+                raise MemoryError("too many distinct tool calls")
+        k = 0
+        for j in range(last - first):
+            nid = st.call_names[j]
+            if nid >= 0:
+                if rv_push_i32(&st.calls, st.batch_ids[k]) != 0 or rv_push_i32(&st.names, nid) != 0:
+                    raise MemoryError()
+                k += 1
+        return 0
+
     cdef int _arrow_calls(self, _TrajState* st, object arr, Py_ssize_t base, str name_key, str args_key,
                           bint args_required, str args_mode, object name_fn, list errors) except -1:
         """An Arrow list<struct<name, args: struct | null>> column, read column by column:
@@ -1246,7 +1305,7 @@ cdef class CallTable:
         first_call = offsets[0] if n else 0
         ncalls = (offsets[n] - first_call) if n else 0
         row_off = offsets - first_call
-        row_valid = np.ascontiguousarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+        row_valid = _traj_validity(arr)
         calls = arr.values.slice(first_call, ncalls)
         flat = dict(zip([calls.type.field(i).name for i in range(calls.type.num_fields)], calls.flatten()))
         name_off, name_data, name_valid = _traj_arrow_strings(flat[name_key])
@@ -1256,7 +1315,7 @@ cdef class CallTable:
         fields = []
         bad = np.zeros(ncalls, np.uint8)
         if have_args:
-            args_valid = np.ascontiguousarray(args_arr.is_valid().to_numpy(zero_copy_only=False), dtype=np.uint8)
+            args_valid = _traj_validity(args_arr)
             typ = args_arr.type
             named = sorted(zip([typ.field(i).name for i in range(typ.num_fields)], args_arr.flatten()),
                            key=lambda p: p[0].encode("utf-8", "surrogatepass"))
@@ -1284,24 +1343,13 @@ cdef class CallTable:
                 ok = row_valid[row] != 0 and (args_exist or not args_required)
                 if ok:
                     for j in range(row_off[row], row_off[row + 1]):
-                        name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
-                        if (not name_valid[j] or bad_v[j]
-                                or not rv_tj_utf8_valid(<const unsigned char*>name_p, name_off[j + 1] - name_off[j])):
+                        if not name_valid[j] or bad_v[j]:  # UTF-8: see check_arrow in intern()
                             ok = False
                             break
                 try:
                     if ok:
-                        for j in range(row_off[row], row_off[row + 1]):
-                            args.n = 0
-                            if not have_args or not args_valid[j]:
-                                if rv_tbuf_put(&args, "null", 4) != 0:
-                                    raise MemoryError()
-                            else:
-                                _traj_assemble(&args, cf, nfields, j)
-                            name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
-                            nid = self._name_bytes(name_p, name_off[j + 1] - name_off[j], name_fn)
-                            if nid >= 0:
-                                self._emit(st, nid, args.d if args.n else _TRAJ_EMPTY, args.n)
+                        self._arrow_row_calls(st, &args, row_off[row], row_off[row + 1], name_data, name_off, cf,
+                                              nfields, have_args, args_valid if have_args else None, name_fn)
                     else:
                         self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
                                      name_fn)

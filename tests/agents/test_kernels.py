@@ -279,3 +279,13 @@ def test_a_failing_name_normaliser_leaves_the_table_as_the_twin_does():
     assert got[0][3] == [0]
     assert got[0][4] == ["A", "B", "C"]  # the calls before the failing name stay interned
     assert ("C", '{"k":NaN#1}') in got[0][5]
+    # the same through the Arrow struct reader (a column of structs)
+    pa = pytest.importorskip("pyarrow")
+    column = pa.array(rows[:3])
+    got = []
+    for mod in (core, twin):
+        table = mod.CallTable()
+        calls, names, offsets, errors = table.intern(column, name_fn=fn)
+        got.append((calls, names, offsets, [row for row, _ in errors], table.names(), len(table)))
+    assert got[0] == got[1]
+    assert got[0][4] == ["A", "B", "C"]
