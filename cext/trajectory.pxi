@@ -721,6 +721,18 @@ cdef object _traj_validity(object arr):
     return np.ascontiguousarray(bits[arr.offset :])
 
 
+class _TrajBadColumn(Exception):
+    """An Arrow value that Arrow's full validation refuses (the whole column is refused)."""
+
+
+cdef bint _traj_reads_text(object arr, str name_key, str args_key, str args_mode):
+    """Whether an Arrow column is read as JSON text by ``_arrow_text``."""
+    import pyarrow as pa
+    typ = arr.type
+    return (args_mode == "json" and name_key != args_key
+            and (pa.types.is_string(typ) or pa.types.is_large_string(typ)))
+
+
 cdef bint _traj_is_null_type(object arr):
     import pyarrow as pa
     return pa.types.is_null(arr.type)
@@ -1117,10 +1129,15 @@ cdef class CallTable:
             if rv_push_i64(&st.offsets, 0) != 0:
                 raise MemoryError()
             if _traj_is_arrow(trajectories):
-                _traj_calls.check_arrow(trajectories)  # the buffers are read directly: refuse broken ones
+                # the buffers are read directly: refuse broken ones, as the twin refuses them
+                # (check_arrow: Arrow's full validation).  A column of JSON text is checked
+                # as it is read instead (see _arrow_text), which costs nothing extra.
+                if not _traj_reads_text(trajectories, name_key, args_key, args_mode):
+                    _traj_calls.check_arrow(trajectories)
                 chunks = trajectories.chunks if hasattr(trajectories, "chunks") else [trajectories]
                 for chunk in chunks:
-                    self._arrow_chunk(&st, chunk, name_key, args_key, args_required, args_mode, name_fn, errors)
+                    self._arrow_chunk(&st, chunk, trajectories, name_key, args_key, args_required, args_mode,
+                                      name_fn, errors)
             else:
                 seq = trajectories if isinstance(trajectories, list) else list(trajectories)
                 self._rows(&st, seq, 0, name_key, args_key, args_required, args_mode, name_fn, errors)
@@ -1181,14 +1198,15 @@ cdef class CallTable:
                 raise MemoryError()
         return 0
 
-    cdef int _arrow_chunk(self, _TrajState* st, object arr, str name_key, str args_key, bint args_required,
-                          str args_mode, object name_fn, list errors) except -1:
+    cdef int _arrow_chunk(self, _TrajState* st, object arr, object column, str name_key, str args_key,
+                          bint args_required, str args_mode, object name_fn, list errors) except -1:
         cdef Py_ssize_t base = st.offsets.n - 1
         import pyarrow as pa
         typ = arr.type
         fast = args_mode == "json" and name_key != args_key
-        if fast and (pa.types.is_string(typ) or pa.types.is_large_string(typ)):
-            return self._arrow_text(st, arr, base, name_key, args_key, args_required, args_mode, name_fn, errors)
+        if _traj_reads_text(arr, name_key, args_key, args_mode):
+            return self._arrow_text(st, arr, column, base, name_key, args_key, args_required, args_mode, name_fn,
+                                    errors)
         if fast and (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and pa.types.is_struct(typ.value_type):
             if _traj_struct_layout(typ.value_type, name_key, args_key) is not None:
                 return self._arrow_calls(st, arr, base, name_key, args_key, args_required, args_mode, name_fn,
@@ -1196,9 +1214,16 @@ cdef class CallTable:
         return self._rows(st, _traj_calls.arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
                           name_fn, errors)
 
-    cdef int _arrow_text(self, _TrajState* st, object arr, Py_ssize_t base, str name_key, str args_key,
-                         bint args_required, str args_mode, object name_fn, list errors) except -1:
-        """An Arrow string column of JSON text, parsed from its buffers."""
+    cdef int _arrow_text(self, _TrajState* st, object arr, object column, Py_ssize_t base, str name_key,
+                         str args_key, bint args_required, str args_mode, object name_fn, list errors) except -1:
+        """An Arrow string column of JSON text, parsed from its buffers.
+
+        Checked as it is read, to the twin's verdict (Arrow's full validation of ``column``,
+        the whole input): the structure by ``validate()``, the offsets by
+        ``_traj_arrow_strings``, and the UTF-8 of every non-null value by reading it (a
+        row read here had valid UTF-8: its strings were checked as they were parsed, or
+        its calls are byte for byte ones the memo took from checked rows).  Any anomaly
+        calls ``check_arrow(column)``, which raises the twin's error."""
         cdef Py_ssize_t row, n = len(arr), mark
         cdef const uint8_t[::1] data
         cdef const int64_t[::1] off
@@ -1206,7 +1231,12 @@ cdef class CallTable:
         cdef const char* text
         cdef bint done
         cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
-        off, data, valid = _traj_arrow_strings(arr)
+        try:
+            arr.validate()
+            off, data, valid = _traj_arrow_strings(arr)
+        except Exception:
+            _traj_calls.check_arrow(column)  # raises the twin's error
+            raise
         st.tj.check_utf8 = 1
         try:
             for row in range(n):
@@ -1216,11 +1246,16 @@ cdef class CallTable:
                     if valid[row]:
                         text = <const char*>&data[0] + off[row] if data.shape[0] else _TRAJ_EMPTY
                         done = self._json_span(st, text, off[row + 1] - off[row], nk, ak, args_required, name_fn)
+                        if not done and not rv_tj_utf8_valid(<const unsigned char*>text, off[row + 1] - off[row]):
+                            raise _TrajBadColumn()
                     if not done:
                         st.calls.n = mark
                         st.names.n = mark
                         self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
                                      name_fn)
+                except _TrajBadColumn:
+                    _traj_calls.check_arrow(column)  # raises the twin's error
+                    raise AssertionError("Arrow's full validation accepted a value that is not UTF-8")
                 except (_TrajBadRow, TypeError, ValueError, RecursionError):
                     st.calls.n = mark
                     st.names.n = mark

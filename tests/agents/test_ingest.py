@@ -371,6 +371,53 @@ def test_broken_arrow_buffers_are_refused():
             mod.CallTable().intern(broken)
 
 
+def _string_column(values: list[bytes | None], large: bool = False) -> "pa.Array":
+    """A string column holding exactly these bytes (Arrow's constructors would refuse them)."""
+    width = np.int64 if large else np.int32
+    offsets = np.cumsum([0] + [len(v or b"") for v in values]).astype(width)
+    validity = np.packbits(np.array([v is not None for v in values], np.uint8), bitorder="little")
+    return pa.Array.from_buffers(
+        pa.large_string() if large else pa.string(),
+        len(values),
+        [pa.py_buffer(validity.tobytes()), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(v or b"" for v in values))],
+    )
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_json_text_columns_that_are_not_utf8_are_refused_as_the_twin_refuses_them(large):
+    """The native reader checks a JSON-text column as it reads it instead of running Arrow's
+    full validation first; the verdict and the message must still be the twin's."""
+    good = json.dumps([{"tool_name": "a", "tool_input": {"k": "v"}}]).encode()
+    cases = {
+        "inside a string": good.replace(b'"v"', b'"v\xff"'),
+        "inside a name": good.replace(b'"a"', b'"a\xc3"'),
+        "outside strings": good + b" \xe2\x82",
+    }
+    for where, bad in cases.items():
+        assert bad != good, where
+        for rows in ([good, bad, good], [bad], [good] * 3 + [bad]):
+            column = _string_column(rows, large)
+            messages = []
+            for mod in (core, twin):
+                with pytest.raises(ValueError, match="malformed Arrow column") as info:
+                    mod.CallTable().intern(column)
+                messages.append(str(info.value))
+            assert messages[0] == messages[1], where
+            chunked = pa.chunked_array([_string_column([good], large), column])
+            for mod in (core, twin):
+                with pytest.raises(ValueError, match="malformed Arrow column"):
+                    mod.CallTable().intern(chunked)
+        # behind a null slot the bytes are not a value: Arrow accepts them, so do both
+        column = _string_column([good, None, good], large)
+        column = pa.Array.from_buffers(column.type, 3, [column.buffers()[0], column.buffers()[1], pa.py_buffer(good + good)])
+        assert _run(core, column, column) == _run(twin, column, column)
+    # the same bytes as a memo hit: a call seen before, then seen again in a bad row
+    rows = [good, good[:-1] + b', {"tool_name": "b", "tool_input": {}}\xff]']
+    for mod in (core, twin):
+        with pytest.raises(ValueError, match="malformed Arrow column"):
+            mod.CallTable().intern(_string_column(rows, large))
+
+
 def test_timestamps_and_decimals_are_not_json():
     import datetime
     import decimal
