@@ -206,7 +206,7 @@ def _transposed(a: np.ndarray, dtype: type) -> np.ndarray:
     """A C-contiguous transpose of 2-D ``a`` as ``dtype``, a block of columns at a time:
     a whole-array transpose walks memory with a large stride, 3-4x slower on a chunk's
     per-row statistics."""
-    out = np.empty((a.shape[1], a.shape[0]), dtype)
+    out: np.ndarray = np.empty((a.shape[1], a.shape[0]), dtype)
     if a.shape[0] >= a.shape[1]:
         for i in range(0, a.shape[0], _TRANSPOSE_BLOCK):
             out[:, i : i + _TRANSPOSE_BLOCK] = a[i : i + _TRANSPOSE_BLOCK].T
@@ -490,11 +490,11 @@ class TrajectoryFamily:
                 columns[metric] = np.where(matched >= 2, tau, np.nan)
         counts = [n_pred, n_ref, matched, s["lcs"], s["first_match"] > 0, matched >= 2]
         by_column = np.empty((len(self.score_columns) + len(counts), rows), np.float64)
-        for j, c in enumerate(self.score_columns):
-            by_column[j] = columns[c]
+        for j, name in enumerate(self.score_columns):
+            by_column[j] = columns[name]
             np.nan_to_num(by_column[j], copy=False, nan=0.0)
-        for j, c in enumerate(counts, len(self.score_columns)):
-            by_column[j] = c
+        for j, count in enumerate(counts, len(self.score_columns)):
+            by_column[j] = count
         stat = _transposed(by_column, np.float64)
         if errors:
             bad = np.fromiter(errors, np.int64, len(errors))
