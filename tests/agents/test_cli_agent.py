@@ -78,6 +78,47 @@ def test_trajectory_metrics_from_json_text_through_score(capsys, tmp_path):
     assert "0.17816874466783886" in out and "0.47779040404040407" in out
 
 
+def test_trajectory_metrics_from_nested_parquet_equal_json_text(capsys, tmp_path):
+    """The same tau-bench rows as a Parquet file of nested structs (what pyarrow writes from
+    the decoded JSON): each column's struct type is the union of its rows' keys, nested
+    ones included, and the scores must still be the JSON text's."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    rows = [
+        json.loads(x) for x in shared_data("agents", "tau_bench", "airline_trajectories.jsonl").read_text().splitlines()
+    ]
+    text = tmp_path / "t.jsonl"
+    text.write_text(
+        "".join(
+            json.dumps(
+                {"response": json.dumps(r["predicted_trajectory"]), "reference": json.dumps(r["reference_trajectory"])}
+            )
+            + "\n"
+            for r in rows
+        )
+    )
+    nested = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "response": pa.array([r["predicted_trajectory"] for r in rows]),
+                "reference": pa.array([r["reference_trajectory"] for r in rows]),
+            }
+        ),
+        nested,
+    )
+    metrics = "trajectory_exact_match,trajectory_precision,trajectory_recall,tool_trajectory_avg_score"
+    results = []
+    for path in (text, nested):
+        out = tmp_path / f"{path.stem}-{path.suffix[1:]}.jsonl"
+        assert main(["score", "--pred", str(path), "--metrics", metrics, "--out", str(out), "--json"]) == 0
+        capsys.readouterr()
+        results.append([json.loads(line) for line in out.read_text().splitlines()])
+    assert len(results[0]) == len(rows)
+    assert results[0] == results[1]
+    assert any(r["trajectory_exact_match"] == 1.0 for r in results[0])
+
+
 def _judge_responder(body) -> str:
     """A judge on the local server: every answer valid, every rubric met, every sentence
     supported, except an agent answer saying there will be no rain (the example's run 2)."""

@@ -19,8 +19,8 @@ pa = pytest.importorskip("pyarrow")
 
 from test_kernels import _call, _run  # noqa: E402  (same folder: the shared strategies)
 
-from respeval.metrics.trajectory import TrajectoryFamily  # noqa: E402
 from _helpers.paths import shared_data  # noqa: E402
+from respeval.metrics.trajectory import TrajectoryFamily  # noqa: E402
 
 # --- JSON text: what json.dumps writes, with every option, and what it never writes ---------------
 
@@ -371,7 +371,7 @@ def test_broken_arrow_buffers_are_refused():
             mod.CallTable().intern(broken)
 
 
-def _string_column(values: list[bytes | None], large: bool = False) -> "pa.Array":
+def _string_column(values: list[bytes | None], large: bool = False) -> pa.Array:
     """A string column holding exactly these bytes (Arrow's constructors would refuse them)."""
     width = np.int64 if large else np.int32
     offsets = np.cumsum([0] + [len(v or b"") for v in values]).astype(width)
@@ -379,7 +379,11 @@ def _string_column(values: list[bytes | None], large: bool = False) -> "pa.Array
     return pa.Array.from_buffers(
         pa.large_string() if large else pa.string(),
         len(values),
-        [pa.py_buffer(validity.tobytes()), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(v or b"" for v in values))],
+        [
+            pa.py_buffer(validity.tobytes()),
+            pa.py_buffer(offsets.tobytes()),
+            pa.py_buffer(b"".join(v or b"" for v in values)),
+        ],
     )
 
 
@@ -409,7 +413,9 @@ def test_json_text_columns_that_are_not_utf8_are_refused_as_the_twin_refuses_the
                     mod.CallTable().intern(chunked)
         # behind a null slot the bytes are not a value: Arrow accepts them, so do both
         column = _string_column([good, None, good], large)
-        column = pa.Array.from_buffers(column.type, 3, [column.buffers()[0], column.buffers()[1], pa.py_buffer(good + good)])
+        column = pa.Array.from_buffers(
+            column.type, 3, [column.buffers()[0], column.buffers()[1], pa.py_buffer(good + good)]
+        )
         assert _run(core, column, column) == _run(twin, column, column)
     # the same bytes as a memo hit: a call seen before, then seen again in a bad row
     rows = [good, good[:-1] + b', {"tool_name": "b", "tool_input": {}}\xff]']

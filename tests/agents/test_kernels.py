@@ -262,8 +262,11 @@ def test_a_failing_name_normaliser_leaves_the_table_as_the_twin_does():
         return None if name == "drop" else name.upper()
 
     rows = [
-        [{"tool_name": "a", "tool_input": {"k": 1}}, {"tool_name": "b", "tool_input": {"k": 2}},
-         {"tool_name": "bad", "tool_input": {"k": 3}}],
+        [
+            {"tool_name": "a", "tool_input": {"k": 1}},
+            {"tool_name": "b", "tool_input": {"k": 2}},
+            {"tool_name": "bad", "tool_input": {"k": 3}},
+        ],
         [{"tool_name": "c", "tool_input": {"k": 1}}],
         # a dropped call's arguments are never read: no NaN counted, no error for a set
         [{"tool_name": "drop", "tool_input": {"k": math.nan}}, {"tool_name": "c", "tool_input": {"k": math.nan}}],
@@ -273,8 +276,16 @@ def test_a_failing_name_normaliser_leaves_the_table_as_the_twin_does():
     for mod in (core, twin):
         table = mod.CallTable()
         calls, names, offsets, errors = table.intern(rows, name_fn=fn)
-        got.append((calls, names, offsets, [row for row, _ in errors], table.names(),
-                    [table.call(i) for i in range(len(table))]))
+        got.append(
+            (
+                calls,
+                names,
+                offsets,
+                [row for row, _ in errors],
+                table.names(),
+                [table.call(i) for i in range(len(table))],
+            )
+        )
     assert got[0] == got[1]
     assert got[0][3] == [0]
     assert got[0][4] == ["A", "B", "C"]  # the calls before the failing name stay interned

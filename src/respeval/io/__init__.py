@@ -4,7 +4,8 @@
 * :mod:`~respeval.io.errors` -- :class:`InputError`, :class:`RowError` and ``ON_ERROR``;
 * :mod:`~respeval.io.readers` -- chunked, checked readers (:func:`read_columns`) and the one
   JSONL reader every command uses (:func:`read_jsonl`);
-* :mod:`~respeval.io.writers` -- :class:`ResultWriter` and the Parquet helpers.
+* :mod:`~respeval.io.writers` -- :class:`ResultWriter` and the Parquet helpers;
+* :mod:`~respeval.io.nested` -- nested Parquet values read as the JSON they were written from.
 """
 
 from respeval.io.errors import ON_ERROR, InputError, RowError

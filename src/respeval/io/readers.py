@@ -40,6 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 from respeval.io.errors import ON_ERROR, InputError, RowError
 from respeval.io.files import describe_os_error, is_regular
 from respeval.io.formats import READ_FORMATS, resolve_format
+from respeval.io.nested import json_values
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -624,7 +625,11 @@ class _ParquetSource:
         import pyarrow as pa
 
         names, kinds = self.fields.names, self.fields.kinds
-        columns = {name: table.column(name).to_pylist() for name in names}
+        # nested values as the JSON they were written from (struct nulls that Arrow added)
+        columns = {
+            name: json_values(table.column(name)) if kind == RAW else table.column(name).to_pylist()
+            for name, kind in zip(names, kinds)
+        }
         bad: dict[int, RowError] = {}
         for name, kind in zip(names, kinds):
             column = table.column(name)

@@ -93,25 +93,15 @@ def is_arrow(values: Any) -> bool:
 
 
 def arrow_rows(values: Any) -> list[Any]:
-    """An Arrow column of trajectories as Python values (``to_pylist``).
+    """An Arrow column of trajectories as Python values, read as the JSON they were written
+    from (:func:`respeval.io.nested.json_values`): when the calls are structs with
+    struct-typed fields (arguments read from JSON objects), the null fields of those
+    objects are dropped at every depth, since Arrow cannot tell a missing key from a null
+    one.  A JSON-text or map column keeps its nulls.  Refuses a malformed column whole."""
+    from respeval.io.nested import json_values
 
-    Arrow structs cannot tell a missing key from a null one, so when the calls are structs
-    with struct-typed fields (arguments read from JSON objects), the null fields of those
-    structs are dropped, at every depth: ``{"a": 1, "b": None, "o": [{"x": None}]}`` is
-    read as ``{"a": 1, "o": [{}]}``.  Otherwise one file's objects would carry the keys
-    another row had (a column's struct type is the union of its rows' keys), and the same
-    call would read differently in a predicted and a reference column.  A JSON-text or map
-    column keeps its nulls.
-    """
     check_arrow(values)
-    rows = values.to_pylist()
-    typ = values.type
-    if not (_arrow_list(typ) and _arrow_struct(typ.value_type)):
-        return rows
-    item = typ.value_type
-    if not any(_arrow_struct(item.field(i).type) for i in range(item.num_fields)):
-        return rows
-    return [_drop_null_fields(r) for r in rows]
+    return json_values(values)
 
 
 def check_arrow(values: Any) -> None:
@@ -124,34 +114,6 @@ def check_arrow(values: Any) -> None:
             chunk.validate(full=True)
         except Exception as exc:  # pyarrow.ArrowInvalid and friends
             raise ValueError(f"malformed Arrow column ({values.type}): {exc}") from None
-
-
-def _arrow_list(typ: Any) -> bool:
-    import pyarrow as pa
-
-    return bool(pa.types.is_list(typ) or pa.types.is_large_list(typ))
-
-
-def _arrow_struct(typ: Any) -> bool:
-    import pyarrow as pa
-
-    return bool(pa.types.is_struct(typ))
-
-
-def _drop_null_fields(row: Any) -> Any:
-    if not isinstance(row, list):
-        return row
-    return [{k: _without_nulls(v) for k, v in call.items()} if isinstance(call, dict) else call for call in row]
-
-
-def _without_nulls(value: Any) -> Any:
-    """An argument value read from Arrow structs, its objects' null fields dropped at every
-    depth (a list's null elements stay: a list has no missing elements to confuse them with)."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
 
 
 def checked_tool_name(mapped: Any, name: str) -> str | None:
