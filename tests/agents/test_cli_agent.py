@@ -59,20 +59,25 @@ def test_bad_inputs_exit_1(capsys, tmp_path):
     assert "unknown match type" in capsys.readouterr().err
 
 
-def test_trajectory_metrics_from_json_text_through_score(capsys, tmp_path):
-    rows = [
-        json.loads(x) for x in shared_data("agents", "tau_bench", "airline_trajectories.jsonl").read_text().splitlines()
-    ]
-    f = tmp_path / "t.jsonl"
-    f.write_text(
-        "".join(
-            json.dumps(
-                {"response": json.dumps(r["predicted_trajectory"]), "reference": json.dumps(r["reference_trajectory"])}
-            )
-            + "\n"
-            for r in rows
+def _tau_rows() -> list[dict]:
+    path = shared_data("agents", "tau_bench", "airline_trajectories.jsonl")
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _tau_as_json_text(path):
+    """The tau-bench rows as JSONL whose response and reference hold the trajectories as JSON text."""
+    lines = (
+        json.dumps(
+            {"response": json.dumps(r["predicted_trajectory"]), "reference": json.dumps(r["reference_trajectory"])}
         )
+        for r in _tau_rows()
     )
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_trajectory_metrics_from_json_text_through_score(capsys, tmp_path):
+    f = _tau_as_json_text(tmp_path / "t.jsonl")
     assert main(["score", "--pred", str(f), "--metrics", "trajectory_precision,trajectory_recall", "--json"]) == 0
     out = capsys.readouterr().out
     assert "0.17816874466783886" in out and "0.47779040404040407" in out
@@ -84,19 +89,8 @@ def test_trajectory_metrics_from_nested_parquet_equal_json_text(capsys, tmp_path
     ones included, and the scores must still be the JSON text's."""
     pq = pytest.importorskip("pyarrow.parquet")
     pa = pytest.importorskip("pyarrow")
-    rows = [
-        json.loads(x) for x in shared_data("agents", "tau_bench", "airline_trajectories.jsonl").read_text().splitlines()
-    ]
-    text = tmp_path / "t.jsonl"
-    text.write_text(
-        "".join(
-            json.dumps(
-                {"response": json.dumps(r["predicted_trajectory"]), "reference": json.dumps(r["reference_trajectory"])}
-            )
-            + "\n"
-            for r in rows
-        )
-    )
+    rows = _tau_rows()
+    text = _tau_as_json_text(tmp_path / "t.jsonl")
     nested = tmp_path / "t.parquet"
     pq.write_table(
         pa.table(
