@@ -424,6 +424,35 @@ def test_kill_9_then_rerun_sends_no_answered_request_again(tmp_path):
     assert len(set(resent) & answered_first) <= concurrency
 
 
+def test_kill_9_of_a_sampled_run_leaves_the_rows_it_finished(tmp_path):
+    """Multi-sample judging writes each row to OUT.partial once its vote is final, not at the
+    end of the run: a killed run leaves those rows, whole, and the rerun completes from the cache."""
+    n = 120
+    items = write_items(tmp_path / "items.jsonl", n)
+    out, cache = tmp_path / "r.jsonl", tmp_path / "c.sqlite"
+    args = ["--input", str(items), "--model", "openai:m", "--samples", "3", "--out", str(out)]
+    args += ["--cache", str(cache), "--concurrency", "4", "--quiet"]
+    with JudgeServer(latency=0.02) as server:
+        proc = subprocess.Popen(
+            [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        partial = Path(f"{out}.partial")
+        _wait_for_lines(partial, 20, proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+        written = read_rows(partial)  # every line whole: one flushed write per row
+        assert not out.exists()
+        rerun = judge_cli(*args, "--base-url", server.url)
+    assert proc.returncode == -signal.SIGKILL
+    assert 20 <= len(written) < n
+    assert len({r["row"] for r in written}) == len(written)
+    assert all(r["status"] == "scored" and r["samples"] >= 2 for r in written)
+    assert rerun.returncode == 0, rerun.stderr
+    final = {r["row"]: r for r in read_rows(out)}
+    assert sorted(final) == list(range(n)) and not partial.exists()
+    assert all(final[r["row"]] == r for r in written)  # what the killed run wrote is what the rerun reports
+
+
 def test_ctrl_c_leaves_a_valid_output_and_a_resumable_cache(tmp_path):
     n = 200
     items = write_items(tmp_path / "items.jsonl", n)

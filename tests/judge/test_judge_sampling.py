@@ -9,7 +9,7 @@ import json
 import pytest
 
 from _helpers.judge_server import JudgeServer
-from respeval.judge import EngineOptions, FakeModel, JudgeCache, OpenAIChatModel, Pointwise
+from respeval.judge import Budget, EngineOptions, FakeModel, JudgeCache, OpenAIChatModel, Pointwise
 from respeval.judge.methods.sampling import UNDECIDED, arun_sampled, majority_vote
 
 OPTIONS = EngineOptions(reask=False, concurrency=4, backoff_base=0.001, backoff_max=0.005)
@@ -130,3 +130,32 @@ def test_bad_arguments():
         sampled(FakeModel(), 0)
     with pytest.raises(ValueError):
         sampled(FakeModel(), 3, aggregate="mode")
+
+
+@pytest.mark.parametrize(
+    "answers,k,aggregate",
+    [
+        ((PASS,), 5, "majority"),  # decided after the first round
+        ((PASS, FAIL, PASS, FAIL, FAIL), 5, "majority"),  # one more round per sample
+        ((PASS, FAIL, FAIL), 3, "mean"),  # one round of every sample
+        ((PASS,), 1, "majority"),
+    ],
+)
+def test_each_row_is_handed_on_once_when_final_and_as_the_result_holds_it(answers, k, aggregate):
+    seen = []
+    model = FakeModel(by_sample(*answers) if len(answers) > 1 else answers[0])
+    result = sampled(model, k, n=6, aggregate=aggregate, on_row=seen.append)
+    assert sorted(r.row for r in seen) == list(range(6))
+    assert {r.row: r for r in seen} == {r.row: r for r in result.rows}
+
+
+def test_rows_stopped_before_their_vote_is_decided_are_not_handed_on():
+    seen = []
+    model = FakeModel(by_sample(PASS, FAIL, PASS, FAIL, FAIL))
+    options = EngineOptions(
+        reask=False, concurrency=1, backoff_base=0.001, backoff_max=0.005, budget=Budget(max_calls=7)
+    )
+    result = asyncio.run(arun_sampled(rows(3), model, Pointwise(), samples=5, options=options, on_row=seen.append))
+    assert result.stop_kind is not None
+    assert all(r.status == "not_run" for r in result.rows)  # 7 calls: no row reached its fifth sample
+    assert seen == []

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from respeval.cli.batching import batch_options, exit_status, progress_printer, run_batched_step
@@ -56,7 +57,7 @@ from respeval.judge.methods.rubrics import (
     load_criteria,
     load_rubrics,
 )
-from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, arun_sampled
+from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, SampledRow, arun_sampled
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.results import wilson_interval
 from respeval.redact import redact
@@ -205,12 +206,16 @@ def _check(args: argparse.Namespace) -> None:
 
 
 async def _dispatch(
-    args: argparse.Namespace, records: list[dict[str, Any]], options: EngineOptions, cache_path: str | None
+    args: argparse.Namespace,
+    records: list[dict[str, Any]],
+    options: EngineOptions,
+    cache_path: str | None,
+    on_row: Callable[[SampledRow], None] | None = None,
 ) -> Any:
     model = model_for(args)
     with contextlib.ExitStack() as stack:
         cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
-        return await _dispatch_with(args, records, options, model, cache)
+        return await _dispatch_with(args, records, options, model, cache, on_row)
 
 
 async def _dispatch_with(
@@ -219,8 +224,10 @@ async def _dispatch_with(
     options: EngineOptions,
     model: JudgeModel,
     cache: JudgeCache | None,
+    on_row: Callable[[SampledRow], None] | None = None,
 ) -> Any:
-    """The method's run with this model, cache and options (one pass of a --batch run)."""
+    """The method's run with this model, cache and options (one pass of a --batch run);
+    ``on_row`` sees each final row of the methods that report rows one by one (``_streams``)."""
     fields = dict(args.field)
     template, instruction = prompt_options(args)
     common: dict[str, Any] = {"cache": cache, "options": options}
@@ -246,7 +253,14 @@ async def _dispatch_with(
             system_instruction=instruction,
         )
         return await arun_rubric(
-            records, model, method, samples=args.samples, aggregate=args.aggregate, fields=fields, **common
+            records,
+            model,
+            method,
+            samples=args.samples,
+            aggregate=args.aggregate,
+            fields=fields,
+            on_row=on_row,
+            **common,
         )
     if args.method == "adaptive-rubric":
         rubrics = load_rubrics(args.rubrics_in) if args.rubrics_in else None
@@ -281,18 +295,42 @@ async def _dispatch_with(
         threshold=args.threshold,
         temperature=args.sample_temperature,
         fields=fields,
+        on_row=on_row,
         **common,
     )
+
+
+def _streams(args: argparse.Namespace) -> bool:
+    """Whether the method's rows reach OUT.partial one by one as they become final: sampled
+    pointwise and rubrics.  Pairwise (a pair needs both orders) and adaptive rubrics (the
+    rubrics come first) write theirs when the run ends."""
+    return args.method in ("pointwise", "rubric")
+
+
+@contextlib.contextmanager
+def _rows_as_they_finish(args: argparse.Namespace) -> Iterator[Callable[[SampledRow], None] | None]:
+    """A writer of each final row to OUT.partial, one flushed line per row, so a killed run
+    leaves every row it finished; the run's end rewrites the file whole, in row order."""
+    if not (args.out and _streams(args)):
+        yield None
+        return
+    with open(partial_name(args.out), "w", encoding="utf-8") as fh:
+
+        def write(row: SampledRow) -> None:
+            fh.write(json.dumps(_row_json(row), ensure_ascii=False) + "\n")
+            fh.flush()
+
+        yield write
 
 
 def _rows_json(result: Any) -> list[dict[str, Any]]:
     if isinstance(result, PairwiseReport):
         return [p.to_json() for p in result.pairs]
-    rows = result.rows
-    return [
-        {"id": r.id, "row": r.row, **(r.verdict or {}), "status": r.status, "unscored_reason": r.unscored_reason}
-        for r in rows
-    ]
+    return [_row_json(r) for r in result.rows]
+
+
+def _row_json(r: SampledRow) -> dict[str, Any]:
+    return {"id": r.id, "row": r.row, **(r.verdict or {}), "status": r.status, "unscored_reason": r.unscored_reason}
 
 
 def _summary(result: Any) -> tuple[dict[str, Any], str, str | None]:
@@ -405,7 +443,8 @@ def run_methods(args: argparse.Namespace) -> int:
                     spend.tokens_out = report.tokens_out + report.live_tokens_out
                     spend.cost = report.total_cost
             else:
-                result = asyncio.run(_dispatch(args, records, options, cache_path))
+                with _rows_as_they_finish(args) as on_row:
+                    result = asyncio.run(_dispatch(args, records, options, cache_path, on_row))
             output = None
             if args.out:
                 # a stopped run's rows go to OUT.partial; OUT is replaced only by a completed run

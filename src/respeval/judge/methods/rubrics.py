@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -575,8 +575,10 @@ async def arun_rubric(
     cache: JudgeCache | None = None,
     options: EngineOptions | None = None,
     fields: Mapping[str, str] | None = None,
+    on_row: Callable[[SampledRow], None] | None = None,
 ) -> RubricReport:
-    """Judge each record against ``method``'s criteria (``samples`` times each)."""
+    """Judge each record against ``method``'s criteria (``samples`` times each); ``on_row``
+    sees each row once it is final (see ``arun_sampled``)."""
     result = await arun_sampled(
         list(records),
         model,
@@ -587,6 +589,7 @@ async def arun_rubric(
         cache=cache,
         options=options,
         fields=fields,
+        on_row=on_row,
     )
     return RubricReport(
         rows=result.rows,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,12 +216,15 @@ async def arun_sampled(
     cache: JudgeCache | None = None,
     options: EngineOptions | None = None,
     fields: Mapping[str, str] | None = None,
+    on_row: Callable[[SampledRow], None] | None = None,
 ) -> SampledResult:
     """Judge every record ``samples`` times and aggregate (see the module docstring).
 
     The caller owns ``model`` and ``cache``; the model is entered here for the whole run.
     ``vote_field`` is the verdict column the majority votes on (``pass`` for pointwise
-    and rubrics, ``winner`` for pairwise).
+    and rubrics, ``winner`` for pairwise).  ``on_row`` sees each record's aggregated row as
+    soon as it is final (its vote decided, or its last sample in), before the run ends:
+    the same row the result will hold.
     """
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples}")
@@ -243,7 +246,17 @@ async def arun_sampled(
             indices = range(next_index, min(samples, next_index + batch_size))
             jobs = [(i, s) for i in open_items for s in indices]
             engine = JudgeEngine(model, wrapped, options, cache=cache, fields=fields)
-            result = await engine.run(_engine_records(states, jobs))
+            finished = None
+            if on_row is not None:
+                finished = _FinalRows(
+                    states,
+                    jobs,
+                    len(indices),
+                    indices.stop >= samples,
+                    on_row,
+                    (samples, aggregate, vote_field, threshold),
+                )
+            result = await engine.run(_engine_records(states, jobs), on_row=finished)
             spend.add(result.summary)
             for row in result.rows:
                 item, sample = jobs[row.row]
@@ -262,6 +275,36 @@ async def arun_sampled(
     ]
     not_run = [r.row for r in rows if r.status == "not_run"]
     return SampledResult(rows=rows, spend=spend, stop_reason=stop_reason, stop_kind=stop_kind, not_run=not_run)
+
+
+class _FinalRows:
+    """``JudgeEngine.run``'s ``on_row`` for one round: records each sample as it finishes and
+    hands a record's aggregated row on once it is final -- its round's samples all in, and
+    either the last round or its majority already decided (what the round's end would
+    conclude)."""
+
+    def __init__(
+        self,
+        states: Sequence[_ItemState],
+        jobs: Sequence[tuple[int, int]],
+        per_item: int,
+        last_round: bool,
+        on_row: Callable[[SampledRow], None],
+        rule: tuple[int, str, str, float],
+    ) -> None:
+        self.states, self.jobs, self.last_round, self.on_row, self.rule = states, jobs, last_round, on_row, rule
+        self.left = Counter({item: per_item for item, _ in jobs})
+
+    def __call__(self, row: RowResult) -> None:
+        item, sample = self.jobs[row.row]
+        state = self.states[item]
+        state.samples[sample] = dataclasses.replace(row, row=sample)
+        self.left[item] -= 1
+        if self.left[item]:
+            return
+        k, aggregate, vote_field, threshold = self.rule
+        if self.last_round or (aggregate == "majority" and _majority_state(state, k, vote_field)[1]):
+            self.on_row(_aggregate(item, state, k, aggregate, vote_field, threshold, stopped=False))
 
 
 def _engine_records(states: Sequence[_ItemState], jobs: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
