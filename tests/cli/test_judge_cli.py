@@ -424,15 +424,28 @@ def test_kill_9_then_rerun_sends_no_answered_request_again(tmp_path):
     assert len(set(resent) & answered_first) <= concurrency
 
 
-def test_kill_9_of_a_sampled_run_leaves_the_rows_it_finished(tmp_path):
-    """Multi-sample judging writes each row to OUT.partial once its vote is final, not at the
-    end of the run: a killed run leaves those rows, whole, and the rerun completes from the cache."""
+def _pairwise_winner(body) -> str:
+    return json.dumps({"reasoning": "server judge", "winner": "B"})
+
+
+@pytest.mark.parametrize(
+    "method,responder",
+    [(["--samples", "3"], None), (["--method", "pairwise"], _pairwise_winner)],
+    ids=["sampled", "pairwise"],
+)
+def test_kill_9_of_a_sampled_or_pairwise_run_leaves_the_rows_it_finished(tmp_path, method, responder):
+    """Multi-sample and pairwise judging write each row to OUT.partial once it is final (its
+    vote decided, both orders in), not at the end of the run: a killed run leaves those
+    rows, whole, and the rerun completes from the cache with the same rows."""
     n = 120
     items = write_items(tmp_path / "items.jsonl", n)
+    records = [{**r, "baseline_model_response": f"baseline {i}"} for i, r in enumerate(read_rows(items))]
+    items.write_text("".join(json.dumps(r) + "\n" for r in records))
     out, cache = tmp_path / "r.jsonl", tmp_path / "c.sqlite"
-    args = ["--input", str(items), "--model", "openai:m", "--samples", "3", "--out", str(out)]
+    args = ["--input", str(items), "--model", "openai:m", *method, "--out", str(out)]
     args += ["--cache", str(cache), "--concurrency", "4", "--quiet"]
-    with JudgeServer(latency=0.02) as server:
+    server_options = {"responder": responder} if responder else {}
+    with JudgeServer(latency=0.02, **server_options) as server:
         proc = subprocess.Popen(
             [*JUDGE, *args, "--base-url", server.url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -446,7 +459,7 @@ def test_kill_9_of_a_sampled_run_leaves_the_rows_it_finished(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     assert 20 <= len(written) < n
     assert len({r["row"] for r in written}) == len(written)
-    assert all(r["status"] == "scored" and r["samples"] >= 2 for r in written)
+    assert all(r["status"] == "scored" for r in written)
     assert rerun.returncode == 0, rerun.stderr
     final = {r["row"]: r for r in read_rows(out)}
     assert sorted(final) == list(range(n)) and not partial.exists()

@@ -189,3 +189,17 @@ def test_local_server_bad_judge_json_is_unscored():
         model = OpenAIChatModel("judge-m", base_url=server.url, api_key_env="RESPEVAL_TEST_NO_KEY")
         report = run_pairwise(pairs(2), model, options=FAST)
     assert all(p.status == "unscored" and "unparseable" in p.unscored_reason for p in report.pairs)
+
+
+@pytest.mark.parametrize("flip,samples", [("both", 1), ("half", 1), ("both", 3)])
+def test_each_pair_is_handed_on_once_when_its_orders_are_final(flip, samples):
+    import asyncio
+
+    from respeval.judge.methods.pairwise import arun_pairwise
+
+    seen = []
+    model = FakeModel(content_judge)
+    report = asyncio.run(arun_pairwise(pairs(7), model, flip=flip, samples=samples, options=FAST, on_pair=seen.append))
+    assert sorted(p.row for p in seen) == list(range(7))
+    assert {p.row: p for p in seen} == {p.row: p for p in report.pairs}
+    assert [p.to_json() for p in sorted(seen, key=lambda p: p.row)] == [p.to_json() for p in report.pairs]

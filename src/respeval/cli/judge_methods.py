@@ -44,7 +44,7 @@ from respeval.judge.methods.llmbar import (
     replay_model,
     to_pairs,
 )
-from respeval.judge.methods.pairwise import FLIP_MODES, Pairwise, PairwiseReport, arun_pairwise
+from respeval.judge.methods.pairwise import FLIP_MODES, PairResult, Pairwise, PairwiseReport, arun_pairwise
 from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.methods.rubrics import (
     PRESETS,
@@ -210,7 +210,7 @@ async def _dispatch(
     records: list[dict[str, Any]],
     options: EngineOptions,
     cache_path: str | None,
-    on_row: Callable[[SampledRow], None] | None = None,
+    on_row: Callable[[Any], None] | None = None,
 ) -> Any:
     model = model_for(args)
     with contextlib.ExitStack() as stack:
@@ -224,7 +224,7 @@ async def _dispatch_with(
     options: EngineOptions,
     model: JudgeModel,
     cache: JudgeCache | None,
-    on_row: Callable[[SampledRow], None] | None = None,
+    on_row: Callable[[Any], None] | None = None,
 ) -> Any:
     """The method's run with this model, cache and options (one pass of a --batch run);
     ``on_row`` sees each final row of the methods that report rows one by one (``_streams``)."""
@@ -242,6 +242,7 @@ async def _dispatch_with(
             ),
             fields=fields,
             temperature=args.sample_temperature,
+            on_pair=on_row,
             **common,
         )
     if args.method == "rubric":
@@ -302,13 +303,13 @@ async def _dispatch_with(
 
 def _streams(args: argparse.Namespace) -> bool:
     """Whether the method's rows reach OUT.partial one by one as they become final: sampled
-    pointwise and rubrics.  Pairwise (a pair needs both orders) and adaptive rubrics (the
-    rubrics come first) write theirs when the run ends."""
-    return args.method in ("pointwise", "rubric")
+    pointwise, rubrics and pairs.  Adaptive rubrics (whose rubrics are written first) write
+    theirs when the run ends."""
+    return args.method in ("pointwise", "rubric", "pairwise")
 
 
 @contextlib.contextmanager
-def _rows_as_they_finish(args: argparse.Namespace) -> Iterator[Callable[[SampledRow], None] | None]:
+def _rows_as_they_finish(args: argparse.Namespace) -> Iterator[Callable[[Any], None] | None]:
     """A writer of each final row to OUT.partial, one flushed line per row, so a killed run
     leaves every row it finished; the run's end rewrites the file whole, in row order."""
     if not (args.out and _streams(args)):
@@ -316,8 +317,9 @@ def _rows_as_they_finish(args: argparse.Namespace) -> Iterator[Callable[[Sampled
         return
     with open(partial_name(args.out), "w", encoding="utf-8") as fh:
 
-        def write(row: SampledRow) -> None:
-            fh.write(json.dumps(_row_json(row), ensure_ascii=False) + "\n")
+        def write(row: SampledRow | PairResult) -> None:
+            data = row.to_json() if isinstance(row, PairResult) else _row_json(row)
+            fh.write(json.dumps(data, ensure_ascii=False) + "\n")
             fh.flush()
 
         yield write

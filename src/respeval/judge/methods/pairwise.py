@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -545,24 +545,55 @@ def assemble_pairs(
 ) -> list[PairResult]:
     """Group the per-order rows back into pairs (see the module docstring for outcomes)."""
     id_column = dict(fields or {}).get("id", "id")
-    pairs = [
-        PairResult(row=i, id=r.get(id_column, i), status=UNSCORED, outcome=None, winners={})
-        for i, r in enumerate(records)
-    ]
+    orders: list[dict[str, SampledRow]] = [{} for _ in records]
     for (i, orientation), row in zip(index, rows):
-        pair = pairs[i]
+        orders[i][orientation] = row
+    return [_pair(i, record, orders[i], id_column) for i, record in enumerate(records)]
+
+
+def _pair(i: int, record: Mapping[str, Any], orders: Mapping[str, SampledRow], id_column: str) -> PairResult:
+    """Pair ``i`` from its per-order rows (in the order they were judged)."""
+    pair = PairResult(row=i, id=record.get(id_column, i), status=UNSCORED, outcome=None, winners={})
+    for orientation, row in orders.items():
         pair.orders[orientation] = row
         pair.winners[orientation] = _order_winner(row)
-    for pair in pairs:
-        missing = [o for o, row in pair.orders.items() if not row.scored]
-        if missing:
-            pair.unscored_reason = "; ".join(f"order {o}: {pair.orders[o].unscored_reason}" for o in missing)
-            if all(pair.orders[o].status == "not_run" for o in missing):
-                pair.status = "not_run"
-            continue
-        pair.status = SCORED
-        pair.outcome = combine_orders({o: w for o, w in pair.winners.items() if w is not None})
-    return pairs
+    missing = [o for o, row in pair.orders.items() if not row.scored]
+    if missing:
+        pair.unscored_reason = "; ".join(f"order {o}: {pair.orders[o].unscored_reason}" for o in missing)
+        if all(pair.orders[o].status == "not_run" for o in missing):
+            pair.status = "not_run"
+        return pair
+    pair.status = SCORED
+    pair.outcome = combine_orders({o: w for o, w in pair.winners.items() if w is not None})
+    return pair
+
+
+class _FinalPairs:
+    """``arun_sampled``'s ``on_row`` for pairs: hands a pair on once every order it is
+    judged in has its final row."""
+
+    def __init__(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        index: Sequence[tuple[int, str]],
+        fields: Mapping[str, str] | None,
+        on_pair: Callable[[PairResult], None],
+    ) -> None:
+        self.records, self.index, self.on_pair = records, index, on_pair
+        self.id_column = dict(fields or {}).get("id", "id")
+        self.judged: dict[int, list[str]] = {}
+        for i, orientation in index:
+            self.judged.setdefault(i, []).append(orientation)
+        self.rows: dict[int, dict[str, SampledRow]] = {}
+
+    def __call__(self, row: SampledRow) -> None:
+        i, orientation = self.index[row.row]
+        got = self.rows.setdefault(i, {})
+        got[orientation] = row
+        if len(got) == len(self.judged[i]):
+            del self.rows[i]
+            ordered = {o: got[o] for o in self.judged[i]}
+            self.on_pair(_pair(i, self.records[i], ordered, self.id_column))
 
 
 async def arun_pairwise(
@@ -576,10 +607,12 @@ async def arun_pairwise(
     options: EngineOptions | None = None,
     fields: Mapping[str, str] | None = None,
     temperature: float | None = None,
+    on_pair: Callable[[PairResult], None] | None = None,
 ) -> PairwiseReport:
     """Judge every pair (``prompt``, ``baseline_model_response`` = A, ``response`` = B,
     ``id``; renamed by ``fields``) in the orders ``flip`` asks for, ``samples`` times per
-    order (strict majority, see :mod:`respeval.judge.methods.sampling`)."""
+    order (strict majority, see :mod:`respeval.judge.methods.sampling`).  ``on_pair`` sees
+    each pair once all its orders are final, before the run ends: the pair the report holds."""
     records = list(records)
     method = method or Pairwise()
     engine_records, index = expand_pairs(records, flip, fields, method.context_fields)
@@ -593,6 +626,7 @@ async def arun_pairwise(
         temperature=temperature,
         cache=cache,
         options=options,
+        on_row=_FinalPairs(records, index, fields, on_pair) if on_pair is not None else None,
     )
     pairs = assemble_pairs(records, index, result.rows, fields)
     confidence = (options or EngineOptions()).confidence
