@@ -253,3 +253,18 @@ def test_cli_rubric_and_adaptive(tmp_path, capsys):
         )
         assert '"criterion_pass_rates"' in capsys.readouterr().out
     assert methods_main(["judge", "--method", "rubric", "--input", str(data), "--model", "fake:"]) == 1
+
+
+@pytest.mark.parametrize("samples", [1, 3])
+def test_adaptive_rows_are_handed_on_once_when_final_and_as_the_report_holds_them(samples):
+    """Rows without a rubric (no prompt here) when the rubrics are written, the others as
+    their verdicts are; each once, with its row number in the input, as the report has it."""
+    seen = []
+    rows = records(prompts=("Capital of France?", "Capital of Spain?"), responses=("Paris.", "It is Lyon."))
+    rows.insert(1, {"id": "no-prompt", "response": "x"})
+    report = asyncio.run(
+        arun_adaptive(rows, FakeModel(adaptive_judge), samples=samples, options=OPTIONS, on_row=seen.append)
+    )
+    assert sorted(r.row for r in seen) == list(range(len(rows)))
+    assert {r.row: r for r in seen} == {r.row: r for r in report.rows}
+    assert seen[0].row == 1 and seen[0].unscored_reason == "no rubric: the record has no prompt"

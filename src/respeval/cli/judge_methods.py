@@ -227,7 +227,7 @@ async def _dispatch_with(
     on_row: Callable[[Any], None] | None = None,
 ) -> Any:
     """The method's run with this model, cache and options (one pass of a --batch run);
-    ``on_row`` sees each final row of the methods that report rows one by one (``_streams``)."""
+    ``on_row`` sees each row (each pair) once it is final."""
     fields = dict(args.field)
     template, instruction = prompt_options(args)
     common: dict[str, Any] = {"cache": cache, "options": options}
@@ -275,6 +275,7 @@ async def _dispatch_with(
             aggregate=args.aggregate,
             template=template,
             system_instruction=instruction,
+            on_row=on_row,
             **common,
         )
         if args.rubrics_out:
@@ -301,18 +302,12 @@ async def _dispatch_with(
     )
 
 
-def _streams(args: argparse.Namespace) -> bool:
-    """Whether the method's rows reach OUT.partial one by one as they become final: sampled
-    pointwise, rubrics and pairs.  Adaptive rubrics (whose rubrics are written first) write
-    theirs when the run ends."""
-    return args.method in ("pointwise", "rubric", "pairwise")
-
-
 @contextlib.contextmanager
 def _rows_as_they_finish(args: argparse.Namespace) -> Iterator[Callable[[Any], None] | None]:
-    """A writer of each final row to OUT.partial, one flushed line per row, so a killed run
-    leaves every row it finished; the run's end rewrites the file whole, in row order."""
-    if not (args.out and _streams(args)):
+    """A writer of each final row (or pair) to OUT.partial, one flushed line per row, so a
+    killed run leaves every row it finished; the run's end rewrites the file whole, in row
+    order.  Every method hands its rows on as they become final."""
+    if not args.out:
         yield None
         return
     with open(partial_name(args.out), "w", encoding="utf-8") as fh:

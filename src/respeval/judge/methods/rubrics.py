@@ -21,6 +21,7 @@ writes the rubrics as JSON for a person to edit; :func:`load_rubrics` feeds them
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -649,13 +650,16 @@ async def arun_adaptive(
     options: EngineOptions | None = None,
     template: str | PromptTemplate | None = None,
     system_instruction: str | None = None,
+    on_row: Callable[[SampledRow], None] | None = None,
 ) -> RubricReport:
     """Adaptive rubrics: write (or take from ``rubrics``) one rubric per prompt, freeze it,
     then check every response for that prompt against it; the score is the pass rate.
 
     ``template`` is the verdict phase's user message (see :class:`Rubric`);
     ``system_instruction`` goes to both phases (to the default generator; a ``generator``
-    given keeps its own)."""
+    given keeps its own).  ``on_row`` sees each row once it is final: the rows without a
+    rubric when the rubrics are written, the others as their verdicts are (see
+    ``arun_sampled``)."""
     records = list(records)
     generator = generator or RubricGenerator(system_instruction=system_instruction)
     frozen = {p: tuple(c) for p, c in (rubrics or {}).items()}
@@ -673,11 +677,27 @@ async def arun_adaptive(
         system_instruction=system_instruction,
     )
     judged_records, positions = [], []
+    unjudged: dict[int, SampledRow] = {}
     for i, record in enumerate(records):
         prompt = record.get("prompt")
         if isinstance(prompt, str) and prompt in frozen:
             judged_records.append({**record, "criteria": [c.to_json() for c in frozen[prompt]]})
             positions.append(i)
+            continue
+        reason = (
+            "no rubric: the record has no prompt"
+            if not isinstance(prompt, str)
+            else f"no rubric: {failures.get(prompt, 'not written')}"
+        )
+        unjudged[i] = SampledRow(row=i, id=record.get("id", i), status="unscored", unscored_reason=reason)
+    judged_row = None
+    if on_row is not None:
+        for row in unjudged.values():
+            on_row(row)
+
+        def judged_row(row: SampledRow) -> None:
+            on_row(dataclasses.replace(row, row=positions[row.row]))
+
     result = await arun_sampled(
         judged_records,
         model,
@@ -687,23 +707,18 @@ async def arun_adaptive(
         threshold=threshold,
         cache=cache,
         options=options,
+        on_row=judged_row,
     )
     spend.merge(result.spend)
     rows: list[SampledRow] = []
     by_position = dict(zip(positions, result.rows))
-    for i, record in enumerate(records):
+    for i in range(len(records)):
         if i in by_position:
             row = by_position[i]
             row.row = i
             rows.append(row)
-            continue
-        prompt = record.get("prompt")
-        reason = (
-            "no rubric: the record has no prompt"
-            if not isinstance(prompt, str)
-            else f"no rubric: {failures.get(prompt, 'not written')}"
-        )
-        rows.append(SampledRow(row=i, id=record.get("id", i), status="unscored", unscored_reason=reason))
+        else:
+            rows.append(unjudged[i])
     used = {p: c for p, c in frozen.items() if p in set(prompts)}
     return RubricReport(
         rows=rows,
