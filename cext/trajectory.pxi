@@ -7,6 +7,7 @@ from cpython.dict cimport PyDict_Check, PyDict_GetItem
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_Check
 from cpython.list cimport PyList_Check, PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_Check
+from cpython.exc cimport PyErr_Occurred
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.math cimport floor, isinf
@@ -317,31 +318,9 @@ cdef extern from "Python.h":
 
 cdef int _traj_put_double(rv_tbuf* out, double d, int64_t* nan_counter) except -1:
     """The canonical form of a float: integral values as integers, others by repr."""
-    cdef char num[40]
-    cdef int k
-    cdef char* text
-    if d != d:
-        nan_counter[0] += 1
-        k = snprintf(num, 40, "NaN#%lld", <long long>nan_counter[0])
-    elif isinf(d):
-        k = snprintf(num, 40, "%s", "Infinity" if d > 0 else "-Infinity")
-    elif d == floor(d):
-        if not (-9.0e18 < d < 9.0e18):
-            raw = str(int(d)).encode("ascii")
-            if rv_tbuf_put(out, raw, len(raw)) != 0:
-                raise MemoryError()
-            return 0
-        k = snprintf(num, 40, "%lld", <long long>d)
-    else:
-        text = PyOS_double_to_string(d, c'r', 0, Py_DTSF_ADD_DOT_0, NULL)
-        if text == NULL:
-            raise MemoryError()
-        k = rv_tbuf_put(out, text, strlen(text))
-        PyMem_Free(text)
-        if k != 0:
-            raise MemoryError()
-        return 0
-    if rv_tbuf_put(out, num, k) != 0:
+    if rv_tpy_put_double(out, d, nan_counter) != 0:
+        if PyErr_Occurred():
+            return -1
         raise MemoryError()
     return 0
 
@@ -442,229 +421,258 @@ cdef inline bint _traj_is_arrow(object values):
     return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
 
 
-cdef class _TrajFieldColumn:
-    """One argument field of an Arrow struct column: per call, present (not null) or not,
-    unreadable (the row takes the Python path) or not, and its canonical text."""
-    cdef bytes quoted_name
-    cdef object present
-    cdef object bad
-    cdef object offsets
-    cdef bytes text
+cdef extern from "trajectory_arrow.h":
+    enum:
+        RV_TA_NULL
+        RV_TA_INT
+        RV_TA_UINT
+        RV_TA_FLOAT
+        RV_TA_BOOL
+        RV_TA_STRING
+        RV_TA_STRUCT
+        RV_TA_LIST
+        RV_TA_TEXT
+    ctypedef struct rv_tanode:
+        int kind
+        const uint8_t* bits
+        int64_t bit_offset
+        const void* values
+        const int32_t* off32
+        const int64_t* off64
+        int64_t offset
+        int64_t base
+        const char* data
+        const char* qname
+        int64_t qlen
+        int64_t first_child
+        int64_t nchildren
+    ctypedef struct rv_taplan:
+        const rv_tanode* nodes
+        const int64_t* kids
+    int rv_ta_valid(const rv_tanode* nd, int64_t j) noexcept
+    int rv_ta_write(const rv_taplan* plan, int64_t i, int64_t j, rv_tbuf* o, int64_t* nan_counter) noexcept
+    int rv_ta_bad(const rv_taplan* plan, int64_t i, int64_t j) noexcept
+    int rv_tpy_put_double(rv_tbuf* o, double d, int64_t* nan_counter) noexcept
 
-
-cdef struct _TrajField:
-    const uint8_t* present
-    const int64_t* off
-    const char* text
-    const char* qname
-    Py_ssize_t qlen
 
 cdef const char* _TRAJ_EMPTY = b""
 
 
-cdef _TrajFieldColumn _traj_field_column(str name, object child, int64_t* nan_counter, int depth):
-    """An object field (``depth`` 1: an argument): its canonical column and quoted name."""
-    cdef _TrajFieldColumn col = _traj_canon_column(child, nan_counter, depth)
-    cdef rv_tbuf out
-    raw = name.encode("utf-8", "surrogatepass")
-    memset(&out, 0, sizeof(out))
-    try:
-        if rv_tbuf_put_quoted(&out, raw, len(raw)) != 0:
-            raise MemoryError()
-        col.quoted_name = out.d[:out.n]
-    finally:
-        free(out.d)
-    return col
+cdef const void* _traj_data(object a):
+    """The first byte of a contiguous numpy array or a bytes-like object (never NULL)."""
+    cdef const uint8_t[::1] view
+    if a is None:
+        return _TRAJ_EMPTY
+    view = memoryview(a).cast("B")
+    return <const void*>&view[0] if view.shape[0] else _TRAJ_EMPTY
 
 
-cdef _TrajFieldColumn _traj_canon_column(object arr, int64_t* nan_counter, int depth):
-    """The canonical JSON of every value of an Arrow array, as ``_traj_canon`` writes the
-    value ``arrow_rows`` gives (struct fields that are null left out, at every depth; null
-    elements: not present, no text; ``bad``: a value that
-    is not JSON, for the row to take the Python path).  Scalars, structs and lists are read
-    from their buffers; other types through their Python values."""
-    import numpy as np
-    import pyarrow as pa
-    cdef _TrajFieldColumn col = _TrajFieldColumn()
-    cdef _TrajFieldColumn sub
-    cdef rv_tbuf out
-    cdef Py_ssize_t j, k, f, m = len(arr), nsub
-    cdef int64_t[::1] offsets
-    cdef uint8_t[::1] bad
-    cdef const uint8_t[::1] valid
-    cdef const int64_t[::1] ints
-    cdef const uint64_t[::1] uints
-    cdef const double[::1] dbls
-    cdef const uint8_t[::1] bools
-    cdef const uint8_t[::1] sdata
-    cdef const int64_t[::1] soff
-    cdef const int64_t[::1] loff
-    cdef const uint8_t[::1] sub_present
-    cdef const uint8_t[::1] sub_bad
-    cdef const int64_t[::1] sub_off
-    cdef const char* sub_text
-    cdef char num[32]
-    cdef int n
-    cdef _TrajBuf pybuf
-    cdef const char* sp
-    cdef _TrajField* cf = NULL
-    typ = arr.type
-    memset(&out, 0, sizeof(out))
-    col.present = _traj_validity(arr)
-    col.bad = np.zeros(m, np.uint8)
-    col.offsets = np.zeros(m + 1, np.int64)
-    offsets = col.offsets
-    bad = col.bad
-    valid = col.present
-    try:
-        if pa.types.is_null(typ) or m == 0:
-            pass
-        elif pa.types.is_signed_integer(typ):
-            ints = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-            for j in range(m):
-                if valid[j]:
-                    n = snprintf(num, 32, "%lld", <long long>ints[j])
-                    if rv_tbuf_put(&out, num, n) != 0:
-                        raise MemoryError()
-                offsets[j + 1] = out.n
-        elif pa.types.is_unsigned_integer(typ):
-            uints = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint64)
-            for j in range(m):
-                if valid[j]:
-                    n = snprintf(num, 32, "%llu", <unsigned long long>uints[j])
-                    if rv_tbuf_put(&out, num, n) != 0:
-                        raise MemoryError()
-                offsets[j + 1] = out.n
-        elif pa.types.is_float32(typ) or pa.types.is_float64(typ):
-            dbls = np.ascontiguousarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64)
-            for j in range(m):
-                if valid[j]:
-                    _traj_put_double(&out, dbls[j], nan_counter)
-                offsets[j + 1] = out.n
-        elif pa.types.is_boolean(typ):
-            bools = np.ascontiguousarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=np.uint8)
-            for j in range(m):
-                if valid[j]:
-                    if rv_tbuf_put(&out, "1" if bools[j] else "0", 1) != 0:
-                        raise MemoryError()
-                offsets[j + 1] = out.n
-        elif pa.types.is_string(typ) or pa.types.is_large_string(typ):
-            soff, sdata, _ = _traj_arrow_strings(arr)
-            for j in range(m):
-                if valid[j]:
-                    sp = <const char*>&sdata[0] + soff[j] if sdata.shape[0] else _TRAJ_EMPTY
-                    # UTF-8 already checked: intern() refuses a column that fails Arrow's full validation
-                    if rv_tbuf_put_quoted_words(&out, sp, soff[j + 1] - soff[j]) != 0:
-                        raise MemoryError()
-                offsets[j + 1] = out.n
-        elif pa.types.is_struct(typ) and depth < 60 and _traj_unique_fields(typ):
-            named = sorted(zip([typ.field(i).name for i in range(typ.num_fields)], arr.flatten()),
-                           key=lambda p: p[0].encode("utf-8", "surrogatepass"))
-            subs = [_traj_field_column(name, child, nan_counter, depth + 1) for name, child in named]
-            nsub = len(subs)
-            cf = <_TrajField*>calloc(max(nsub, 1), sizeof(_TrajField))
-            if cf == NULL:
+cdef class _TrajPlan:
+    """The arguments' Arrow type as a tree of ``rv_tanode`` (trajectory_arrow.h), over the
+    arrays' own buffers, which ``keep`` holds alive.  Node 0 is the root."""
+    cdef rv_tanode* nodes
+    cdef int64_t n, cap
+    cdef int64_t* kids
+    cdef int64_t nkids, kids_cap
+    cdef list keep
+    cdef bint may_be_bad  # a text node has a value that is not JSON
+    cdef rv_taplan plan
+
+    def __cinit__(self):
+        self.keep = []
+
+    def __dealloc__(self):
+        free(self.nodes)
+        free(self.kids)
+
+    cdef int64_t _new(self, int kind, object arr) except -1:
+        cdef void* p
+        cdef rv_tanode* nd
+        if self.n == self.cap:
+            self.cap = max(16, 2 * self.cap)
+            p = realloc(self.nodes, self.cap * sizeof(rv_tanode))
+            if p == NULL:
                 raise MemoryError()
-            for f in range(nsub):
-                sub = subs[f]
-                sub_present = sub.present
-                sub_off = sub.offsets
-                sub_bad = sub.bad
-                cf[f].present = &sub_present[0]
-                cf[f].off = &sub_off[0]
-                cf[f].text = sub.text
-                cf[f].qname = sub.quoted_name
-                cf[f].qlen = len(sub.quoted_name)
-                for j in range(m):
-                    if sub_bad[j]:
-                        bad[j] = 1
-            for j in range(m):
-                if valid[j] and not bad[j]:
-                    _traj_assemble(&out, cf, nsub, j)  # null fields left out, as at the top
-                offsets[j + 1] = out.n
-        elif (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and depth < 60:
-            lo = np.asarray(arr.offsets).astype(np.int64)
-            first = int(lo[0])
-            values = arr.values.slice(first, int(lo[m]) - first)
-            lo = lo - first
-            loff = lo
-            sub = _traj_canon_column(values, nan_counter, depth + 1)
-            sub_present = sub.present
-            sub_off = sub.offsets
-            sub_bad = sub.bad
-            sub_text = sub.text
-            for j in range(m):
-                if valid[j]:
-                    for k in range(loff[j], loff[j + 1]):
-                        if sub_bad[k]:
-                            bad[j] = 1
-                            break
-                if valid[j] and not bad[j]:
-                    if rv_tbuf_put(&out, "[", 1) != 0:
-                        raise MemoryError()
-                    for k in range(loff[j], loff[j + 1]):
-                        if k > loff[j] and rv_tbuf_put(&out, ",", 1) != 0:
-                            raise MemoryError()
-                        if sub_present[k]:
-                            if rv_tbuf_put(&out, sub_text + sub_off[k], sub_off[k + 1] - sub_off[k]) != 0:
-                                raise MemoryError()
-                        elif rv_tbuf_put(&out, "null", 4) != 0:
-                            raise MemoryError()
-                    if rv_tbuf_put(&out, "]", 1) != 0:
-                        raise MemoryError()
-                offsets[j + 1] = out.n
-        else:
-            # other types (maps, timestamps, decimals, ...): their Python values, canonicalised
-            values = arr.to_pylist()
-            pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
+            self.nodes = <rv_tanode*>p
+        nd = &self.nodes[self.n]
+        memset(nd, 0, sizeof(rv_tanode))
+        nd.kind = kind
+        nd.qname = _TRAJ_EMPTY
+        if kind != RV_TA_NULL and arr.null_count:
+            bitmap = arr.buffers()[0] if kind != RV_TA_TEXT else None
+            if bitmap is None:
+                import numpy as np
+                bitmap = np.packbits(_traj_validity(arr), bitorder="little")
+                nd.bit_offset = 0
+            else:
+                nd.bit_offset = arr.offset
+            self.keep.append(bitmap)
+            nd.bits = <const uint8_t*>_traj_data(bitmap)
+        self.n += 1
+        return self.n - 1
+
+    cdef int _children(self, int64_t i, list children) except -1:
+        cdef void* p
+        cdef int64_t c
+        if self.nkids + len(children) > self.kids_cap:
+            self.kids_cap = max(16, 2 * self.kids_cap, self.nkids + len(children))
+            p = realloc(self.kids, self.kids_cap * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            self.kids = <int64_t*>p
+        self.nodes[i].first_child = self.nkids
+        self.nodes[i].nchildren = len(children)
+        for c in children:
+            self.kids[self.nkids] = c
+            self.nkids += 1
+        return 0
+
+    cdef int64_t struct_node(self, object arr, int64_t* nan_counter, int depth) except -1:
+        """A struct's node, its fields (sorted by UTF-8, as canonical JSON sorts keys) at
+        ``depth``."""
+        cdef rv_tbuf out
+        typ = arr.type
+        named = sorted(zip([typ.field(f).name for f in range(typ.num_fields)], arr.flatten()),
+                       key=lambda p: p[0].encode("utf-8", "surrogatepass"))
+        i = self._new(RV_TA_STRUCT, arr)
+        children = []
+        for name, child in named:
+            c = self.node(child, nan_counter, depth)
+            raw = name.encode("utf-8", "surrogatepass")
+            memset(&out, 0, sizeof(out))
             try:
-                for j in range(m):
-                    v = values[j]
-                    if v is not None:
-                        pybuf.n = 0
-                        try:
-                            _traj_canon(v, &pybuf, depth, nan_counter)
-                        except (_TrajBadRow, TypeError, ValueError, RecursionError):
-                            bad[j] = 1
-                            pybuf.n = 0
-                        if rv_tbuf_put(&out, pybuf.data, pybuf.n) != 0:
-                            raise MemoryError()
-                    offsets[j + 1] = out.n
+                if rv_tbuf_put_quoted(&out, raw, len(raw)) != 0:
+                    raise MemoryError()
+                quoted = out.d[:out.n]
             finally:
-                free(pybuf.data)
-        col.text = out.d[:out.n] if out.n else b""
-        col.quoted_name = b""
-        return col
-    finally:
-        free(out.d)
-        free(cf)
+                free(out.d)
+            self.keep.append(quoted)
+            self.nodes[c].qname = quoted
+            self.nodes[c].qlen = len(quoted)
+            children.append(c)
+        self._children(i, children)
+        return i
+
+    cdef int64_t node(self, object arr, int64_t* nan_counter, int depth) except -1:
+        """The node of an Arrow array whose values sit at ``depth`` (1: an argument).
+        Scalars, strings, structs and lists are read from their buffers; other types (and
+        nesting at depth 60) are canonicalised now, through their Python values."""
+        import numpy as np
+        import pyarrow as pa
+        cdef int64_t i
+        typ = arr.type
+        m = len(arr)
+        if pa.types.is_null(typ) or m == 0:
+            return self._new(RV_TA_NULL, arr)
+        if pa.types.is_struct(typ) and depth < 60 and _traj_unique_fields(typ):
+            return self.struct_node(arr, nan_counter, depth + 1)
+        if (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and depth < 60:
+            off = np.frombuffer(arr.buffers()[1], np.int64 if pa.types.is_large_list(typ) else np.int32)
+            first = int(off[arr.offset])
+            child = self.node(arr.values.slice(first, int(off[arr.offset + m]) - first), nan_counter, depth + 1)
+            i = self._new(RV_TA_LIST, arr)
+            self._offsets(i, off, arr.offset)
+            self.nodes[i].base = first
+            self._children(i, [child])
+            return i
+        if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+            bufs = arr.buffers()
+            if bufs[1] is not None:
+                i = self._new(RV_TA_STRING, arr)
+                self._offsets(i, np.frombuffer(bufs[1], np.int64 if pa.types.is_large_string(typ) else np.int32),
+                              arr.offset)
+                self.keep.append(bufs[2])
+                self.nodes[i].data = <const char*>_traj_data(bufs[2])
+                return i
+        for test, kind, dtype, fill in ((pa.types.is_signed_integer, RV_TA_INT, np.int64, 0),
+                                        (pa.types.is_unsigned_integer, RV_TA_UINT, np.uint64, 0),
+                                        (pa.types.is_floating, RV_TA_FLOAT, np.float64, 0),
+                                        (pa.types.is_boolean, RV_TA_BOOL, np.uint8, False)):
+            if test(typ) and not pa.types.is_float16(typ):
+                values = np.ascontiguousarray(
+                    (arr.fill_null(fill) if arr.null_count else arr).to_numpy(zero_copy_only=False), dtype=dtype)
+                i = self._new(kind, arr)
+                self.keep.append(values)
+                self.nodes[i].values = _traj_data(values)
+                return i
+        return self._text_node(arr, nan_counter, depth)
+
+    cdef int _offsets(self, int64_t i, object off, int64_t offset) except -1:
+        self.keep.append(off)
+        if off.dtype.itemsize == 4:
+            self.nodes[i].off32 = <const int32_t*>_traj_data(off)
+        else:
+            self.nodes[i].off64 = <const int64_t*>_traj_data(off)
+        self.nodes[i].offset = offset
+        return 0
+
+    cdef int64_t _text_node(self, object arr, int64_t* nan_counter, int depth) except -1:
+        """Any other type: each value's canonical text, from its Python value (a value that
+        is not JSON marked bad: its row takes the Python path)."""
+        import numpy as np
+        cdef Py_ssize_t j, m = len(arr)
+        cdef _TrajBuf pybuf
+        cdef rv_tbuf out
+        cdef int64_t[::1] offsets
+        cdef uint8_t[::1] bad
+        cdef int64_t i
+        off = np.zeros(m + 1, np.int64)
+        bad_a = np.zeros(m, np.uint8)
+        offsets = off
+        bad = bad_a
+        values = arr.to_pylist()
+        memset(&out, 0, sizeof(out))
+        pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
+        try:
+            for j in range(m):
+                v = values[j]
+                if v is not None:
+                    pybuf.n = 0
+                    try:
+                        _traj_canon(v, &pybuf, depth, nan_counter)
+                    except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                        bad[j] = 1
+                        pybuf.n = 0
+                    if rv_tbuf_put(&out, pybuf.data, pybuf.n) != 0:
+                        raise MemoryError()
+                offsets[j + 1] = out.n
+            text = out.d[:out.n] if out.n else b""
+        finally:
+            free(pybuf.data)
+            free(out.d)
+        i = self._new(RV_TA_TEXT, arr)
+        self._offsets(i, off, 0)
+        self.keep.append(text)
+        self.keep.append(bad_a)
+        self.nodes[i].data = text
+        self.nodes[i].values = _traj_data(bad_a)
+        self.may_be_bad = self.may_be_bad or bool(bad_a.any())
+        return i
+
+    cdef const rv_taplan* ready(self):
+        self.plan.nodes = self.nodes
+        self.plan.kids = self.kids
+        return &self.plan
+
+
+cdef _TrajPlan _traj_args_plan(object args_arr, int64_t* nan_counter):
+    """The plan of a struct column of arguments (root: node 0, its fields at depth 1)."""
+    cdef _TrajPlan plan = _TrajPlan()
+    plan.struct_node(args_arr, nan_counter, 1)
+    return plan
+
+
+cdef int _traj_write_args(const rv_taplan* plan, int64_t j, rv_tbuf* out, int64_t* nan_counter) except -1:
+    if rv_ta_write(plan, 0, j, out, nan_counter) != 0:
+        if PyErr_Occurred():
+            return -1  # str(int(d)) of a huge float failed: its Python error
+        raise MemoryError()
+    return 0
 
 
 cdef bint _traj_unique_fields(object struct_type):
     names = [struct_type.field(i).name for i in range(struct_type.num_fields)]
     return len(set(names)) == len(names)
-
-
-cdef int _traj_assemble(rv_tbuf* args, const _TrajField* fields, Py_ssize_t nfields, Py_ssize_t j) except -1:
-    """``{"field":value,...}`` of call ``j`` from the field columns (sorted), nulls left out."""
-    cdef Py_ssize_t f
-    cdef bint first = True
-    cdef const _TrajField* c
-    if rv_tbuf_put(args, "{", 1) != 0:
-        raise MemoryError()
-    for f in range(nfields):
-        c = &fields[f]
-        if not c.present[j]:
-            continue
-        if not first and rv_tbuf_put(args, ",", 1) != 0:
-            raise MemoryError()
-        first = False
-        if (rv_tbuf_put(args, c.qname, c.qlen) != 0 or rv_tbuf_put(args, ":", 1) != 0
-                or rv_tbuf_put(args, c.text + c.off[j], c.off[j + 1] - c.off[j]) != 0):
-            raise MemoryError()
-    if rv_tbuf_put(args, "}", 1) != 0:
-        raise MemoryError()
-    return 0
 
 
 cdef object _traj_struct_layout(object struct_type, str name_key, str args_key):
@@ -1268,32 +1276,31 @@ cdef class CallTable:
         return 0
 
     cdef int _arrow_row_calls(self, _TrajState* st, rv_tbuf* keys, int64_t first, int64_t last,
-                              const uint8_t[::1] name_data, const int64_t[::1] name_off, const _TrajField* cf,
-                              Py_ssize_t nfields, bint have_args, const uint8_t[::1] args_valid,
-                              object name_fn) except -1:
+                              const char* name_data, const int64_t* name_off, const rv_taplan* plan,
+                              const uint8_t* args_valid, object name_fn) except -1:
         """Calls first .. last of an Arrow struct column (one row): each name asked of the
-        normaliser in turn, the kept calls' keys assembled, then interned together."""
+        normaliser in turn, the kept calls' keys assembled, then interned together.
+        ``args_valid`` NULL: no arguments.  (Pointers, not memoryviews: a memoryview
+        argument costs a reference count per row.)"""
         cdef int64_t j, k = 0, start
         cdef int32_t nid
-        cdef const char* name_p
         if last - first > st.batch_cap:
             _traj_batch_grow(st, last - first)
         keys.n = 0
         try:
             for j in range(first, last):
-                name_p = <const char*>&name_data[0] + name_off[j] if name_data.shape[0] else _TRAJ_EMPTY
-                nid = self._name_bytes(name_p, name_off[j + 1] - name_off[j], name_fn)
+                nid = self._name_bytes(name_data + name_off[j], name_off[j + 1] - name_off[j], name_fn)
                 st.call_names[j - first] = nid
                 if nid < 0:
                     continue
                 start = keys.n
                 if rv_tbuf_put(keys, <const char*>&nid, 4) != 0:
                     raise MemoryError()
-                if not have_args or not args_valid[j]:
+                if args_valid == NULL or not args_valid[j]:
                     if rv_tbuf_put(keys, "null", 4) != 0:
                         raise MemoryError()
                 else:
-                    _traj_assemble(keys, cf, nfields, j)
+                    _traj_write_args(plan, j, keys, &self.nan_counter)
                 st.batch_start[k] = start
                 st.batch_end[k] = keys.n
                 k += 1
@@ -1313,12 +1320,12 @@ cdef class CallTable:
 
     cdef int _arrow_calls(self, _TrajState* st, object arr, Py_ssize_t base, str name_key, str args_key,
                           bint args_required, str args_mode, object name_fn, list errors) except -1:
-        """An Arrow list<struct<name, args: struct | null>> column, read column by column:
-        names from the string buffers, each argument field canonicalised for every call at
-        once, then every call's ``{...}`` assembled from the fields present (null fields
-        left out, as ``arrow_rows`` drops them).  Rows with anything unusual (a null row,
-        call or name, a value that is not JSON) take the Python path."""
-        cdef Py_ssize_t row, n = len(arr), j, mark, f, nfields, ncalls
+        """An Arrow list<struct<name, args: struct | null>> column: names from the string
+        buffers, each call's ``{...}`` written from the argument columns' buffers
+        (``_TrajPlan``; null fields left out, as ``arrow_rows`` drops them).  Rows with
+        anything unusual (a null row, call or name, a value that is not JSON) take the
+        Python path."""
+        cdef Py_ssize_t row, n = len(arr), j, mark, ncalls
         cdef int64_t first_call
         cdef const int64_t[::1] row_off
         cdef const uint8_t[::1] row_valid
@@ -1326,15 +1333,13 @@ cdef class CallTable:
         cdef const int64_t[::1] name_off
         cdef const uint8_t[::1] name_valid
         cdef const uint8_t[::1] args_valid
-        cdef const uint8_t[::1] bad_v
-        cdef const uint8_t[::1] u8
-        cdef const int64_t[::1] i64
+        cdef uint8_t[::1] bad_v
         cdef rv_tbuf args
-        cdef int32_t nid
         cdef bint ok, args_exist, have_args
-        cdef const char* name_p
-        cdef _TrajField* cf = NULL
-        cdef _TrajFieldColumn col
+        cdef _TrajPlan plan = None
+        cdef const rv_taplan* ready = NULL
+        cdef const char* names_p
+        cdef const uint8_t* args_valid_p
         import numpy as np
         offsets = np.asarray(arr.offsets).astype(np.int64)
         first_call = offsets[0] if n else 0
@@ -1347,32 +1352,18 @@ cdef class CallTable:
         args_arr = flat.get(args_key)
         args_exist = args_arr is not None
         have_args = args_exist and not _traj_is_null_type(args_arr)
-        fields = []
-        bad = np.zeros(ncalls, np.uint8)
+        bad_v = np.zeros(ncalls, np.uint8)
         if have_args:
             args_valid = _traj_validity(args_arr)
-            typ = args_arr.type
-            named = sorted(zip([typ.field(i).name for i in range(typ.num_fields)], args_arr.flatten()),
-                           key=lambda p: p[0].encode("utf-8", "surrogatepass"))
-            fields = [_traj_field_column(name, child, &self.nan_counter, 1) for name, child in named]
-            for col in fields:
-                bad |= col.bad
-        bad_v = bad
-        nfields = len(fields)
+            plan = _traj_args_plan(args_arr, &self.nan_counter)
+            ready = plan.ready()
+            if plan.may_be_bad:
+                for j in range(ncalls):
+                    bad_v[j] = rv_ta_bad(ready, 0, j)
+        names_p = <const char*>&name_data[0] if name_data.shape[0] else _TRAJ_EMPTY
+        args_valid_p = &args_valid[0] if have_args and ncalls else NULL
         memset(&args, 0, sizeof(args))
-        cf = <_TrajField*>calloc(max(nfields, 1), sizeof(_TrajField))
-        if cf == NULL:
-            raise MemoryError()
         try:
-            for f in range(nfields):
-                col = fields[f]
-                u8 = col.present
-                i64 = col.offsets
-                cf[f].present = &u8[0] if u8.shape[0] else NULL
-                cf[f].off = &i64[0]
-                cf[f].text = col.text
-                cf[f].qname = col.quoted_name
-                cf[f].qlen = len(col.quoted_name)
             for row in range(n):
                 mark = st.calls.n
                 ok = row_valid[row] != 0 and (args_exist or not args_required)
@@ -1383,8 +1374,8 @@ cdef class CallTable:
                             break
                 try:
                     if ok:
-                        self._arrow_row_calls(st, &args, row_off[row], row_off[row + 1], name_data, name_off, cf,
-                                              nfields, have_args, args_valid if have_args else None, name_fn)
+                        self._arrow_row_calls(st, &args, row_off[row], row_off[row + 1], names_p, &name_off[0],
+                                              ready, args_valid_p, name_fn)
                     else:
                         self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
                                      name_fn)
@@ -1397,7 +1388,6 @@ cdef class CallTable:
                     raise MemoryError()
         finally:
             free(args.d)
-            free(cf)
         return 0
 
 

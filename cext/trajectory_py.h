@@ -83,6 +83,36 @@ static inline int rv_tpy_itoa(long long v, char *out) {
     return n;
 }
 
+/* The canonical form of a float: integral values as integers, others by repr (NaN
+ * numbered by the counter): 0, or -1 (out of memory, or a Python error set). */
+static int rv_tpy_put_double(rv_tbuf *o, double d, int64_t *nan_counter) {
+    char num[40];
+    if (d != d) {
+        nan_counter[0] += 1;
+        int k = snprintf(num, sizeof num, "NaN#%lld", (long long)nan_counter[0]);
+        return rv_tbuf_put(o, num, k);
+    }
+    if (d == HUGE_VAL) return rv_tbuf_put(o, "Infinity", 8);
+    if (d == -HUGE_VAL) return rv_tbuf_put(o, "-Infinity", 9);
+    if (d == floor(d)) {
+        if (-9.0e18 < d && d < 9.0e18) return rv_tbuf_put(o, num, rv_tpy_itoa((long long)d, num));
+        /* str(int(d)) */
+        PyObject *as_int = PyLong_FromDouble(d), *text = as_int ? PyObject_Str(as_int) : NULL;
+        Py_XDECREF(as_int);
+        if (!text) return -1;
+        Py_ssize_t n;
+        const char *p = PyUnicode_AsUTF8AndSize(text, &n);
+        int r = p ? rv_tbuf_put(o, p, (int64_t)n) : -1;
+        Py_DECREF(text);
+        return r;
+    }
+    char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!text) return -1;
+    int r = rv_tbuf_put(o, text, (int64_t)strlen(text));
+    PyMem_Free(text);
+    return r;
+}
+
 /* 1: the UTF-8 of str s; 0: it has lone surrogates (the Python path's business).  An
  * ASCII string is its own UTF-8, read in place. */
 static inline int rv_tpy_utf8(PyObject *s, const char **p, int64_t *n) {
@@ -189,29 +219,7 @@ static int rv_tpy_value(rv_tpy *t, PyObject *v, int depth, int max_depth, int64_
         }
         return rv_tbuf_put(o, num, rv_tpy_itoa(ll, num)) != 0 ? -1 : 1;
     }
-    if (PyFloat_CheckExact(v)) {
-        double d = PyFloat_AS_DOUBLE(v);
-        if (d != d) {
-            nan_counter[0] += 1;
-            int k = snprintf(num, sizeof num, "NaN#%lld", (long long)nan_counter[0]);
-            return rv_tbuf_put(o, num, k) != 0 ? -1 : 1;
-        }
-        if (d == HUGE_VAL) return rv_tbuf_put(o, "Infinity", 8) != 0 ? -1 : 1;
-        if (d == -HUGE_VAL) return rv_tbuf_put(o, "-Infinity", 9) != 0 ? -1 : 1;
-        if (d == floor(d)) {
-            if (!(-9.0e18 < d && d < 9.0e18)) return 0;
-            return rv_tbuf_put(o, num, rv_tpy_itoa((long long)d, num)) != 0 ? -1 : 1;
-        }
-        /* repr(float): float_repr's own call */
-        char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (!text) {
-            PyErr_Clear();
-            return -1;
-        }
-        int r = rv_tbuf_put(o, text, (int64_t)strlen(text)) != 0 ? -1 : 1;
-        PyMem_Free(text);
-        return r;
-    }
+    if (PyFloat_CheckExact(v)) return rv_tpy_put_double(o, PyFloat_AS_DOUBLE(v), nan_counter) != 0 ? -1 : 1;
     if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
         int is_list = PyList_CheckExact(v);
         Py_ssize_t n = is_list ? PyList_GET_SIZE(v) : PyTuple_GET_SIZE(v);

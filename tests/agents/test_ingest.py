@@ -305,6 +305,73 @@ def test_arrow_structs_equal_twin(rows, start, large):
     assert _run(core, chunked_p, chunked_r) == _run(twin, chunked_p, chunked_r)
 
 
+def _deep(levels: int) -> tuple[pa.DataType, dict]:
+    typ, value = pa.int64(), 7
+    for _ in range(levels):
+        typ, value = pa.struct([("d", typ)]), {"d": value}
+    return typ, value
+
+
+_DEEP_TYPE, _DEEP_VALUE = _deep(62)  # past the depth the buffers are read to: its Python value
+
+# every type the native reader writes from buffers, and some it leaves to Python values
+_EXPLICIT_FIELDS = [
+    ("u64", pa.uint64(), st.integers(0, 2**64 - 1)),
+    ("i8", pa.int8(), st.integers(-128, 127)),
+    ("f32", pa.float32(), st.floats(width=32, allow_nan=True)),
+    ("big", pa.float64(), st.sampled_from([1e19, -3e300, 2.5, float("nan"), float("-inf")])),
+    ("ls", pa.large_string(), st.text(max_size=3)),
+    ("ll", pa.large_list(pa.int32()), st.lists(st.none() | st.integers(-9, 9), max_size=3)),
+    ("m", pa.map_(pa.string(), pa.int64()), st.lists(st.tuples(st.text(max_size=2), st.integers(0, 3)), max_size=2)),
+    ("ts", pa.timestamp("s"), st.sampled_from([0, 86400])),  # datetimes are not JSON: Python path
+    ("bin", pa.binary(), st.binary(max_size=2)),  # bytes are not JSON either
+    ("fsl", pa.list_(pa.int64(), 2), st.lists(st.integers(0, 3), min_size=2, max_size=2)),
+    ("deep", _DEEP_TYPE, st.just(_DEEP_VALUE)),
+    ("nul", pa.null(), st.none()),
+]
+_EXPLICIT_TYPE = pa.list_(
+    pa.struct(
+        [
+            ("tool_name", pa.string()),
+            ("tool_input", pa.struct([(name, typ) for name, typ, _ in _EXPLICIT_FIELDS])),
+        ]
+    )
+)
+
+
+@st.composite
+def _explicit_call(draw):
+    chosen = draw(st.lists(st.sampled_from(range(len(_EXPLICIT_FIELDS))), unique=True, max_size=4))
+    args = {}
+    for k in chosen:
+        name, _, values = _EXPLICIT_FIELDS[k]
+        args[name] = draw(st.none() | values)
+    return {
+        "tool_name": draw(st.sampled_from(["a", "b"])),
+        "tool_input": None if draw(st.integers(0, 9)) == 0 else args,
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(*[st.lists(_explicit_call(), max_size=3)] * 2), min_size=1, max_size=6),
+    start=st.integers(0, 3),
+)
+def test_arrow_struct_arguments_of_every_type_equal_twin(rows, start):
+    """Unsigned, narrow and float32 numbers, large strings and lists, huge and NaN floats
+    (numbered in the twin's order), and types read through their Python values (maps,
+    timestamps and bytes, which are not JSON, fixed-size lists,
+    nesting past the buffer reader's depth): ids, errors and canonical texts are the
+    twin's, on a slice and on a chunked column."""
+    preds = pa.array([p for p, _ in rows], _EXPLICIT_TYPE)
+    refs = pa.array([r for _, r in rows], _EXPLICIT_TYPE)
+    start = min(start, len(rows) - 1)
+    assert _run(core, preds.slice(start), refs.slice(start)) == _run(twin, preds.slice(start), refs.slice(start))
+    chunked_p = pa.chunked_array([preds.slice(0, start), preds.slice(start)], type=preds.type)
+    chunked_r = pa.chunked_array([refs.slice(0, start), refs.slice(start)], type=refs.type)
+    assert _run(core, chunked_p, chunked_r) == _run(twin, chunked_p, chunked_r)
+
+
 def test_arrow_null_fields_are_dropped_at_every_depth():
     rows = pa.array(
         [
