@@ -197,3 +197,31 @@ def test_an_internal_error_prints_a_scrubbed_traceback(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "Traceback" in err and "internal error" in err
     assert key not in err and "[REDACTED]" in err
+
+
+def test_score_collects_cyclic_garbage_rarely_while_rows_stream_and_puts_the_setting_back(monkeypatch, tmp_path):
+    """JSON inputs are many small containers the cyclic collector would walk again and
+    again: `respeval score` raises its threshold for the run, and restores it after a run
+    that completes and after one that fails."""
+    import gc
+
+    import respeval.bulk
+
+    seen = []
+    real = respeval.bulk.score_files
+
+    def spying(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(respeval.bulk, "score_files", spying)
+    before = gc.get_threshold()
+    from respeval.cli.app import main
+
+    assert main(["score", "--example", "--quiet", "--out", str(tmp_path / "out.jsonl")]) == 0
+    assert seen[-1][0] == 100_000 and before[0] != 100_000
+    assert gc.get_threshold() == before
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"response": "a", "reference": "b"}\n{not json\n', encoding="utf-8")
+    assert main(["score", "--pred", str(bad), "--quiet"]) == 1
+    assert seen[-1][0] == 100_000 and gc.get_threshold() == before
