@@ -9,7 +9,7 @@ One .pxi per kernel family, each mirrored by a module of the pure-Python twin
 ``respeval/_core_py/``; the C declarations they share are in kernels.pxd.  A new
 family adds a header, a .pxi and one include line below.
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.unicode cimport PyUnicode_Check
@@ -31,3 +31,4 @@ include "squad.pxi"
 include "ter.pxi"
 include "bootstrap.pxi"
 include "trajectory.pxi"
+include "jsonl.pxi"

@@ -113,6 +113,60 @@ def test_trajectory_metrics_from_nested_parquet_equal_json_text(capsys, tmp_path
     assert any(r["trajectory_exact_match"] == 1.0 for r in results[0])
 
 
+def test_nested_jsonl_read_as_json_text_scores_and_records_errors_as_decoded(capsys, tmp_path, monkeypatch):
+    """Nested JSONL (tau-bench as written, trajectories as arrays): `respeval score` hands the
+    trajectory metrics each array's JSON text instead of decoding it in Python.  Results and
+    the errors file must be those of the decoded read, bad lines among the good ones."""
+    import respeval.io.readers as readers
+
+    rows = _tau_rows()
+    lines = [
+        json.dumps({"id": i, "response": r["predicted_trajectory"], "reference": r["reference_trajectory"]})
+        for i, r in enumerate(rows)
+    ]
+    lines[3] = lines[3].replace('"tool_name"', '"name"', 1)  # a call without its name: the metric's error
+    lines[5] = lines[5][:-5]  # truncated: not JSON
+    lines[7] = json.dumps({"id": 7, "response": {"not": "a list"}, "reference": []})
+    lines[9] = lines[9].replace('"reference"', '"ref"')  # a missing field
+    r11 = rows[11]
+    lines[11] = json.dumps(  # non-ASCII: a line the native checker leaves to json.loads
+        {"id": 11, "note": "café", "response": r11["predicted_trajectory"], "reference": r11["reference_trajectory"]},
+        ensure_ascii=False,
+    )
+    path = tmp_path / "tau.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    metrics = "trajectory_exact_match,trajectory_precision,trajectory_recall,tool_trajectory_avg_score"
+    outputs = []
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(readers, "_jsonl_splitter", lambda fields: None)
+        out = tmp_path / f"out-{fast}.jsonl"
+        code = main(
+            [
+                "score",
+                "--pred",
+                str(path),
+                "--metrics",
+                metrics,
+                "--id-field",
+                "id",
+                "--out",
+                str(out),
+                "--on-error",
+                "record",
+                "--quiet",
+            ]
+        )
+        assert code == 0
+        capsys.readouterr()
+        errors = (tmp_path / f"out-{fast}.jsonl.errors.jsonl").read_text().splitlines()
+        outputs.append((out.read_text().splitlines(), errors))
+    assert outputs[0] == outputs[1]
+    results, errors = outputs[0]
+    assert len(results) == len(rows) - 4 and len(errors) == 4
+    assert any(json.loads(r)["trajectory_exact_match"] == 1.0 for r in results)
+
+
 def _judge_responder(body) -> str:
     """A judge on the local server: every answer valid, every rubric met, every sentence
     supported, except an agent answer saying there will be no rain (the example's run 2)."""

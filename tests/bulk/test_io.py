@@ -548,3 +548,46 @@ def test_a_symlink_loop_is_named(tmp_path: Path) -> None:
     loop.symlink_to(loop)
     with pytest.raises(InputError, match="symbolic link loop"):
         read_columns(loop, ["x"])
+
+
+def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
+    """``raw_as_json_text``: a JSONL raw field holding an array or an object may come as its
+    JSON text; decoded, it is the value the ordinary read gives.  Every other value, every
+    error and every line number are the ordinary read's, lines the native checker is unsure
+    of included (NaN, non-ASCII, malformed, not an object, a missing field)."""
+    calls = [{"tool_name": "f", "tool_input": {"k": [1, 2.5, None, True], "s": "x\n\u00e9"}}]
+    lines = [
+        json.dumps({"id": 1, "p": calls, "r": [], "other": {"deep": [[[]]]}}),
+        json.dumps({"id": "2", "p": "[]", "r": {"a": 1}}),  # a JSON string stays a str
+        json.dumps({"id": 3, "p": None, "r": 7}),  # scalars come decoded
+        json.dumps({"p": calls, "r": calls, "id": 4}, ensure_ascii=False),  # non-ASCII: json.loads
+        '{"id": 5, "p": [NaN], "r": []}',
+        '{"id": 6, "p": [1, "r": []}',  # malformed
+        '[{"id": 7}]',  # not an object
+        '{"id": 8, "p": []}',  # r missing
+        '{"id": [9], "p": [], "r": []}',  # an id that is no key
+        '{"id": 10, "p": [1], "p": {"last": "wins"}, "r": [ ] }',
+        "",
+    ]
+    path = write_jsonl(tmp_path / "rows.jsonl", lines)
+    fields = ["p", "r", "id"]
+    kinds = {"raw_fields": ["p", "r"], "key_fields": ["id"], "on_error": "record", "chunk_size": 4}
+    want = read_all(path, fields, **kinds)
+    got = read_all(path, fields, raw_as_json_text=True, **kinds)
+    assert got[1:] == want[1:]  # line numbers and errors
+    assert got[0]["id"] == want[0]["id"]
+    as_text = 0
+    for name in ("p", "r"):
+        for g, w in zip(got[0][name], want[0][name]):
+            if isinstance(g, str) and not isinstance(w, str):
+                as_text += 1
+                g = json.loads(g)
+            assert g == w
+    if _core_available():
+        assert as_text == 5  # rows 1 and 10: p and r; row 2: r
+
+
+def _core_available() -> bool:
+    from respeval import _backend
+
+    return _backend.name() == "native"

@@ -35,6 +35,7 @@ class Inputs:
     system_field: str | None
     group_field: str | None
     kinds: frozenset[str] = frozenset({"text"})  # what the families take (metrics.base.INPUT_KINDS)
+    json_text: bool = False  # every family reads a JSON array or object given as its JSON text
     tables: bool = False  # in-memory Arrow tables: rows are numbered 0, 1, ... (not lines)
 
     def unit(self, path: str) -> str:
@@ -79,14 +80,19 @@ class Inputs:
             raw = [self.pred_field] + (
                 [self.ref_field] if self.ref is None and self.ref_field != self.pred_field else []
             )
-            return {"raw_fields": raw, "key_fields": keys, "whole_records": "row" in self.kinds}
+            return {
+                "raw_fields": raw,
+                "key_fields": keys,
+                "whole_records": "row" in self.kinds,
+                "raw_as_json_text": self.json_text,
+            }
         lists = [self.ref_field] if self.ref is None and self.ref_field != self.pred_field else []
         return {"allow_list_fields": lists, "key_fields": keys}
 
     def ref_kinds(self) -> dict[str, Any]:
         """``read_columns`` keyword arguments for the references file."""
         if not self._text_kind():
-            return {"raw_fields": [self.ref_field]}
+            return {"raw_fields": [self.ref_field], "raw_as_json_text": self.json_text}
         return {"allow_list_fields": [self.ref_field]}
 
 

@@ -145,6 +145,7 @@ def score_files(
         system_field=system_field,
         group_field=group_by,
         kinds=frozenset(f.inputs for f in families),
+        json_text=all(getattr(f, "reads_json_text", False) for f in families),
     )
     if ref is None and inputs.pred_field == inputs.ref_field:
         raise ValueError(

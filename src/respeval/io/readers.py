@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import IO, TYPE_CHECKING, Any, Union
@@ -167,6 +167,7 @@ class _Fields:
     names: tuple[str, ...]
     kinds: tuple[str, ...]
     whole: bool = False
+    raw_text: bool = False  # raw arrays and objects may be given as their JSON text
 
     @functools.cached_property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -314,12 +315,61 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
     return values, (obj if fields.whole else None)
 
 
+def _jsonl_records_as_text(
+    lines: list[bytes], path: str, row: int, fields: _Fields, split: Callable[[list, list], tuple[bytes, bytes]]
+) -> list[tuple[int, Any]]:
+    """The records of a block of JSONL lines, each raw field whose value is an array or an
+    object given as its JSON text (a str), not decoded.  ``split`` (the native core's
+    ``jsonl_field_spans``) checks each line and says where its fields are; a line it is
+    unsure of is read by :func:`_jsonl_record`, as every line is without this path."""
+    ok, raw_spans = split(lines, list(fields.names))
+    spans = memoryview(raw_spans).cast("q").tolist() if raw_spans else []
+    width = 2 * len(fields.names)
+    out: list[tuple[int, Any]] = []
+    for i, raw in enumerate(lines):
+        number = row + i + 1
+        if not ok[i]:
+            out.append((number, _jsonl_record(raw, path, number, fields)))
+            continue
+        values: list[Any] = []
+        record: Any = None
+        for k, (name, kind) in enumerate(fields.pairs):
+            start, end = spans[width * i + 2 * k], spans[width * i + 2 * k + 1]
+            if start < 0:
+                record = RowError(path, number, name, "missing")
+                break
+            if kind == RAW and raw[start] in b"[{":
+                value: Any = raw[start:end].decode("ascii")  # the checker passes ASCII lines only
+            else:
+                value = json.loads(raw[start:end])
+                if type(value) is not str and kind != RAW:
+                    value, reason = convert_value(value, kind)
+                    if reason is not None:
+                        record = RowError(path, number, name, reason)
+                        break
+            values.append(value)
+        out.append((number, record if record is not None else (values, None)))
+    return out
+
+
+def _jsonl_splitter(fields: _Fields) -> Callable[[list, list], tuple[bytes, bytes]] | None:
+    """The native line checker, when raw fields may come as JSON text and the native core
+    runs (the twin's checker is slower than ``json.loads``)."""
+    if not fields.raw_text or fields.whole or RAW not in fields.kinds:
+        return None
+    from respeval import _backend
+
+    kernels = _backend.get()
+    return kernels.jsonl_field_spans if _backend.name_of(kernels) == "native" else None
+
+
 class _LineSource:
     """Text or JSONL: one record per line, read in hashed blocks of lines."""
 
     def __init__(self, fh: IO[bytes], path: str, fmt: str, fields: _Fields) -> None:
         self.fh, self.path, self.fields = fh, path, fields
         self.parse = _text_record if fmt == "text" else _jsonl_record
+        self.split = _jsonl_splitter(fields) if fmt == "jsonl" else None
         self.text_fields = frozenset(fields.names) if fmt == "text" else frozenset()
         self.hasher = hashlib.sha256()
 
@@ -329,7 +379,12 @@ class _LineSource:
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
         row = start_row
         for lines in _line_batches(self.fh, self.hasher, _repeat(chunk_size)):
-            batch = [(row + i + 1, self.parse(raw, self.path, row + i + 1, self.fields)) for i, raw in enumerate(lines)]
+            if self.split is not None:
+                batch = _jsonl_records_as_text(lines, self.path, row, self.fields, self.split)
+            else:
+                batch = [
+                    (row + i + 1, self.parse(raw, self.path, row + i + 1, self.fields)) for i, raw in enumerate(lines)
+                ]
             yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
             row += len(lines)
 
@@ -769,6 +824,7 @@ def read_columns(
     key_fields: Iterable[str] = (),
     raw_fields: Iterable[str] = (),
     whole_records: bool = False,
+    raw_as_json_text: bool = False,
 ) -> ChunkReader:
     """Stream the selected fields of a corpus file in chunks.
 
@@ -790,6 +846,11 @@ def read_columns(
         raw_fields: fields handed over as read, unchecked (JSON values, nested Parquet
             values); see :attr:`Chunk.text_fields`.
         whole_records: also give every good record as a dict (:attr:`Chunk.rows`).
+        raw_as_json_text: a raw field of a JSONL line whose value is an array or an object
+            may be given as its JSON text (a str) instead of its Python value, for callers
+            that read JSON text themselves (the trajectory metrics read it natively, several
+            times faster than decoding it in Python first).  Only lines the native core's
+            checker is certain of take this path; the values mean the same either way.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
@@ -827,7 +888,7 @@ def read_columns(
         unknown = sorted(set(kinds) - set(selected))
         if unknown:
             raise ValueError(f"field kinds name fields that are not selected: {unknown}")
-        chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records)
+        chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text)
         if fmt in ("text", "jsonl"):
             source = _LineSource(fh, path, fmt, chosen)
         else:

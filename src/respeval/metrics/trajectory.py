@@ -295,6 +295,7 @@ class TrajectoryFamily:
 
     name = "trajectory"
     inputs = "json"
+    reads_json_text = True  # a str row is JSON text: readers may hand arrays and objects over undecoded
 
     def __init__(
         self,

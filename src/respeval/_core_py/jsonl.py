@@ -1,0 +1,188 @@
+"""Twin of ``cext/jsonl.pxi`` (``jsonl.h``): JSON lines checked and split, same answers.
+
+A line is "ok" only when ``json.loads`` certainly reads it as one object: ASCII, JSON's
+grammar exactly, nesting at most ``MAX_DEPTH`` deep, integers of at most
+``MAX_INT_DIGITS`` digits, top-level keys without escapes.  Anything else is "unsure"
+(0), for the caller to read with ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import struct
+
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 4000
+_WS = b" \t\n\r"
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_ESCAPES = frozenset(b'"\\/bfnrt')
+_DIGITS = frozenset(b"0123456789")
+
+
+class _Unsure(Exception):
+    pass
+
+
+def _ws(s: bytes, i: int) -> int:
+    while i < len(s) and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _string(s: bytes, i: int) -> tuple[int, bool]:
+    """At '"': the index past the closing quote, and whether it had a backslash."""
+    i += 1
+    escaped = False
+    while i < len(s):
+        ch = s[i]
+        if ch == 0x22:
+            return i + 1, escaped
+        if ch < 0x20 or ch >= 0x80:
+            raise _Unsure
+        if ch == 0x5C:
+            escaped = True
+            if i + 1 >= len(s):
+                raise _Unsure
+            if s[i + 1] == 0x75:  # \uXXXX
+                if i + 5 >= len(s) or not all(c in _HEX for c in s[i + 2 : i + 6]):
+                    raise _Unsure
+                i += 6
+            elif s[i + 1] in _ESCAPES:
+                i += 2
+            else:
+                raise _Unsure
+            continue
+        i += 1
+    raise _Unsure
+
+
+def _digits(s: bytes, i: int) -> int:
+    while i < len(s) and s[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _number(s: bytes, i: int) -> int:
+    if i < len(s) and s[i] == 0x2D:
+        i += 1
+    if i >= len(s):
+        raise _Unsure
+    if s[i] == 0x30:
+        i += 1
+    elif 0x31 <= s[i] <= 0x39:
+        j = _digits(s, i + 1)
+        if j - i > MAX_INT_DIGITS:
+            raise _Unsure
+        i = j
+    else:
+        raise _Unsure
+    if i < len(s) and s[i] == 0x2E:
+        j = _digits(s, i + 1)
+        if j == i + 1:
+            raise _Unsure
+        i = j
+    if i < len(s) and s[i] in b"eE":
+        i += 1
+        if i < len(s) and s[i] in b"+-":
+            i += 1
+        j = _digits(s, i)
+        if j == i:
+            raise _Unsure
+        i = j
+    return i
+
+
+def _container(s: bytes, i: int, depth: int) -> int:
+    is_object = s[i] == 0x7B
+    close = 0x7D if is_object else 0x5D
+    if depth >= MAX_DEPTH:
+        raise _Unsure
+    i = _ws(s, i + 1)
+    if i < len(s) and s[i] == close:
+        return i + 1
+    while True:
+        if is_object:
+            if i >= len(s) or s[i] != 0x22:
+                raise _Unsure
+            i, _ = _string(s, i)
+            i = _ws(s, i)
+            if i >= len(s) or s[i] != 0x3A:
+                raise _Unsure
+            i = _ws(s, i + 1)
+        i = _ws(s, _value(s, i, depth + 1))
+        if i >= len(s):
+            raise _Unsure
+        if s[i] == close:
+            return i + 1
+        if s[i] != 0x2C:
+            raise _Unsure
+        i = _ws(s, i + 1)
+
+
+def _value(s: bytes, i: int, depth: int) -> int:
+    if i >= len(s):
+        raise _Unsure
+    ch = s[i]
+    if ch == 0x22:
+        return _string(s, i)[0]
+    if ch in b"{[":
+        return _container(s, i, depth)
+    for word in (b"true", b"false", b"null"):
+        if ch == word[0]:
+            if s[i : i + len(word)] != word:
+                raise _Unsure
+            return i + len(word)
+    return _number(s, i)
+
+
+def _fields(s: bytes, keys: list[bytes], spans: list[int]) -> bool:
+    i = _ws(s, 0)
+    if i >= len(s) or s[i] != 0x7B:
+        return False
+    i = _ws(s, i + 1)
+    if i < len(s) and s[i] == 0x7D:
+        i += 1
+    else:
+        while True:
+            if i >= len(s) or s[i] != 0x22:
+                return False
+            key_at = i + 1
+            i, escaped = _string(s, i)
+            if escaped:
+                return False
+            key = s[key_at : i - 1]
+            i = _ws(s, i)
+            if i >= len(s) or s[i] != 0x3A:
+                return False
+            value_at = i = _ws(s, i + 1)
+            i = _value(s, i, 1)
+            for k, wanted in enumerate(keys):
+                if key == wanted:
+                    spans[2 * k], spans[2 * k + 1] = value_at, i
+            i = _ws(s, i)
+            if i >= len(s):
+                return False
+            if s[i] == 0x7D:
+                i += 1
+                break
+            if s[i] != 0x2C:
+                return False
+            i = _ws(s, i + 1)
+    return _ws(s, i) == len(s)
+
+
+def jsonl_field_spans(lines: list, keys: list) -> tuple[bytes, bytes]:
+    encoded = [k.encode("utf-8") for k in keys]
+    ok = bytearray(len(lines))
+    spans_out: list[int] = []
+    for n, line in enumerate(lines):
+        if type(line) is not bytes:
+            raise TypeError(f"line {n} is a {type(line).__name__}, expected bytes")
+        spans = [-1] * (2 * len(keys))
+        try:
+            ok[n] = _fields(line, encoded, spans)
+        except _Unsure:
+            ok[n] = 0
+        if not ok[n]:
+            spans = [-1] * (2 * len(keys))
+        spans_out.extend(spans)
+    return bytes(ok), struct.pack(f"={len(spans_out)}q", *spans_out)
