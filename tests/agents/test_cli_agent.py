@@ -167,6 +167,45 @@ def test_nested_jsonl_read_as_json_text_scores_and_records_errors_as_decoded(cap
     assert any(json.loads(r)["trajectory_exact_match"] == 1.0 for r in results)
 
 
+def test_csv_json_text_is_read_by_the_metrics_and_errors_name_the_file_line_and_field(capsys, tmp_path):
+    """CSV columns of JSON text go to the trajectory metrics as text (they parse it
+    natively); a value that is not JSON, or not a trajectory, is an error naming the file,
+    line and field it came from, the reference file's for a bad reference."""
+    import csv
+
+    rows = _tau_rows()[:12]
+    preds, refs = tmp_path / "preds.csv", tmp_path / "refs.csv"
+    with preds.open("w", newline="") as p, refs.open("w", newline="") as r:
+        pw, rw = csv.writer(p), csv.writer(r)
+        pw.writerow(["id", "traj"])
+        rw.writerow(["traj"])
+        for i, row in enumerate(rows):
+            pred, ref = json.dumps(row["predicted_trajectory"]), json.dumps(row["reference_trajectory"])
+            pw.writerow([i, '{"not": "a list"}' if i == 4 else pred])
+            rw.writerow([ref[:-3] if i == 2 else ref])
+    out = tmp_path / "out.jsonl"
+    metrics = "trajectory_exact_match,trajectory_precision"
+    argv = ["score", "--pred", str(preds), "--ref", str(refs), "--pred-field", "traj", "--ref-field", "traj"]
+    assert main([*argv, "--id-field", "id", "--metrics", metrics, "--out", str(out), "--on-error", "record"]) == 0
+    capsys.readouterr()
+    errors = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
+    assert [(e["file"], e["line"], e["field"]) for e in errors] == [(str(refs), 4, "traj"), (str(preds), 6, "traj")]
+    assert "not JSON" in errors[0]["reason"] and "expected a list of calls" in errors[1]["reason"]
+    jsonl = tmp_path / "rows.jsonl"
+    jsonl.write_text(
+        "".join(
+            json.dumps({"id": i, "response": r["predicted_trajectory"], "reference": r["reference_trajectory"]}) + "\n"
+            for i, r in enumerate(rows)
+            if i not in (2, 4)
+        )
+    )
+    want = tmp_path / "want.jsonl"
+    assert main(["score", "--pred", str(jsonl), "--id-field", "id", "--metrics", metrics, "--out", str(want)]) == 0
+    capsys.readouterr()
+    strip = lambda path: [{k: v for k, v in json.loads(x).items() if k != "row"} for x in path.read_text().splitlines()]  # noqa: E731
+    assert strip(out) == strip(want)
+
+
 def _judge_responder(body) -> str:
     """A judge on the local server: every answer valid, every rubric met, every sentence
     supported, except an agent answer saying there will be no rain (the example's run 2)."""

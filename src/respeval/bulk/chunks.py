@@ -325,6 +325,10 @@ def _family_inputs(inputs: Inputs, kind: str, got: SystemRows) -> tuple[list[Any
             if reason is not None:
                 bad[i] = RowError(got.ref_path, got.ref_lines[i], inputs.ref_field, reason, inputs.unit(got.ref_path))
         return got.preds, got.refs, bad
+    if inputs.json_text:
+        # every family reads JSON text itself (natively, faster than json.loads here), and
+        # reports a value that is not JSON as its row's error
+        return got.preds, got.refs, bad
     preds = _json_values(got.preds, got.pred_text, got.pred_path, got.lines, inputs.pred_field, inputs, bad)
     refs = _json_values(got.refs, got.ref_text, got.ref_path, got.ref_lines, inputs.ref_field, inputs, bad)
     return preds, refs, bad
@@ -409,7 +413,7 @@ def _score_system(
                 stats[fam.name] = scored.stats
                 for row, reason in scored.errors.items():
                     i = row if keep is None else keep[row]
-                    flagged.setdefault(i, _family_error(inputs, fam, got, i, reason))
+                    flagged.setdefault(i, _family_error(inputs, fam, got, i, reason, scored.error_sides.get(row)))
         except _FamilyRowError as exc:
             i = exc.row if keep is None else keep[exc.row]
             bad[i] = _family_error(inputs, fam, got, i, exc.reason)
@@ -426,8 +430,17 @@ def _score_system(
         return [i for i in kept if i not in flagged], columns, stats, bad
 
 
-def _family_error(inputs: Inputs, fam: MetricFamily, got: SystemRows, i: int, reason: str) -> RowError:
-    return RowError(got.pred_path, got.lines[i], None, f"{fam.name}: {reason}", inputs.unit(got.pred_path))
+def _family_error(
+    inputs: Inputs, fam: MetricFamily, got: SystemRows, i: int, reason: str, side: str | None = None
+) -> RowError:
+    """A family's error for row ``i``, naming the input it concerns when the family says
+    which (``ChunkScores.error_sides``), else the prediction's line."""
+    if side == "reference":
+        return RowError(
+            got.ref_path, got.ref_lines[i], inputs.ref_field, f"{fam.name}: {reason}", inputs.unit(got.ref_path)
+        )
+    field = inputs.pred_field if side == "prediction" else None
+    return RowError(got.pred_path, got.lines[i], field, f"{fam.name}: {reason}", inputs.unit(got.pred_path))
 
 
 def _stop_on(bad: dict[int, RowError], on_error: str) -> None:

@@ -50,12 +50,15 @@ class ChunkScores:
 
     ``errors`` maps a row (0-based within the chunk) to the reason it could not be
     scored; such rows carry NaN in ``columns`` and zeros in ``stats``, and the
-    pipeline leaves them out of the corpus statistics.
+    pipeline leaves them out of the corpus statistics.  ``error_sides`` says, for the
+    errors that concern one input only, which: ``"prediction"`` or ``"reference"`` (the
+    pipeline then names that input's file, line and field).
     """
 
     columns: dict[str, np.ndarray]  # written to the results file
     stats: np.ndarray  # [rows, len(family.stat_names)], float64 (or int64 for count statistics)
     errors: dict[int, str] = field(default_factory=dict)
+    error_sides: dict[int, str] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -424,8 +424,11 @@ class TrajectoryFamily:
         n_ref = s["n_ref"]
         matched = s["matched"]
         errors = dict(ref.errors)
+        sides = dict.fromkeys(ref.errors, "reference")
         for row, reason in pred.errors.items():
             errors[row] = f"{errors[row]}; {reason}" if row in errors else reason
+            if sides.pop(row, None) is None:
+                sides[row] = "prediction"
         if self.empty == "nan":
             for row in np.flatnonzero((n_pred == 0) | (n_ref == 0)).tolist():
                 if row not in errors:
@@ -502,7 +505,7 @@ class TrajectoryFamily:
             for c in columns.values():
                 c[bad] = np.nan
             stat[bad] = 0.0
-        return _Scored(ChunkScores(columns, stat, errors), stats, pm, rm, pred, ref)
+        return _Scored(ChunkScores(columns, stat, errors, sides), stats, pm, rm, pred, ref)
 
 
 def _present_elsewhere(pred: _Interned, ref: _Interned) -> tuple[np.ndarray, np.ndarray]:
