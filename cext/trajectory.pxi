@@ -8,6 +8,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_Check
 from cpython.list cimport PyList_Check, PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_Check
 from cpython.exc cimport PyErr_Occurred
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cpython.object cimport PyObject
 from cpython.tuple cimport PyTuple_Check, PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from libc.math cimport floor, isinf
@@ -446,9 +447,12 @@ cdef extern from "trajectory_arrow.h":
         int64_t qlen
         int64_t first_child
         int64_t nchildren
+        int keep_nulls
     ctypedef struct rv_taplan:
         const rv_tanode* nodes
         const int64_t* kids
+        int json
+    int rv_tbuf_put_json_string(rv_tbuf* b, const char* s, int64_t n) noexcept
     int rv_ta_valid(const rv_tanode* nd, int64_t j) noexcept
     int rv_ta_write(const rv_taplan* plan, int64_t i, int64_t j, rv_tbuf* o, int64_t* nan_counter) noexcept
     int rv_ta_bad(const rv_taplan* plan, int64_t i, int64_t j) noexcept
@@ -476,6 +480,7 @@ cdef class _TrajPlan:
     cdef int64_t nkids, kids_cap
     cdef list keep
     cdef bint may_be_bad  # a text node has a value that is not JSON
+    cdef bint strict  # no text nodes: a type that needs one raises _TrajNotWritable
     cdef rv_taplan plan
 
     def __cinit__(self):
@@ -541,7 +546,8 @@ cdef class _TrajPlan:
             raw = name.encode("utf-8", "surrogatepass")
             memset(&out, 0, sizeof(out))
             try:
-                if rv_tbuf_put_quoted(&out, raw, len(raw)) != 0:
+                if (rv_tbuf_put_json_string(&out, raw, len(raw)) if self.plan.json
+                        else rv_tbuf_put_quoted(&out, raw, len(raw))) != 0:
                     raise MemoryError()
                 quoted = out.d[:out.n]
             finally:
@@ -595,6 +601,8 @@ cdef class _TrajPlan:
                 self.keep.append(values)
                 self.nodes[i].values = _traj_data(values)
                 return i
+        if self.strict:
+            raise _TrajNotWritable(str(typ))
         return self._text_node(arr, nan_counter, depth)
 
     cdef int _offsets(self, int64_t i, object off, int64_t offset) except -1:
@@ -654,6 +662,69 @@ cdef class _TrajPlan:
         self.plan.kids = self.kids
         return &self.plan
 
+    cdef void set_keep_nulls(self, int64_t i, bint keep) noexcept:
+        """Every struct under node ``i`` writes its null fields as null (``keep``) or
+        leaves them out."""
+        cdef int64_t f
+        if self.nodes[i].kind == RV_TA_STRUCT:
+            self.nodes[i].keep_nulls = keep
+        for f in range(self.nodes[i].nchildren):
+            self.set_keep_nulls(self.kids[self.nodes[i].first_child + f], keep)
+
+
+class _TrajNotWritable(Exception):
+    """An Arrow type the buffer writer leaves to Python values."""
+
+
+def arrow_json_texts(object column):
+    """The JSON text of each value of a nested Arrow column (a list or struct type), as
+    ``json.dumps`` writes ``respeval.io.nested.json_values`` of it (null rows: None); None
+    for a column of another type, or holding types written only through Python values
+    (maps, timestamps, nesting 60 deep, ...).  A malformed column is refused, as
+    ``check_arrow`` refuses it."""
+    import pyarrow as pa
+    from respeval.io import nested as _nested
+    cdef _TrajPlan plan
+    cdef const rv_taplan* ready
+    cdef rv_tbuf out
+    cdef int64_t unused = 0, root
+    cdef Py_ssize_t j, m
+    typ = column.type
+    if not (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_struct(typ)):
+        return None
+    _traj_calls.check_arrow(column)
+    if not _traj_twin._written_from_buffers(typ, 0):  # the one rule, shared with the twin
+        return None
+    # json_values drops null fields inside a list of records' object-valued fields only
+    records = _nested._records_with_objects(typ)
+    texts = []
+    memset(&out, 0, sizeof(out))
+    try:
+        for chunk in (column.chunks if hasattr(column, "chunks") else [column]):
+            plan = _TrajPlan()
+            plan.strict = True
+            plan.plan.json = 1
+            try:
+                root = plan.node(chunk, &unused, 0)
+            except _TrajNotWritable:
+                return None
+            ready = plan.ready()
+            # the records keep their null fields, the objects inside them do not
+            plan.set_keep_nulls(root, not records)
+            if records and plan.nodes[root].kind == RV_TA_LIST:  # (an empty chunk has no records)
+                plan.nodes[plan.kids[plan.nodes[root].first_child]].keep_nulls = 1
+            m = len(chunk)
+            for j in range(m):
+                if not rv_ta_valid(&plan.nodes[root], j):
+                    texts.append(None)
+                    continue
+                out.n = 0
+                _traj_write_node(ready, root, j, &out, &unused)
+                texts.append(PyUnicode_DecodeUTF8(out.d, out.n, "strict"))
+    finally:
+        free(out.d)
+    return texts
+
 
 cdef _TrajPlan _traj_args_plan(object args_arr, int64_t* nan_counter):
     """The plan of a struct column of arguments (root: node 0, its fields at depth 1)."""
@@ -662,8 +733,10 @@ cdef _TrajPlan _traj_args_plan(object args_arr, int64_t* nan_counter):
     return plan
 
 
-cdef int _traj_write_args(const rv_taplan* plan, int64_t j, rv_tbuf* out, int64_t* nan_counter) except -1:
-    if rv_ta_write(plan, 0, j, out, nan_counter) != 0:
+cdef int _traj_write_node(const rv_taplan* plan, int64_t i, int64_t j, rv_tbuf* out,
+                          int64_t* nan_counter) except -1:
+    """Element ``j`` of node ``i`` (valid) appended to ``out``."""
+    if rv_ta_write(plan, i, j, out, nan_counter) != 0:
         if PyErr_Occurred():
             return -1  # str(int(d)) of a huge float failed: its Python error
         raise MemoryError()
@@ -1300,7 +1373,7 @@ cdef class CallTable:
                     if rv_tbuf_put(keys, "null", 4) != 0:
                         raise MemoryError()
                 else:
-                    _traj_write_args(plan, j, keys, &self.nan_counter)
+                    _traj_write_node(plan, 0, j, keys, &self.nan_counter)
                 st.batch_start[k] = start
                 st.batch_end[k] = keys.n
                 k += 1

@@ -49,12 +49,54 @@ typedef struct {
     const char *qname;     /* the quoted field name, when the node is a struct's field */
     int64_t qlen;
     int64_t first_child, nchildren;  /* into rv_taplan.kids */
+    int keep_nulls;        /* a struct's null fields written as null, not left out */
 } rv_tanode;
 
 typedef struct {
     const rv_tanode *nodes;
     const int64_t *kids;  /* node indices */
+    int json;             /* write JSON (json.dumps' values), not the canonical form */
 } rv_taplan;
+
+/* "s" as JSON writes it: ", \ and control characters escaped; other bytes (UTF-8
+ * already checked) as they are. */
+static int rv_tbuf_put_json_string(rv_tbuf *b, const char *s, int64_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (rv_tbuf_reserve(b, 6 * n + 2) != 0) return -1;
+    char *o = b->d + b->n;
+    *o++ = '"';
+    for (int64_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)c;
+        } else if (c < 0x20) {
+            *o++ = '\\';
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        } else {
+            *o++ = (char)c;
+        }
+    }
+    *o++ = '"';
+    b->n = o - b->d;
+    return 0;
+}
+
+/* A float as json.dumps writes it: repr, NaN, Infinity, -Infinity. */
+static int rv_ta_json_double(rv_tbuf *o, double d) {
+    if (d != d) return rv_tbuf_put(o, "NaN", 3);
+    if (d == HUGE_VAL) return rv_tbuf_put(o, "Infinity", 8);
+    if (d == -HUGE_VAL) return rv_tbuf_put(o, "-Infinity", 9);
+    char *text = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!text) return -1;
+    int r = rv_tbuf_put(o, text, (int64_t)strlen(text));
+    PyMem_Free(text);
+    return r;
+}
 
 static inline int rv_ta_valid(const rv_tanode *nd, int64_t j) {
     if (nd->kind == RV_TA_NULL) return 0;
@@ -89,11 +131,14 @@ static int rv_ta_write(const rv_taplan *plan, int64_t i, int64_t j, rv_tbuf *o, 
     case RV_TA_UINT:
         return rv_tbuf_put(o, num, rv_ta_utoa(((const uint64_t *)nd->values)[j], num));
     case RV_TA_FLOAT:
+        if (plan->json) return rv_ta_json_double(o, ((const double *)nd->values)[j]);
         return rv_tpy_put_double(o, ((const double *)nd->values)[j], nan_counter);
     case RV_TA_BOOL:
+        if (plan->json) return ((const uint8_t *)nd->values)[j] ? rv_tbuf_put(o, "true", 4) : rv_tbuf_put(o, "false", 5);
         return rv_tbuf_putc(o, ((const uint8_t *)nd->values)[j] ? '1' : '0');
     case RV_TA_STRING: {
         int64_t a = rv_ta_off(nd, j);
+        if (plan->json) return rv_tbuf_put_json_string(o, nd->data + a, rv_ta_off(nd, j + 1) - a);
         return rv_tbuf_put_quoted_words(o, nd->data + a, rv_ta_off(nd, j + 1) - a);
     }
     case RV_TA_TEXT: {
@@ -106,11 +151,12 @@ static int rv_ta_write(const rv_taplan *plan, int64_t i, int64_t j, rv_tbuf *o, 
         for (int64_t f = 0; f < nd->nchildren; f++) {
             int64_t c = plan->kids[nd->first_child + f];
             const rv_tanode *field = &plan->nodes[c];
-            if (!rv_ta_valid(field, j)) continue;
+            int valid = rv_ta_valid(field, j);
+            if (!valid && !nd->keep_nulls) continue;
             if (!first && rv_tbuf_putc(o, ',') != 0) return -1;
             first = 0;
             if (rv_tbuf_put(o, field->qname, field->qlen) != 0 || rv_tbuf_putc(o, ':') != 0) return -1;
-            if (rv_ta_write(plan, c, j, o, nan_counter) != 0) return -1;
+            if ((valid ? rv_ta_write(plan, c, j, o, nan_counter) : rv_tbuf_put(o, "null", 4)) != 0) return -1;
         }
         return rv_tbuf_putc(o, '}');
     }

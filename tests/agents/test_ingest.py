@@ -507,3 +507,69 @@ def test_timestamps_and_decimals_are_not_json():
         assert got == want
         assert want[6]  # the rows with a non-JSON value are errors, with the twin's reason
     assert math.isfinite(1.0)
+
+
+def _same_json(a, b) -> bool:
+    """Equal JSON values, NaN equal to NaN, and bool, int and float told apart."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    return a == b
+
+
+_text_strings = st.text(alphabet=st.sampled_from(list('ab"\\\n\t\x00\x1f é€😀/')), max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(_struct_row, st.lists(_explicit_call(), max_size=2), st.none() | _text_strings), max_size=6
+    ),
+    start=st.integers(0, 3),
+)
+def test_arrow_json_texts_read_as_json_values(rows, start):
+    """``arrow_json_texts`` (nested Parquet columns handed on as JSON text): each text
+    decodes to the value ``json_values`` gives (record fields keep their nulls, the objects
+    inside them do not), or both implementations decline the column's type."""
+    from respeval.io.nested import json_values
+
+    names = pa.array(
+        [[{"tool_name": s, "tool_input": {"s": s, "deep": [{"s": s}]}}] if s is not None else None for *_, s in rows]
+        + [None]
+    )
+    columns = [
+        pa.array([r for r, _, _ in rows] + [[]]),
+        pa.array([e for _, e, _ in rows] + [None], _EXPLICIT_TYPE),
+        names,
+        pa.array([{"a": s, "b": None, "c": [s, None]} for *_, s in rows] + [None]),  # no records: nulls kept
+    ]
+    for column in columns:
+        start_at = min(start, len(column) - 1)
+        for col in (column.slice(start_at), pa.chunked_array([column.slice(0, start_at), column.slice(start_at)])):
+            native, python = core.arrow_json_texts(col), twin.arrow_json_texts(col)
+            assert (native is None) == (python is None), col.type
+            if native is None:
+                continue
+            want = json_values(col)
+            assert len(native) == len(python) == len(want)
+            for n, p, w in zip(native, python, want):
+                assert (n is None) == (p is None) == (w is None)
+                if n is not None:
+                    assert _same_json(json.loads(n), w) and _same_json(json.loads(p), w), (n, w)
+
+
+def test_arrow_json_texts_decline_columns_they_do_not_write():
+    assert core.arrow_json_texts(pa.array(["[1]"])) is None  # text is already text
+    assert twin.arrow_json_texts(pa.array(["[1]"])) is None
+    mapped = pa.array([[{"m": [("k", 1)]}]], pa.list_(pa.struct([("m", pa.map_(pa.string(), pa.int64()))])))
+    assert core.arrow_json_texts(mapped) is None and twin.arrow_json_texts(mapped) is None
+    # invalid UTF-8 inside a list: only Arrow's full validation sees it
+    broken = pa.ListArray.from_arrays(pa.array([0, 1], pa.int32()), _string_column([b"ok\xff"]))
+    for mod in (core, twin):
+        with pytest.raises(ValueError, match="malformed Arrow column"):
+            mod.arrow_json_texts(broken)

@@ -26,6 +26,7 @@ from respeval._core_py.trajectory import (
     ARGS_MODES,
     TRAJECTORY_STATS,
     CallTable,
+    arrow_json_texts,
     name_substitutions,
     trajectory_pair_stats,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "TRAJECTORY_STATS",
     "CallTable",
     "Vocab",
+    "arrow_json_texts",
     "bleu_clipped_counts",
     "chrf_chars",
     "chrf_words_ids",

@@ -29,6 +29,7 @@ from typing import Any
 from respeval.tokenizers.tool_calls import (
     arrow_rows,
     canonical_args,
+    check_arrow,
     checked_tool_name,
     is_arrow,
     read_trajectory,
@@ -38,6 +39,7 @@ __all__ = [
     "ARGS_MODES",
     "TRAJECTORY_STATS",
     "CallTable",
+    "arrow_json_texts",
     "name_substitutions",
     "trajectory_pair_stats",
 ]
@@ -355,3 +357,47 @@ def name_substitutions(pred_names: Any, pred_off: Any, ref_names: Any, ref_off: 
             out_ref.append(a)
             out_pred.append(b)
     return out_rows.tobytes(), out_ref.tobytes(), out_pred.tobytes()
+
+
+def _written_from_buffers(typ: Any, depth: int) -> bool:
+    """Whether the native core writes values of ``typ`` from their buffers (its plan's
+    node kinds): nulls, integers, floats but float16, bools, strings, structs with distinct
+    field names and lists, nested less than 60 deep."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(typ):
+        names = [typ.field(i).name for i in range(typ.num_fields)]
+        return (
+            depth < 60
+            and len(set(names)) == len(names)
+            and all(_written_from_buffers(typ.field(i).type, depth + 1) for i in range(typ.num_fields))
+        )
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return depth < 60 and _written_from_buffers(typ.value_type, depth + 1)
+    return (
+        pa.types.is_null(typ)
+        or pa.types.is_integer(typ)
+        or (pa.types.is_floating(typ) and not pa.types.is_float16(typ))
+        or pa.types.is_boolean(typ)
+        or pa.types.is_string(typ)
+        or pa.types.is_large_string(typ)
+    )
+
+
+def arrow_json_texts(column: Any) -> list[str | None] | None:
+    """The JSON text of each value of a nested Arrow column (a list or struct type), as
+    ``json.dumps`` writes ``respeval.io.nested.json_values`` of it (null rows: None); None
+    for a column of another type, or holding types the core writes only through Python
+    values (maps, timestamps, nesting 60 deep, ...).  A malformed column is refused, as
+    ``check_arrow`` refuses it."""
+    import pyarrow as pa
+
+    from respeval.io.nested import json_values
+
+    typ = column.type
+    if not (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_struct(typ)):
+        return None
+    check_arrow(column)
+    if not _written_from_buffers(typ, 0):
+        return None
+    return [None if v is None else json.dumps(v, ensure_ascii=False) for v in json_values(column)]

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from respeval.io import Chunk, InputError, RowError, input_format
-from respeval.io.nested import json_values
+from respeval.io.nested import raw_values
 from respeval.io.readers import KEY, RAW, TEXT, TEXT_LIST, convert_value
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
@@ -165,7 +165,7 @@ def table_chunk(table: Any, inputs: Inputs, source: str, record_offset: int = 0)
         column = table.column(name)
         kind = kinds.get(name, TEXT)
         # nested values as the JSON they were written from (struct nulls that Arrow added)
-        values = json_values(column) if kind == RAW else column.to_pylist()
+        values = raw_values(column, options.get("raw_as_json_text", False)) if kind == RAW else column.to_pylist()
         is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
         if is_text:
             text_fields.add(name)

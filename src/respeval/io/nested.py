@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["json_values"]
+__all__ = ["json_values", "raw_values"]
 
 
 def json_values(column: Any) -> list[Any]:
@@ -46,3 +46,20 @@ def _without_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_nulls(v) for v in value]
     return value
+
+
+def raw_values(column: Any, as_json_text: bool = False) -> list[Any]:
+    """A raw field's values: :func:`json_values`, or with ``as_json_text`` (and the native
+    core) each nested value's JSON text written straight from the Arrow buffers, for a
+    caller that reads JSON text itself: the same values, without building Python objects
+    (``respeval._core.arrow_json_texts``; types it does not write fall back to
+    :func:`json_values`)."""
+    if as_json_text:
+        from respeval import _backend
+
+        kernels = _backend.get()
+        if _backend.name_of(kernels) == "native":
+            texts = kernels.arrow_json_texts(column)
+            if texts is not None:
+                return texts
+    return json_values(column)

@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 from respeval.io.errors import ON_ERROR, InputError, RowError
 from respeval.io.files import describe_os_error, is_regular
 from respeval.io.formats import READ_FORMATS, resolve_format
-from respeval.io.nested import json_values
+from respeval.io.nested import raw_values
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -682,7 +682,9 @@ class _ParquetSource:
         names, kinds = self.fields.names, self.fields.kinds
         # nested values as the JSON they were written from (struct nulls that Arrow added)
         columns = {
-            name: json_values(table.column(name)) if kind == RAW else table.column(name).to_pylist()
+            name: raw_values(table.column(name), self.fields.raw_text)
+            if kind == RAW
+            else table.column(name).to_pylist()
             for name, kind in zip(names, kinds)
         }
         bad: dict[int, RowError] = {}
@@ -846,11 +848,12 @@ def read_columns(
         raw_fields: fields handed over as read, unchecked (JSON values, nested Parquet
             values); see :attr:`Chunk.text_fields`.
         whole_records: also give every good record as a dict (:attr:`Chunk.rows`).
-        raw_as_json_text: a raw field of a JSONL line whose value is an array or an object
-            may be given as its JSON text (a str) instead of its Python value, for callers
-            that read JSON text themselves (the trajectory metrics read it natively, several
-            times faster than decoding it in Python first).  Only lines the native core's
-            checker is certain of take this path; the values mean the same either way.
+        raw_as_json_text: a raw field's array or object value may be given as its JSON text
+            (a str) instead of its Python value, for callers that read JSON text themselves
+            (the trajectory metrics read it natively, several times faster than decoding it
+            in Python first): from JSONL lines the native core's checker is certain of, and
+            from nested Parquet columns of types it writes from their buffers
+            (:func:`respeval.io.nested.raw_values`).  The values mean the same either way.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
