@@ -8,6 +8,7 @@ import gc
 import json
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
 from respeval.io.files import check_outputs, lock_outputs
@@ -206,25 +207,16 @@ def run(args: argparse.Namespace) -> int:
                 summary = score_files(
                     args.pred,
                     args.ref,
-                    metrics=args.metrics,
                     pred_field=args.pred_field,
                     ref_field=args.ref_field,
-                    id_field=args.id_field,
-                    system_field=args.system_field,
-                    group_by=args.group_by,
-                    stemmer=args.stem,
-                    tokenizer=args.tokenizer,
                     out=args.out,
                     errors_out=args.errors,
                     on_error=args.on_error,
                     resume=args.resume,
                     threads=args.threads,
                     chunk_size=args.chunk_size,
-                    bootstrap=args.bootstrap,
-                    confidence=args.confidence,
-                    seed=args.seed,
                     compare_to=args.compare,
-                    progress=bar.update if bar is not None else None,
+                    **_run_options(args, bar),
                 )
         finally:
             if bar is not None:
@@ -246,6 +238,22 @@ def _write_run_outputs(summary, args: argparse.Namespace) -> None:
 
     if args.summary_out or args.report:
         write_run_outputs(score_run_summary(summary.to_json()), summary_out=args.summary_out, report=args.report)
+
+
+def _run_options(args: argparse.Namespace, bar: Any) -> dict[str, Any]:
+    """The options a local run and a Dask run take alike."""
+    return {
+        "metrics": args.metrics,
+        "id_field": args.id_field,
+        "system_field": args.system_field,
+        "group_by": args.group_by,
+        "stemmer": args.stem,
+        "tokenizer": args.tokenizer,
+        "bootstrap": args.bootstrap,
+        "confidence": args.confidence,
+        "seed": args.seed,
+        "progress": bar.update if bar is not None else None,
+    }
 
 
 @contextlib.contextmanager
@@ -308,19 +316,10 @@ def _score_dask(args: argparse.Namespace) -> int:
         summary = score_parquet(
             files,
             args.out,
-            metrics=args.metrics,
             pred_field=args.pred_field or "response",
             ref_field=args.ref_field or "reference",
-            id_field=args.id_field,
-            system_field=args.system_field,
-            group_by=args.group_by,
-            stemmer=args.stem,
-            tokenizer=args.tokenizer,
             scheduler=args.scheduler,
-            bootstrap=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-            progress=bar.update if bar is not None else None,
+            **_run_options(args, bar),
         )
     finally:
         if bar is not None:
