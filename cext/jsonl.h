@@ -2,13 +2,15 @@
  * JSONL line are, so a reader can hand a field's JSON text to a metric that reads JSON
  * text itself (the trajectory family) instead of building its Python value first.
  *
- * rv_jl_fields answers 1 only for a line that json.loads certainly reads as an object: ASCII
- * only, JSON's grammar exactly (strings without control characters, escapes \" \\ \/ \b
- * \f \n \r \t \uXXXX, numbers -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, true, false,
- * null), nesting at most RV_JL_MAX_DEPTH deep, top-level keys without escapes.  Anything
- * else (NaN and Infinity, which Python reads too, non-ASCII bytes, a malformed line) gives
- * 0: the caller reads that line with json.loads, which knows every rule and every error
- * message.  A key given twice counts where it is last, as json.loads keeps the last. */
+ * rv_jl_fields answers 1 only for a line that json.loads certainly reads as an object:
+ * valid UTF-8 as Python's strict decoder takes it (non-ASCII bytes inside strings only),
+ * JSON's grammar exactly (strings without control characters, escapes \" \\ \/ \b \f \n
+ * \r \t \uXXXX, numbers -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, true, false, null),
+ * nesting at most RV_JL_MAX_DEPTH deep, integers of at most RV_JL_MAX_INT_DIGITS digits,
+ * top-level keys without escapes.  Anything else (NaN and Infinity, which Python reads
+ * too, a byte order mark, a malformed line) gives 0: the caller reads that line with
+ * json.loads, which knows every rule and every error message.  A key given twice counts
+ * where it is last, as json.loads keeps the last. */
 #ifndef RESPEVAL_JSONL_H
 #define RESPEVAL_JSONL_H
 
@@ -33,6 +35,31 @@ static inline int rv_jl_is_hex(unsigned char ch) {
     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
 }
 
+/* The length of the UTF-8 sequence at s[i] (a byte >= 0x80), or 0 when it is not one that
+ * Python's strict decoder takes (overlong forms, surrogates, past U+10FFFF, cut short). */
+static inline int64_t rv_jl_utf8(const unsigned char *s, int64_t i, int64_t n) {
+    unsigned char b = s[i];
+    int64_t len;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+        len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (i + len > n || s[i + 1] < lo || s[i + 1] > hi) return 0;
+    for (int64_t k = 2; k < len; k++)
+        if (s[i + k] < 0x80 || s[i + k] > 0xBF) return 0;
+    return len;
+}
+
 /* At '"': 1 past the closing quote (*escaped: the string had a backslash), or 0. */
 static int rv_jl_string(rv_jl *c, int *escaped) {
     const unsigned char *s = c->s;
@@ -43,7 +70,13 @@ static int rv_jl_string(rv_jl *c, int *escaped) {
             c->i = i + 1;
             return 1;
         }
-        if (ch < 0x20 || ch >= 0x80) return 0;
+        if (ch < 0x20) return 0;
+        if (ch >= 0x80) {
+            int64_t len = rv_jl_utf8(s, i, n);
+            if (!len) return 0;
+            i += len;
+            continue;
+        }
         if (ch == '\\') {
             *escaped = 1;
             if (i + 1 >= n) return 0;

@@ -8,7 +8,7 @@ cdef extern from "jsonl.h":
 
 def jsonl_field_spans(list lines, list keys):
     """For each line (bytes) of a JSONL file: whether it is certainly one JSON object as
-    ``json.loads`` reads it (ASCII, JSON's grammar exactly; 0: unsure, read it with
+    ``json.loads`` reads it (valid UTF-8, JSON's grammar exactly; 0: unsure, read it with
     ``json.loads``), and where each key's value is (the byte range of its last occurrence;
     -1, -1 when absent).  Returns ``(ok, spans)``: a uint8 per line, and int64
     ``[line][key][start, end]``."""

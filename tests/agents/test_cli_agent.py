@@ -129,8 +129,21 @@ def test_nested_jsonl_read_as_json_text_scores_and_records_errors_as_decoded(cap
     lines[7] = json.dumps({"id": 7, "response": {"not": "a list"}, "reference": []})
     lines[9] = lines[9].replace('"reference"', '"ref"')  # a missing field
     r11 = rows[11]
-    lines[11] = json.dumps(  # non-ASCII: a line the native checker leaves to json.loads
-        {"id": 11, "note": "café", "response": r11["predicted_trajectory"], "reference": r11["reference_trajectory"]},
+    lines[11] = json.dumps(  # NaN, which json.loads reads: a line the native checker leaves to it
+        {
+            "id": 11,
+            "note": float("nan"),
+            "response": r11["predicted_trajectory"],
+            "reference": r11["reference_trajectory"],
+        }
+    )
+    lines[13] = json.dumps(  # UTF-8 inside strings: checked natively
+        {
+            "id": 13,
+            "note": "café",
+            "response": rows[13]["predicted_trajectory"],
+            "reference": rows[13]["reference_trajectory"],
+        },
         ensure_ascii=False,
     )
     path = tmp_path / "tau.jsonl"

@@ -554,13 +554,13 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
     """``raw_as_json_text``: a JSONL raw field holding an array or an object may come as its
     JSON text; decoded, it is the value the ordinary read gives.  Every other value, every
     error and every line number are the ordinary read's, lines the native checker is unsure
-    of included (NaN, non-ASCII, malformed, not an object, a missing field)."""
+    of included (NaN, malformed, not an object, a missing field)."""
     calls = [{"tool_name": "f", "tool_input": {"k": [1, 2.5, None, True], "s": "x\n\u00e9"}}]
     lines = [
         json.dumps({"id": 1, "p": calls, "r": [], "other": {"deep": [[[]]]}}),
         json.dumps({"id": "2", "p": "[]", "r": {"a": 1}}),  # a JSON string stays a str
         json.dumps({"id": 3, "p": None, "r": 7}),  # scalars come decoded
-        json.dumps({"p": calls, "r": calls, "id": 4}, ensure_ascii=False),  # non-ASCII: json.loads
+        json.dumps({"p": calls, "r": calls, "id": 4}, ensure_ascii=False),  # UTF-8 inside strings
         '{"id": 5, "p": [NaN], "r": []}',
         '{"id": 6, "p": [1, "r": []}',  # malformed
         '[{"id": 7}]',  # not an object
@@ -584,7 +584,7 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
                 g = json.loads(g)
             assert g == w
     if _core_available():
-        assert as_text == 5  # rows 1 and 10: p and r; row 2: r
+        assert as_text == 7  # rows 1, 4 and 10: p and r; row 2: r
 
 
 def _core_available() -> bool:

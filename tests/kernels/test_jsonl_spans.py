@@ -92,6 +92,7 @@ def test_plain_objects_are_ok_and_everything_unusual_is_left_to_json_loads():
         b"{}",
         b' {"b" : {"a": true, "c": [false, null, {}]}, "a": 1, "a": 2}\r\n',
         b'{"a": "\x7f"}',  # DEL is no control character to json.loads
+        '{"a": "é€😀", "id": ["ü"]}'.encode(),  # UTF-8 inside strings
     ]
     unsure = [
         b"",
@@ -105,7 +106,12 @@ def test_plain_objects_are_ok_and_everything_unusual_is_left_to_json_loads():
         b'{"a": .5}',
         b'{"a": 1e}',
         b'{"a": "\x01"}',
-        b'{"a": "\xc3\xa9"}',  # non-ASCII: json.loads decides
+        b'{"a": "\xc3"}',  # UTF-8 cut short
+        b'{"a": "\xc0\xaf"}',  # an overlong form
+        b'{"a": "\xed\xa0\x80"}',  # a surrogate
+        b'{"a": "\xf4\x90\x80\x80"}',  # past U+10FFFF
+        b'{"a": "\xff"}',
+        b'{"a":\xc2\xa01}',  # a no-break space is no JSON whitespace
         b'\xef\xbb\xbf{"a": 1}',  # a byte order mark
         b'{"\\u0061": 1}',  # an escaped top-level key
         b'{"a": "\\x"}',

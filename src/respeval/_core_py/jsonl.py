@@ -1,9 +1,9 @@
 """Twin of ``cext/jsonl.pxi`` (``jsonl.h``): JSON lines checked and split, same answers.
 
-A line is "ok" only when ``json.loads`` certainly reads it as one object: ASCII, JSON's
-grammar exactly, nesting at most ``MAX_DEPTH`` deep, integers of at most
-``MAX_INT_DIGITS`` digits, top-level keys without escapes.  Anything else is "unsure"
-(0), for the caller to read with ``json.loads``.
+A line is "ok" only when ``json.loads`` certainly reads it as one object: valid UTF-8
+(non-ASCII inside strings only), JSON's grammar exactly, nesting at most ``MAX_DEPTH``
+deep, integers of at most ``MAX_INT_DIGITS`` digits, top-level keys without escapes.
+Anything else is "unsure" (0), for the caller to read with ``json.loads``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,20 @@ def _ws(s: bytes, i: int) -> int:
     return i
 
 
+def _utf8(s: bytes, i: int) -> int:
+    """The length of the UTF-8 sequence at ``s[i]`` (a byte >= 0x80), as Python's strict
+    decoder takes it."""
+    lead = s[i]
+    length = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 0
+    try:
+        if length and i + length <= len(s):
+            s[i : i + length].decode("utf-8")
+            return length
+    except UnicodeDecodeError:
+        pass
+    raise _Unsure
+
+
 def _string(s: bytes, i: int) -> tuple[int, bool]:
     """At '"': the index past the closing quote, and whether it had a backslash."""
     i += 1
@@ -36,8 +50,11 @@ def _string(s: bytes, i: int) -> tuple[int, bool]:
         ch = s[i]
         if ch == 0x22:
             return i + 1, escaped
-        if ch < 0x20 or ch >= 0x80:
+        if ch < 0x20:
             raise _Unsure
+        if ch >= 0x80:
+            i += _utf8(s, i)
+            continue
         if ch == 0x5C:
             escaped = True
             if i + 1 >= len(s):

@@ -339,7 +339,7 @@ def _jsonl_records_as_text(
                 record = RowError(path, number, name, "missing")
                 break
             if kind == RAW and raw[start] in b"[{":
-                value: Any = raw[start:end].decode("ascii")  # the checker passes ASCII lines only
+                value: Any = raw[start:end].decode("utf-8")  # the checker passed its UTF-8
             else:
                 value = json.loads(raw[start:end])
                 if type(value) is not str and kind != RAW:
