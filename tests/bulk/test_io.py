@@ -568,6 +568,10 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
         '{"id": [9], "p": [], "r": []}',  # an id that is no key
         '{"id": 10, "p": [1], "p": {"last": "wins"}, "r": [ ] }',
         "",
+        '{"id": "x\\"y\\u00e9", "p": [], "r": []}',  # ids: escapes, negative, zero, a float (no key)
+        '{"id": -5, "p": [], "r": []}',
+        '{"id": 0, "p": [], "r": []}',
+        '{"id": 1.5e3, "p": [], "r": []}',
     ]
     path = write_jsonl(tmp_path / "rows.jsonl", lines)
     fields = ["p", "r", "id"]
@@ -584,7 +588,7 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
                 g = json.loads(g)
             assert g == w
     if _core_available():
-        assert as_text == 7  # rows 1, 4 and 10: p and r; row 2: r
+        assert as_text == 13  # rows 1, 4, 10 and the three good ids: p and r; row 2: r
 
 
 def _core_available() -> bool:

@@ -315,6 +315,16 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
     return values, (obj if fields.whole else None)
 
 
+def _checked_scalar(span: bytes) -> Any:
+    """The value of a JSON value the native checker passed: integers and strings without
+    escapes read directly (what json.loads would give), anything else by json.loads."""
+    if span.isdigit() and (span[0] != 0x30 or len(span) == 1):
+        return int(span)
+    if span[0] == 0x22 and b"\\" not in span:
+        return span[1:-1].decode("utf-8")
+    return json.loads(span.decode("utf-8"))
+
+
 def _jsonl_records_as_text(
     lines: list[bytes], path: str, row: int, fields: _Fields, split: Callable[[list, list], tuple[bytes, bytes]]
 ) -> list[tuple[int, Any]]:
@@ -341,7 +351,7 @@ def _jsonl_records_as_text(
             if kind == RAW and raw[start] in b"[{":
                 value: Any = raw[start:end].decode("utf-8")  # the checker passed its UTF-8
             else:
-                value = json.loads(raw[start:end])
+                value = _checked_scalar(raw[start:end])
                 if type(value) is not str and kind != RAW:
                     value, reason = convert_value(value, kind)
                     if reason is not None:
