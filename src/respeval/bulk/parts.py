@@ -222,7 +222,7 @@ class Parts:
                 import pyarrow as pa
 
                 arrow = pa.table(table)
-                write_parquet(arrow, str(tmp))
+                write_parquet(arrow, str(tmp), scratch=True)
                 self._write_live(k, arrow)
                 rows = arrow.num_rows
             else:
