@@ -173,12 +173,15 @@ class MetricResult:
             out[name] = exact_mean(col if keep is None else col[keep])
         return out
 
-    def bootstrap(self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED) -> dict[str, Interval]:
+    def bootstrap(
+        self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED, threads: int | None = None
+    ) -> dict[str, Interval]:
         """Seeded Poisson-bootstrap percentile interval of each corpus value.
 
         The replicates are those of ``respeval.stats`` (a row's weight depends only on the
         seed, its row index and the replicate), so the bulk pipeline's intervals over the
-        same rows are the same.
+        same rows are the same.  ``threads``: the native core's threads for the replicate
+        sums (None: all cores); the sums, and so the intervals, are the same for any count.
         """
         stats = self._scored()
         if stats.shape[0] == 0:
@@ -188,7 +191,7 @@ class MetricResult:
         keys = np.arange(len(self), dtype=np.int64)
         if self.errors:
             keys = keys[np.setdiff1d(keys, list(self.errors))]
-        bootstrap_add(acc, matrix, keys, _resolve_seed(seed))
+        bootstrap_add(acc, matrix, keys, _resolve_seed(seed), threads)
         sums, sizes = replicate_sums(acc)
         values = self.family.corpus(sums, sizes)
         names = list(values)

@@ -125,7 +125,7 @@ class RougeResult(MetricResult):
         return out
 
     def bootstrap(  # type: ignore[override]
-        self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED
+        self, n: int = 1000, ci: float = 0.95, seed: int | None = DEFAULT_SEED, threads: int | None = None
     ) -> dict[str, AggregateScore]:
         """Seeded bootstrap interval per type: low/mid/high as rouge-score's aggregator.
 
@@ -133,11 +133,11 @@ class RougeResult(MetricResult):
         same as the bulk pipeline's, so ``score_table`` on these rows reports the
         same low/high.  ``mid`` is the median of the resample means (rouge-score's convention);
         ``mean()`` gives the plain mean.  The same ``seed`` always gives the same
-        interval.
+        interval, whatever ``threads`` (the native core's, for the replicate sums).
         """
         if len(self) == 0:
             raise ValueError("cannot bootstrap an empty result")
-        q = super().bootstrap(n, ci, seed)
+        q = super().bootstrap(n, ci, seed, threads)
         return {t: AggregateScore(*(Score(*(q[f"{t}_{x}"][j] for x in "prf")) for j in range(3))) for t in self.types}
 
 
