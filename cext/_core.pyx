@@ -12,7 +12,8 @@ family adds a header, a .pxi and one include line below.
 from cpython.bytes cimport PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
-from cpython.unicode cimport PyUnicode_Check
+from cpython.long cimport PyLong_FromLongLong
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_DecodeUTF8
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc

@@ -239,4 +239,28 @@ static int rv_jl_fields(const char *p, int64_t n, const char *const *keys, const
     return c.i == c.n;
 }
 
+/* How a reader may take the value p[start:end] of a line rv_jl_fields passed, for a field
+ * of the given kind ('r' raw: any JSON value, 'k' key: a string or an integer, 't' text:
+ * a string), without json.loads and with the same result:
+ *   RV_JL_TEXT   the bytes themselves as a str (a raw array or object's JSON text; a key's
+ *                integer, whose str() is its digits, as the checker allows no leading 0);
+ *   RV_JL_STRING the bytes inside the quotes as a str (a string without escapes);
+ *   RV_JL_INT    a raw non-negative integer of at most 18 digits, as an int;
+ *   RV_JL_OTHER  anything else (null, booleans, floats, escapes, a mismatched kind): the
+ *                caller reads the line with json.loads, which gives the value or the error. */
+enum { RV_JL_OTHER = 0, RV_JL_TEXT = 1, RV_JL_STRING = 2, RV_JL_INT = 3 };
+
+static inline int rv_jl_value_kind(const char *p, int64_t start, int64_t end, char kind) {
+    if (start < 0 || end <= start) return RV_JL_OTHER;
+    unsigned char first = (unsigned char)p[start];
+    if (first == '"')
+        return memchr(p + start + 1, '\\', (size_t)(end - start - 2)) ? RV_JL_OTHER : RV_JL_STRING;
+    if (kind == 'r' && (first == '[' || first == '{')) return RV_JL_TEXT;
+    if (first < '0' || first > '9' || (kind != 'r' && kind != 'k')) return RV_JL_OTHER;
+    for (int64_t i = start; i < end; i++)
+        if (p[i] < '0' || p[i] > '9') return RV_JL_OTHER;
+    if (kind == 'k') return RV_JL_TEXT;
+    return end - start <= 18 ? RV_JL_INT : RV_JL_OTHER;
+}
+
 #endif

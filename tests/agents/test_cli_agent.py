@@ -152,7 +152,7 @@ def test_nested_jsonl_read_as_json_text_scores_and_records_errors_as_decoded(cap
     outputs = []
     for fast in (True, False):
         if not fast:
-            monkeypatch.setattr(readers, "_jsonl_splitter", lambda fields: None)
+            monkeypatch.setattr(readers, "_jsonl_columns", lambda fields: None)
         out = tmp_path / f"out-{fast}.jsonl"
         code = main(
             [

@@ -588,7 +588,9 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
                 g = json.loads(g)
             assert g == w
     if _core_available():
-        assert as_text == 13  # rows 1, 4, 10 and the three good ids: p and r; row 2: r
+        # p and r of rows 1, 4, 10 and 14 (id 0), and r of row 2; a line with any value the
+        # native reader does not take directly (null, an escape, -5) is decoded whole
+        assert as_text == 9
 
 
 def _core_available() -> bool:

@@ -34,8 +34,8 @@ _objects = st.dictionaries(st.sampled_from(KEYS + ["c", "a\\b", "é"]), _values,
 
 
 @st.composite
-def _lines(draw) -> bytes:
-    obj = draw(_objects)
+def _lines(draw, objects=_objects) -> bytes:
+    obj = draw(objects)
     text = json.dumps(
         obj,
         ensure_ascii=draw(st.booleans()),
@@ -134,3 +134,98 @@ def test_lines_must_be_bytes():
     for mod in (core, _core_py):
         with pytest.raises(TypeError, match="line 1 is a str"):
             mod.jsonl_field_spans([b"{}", "{}"], ["a"])
+
+
+# ``jsonl_columns``: each key's kind (raw, key, text) and the value json.loads would give
+_KINDS = b"rkrt"
+# every key present, mostly with values a reader takes directly (a kind's own values,
+# escapes and surrogates included, three times in four)
+_texts = st.text("abc xyz/é€😀", max_size=6) | st.text(max_size=6)
+_ints = st.integers(-3, 10**19 + 3)
+_containers = st.lists(_values, max_size=3) | st.dictionaries(st.text(max_size=3), _values, max_size=3)
+_own = {ord("r"): _texts | _ints | _containers, ord("k"): _texts | _ints, ord("t"): _texts}
+_full_objects = st.fixed_dictionaries(
+    {key: st.one_of(_own[kind], _own[kind], _own[kind], _values) for key, kind in zip(KEYS, _KINDS)},
+    optional={"c": _values, "a\\b": _values},
+)
+
+
+def _expected(value, kind: int):
+    """What a reader hands on for ``value`` (json.loads') under ``kind``, or None when the
+    line must be decoded: an array or object may come as its JSON text."""
+    if type(value) is str:
+        return value
+    if kind == ord("k") and type(value) is int and value >= 0:
+        return str(value)
+    if kind == ord("r") and type(value) is int and 0 <= value < 10**18:
+        return value
+    return None
+
+
+def _check_columns(lines: list[bytes]) -> int:
+    got = core.jsonl_columns(lines, KEYS, _KINDS)
+    assert got == _core_py.jsonl_columns(lines, KEYS, _KINDS)
+    fallback, columns = got
+    assert fallback == sorted(set(fallback))
+    taken = [i for i in range(len(lines)) if i not in set(fallback)]
+    assert all(len(column) == len(taken) for column in columns)
+    for j, i in enumerate(taken):
+        obj = json.loads(lines[i])
+        for key, kind, column in zip(KEYS, _KINDS, columns):
+            value = column[j]
+            if kind == ord("r") and type(obj[key]) in (list, dict):
+                assert type(value) is str and _same_tree(json.loads(value), obj[key])
+            else:
+                assert _same(value, _expected(obj[key], kind))
+    return len(taken)
+
+
+def _same_tree(x, y) -> bool:
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(_same_tree(a, b) for a, b in zip(x, y))
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(_same_tree(x[k], y[k]) for k in x)
+    return _same(x, y)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_lines(_full_objects) | _lines(), max_size=6))
+def test_columns_taken_are_what_json_loads_reads(lines):
+    _check_columns(lines)
+
+
+def test_columns_take_plain_values_and_leave_every_other_line():
+    taken = [
+        b'{"a": [1, {"x": "\\u00e9"}], "b": 12, "id": {}, "": "plain"}\n',
+        b'{"": "", "id": "s", "b": "0", "a": 0}',
+        '{"a": "é", "b": 999999999999999999, "id": [], "": "ü€"}'.encode(),
+    ]
+    left = [
+        b'{"a": [], "b": 1, "id": [], "": "esc\\"aped"}',  # an escape
+        b'{"a": [], "b": -1, "id": [], "": ""}',  # a negative key
+        b'{"a": [], "b": 1.5, "id": [], "": ""}',  # a float key
+        b'{"a": [], "b": 1, "id": [], "": 7}',  # a number for a text field
+        b'{"a": [], "b": 1, "id": [], "": ["x"]}',  # a list for a text field
+        b'{"a": null, "b": 1, "id": [], "": ""}',
+        b'{"a": true, "b": 1, "id": [], "": ""}',
+        b'{"a": 1000000000000000000, "b": 1, "id": [], "": ""}',  # 19 digits: int() reads it
+        b'{"a": [], "b": 1, "id": []}',  # a key missing
+        b'{"a": NaN, "b": 1, "id": [], "": ""}',  # the checker is unsure
+    ]
+    fallback, columns = core.jsonl_columns(taken + left, KEYS, _KINDS)
+    assert fallback == list(range(len(taken), len(taken) + len(left)))
+    assert columns == [
+        ['[1, {"x": "\\u00e9"}]', 0, '"é"'[1:-1]],
+        ["12", "0", "999999999999999999"],
+        ["{}", "s", "[]"],
+        ["plain", "", "ü€"],
+    ]
+    assert _check_columns(taken + left) == len(taken)
+
+
+def test_columns_need_a_kind_per_key_and_bytes_lines():
+    for mod in (core, _core_py):
+        with pytest.raises(ValueError, match="4 keys but 3 kinds"):
+            mod.jsonl_columns([b"{}"], KEYS, b"rkr")
+        with pytest.raises(TypeError, match="line 1 is a str"):
+            mod.jsonl_columns([b"{}", "{}"], KEYS, _KINDS)

@@ -9,6 +9,7 @@ Anything else is "unsure" (0), for the caller to read with ``json.loads``.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 4000
@@ -203,3 +204,50 @@ def jsonl_field_spans(lines: list, keys: list) -> tuple[bytes, bytes]:
             spans = [-1] * (2 * len(keys))
         spans_out.extend(spans)
     return bytes(ok), struct.pack(f"={len(spans_out)}q", *spans_out)
+
+
+class _Other(Exception):
+    pass
+
+
+def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
+    """The value ``json.loads`` gives for ``line[start:end]`` when it can be taken directly
+    (``jsonl.h``'s ``rv_jl_value_kind``); :class:`_Other` when the line must be decoded."""
+    if start < 0 or end <= start:
+        raise _Other
+    span = line[start:end]
+    if span[0] == 0x22:
+        if b"\\" in span:
+            raise _Other
+        return span[1:-1].decode("utf-8")
+    if kind == ord("r") and span[0] in b"[{":
+        return span.decode("utf-8")
+    if kind not in b"rk" or not all(ch in _DIGITS for ch in span):
+        raise _Other
+    if kind == ord("k"):
+        return span.decode("ascii")
+    if len(span) > 18:
+        raise _Other
+    return int(span)
+
+
+def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[list[Any]]]:
+    if len(kinds) != len(keys):
+        raise ValueError(f"{len(keys)} keys but {len(kinds)} kinds")
+    ok, raw_spans = jsonl_field_spans(lines, keys)
+    spans = struct.unpack(f"={len(raw_spans) // 8}q", raw_spans)
+    width = 2 * len(keys)
+    fallback: list[int] = []
+    columns: list[list[Any]] = [[] for _ in keys]
+    for i, line in enumerate(lines):
+        try:
+            if not ok[i]:
+                raise _Other
+            at = width * i
+            values = [_simple_value(line, spans[at + 2 * k], spans[at + 2 * k + 1], kinds[k]) for k in range(len(keys))]
+        except _Other:
+            fallback.append(i)
+            continue
+        for column, value in zip(columns, values):
+            column.append(value)
+    return fallback, columns

@@ -315,62 +315,47 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
     return values, (obj if fields.whole else None)
 
 
-def _checked_scalar(span: bytes) -> Any:
-    """The value of a JSON value the native checker passed: integers and strings without
-    escapes read directly (what json.loads would give), anything else by json.loads."""
-    if span.isdigit() and (span[0] != 0x30 or len(span) == 1):
-        return int(span)
-    if span[0] == 0x22 and b"\\" not in span:
-        return span[1:-1].decode("utf-8")
-    return json.loads(span.decode("utf-8"))
+_KIND_CODES = {RAW: "r", KEY: "k", TEXT: "t", TEXT_LIST: "t"}
 
 
-def _jsonl_records_as_text(
-    lines: list[bytes], path: str, row: int, fields: _Fields, split: Callable[[list, list], tuple[bytes, bytes]]
-) -> list[tuple[int, Any]]:
-    """The records of a block of JSONL lines, each raw field whose value is an array or an
-    object given as its JSON text (a str), not decoded.  ``split`` (the native core's
-    ``jsonl_field_spans``) checks each line and says where its fields are; a line it is
-    unsure of is read by :func:`_jsonl_record`, as every line is without this path."""
-    ok, raw_spans = split(lines, list(fields.names))
-    spans = memoryview(raw_spans).cast("q").tolist() if raw_spans else []
-    width = 2 * len(fields.names)
-    out: list[tuple[int, Any]] = []
-    for i, raw in enumerate(lines):
-        number = row + i + 1
-        if not ok[i]:
-            out.append((number, _jsonl_record(raw, path, number, fields)))
-            continue
-        values: list[Any] = []
-        record: Any = None
-        for k, (name, kind) in enumerate(fields.pairs):
-            start, end = spans[width * i + 2 * k], spans[width * i + 2 * k + 1]
-            if start < 0:
-                record = RowError(path, number, name, "missing")
-                break
-            if kind == RAW and raw[start] in b"[{":
-                value: Any = raw[start:end].decode("utf-8")  # the checker passed its UTF-8
-            else:
-                value = _checked_scalar(raw[start:end])
-                if type(value) is not str and kind != RAW:
-                    value, reason = convert_value(value, kind)
-                    if reason is not None:
-                        record = RowError(path, number, name, reason)
-                        break
-            values.append(value)
-        out.append((number, record if record is not None else (values, None)))
-    return out
+def _jsonl_chunk_as_text(
+    lines: list[bytes],
+    path: str,
+    row: int,
+    fields: _Fields,
+    columns_of: Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]],
+    on_error: str,
+    digest: str,
+) -> Chunk:
+    """A block of JSONL lines as a chunk, each raw field whose value is an array or an
+    object given as its JSON text (a str), not decoded.  ``columns_of`` (the native core's
+    ``jsonl_columns``) checks the lines and takes the values of the lines it is certain
+    of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line is
+    without this path, so their values and errors are the same."""
+    kinds = "".join(_KIND_CODES[kind] for kind in fields.kinds).encode("ascii")
+    fallback, columns = columns_of(lines, list(fields.names), kinds)
+    if not fallback:
+        n = len(lines)
+        numbers = list(range(row + 1, row + n + 1))
+        return Chunk(row, numbers, dict(zip(fields.names, columns)), [], row + n, list(range(row, row + n)), digest)
+    taken = zip(*columns)
+    redo = set(fallback)
+    batch: list[_Record] = [
+        (row + i + 1, _jsonl_record(raw, path, row + i + 1, fields) if i in redo else (list(next(taken)), None))
+        for i, raw in enumerate(lines)
+    ]
+    return _make_chunk(batch, fields, row, on_error, digest, frozenset())
 
 
-def _jsonl_splitter(fields: _Fields) -> Callable[[list, list], tuple[bytes, bytes]] | None:
-    """The native line checker, when raw fields may come as JSON text and the native core
+def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]] | None:
+    """The native line reader, when raw fields may come as JSON text and the native core
     runs (the twin's checker is slower than ``json.loads``)."""
     if not fields.raw_text or fields.whole or RAW not in fields.kinds:
         return None
     from respeval import _backend
 
     kernels = _backend.get()
-    return kernels.jsonl_field_spans if _backend.name_of(kernels) == "native" else None
+    return kernels.jsonl_columns if _backend.name_of(kernels) == "native" else None
 
 
 class _LineSource:
@@ -379,7 +364,7 @@ class _LineSource:
     def __init__(self, fh: IO[bytes], path: str, fmt: str, fields: _Fields) -> None:
         self.fh, self.path, self.fields = fh, path, fields
         self.parse = _text_record if fmt == "text" else _jsonl_record
-        self.split = _jsonl_splitter(fields) if fmt == "jsonl" else None
+        self.columns_of = _jsonl_columns(fields) if fmt == "jsonl" else None
         self.text_fields = frozenset(fields.names) if fmt == "text" else frozenset()
         self.hasher = hashlib.sha256()
 
@@ -389,13 +374,15 @@ class _LineSource:
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
         row = start_row
         for lines in _line_batches(self.fh, self.hasher, _repeat(chunk_size)):
-            if self.split is not None:
-                batch = _jsonl_records_as_text(lines, self.path, row, self.fields, self.split)
+            if self.columns_of is not None:
+                yield _jsonl_chunk_as_text(
+                    lines, self.path, row, self.fields, self.columns_of, on_error, self.hasher.hexdigest()
+                )
             else:
                 batch = [
                     (row + i + 1, self.parse(raw, self.path, row + i + 1, self.fields)) for i, raw in enumerate(lines)
                 ]
-            yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
+                yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
             row += len(lines)
 
 
