@@ -77,7 +77,6 @@ def test_weights_native_equal_reference(keys, seed, n_rep):
     assert core.poisson_weights(keys, seed, n_rep) == ref.poisson_weights(keys, seed, n_rep)
 
 
-
 @pytest.mark.parametrize("n_rep", [255, 256, 257, 511, 1000, 1031])
 def test_replicate_sums_span_blocks_of_replicates_bit_identically(n_rep):
     """The native sums draw a tile's weights 256 replicates at a time, four 8-wide sums
@@ -93,6 +92,7 @@ def test_replicate_sums_span_blocks_of_replicates_bit_identically(n_rep):
         core.poisson_bootstrap_add(x, keys, 7, got, threads)
         assert np.array_equal(got, want), threads
     assert want[-1].sum() > 0
+
 
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(st.integers(1, 120), st.integers(1, 5), st.integers(1, 70), st.integers(1, 9), st.integers(0, 2**63))
