@@ -203,7 +203,7 @@ JSONL_ERRORS = [
     (3, "response", "expected a string, got null"),
     (4, None, "malformed JSON: Expecting ',' delimiter (column 20)"),
     (5, None, "empty line"),
-    (6, "response", "missing"),
+    (6, "response", "missing; the record's fields: 'other'"),
     (7, None, "expected a JSON object, got list"),
     (8, "response", "expected a string, got list"),
 ]
@@ -597,3 +597,16 @@ def _core_available() -> bool:
     from respeval import _backend
 
     return _backend.name() == "native"
+
+
+def test_a_missing_field_error_lists_the_fields_the_record_has(tmp_path: Path) -> None:
+    """The usual cause of a missing field is a field named differently (the hosted
+    service's ``predicted_trajectory`` for ``response``): the error shows what is there."""
+    many = {f"f{i}": "x" for i in range(10)}
+    path = write_jsonl(tmp_path / "rows.jsonl", ["{}", json.dumps(many)])
+    chunk = next(iter(read_columns(path, ["response"], on_error="record")))
+    shown = ", ".join(f"'f{i}'" for i in range(8))
+    assert [(e.line, e.field, e.reason) for e in chunk.errors] == [
+        (1, "response", "missing; the record is an empty object"),
+        (2, "response", f"missing; the record's fields: {shown} and 2 more"),
+    ]

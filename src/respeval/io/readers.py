@@ -110,6 +110,8 @@ def type_name(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+_FIELDS_SHOWN = 8  # a record's field names an error lists
+
 # How a selected field is checked (see the module docstring).
 TEXT, TEXT_LIST, KEY, RAW = "text", "text_list", "key", "raw"
 
@@ -204,6 +206,16 @@ def _make_chunk(
     return Chunk(row, numbers, dict(zip(fields.names, cols)), errors, row + len(batch), good, digest, text_fields, rows)
 
 
+def _missing(obj: dict[str, Any]) -> str:
+    """Why a field is missing from a record, with the fields it has (the usual cause is a
+    field named differently, e.g. the hosted service's ``predicted_trajectory``)."""
+    names = [repr(k) for k in islice(obj, _FIELDS_SHOWN)]
+    if not names:
+        return "missing; the record is an empty object"
+    more = f" and {len(obj) - _FIELDS_SHOWN} more" if len(obj) > _FIELDS_SHOWN else ""
+    return f"missing; the record's fields: {', '.join(names)}{more}"
+
+
 def _select(obj: dict[str, Any], fields: _Fields, path: str, number: int) -> list[Any] | RowError:
     """The selected values of one record, converted by kind, or the first problem."""
     values = []
@@ -211,7 +223,7 @@ def _select(obj: dict[str, Any], fields: _Fields, path: str, number: int) -> lis
         try:
             value = obj[name]
         except KeyError:
-            return RowError(path, number, name, "missing")
+            return RowError(path, number, name, _missing(obj))
         if type(value) is not str and kind != RAW:  # a str fits every kind: the common case costs nothing
             value, reason = convert_value(value, kind)
             if reason is not None:
