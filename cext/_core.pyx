@@ -17,7 +17,7 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_DecodeUTF8
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memchr, memcpy, memset
 
 from kernels cimport *
 
@@ -33,3 +33,4 @@ include "ter.pxi"
 include "bootstrap.pxi"
 include "trajectory.pxi"
 include "jsonl.pxi"
+include "csvline.pxi"

@@ -610,3 +610,51 @@ def test_a_missing_field_error_lists_the_fields_the_record_has(tmp_path: Path) -
         (1, "response", "missing; the record is an empty object"),
         (2, "response", f"missing; the record's fields: {shown} and 2 more"),
     ]
+
+
+@pytest.mark.parametrize("block", [1, 3, 4096])
+def test_csv_lines_split_natively_read_as_the_csv_module_reads_them(tmp_path: Path, monkeypatch, block: int) -> None:
+    """The CSV reader splits the lines that are certainly one record each natively and reads
+    every other record with the csv module: values, line numbers, errors and each chunk's
+    input digest are the csv module's alone, records spanning lines and blocks included,
+    and so is a resumed read."""
+    from respeval.io import readers
+
+    path = tmp_path / "rows.csv"
+    path.write_bytes(
+        b"id,text,other\r\n"
+        b'1,"plain ""quoted"", with comma",x\r\n'
+        b'2,"spans\nthree\r\nlines",y\n'
+        b"3,tail,\n"
+        b"\n"  # an empty line
+        b'4,"a"b,z\n'  # text after a closing quote: the csv module's lenient reading
+        b'5,a"b,z\n'
+        b"6,\xff,z\n"  # invalid UTF-8
+        b"7,only two\n"
+        b'8,"\xc3\xa9\xe2\x82\xac",z\n'
+        b'9,"last\nrecord spans",end'
+    )
+    monkeypatch.setattr(readers, "_CSV_BLOCK", block)
+
+    def chunks(split: bool, **kwargs) -> list[tuple]:
+        if not split:
+            monkeypatch.setattr(readers, "_csv_splitter", lambda: None)
+        out = [
+            (c.start_row, c.end_row, c.row_numbers, c.columns, c.errors, c.digest)
+            for c in read_columns(path, ["id", "text"], on_error="record", chunk_size=3, **kwargs)
+        ]
+        monkeypatch.undo()
+        monkeypatch.setattr(readers, "_CSV_BLOCK", block)
+        return out
+
+    native = chunks(True)
+    assert native == chunks(False)
+    assert native[0][3]["text"] == ['plain "quoted", with comma', "spans\nthree\r\nlines", "tail"]
+    assert [(e.line, e.reason) for c in native for e in c[4]] == [
+        (7, "empty line"),
+        (10, "invalid UTF-8: byte 0xff at offset 2"),
+        (11, "expected 3 columns, got 2"),
+    ]
+    assert chunks(True, start_row=4) == chunks(False, start_row=4)
+    if _core_available():
+        assert readers._csv_splitter() is not None

@@ -34,7 +34,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from respeval.io.errors import ON_ERROR, InputError, RowError
@@ -54,6 +54,7 @@ _BUFFER_SIZE = 1 << 20
 # Python's csv module refuses fields over 131,072 characters by default: a limit of the
 # module, not of CSV.  A cell holds whatever the same row holds in JSONL.
 _CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+_CSV_BLOCK = 4096  # CSV lines split natively per call
 
 
 @dataclass
@@ -411,14 +412,15 @@ class _CsvLines:
     every record returned so far and nothing more.
     """
 
-    def __init__(self, fh: IO[bytes], hasher: Any = None) -> None:
+    def __init__(self, fh: Iterable[bytes], hasher: Any = None, first_line: int = 1) -> None:
         self._fh = fh
         self._hasher = hasher
+        self._first = first_line
         self.bad: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[str]:
         update = self._hasher.update if self._hasher is not None else None
-        for number, raw in enumerate(self._fh, 1):
+        for number, raw in enumerate(self._fh, self._first):
             if update is not None:
                 update(raw)
             try:
@@ -466,11 +468,20 @@ def _select_columns(path: str, available: Sequence[str], fields: Sequence[str] |
     return list(fields)
 
 
+def _csv_splitter() -> Callable[[list, int], list[list[str] | None]] | None:
+    """The native CSV line splitter, when the native core runs (the twin's is slower than
+    the csv module)."""
+    from respeval import _backend
+
+    kernels = _backend.get()
+    return kernels.csv_plain_rows if _backend.name_of(kernels) == "native" else None
+
+
 class _CsvSource:
     """CSV: one record per row after the header; values are strings by construction."""
 
     def __init__(self, fh: IO[bytes], path: str, fields: Sequence[str] | None) -> None:
-        self.path = path
+        self.path, self.fh = path, fh
         self.hasher = hashlib.sha256()
         self.lines = _CsvLines(fh, self.hasher)
         self.reader = csv_reader(self.lines)
@@ -483,37 +494,70 @@ class _CsvSource:
 
     def bind(self, fields: _Fields) -> None:
         self.fields = fields
-        self._records = self._parse()
+        self.indices = [self.header.index(name) for name in fields.names]
+        split = _csv_splitter()
+        self._records = self._parse() if split is None else self._parse_split(split)
 
     def _parse(self) -> Iterator[_Record]:
-        path, header, fields, reader, lines = self.path, self.header, self.fields, self.reader, self.lines
-        indices = [header.index(name) for name in fields.names]
+        reader, lines = self.reader, self.lines
         last_line = reader.line_num
         try:
             for row in reader:
                 # A quoted field may span lines: the record starts on the line after the last one.
                 first_line, last_line = last_line + 1, reader.line_num
-                # Report the record's first undecodable line; forget the rest of its lines.
-                if lines.bad:
-                    bad = sorted(lines.bad)
-                    reason = lines.bad[bad[0]]
-                    lines.bad.clear()
-                    yield first_line, RowError(path, bad[0], None, reason)
-                elif not row:
-                    yield first_line, RowError(path, first_line, None, "empty line")
-                elif len(row) != len(header):
-                    yield (
-                        first_line,
-                        RowError(path, first_line, None, f"expected {len(header)} columns, got {len(row)}"),
-                    )
-                else:
-                    # a CSV cell is a string: it fits every kind
-                    values = [row[i] for i in indices]
-                    yield first_line, (values, dict(zip(header, row)) if fields.whole else None)
+                yield self._record(row, first_line, lines)
         except csv.Error as exc:
             # After a parser error the reader may be out of step with record boundaries, so
             # later rows cannot be trusted: this is fatal whatever on_error says.
-            raise InputError(f"{path}:{reader.line_num}: CSV parse error: {exc}") from exc
+            raise InputError(f"{self.path}:{reader.line_num}: CSV parse error: {exc}") from exc
+
+    def _record(self, row: list[str], first_line: int, lines: _CsvLines) -> _Record:
+        """One record the csv module read, starting on ``first_line``, checked."""
+        path, header = self.path, self.header
+        # Report the record's first undecodable line; forget the rest of its lines.
+        if lines.bad:
+            bad = sorted(lines.bad)
+            reason = lines.bad[bad[0]]
+            lines.bad.clear()
+            return first_line, RowError(path, bad[0], None, reason)
+        if not row:
+            return first_line, RowError(path, first_line, None, "empty line")
+        if len(row) != len(header):
+            return first_line, RowError(path, first_line, None, f"expected {len(header)} columns, got {len(row)}")
+        # a CSV cell is a string: it fits every kind
+        return first_line, ([row[i] for i in self.indices], dict(zip(header, row)) if self.fields.whole else None)
+
+    def _parse_split(self, split: Callable[[list, int], list[list[str] | None]]) -> Iterator[_Record]:
+        """The records of the rest of the file: a block of lines at a time, each line that
+        is certainly one whole record split natively (``csv_plain_rows``), every other
+        record read by the csv module from its first line on (a quoted field may take it
+        past the block), so its values and errors are the same as :meth:`_parse`'s.  Every
+        line is hashed as it is consumed, as there."""
+        header, fh, update = self.header, self.fh, self.hasher.update
+        number = self.reader.line_num  # the header's lines
+        whole, indices = self.fields.whole, self.indices
+        while block := list(islice(fh, _CSV_BLOCK)):
+            rows = split(block, len(header))
+            i = 0
+            while i < len(block):
+                row = rows[i]
+                if row is not None:
+                    number += 1
+                    update(block[i])
+                    yield number, ([row[j] for j in indices], dict(zip(header, row)) if whole else None)
+                    i += 1
+                    continue
+                lines = _CsvLines(chain(block[i:], fh), self.hasher, number + 1)
+                reader = csv_reader(lines)
+                try:
+                    parsed = next(reader)
+                except csv.Error as exc:
+                    raise InputError(f"{self.path}:{number + reader.line_num}: CSV parse error: {exc}") from exc
+                yield self._record(parsed, number + 1, lines)
+                number += reader.line_num
+                i += reader.line_num
+                if i > len(block):
+                    break  # the record went on past the block: the next block starts after it
 
     def skip(self, rows: int, chunk_size: int) -> int:
         assert self._records is not None
