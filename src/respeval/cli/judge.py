@@ -303,9 +303,11 @@ class _LineWriter:
     """Rows go out as whole lines, in one write per batch, flushed every 50 ms or 256 rows.
 
     A flush per row costs a system call per row (a tenth of the engine's time at 1,000
-    rows/s); batching keeps results visible within 50 ms, and because only whole lines are
-    ever written, a kill at any moment leaves a valid JSONL file (rows not yet flushed are
-    in the cache, and a rerun writes them again for free).
+    rows/s); batching keeps results visible within 50 ms.  Only whole lines are written, so
+    a stopped run leaves whole rows; a SIGKILL can still cut the write in flight short
+    (Linux ends an interrupted write after the pages it has copied), leaving the last line
+    incomplete.  Rows not yet flushed, and those of a cut line, are in the cache, and a
+    rerun writes them again for free; OUT itself is only ever replaced by a complete run.
     """
 
     def __init__(self, out: Any, loop: asyncio.AbstractEventLoop, *, seconds: float = 0.05, rows: int = 256) -> None:
