@@ -612,12 +612,14 @@ def test_a_missing_field_error_lists_the_fields_the_record_has(tmp_path: Path) -
     ]
 
 
-@pytest.mark.parametrize("block", [1, 3, 4096])
-def test_csv_lines_split_natively_read_as_the_csv_module_reads_them(tmp_path: Path, monkeypatch, block: int) -> None:
-    """The CSV reader splits the lines that are certainly one record each natively and reads
-    every other record with the csv module: values, line numbers, errors and each chunk's
-    input digest are the csv module's alone, records spanning lines and blocks included,
-    and so is a resumed read."""
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 4096])
+def test_csv_lines_split_natively_read_as_the_csv_module_reads_them(
+    tmp_path: Path, monkeypatch, chunk_size: int
+) -> None:
+    """The CSV reader splits a chunk's lines natively when each is certainly one record, and
+    reads the chunk's records from the first line that is not with the csv module: values,
+    line numbers, errors, chunk boundaries and each chunk's input digest are the csv
+    module's alone, records spanning lines and chunks included, and so is a resumed read."""
     from respeval.io import readers
 
     path = tmp_path / "rows.csv"
@@ -632,24 +634,26 @@ def test_csv_lines_split_natively_read_as_the_csv_module_reads_them(tmp_path: Pa
         b"6,\xff,z\n"  # invalid UTF-8
         b"7,only two\n"
         b'8,"\xc3\xa9\xe2\x82\xac",z\n'
-        b'9,"last\nrecord spans",end'
+        b"9,plain,z\n"
+        b"10,plain,z\n"
+        b'11,"last\nrecord spans",end'
     )
-    monkeypatch.setattr(readers, "_CSV_BLOCK", block)
 
     def chunks(split: bool, **kwargs) -> list[tuple]:
         if not split:
             monkeypatch.setattr(readers, "_csv_splitter", lambda: None)
         out = [
-            (c.start_row, c.end_row, c.row_numbers, c.columns, c.errors, c.digest)
-            for c in read_columns(path, ["id", "text"], on_error="record", chunk_size=3, **kwargs)
+            (c.start_row, c.end_row, c.row_numbers, c.columns, c.errors, c.digest, c.text_fields)
+            for c in read_columns(path, ["id", "text"], on_error="record", chunk_size=chunk_size, **kwargs)
         ]
         monkeypatch.undo()
-        monkeypatch.setattr(readers, "_CSV_BLOCK", block)
         return out
 
     native = chunks(True)
     assert native == chunks(False)
-    assert native[0][3]["text"] == ['plain "quoted", with comma', "spans\nthree\r\nlines", "tail"]
+    texts = [t for c in native for t in c[3]["text"]]
+    assert texts[:3] == ['plain "quoted", with comma', "spans\nthree\r\nlines", "tail"]
+    assert len(texts) == 9 and texts[-1] == "last\nrecord spans"
     assert [(e.line, e.reason) for c in native for e in c[4]] == [
         (7, "empty line"),
         (10, "invalid UTF-8: byte 0xff at offset 2"),

@@ -99,3 +99,25 @@ def test_arguments_are_checked():
             mod.csv_plain_rows([b"a"], 0)
         with pytest.raises(TypeError, match="line 1 is a str"):
             mod.csv_plain_rows([b"a", "a"], 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.integers(1, 4))
+def test_columns_are_the_split_lines_fields(data, ncols):
+    """``csv_columns``: the selected fields of the lines ``csv_plain_rows`` splits, column by
+    column, and the indices of the others."""
+    lines = data.draw(st.lists(_lines(ncols), max_size=8))
+    indices = data.draw(st.lists(st.integers(0, ncols - 1), max_size=4))
+    got = core.csv_columns(lines, ncols, indices)
+    assert got == _core_py.csv_columns(lines, ncols, indices)
+    rows = core.csv_plain_rows(lines, ncols)
+    assert got[0] == [i for i, fields in enumerate(rows) if fields is None]
+    assert got[1] == [[fields[k] for fields in rows if fields is not None] for k in indices]
+
+
+def test_columns_arguments_are_checked():
+    for mod in (core, _core_py):
+        with pytest.raises(ValueError, match="field index 3 is outside 0..2"):
+            mod.csv_columns([b"a,b,c"], 3, [0, 3])
+        with pytest.raises(TypeError, match="line 0 is a bytearray"):
+            mod.csv_columns([bytearray(b"a")], 1, [0])

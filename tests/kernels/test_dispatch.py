@@ -51,6 +51,14 @@ table = _core.CallTable()
 for _ in range(2):
     for part in table.intern(rows)[:3]:
         h.update(part)
+# CSV lines: quoted fields with doubled quotes before, inside and across 16-byte blocks
+import csv, io
+buf = io.StringIO()
+writer = csv.writer(buf)
+for _ in range(300):
+    writer.writerow(["".join(rng.choice(pieces[:9]) for _ in range(rng.randrange(0, 30))) for _ in range(3)])
+lines = [line.encode("utf-8") for line in buf.getvalue().splitlines(keepends=True)]
+h.update(json.dumps(_core.csv_columns(lines, 3, [2, 0, 1])).encode("utf-8"))
 print(json.dumps({"path": _core.simd_path(), "digest": h.hexdigest()}))
 """
 

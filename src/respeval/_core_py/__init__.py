@@ -11,7 +11,7 @@ from respeval._core_py.bleu import bleu_clipped_counts, mt_reference_rows, token
 from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
 from respeval._core_py.chrf import chrf_chars, chrf_words_ids
 from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
-from respeval._core_py.csvline import csv_plain_rows
+from respeval._core_py.csvline import csv_columns, csv_plain_rows
 from respeval._core_py.jsonl import jsonl_columns, jsonl_field_spans
 from respeval._core_py.rouge import (
     lsum_pair_stats,
@@ -41,6 +41,7 @@ __all__ = [
     "bleu_clipped_counts",
     "chrf_chars",
     "chrf_words_ids",
+    "csv_columns",
     "csv_plain_rows",
     "exact_sum_bins",
     "first_non_str",

@@ -63,3 +63,20 @@ def csv_plain_rows(lines: list, ncols: int) -> list[list[str] | None]:
             raise TypeError(f"line {k} is a {type(line).__name__}, expected bytes")
         out.append(_plain(line, ncols))
     return out
+
+
+def csv_columns(lines: list, ncols: int, indices: list) -> tuple[list[int], list[list[str]]]:
+    if ncols <= 0:
+        raise ValueError(f"ncols must be positive, got {ncols}")
+    for index in indices:
+        if not 0 <= index < ncols:
+            raise ValueError(f"field index {index} is outside 0..{ncols - 1}")
+    fallback: list[int] = []
+    columns: list[list[str]] = [[] for _ in indices]
+    for i, fields in enumerate(csv_plain_rows(lines, ncols)):
+        if fields is None:
+            fallback.append(i)
+            continue
+        for column, index in zip(columns, indices):
+            column.append(fields[index])
+    return fallback, columns

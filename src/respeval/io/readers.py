@@ -51,10 +51,10 @@ _TEXT_FIELD = "text"
 # Large read buffer: line iteration over a BufferedReader is C code, and fewer syscalls
 # matter when a corpus has millions of short lines.
 _BUFFER_SIZE = 1 << 20
+_HASH_LINES = 256  # lines joined per hasher.update
 # Python's csv module refuses fields over 131,072 characters by default: a limit of the
 # module, not of CSV.  A cell holds whatever the same row holds in JSONL.
 _CSV_FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
-_CSV_BLOCK = 4096  # CSV lines split natively per call
 
 
 @dataclass
@@ -288,13 +288,21 @@ def read_jsonl(path: PathLike, *, skip_blank: bool = True) -> Iterator[tuple[int
 # --------------------------------------------------------------------------- text / JSONL chunks
 
 
+def hash_lines(hasher: Any, lines: list[bytes]) -> None:
+    """Feed ``lines`` to ``hasher`` a few hundred at a time: one joined copy of a whole
+    chunk (tens of MB) is fresh memory every time, its page faults costing as much as
+    the hashing."""
+    for start in range(0, len(lines), _HASH_LINES):
+        hasher.update(b"".join(lines[start : start + _HASH_LINES]))
+
+
 def _line_batches(fh: IO[bytes], hasher: Any, sizes: Iterator[int]) -> Iterator[list[bytes]]:
     """Lists of raw lines (one per requested size), each hashed as one block."""
     for size in sizes:
         lines = list(islice(fh, size))
         if not lines:
             return
-        hasher.update(b"".join(lines))
+        hash_lines(hasher, lines)
         yield lines
 
 
@@ -468,13 +476,13 @@ def _select_columns(path: str, available: Sequence[str], fields: Sequence[str] |
     return list(fields)
 
 
-def _csv_splitter() -> Callable[[list, int], list[list[str] | None]] | None:
+def _csv_splitter() -> Callable[[list, int, list], tuple[list[int], list[list[str]]]] | None:
     """The native CSV line splitter, when the native core runs (the twin's is slower than
     the csv module)."""
     from respeval import _backend
 
     kernels = _backend.get()
-    return kernels.csv_plain_rows if _backend.name_of(kernels) == "native" else None
+    return kernels.csv_columns if _backend.name_of(kernels) == "native" else None
 
 
 class _CsvSource:
@@ -495,8 +503,10 @@ class _CsvSource:
     def bind(self, fields: _Fields) -> None:
         self.fields = fields
         self.indices = [self.header.index(name) for name in fields.names]
-        split = _csv_splitter()
-        self._records = self._parse() if split is None else self._parse_split(split)
+        # lines become records natively unless every record must also come whole, as a dict
+        self.columns_of = None if fields.whole else _csv_splitter()
+        self.line = self.reader.line_num  # the lines read so far: the header's
+        self._records = self._parse() if self.columns_of is None else None
 
     def _parse(self) -> Iterator[_Record]:
         reader, lines = self.reader, self.lines
@@ -527,45 +537,66 @@ class _CsvSource:
         # a CSV cell is a string: it fits every kind
         return first_line, ([row[i] for i in self.indices], dict(zip(header, row)) if self.fields.whole else None)
 
-    def _parse_split(self, split: Callable[[list, int], list[list[str] | None]]) -> Iterator[_Record]:
-        """The records of the rest of the file: a block of lines at a time, each line that
-        is certainly one whole record split natively (``csv_plain_rows``), every other
-        record read by the csv module from its first line on (a quoted field may take it
-        past the block), so its values and errors are the same as :meth:`_parse`'s.  Every
-        line is hashed as it is consumed, as there."""
-        header, fh, update = self.header, self.fh, self.hasher.update
-        number = self.reader.line_num  # the header's lines
-        whole, indices = self.fields.whole, self.indices
-        while block := list(islice(fh, _CSV_BLOCK)):
-            rows = split(block, len(header))
-            i = 0
-            while i < len(block):
-                row = rows[i]
-                if row is not None:
-                    number += 1
-                    update(block[i])
-                    yield number, ([row[j] for j in indices], dict(zip(header, row)) if whole else None)
-                    i += 1
-                    continue
-                lines = _CsvLines(chain(block[i:], fh), self.hasher, number + 1)
-                reader = csv_reader(lines)
-                try:
-                    parsed = next(reader)
-                except csv.Error as exc:
-                    raise InputError(f"{self.path}:{number + reader.line_num}: CSV parse error: {exc}") from exc
-                yield self._record(parsed, number + 1, lines)
-                number += reader.line_num
-                i += reader.line_num
-                if i > len(block):
-                    break  # the record went on past the block: the next block starts after it
+    def _split_chunk(self, row: int, size: int, on_error: str) -> Chunk | None:
+        """The next ``size`` records (fewer at the end of the file) as a chunk: ``size`` lines
+        split natively (``csv_columns``) when each is certainly one record; from the first
+        line that is not, the csv module reads the rest of the chunk's records (a quoted
+        field may take one past those lines), so values, line numbers and errors are the
+        same as :meth:`_parse`'s, and the digest covers exactly the chunk's lines, as there."""
+        assert self.columns_of is not None
+        block = list(islice(self.fh, size))
+        if not block:
+            return None
+        fallback, columns = self.columns_of(block, len(self.header), self.indices)
+        plain = fallback[0] if fallback else len(block)
+        hash_lines(self.hasher, block[:plain] if plain < len(block) else block)
+        first = self.line + 1
+        self.line += plain
+        if plain == len(block):
+            good = list(range(row, row + plain))
+            numbers = list(range(first, first + plain))
+            cols = dict(zip(self.fields.names, columns))
+            return Chunk(
+                row, numbers, cols, [], row + plain, good, self.hasher.hexdigest(), frozenset(self.fields.names)
+            )
+        batch: list[_Record] = [
+            (first + i, (list(values), None)) for i, values in enumerate(islice(zip(*columns), plain))
+        ]
+        lines = _CsvLines(chain(block[plain:], self.fh), self.hasher, self.line + 1)
+        reader = csv_reader(lines)
+        used = 0
+        for _ in range(size - plain):
+            try:
+                parsed = next(reader, None)
+            except csv.Error as exc:
+                raise InputError(f"{self.path}:{self.line + reader.line_num}: CSV parse error: {exc}") from exc
+            if parsed is None:
+                break
+            batch.append(self._record(parsed, self.line + used + 1, lines))
+            used = reader.line_num
+        self.line += used
+        return _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), frozenset(self.fields.names))
 
     def skip(self, rows: int, chunk_size: int) -> int:
-        assert self._records is not None
-        return sum(1 for _ in islice(self._records, rows))
+        if self.columns_of is None:
+            assert self._records is not None
+            return sum(1 for _ in islice(self._records, rows))
+        skipped = 0
+        for size in _skip_sizes(rows, chunk_size):
+            chunk = self._split_chunk(skipped, size, "record")
+            if chunk is None:
+                break
+            skipped = chunk.end_row
+        return skipped
 
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
-        assert self._records is not None
         row = start_row
+        if self.columns_of is not None:
+            while (chunk := self._split_chunk(row, chunk_size, on_error)) is not None:
+                yield chunk
+                row = chunk.end_row
+            return
+        assert self._records is not None
         text = frozenset(self.fields.names)
         while batch := list(islice(self._records, chunk_size)):
             yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), text)
