@@ -301,7 +301,7 @@ cdef extern from "trajectory.h":
     int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
                                int64_t k, uint64_t* hashes, int32_t* out) noexcept
     ctypedef struct rv_traj_memo:
-        pass
+        rv_traj_table raw
     uint64_t RV_TRAJ_MEMO_MISS
     int rv_traj_memo_init(rv_traj_memo* m) noexcept
     void rv_traj_memo_free(rv_traj_memo* m) noexcept
@@ -357,7 +357,14 @@ cdef extern from "trajectory_py.h":
         const char** name
         int64_t* name_n
         int64_t ncalls
+        rv_tbuf fp
+        int64_t* fp_start
+        int64_t* fp_end
+        uint64_t* fp_hash
+        uint64_t* memo
     void rv_tpy_free(rv_tpy* t)
+    int rv_tpy_memo_row(rv_tpy* t, object row, object name_key, object args_key, int args_required,
+                        const rv_traj_memo* memo, int max_depth, int64_t* misses)
     int rv_tpy_shape(rv_tpy* t, object row, object name_key, object args_key, int args_required)
     int rv_tpy_keys(rv_tpy* t, const uint8_t* keep, int64_t upto, int max_depth, int64_t* nan_counter)
 
@@ -871,6 +878,11 @@ cdef class CallTable:
     def n_names(self):
         return self.names_v.n
 
+    @property
+    def _memo_entries(self):
+        """Call texts and fingerprints the memo holds (for the tests)."""
+        return self.memo_v.raw.n
+
     def name(self, Py_ssize_t i):
         if i < 0 or i >= self.names_v.n:
             raise IndexError(f"name id {i} out of range for {self.names_v.n} names")
@@ -1052,15 +1064,29 @@ cdef class CallTable:
         return 1
 
     cdef int _dict_row(self, _TrajState* st, list traj, object name_key_o, object args_key_o, bint args_required,
-                       object name_fn) except -1:
+                       object name_fn, bint exact_keys) except -1:
         """A row of dicts read in C (trajectory_py.h): 1 done, 0 leave it to ``_py_row``.
-        In the twin's order: the normaliser is asked about each name in turn (a dropped
-        call's arguments are never read), the kept calls are canonicalised, then their
-        names and the calls are interned, the calls together."""
-        cdef int r = rv_tpy_shape(&st.tpy, traj, name_key_o, args_key_o, args_required)
-        cdef int64_t i, k = 0, ncalls, upto
-        cdef int32_t nid
-        cdef const uint8_t* keep = NULL
+        Calls the memo knows by their fingerprint take its ids.  The others go in the
+        twin's order: the normaliser is asked about each name in turn (a dropped call's
+        arguments are never read), the kept calls are canonicalised, then their names and
+        the calls are interned, the calls together, and remembered.  ``exact_keys``: the
+        two keys are exact str with their hashes computed (rv_tpy_memo_row needs them so)."""
+        cdef int64_t i, k = 0, ncalls, upto, misses = 0
+        cdef int32_t nid, cid
+        cdef uint64_t v
+        cdef uint8_t* keep
+        cdef int r = 0
+        if exact_keys:
+            r = rv_tpy_memo_row(&st.tpy, traj, name_key_o, args_key_o, args_required, &self.memo_v, _TRAJ_MAX_DEPTH,
+                                &misses)
+        if r == 0:
+            # not the common shape: rv_tpy_shape decides, and no call is taken from the memo
+            r = rv_tpy_shape(&st.tpy, traj, name_key_o, args_key_o, args_required)
+            if r == 1:
+                misses = st.tpy.ncalls
+                for i in range(misses):
+                    st.tpy.memo[i] = RV_TRAJ_MEMO_MISS
+                    st.tpy.fp_end[i] = -1
         if r < 0:
             raise MemoryError()
         if r == 0:
@@ -1068,12 +1094,24 @@ cdef class CallTable:
         ncalls = upto = st.tpy.ncalls
         if ncalls > st.batch_cap:
             _traj_batch_grow(st, ncalls)
-        failure = None
-        if name_fn is not None:
-            keep = st.call_keep
+        keep = st.call_keep
+        if misses == 0:
             for i in range(ncalls):
+                v = st.tpy.memo[i]
+                nid = rv_traj_memo_name(v)
+                if nid >= 0 and (rv_push_i32(&st.calls, rv_traj_memo_call(v)) != 0
+                                 or rv_push_i32(&st.names, nid) != 0):
+                    raise MemoryError()
+            return 1
+        failure = None
+        for i in range(ncalls):
+            keep[i] = st.tpy.memo[i] == RV_TRAJ_MEMO_MISS
+        if name_fn is not None:
+            for i in range(ncalls):
+                if not keep[i]:
+                    continue
                 try:
-                    st.call_keep[i] = self._keeps(st.tpy.name[i], st.tpy.name_n[i], name_fn)
+                    keep[i] = self._keeps(st.tpy.name[i], st.tpy.name_n[i], name_fn)
                 except BaseException as exc:
                     # the twin has read and interned the calls before this one: so do we
                     failure = exc
@@ -1085,7 +1123,9 @@ cdef class CallTable:
         if r == 0:
             return 0  # _py_row meets the same failure (or an earlier one) the twin's way
         for i in range(upto):
-            nid = self._name_bytes(st.tpy.name[i], st.tpy.name_n[i], name_fn) if keep == NULL or keep[i] else -1
+            nid = -1
+            if keep[i]:
+                nid = self._name_bytes(st.tpy.name[i], st.tpy.name_n[i], name_fn)
             st.call_names[i] = nid
             if nid >= 0:
                 memcpy(st.tpy.keys.d + st.tpy.start[i], &nid, 4)
@@ -1099,11 +1139,22 @@ cdef class CallTable:
             raise failure
         k = 0
         for i in range(ncalls):
-            nid = st.call_names[i]
-            if nid >= 0:
-                if rv_push_i32(&st.calls, st.batch_ids[k]) != 0 or rv_push_i32(&st.names, nid) != 0:
+            v = st.tpy.memo[i]
+            if v != RV_TRAJ_MEMO_MISS:
+                nid = rv_traj_memo_name(v)
+                cid = rv_traj_memo_call(v)
+            else:
+                nid = st.call_names[i]
+                cid = -1
+                if nid >= 0:
+                    cid = st.batch_ids[k]
+                    k += 1
+                if st.tpy.fp_end[i] >= 0 and rv_traj_memo_add(
+                        &self.memo_v, st.tpy.fp.d + st.tpy.fp_start[i], st.tpy.fp_end[i] - st.tpy.fp_start[i],
+                        st.tpy.fp_hash[i], rv_traj_memo_pack(nid, cid)) != 0:
                     raise MemoryError()
-                k += 1
+            if nid >= 0 and (rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0):
+                raise MemoryError()
         return 1
 
     cdef int _py_row(self, _TrajState* st, object traj, object name_key_o, object args_key_o, bint args_required,
@@ -1250,6 +1301,10 @@ cdef class CallTable:
         cdef bint done
         cdef bint string_mode = args_mode == "string"
         cdef bint fast = not string_mode and name_key != args_key
+        cdef bint exact_keys = type(name_key) is str and type(args_key) is str
+        if exact_keys:
+            hash(name_key)
+            hash(args_key)  # cached in the str, where rv_tpy_memo_row reads it
         cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
         cdef Py_ssize_t n = len(seq)
         for row in range(n):
@@ -1263,7 +1318,7 @@ cdef class CallTable:
                 if fast and PyUnicode_Check(traj):
                     done = self._json_row(st, traj, nk, ak, args_required, name_fn)
                 elif fast and PyList_CheckExact(traj):
-                    done = self._dict_row(st, traj, name_key, args_key, args_required, name_fn)
+                    done = self._dict_row(st, traj, name_key, args_key, args_required, name_fn, exact_keys)
                 else:
                     done = False
                 if not done:
@@ -1575,3 +1630,53 @@ def name_substitutions(const int32_t[::1] pred_names, const int64_t[::1] pred_of
         free(orow)
         free(oref)
         free(opred)
+
+
+cdef extern from "pydict.h":
+    int rv_dict_iter_agrees(object d)
+    void rv_dict_direct_off()
+    int rv_dict_direct()
+    ctypedef struct rv_dict_iter:
+        pass
+    void rv_dict_iter_init(rv_dict_iter* it, object d)
+    int rv_dict_iter_next(rv_dict_iter* it, PyObject** key, PyObject** value)
+
+
+def _dict_direct_reading():
+    """Whether dicts are read from their tables (cext/pydict.h) rather than by PyDict_Next."""
+    return bool(rv_dict_direct())
+
+
+def _dict_items(dict d):
+    """``d``'s items as the readers of dicts see them (for the tests: ``list(d.items())``)."""
+    cdef rv_dict_iter it
+    cdef PyObject* key
+    cdef PyObject* value
+    out = []
+    rv_dict_iter_init(&it, d)
+    while rv_dict_iter_next(&it, &key, &value):
+        out.append((<object>key, <object>value))
+    return out
+
+
+def _traj_dict_kinds():
+    """Dicts of every kind the readers meet, for the check below."""
+    class Instance:
+        pass
+
+    grown = {f"k{i}": i for i in range(300)}
+    del grown["k0"], grown["k150"]
+    mixed = {"a": 1, 2: "b", (3,): None, "d": 4.5}
+    del mixed[2]
+    obj = Instance()
+    obj.x, obj.y = 1, 2
+    return [{}, {"tool_name": "f", "tool_input": {"k": [1, "v"]}}, grown, mixed, {i: str(i) for i in range(100)},
+            obj.__dict__, dict.fromkeys("abcdefgh")]
+
+
+for _d in _traj_dict_kinds():
+    if not rv_dict_iter_agrees(_d):  # another interpreter's layout: read through PyDict_Next
+        rv_dict_direct_off()
+        break
+del _d
+

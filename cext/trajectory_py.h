@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pydict.h"
 #include "trajectory.h"
 
 typedef struct {
@@ -42,10 +43,16 @@ typedef struct {
     int64_t ncalls, cap;
     rv_tpy_member *members;  /* a stack of the objects being written, one frame per depth */
     int64_t nmembers, members_cap;
+    /* rv_tpy_memo_row's, per call: the fingerprint fp.d[fp_start[i] : fp_end[i]] (fp_end[i]
+     * < 0: none), its hash, and what the memo gave */
+    rv_tbuf fp;
+    int64_t *fp_start, *fp_end;
+    uint64_t *fp_hash, *memo;
 } rv_tpy;
 
 static inline void rv_tpy_free(rv_tpy *t) {
     free(t->keys.d); free(t->start); free(t->end); free((void *)t->name); free(t->name_n); free(t->args); free(t->members);
+    free(t->fp.d); free(t->fp_start); free(t->fp_end); free(t->fp_hash); free(t->memo);
     memset(t, 0, sizeof(*t));
 }
 
@@ -65,6 +72,10 @@ static int rv_tpy_reserve_calls(rv_tpy *t, int64_t n) {
     RV_TPY_GROW(t->name, const char *, cap);
     RV_TPY_GROW(t->name_n, int64_t, cap);
     RV_TPY_GROW(t->args, PyObject *, cap);
+    RV_TPY_GROW(t->fp_start, int64_t, cap);
+    RV_TPY_GROW(t->fp_end, int64_t, cap);
+    RV_TPY_GROW(t->fp_hash, uint64_t, cap);
+    RV_TPY_GROW(t->memo, uint64_t, cap);
     t->cap = cap;
     return 0;
 }
@@ -160,8 +171,9 @@ static inline int rv_tpy_member_less(const rv_tpy_member *a, const rv_tpy_member
 
 /* {"k":v,...} with keys in code point order (UTF-8 byte order is code point order). */
 static int rv_tpy_dict(rv_tpy *t, PyObject *v, int depth, int max_depth, int64_t *nan_counter) {
-    Py_ssize_t pos = 0, size = PyDict_GET_SIZE(v);
+    Py_ssize_t size = PyDict_GET_SIZE(v);
     PyObject *key, *value;
+    rv_dict_iter it;
     int64_t base = t->nmembers, i = 0;
     if (base + size > t->members_cap) {
         int64_t cap = t->members_cap ? t->members_cap : 64;
@@ -169,7 +181,8 @@ static int rv_tpy_dict(rv_tpy *t, PyObject *v, int depth, int max_depth, int64_t
         RV_TPY_GROW(t->members, rv_tpy_member, cap);
         t->members_cap = cap;
     }
-    while (PyDict_Next(v, &pos, &key, &value)) {
+    rv_dict_iter_init(&it, v);
+    while (rv_dict_iter_next(&it, &key, &value)) {
         rv_tpy_member m;
         if (!PyUnicode_CheckExact(key) || !rv_tpy_utf8(key, &m.utf8, &m.n)) return 0;
         m.value = value;
@@ -287,6 +300,250 @@ static int rv_tpy_keys(rv_tpy *t, const uint8_t *keep, int64_t upto, int max_dep
             return r;
         }
         t->end[i] = t->keys.n;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------
+ * The memo for calls read from Python objects.  Rows of dicts repeat calls as JSON text
+ * does (a task's reference in every trial, predictions that copy it), but as fresh
+ * objects: json.loads or the caller built each row anew.  So a call is remembered in the
+ * CallTable's memo (the JSON reader's) under its fingerprint: its name and arguments as
+ * they are in memory, in iteration order, each value tagged with its exact type, each
+ * string, list and dict with its length, each string's code units as Python stores them.
+ * The encoding is prefix-free, so equal fingerprints mean the same types and values key
+ * for key, in the same order, which canonicalise to the same key: a hit gives the ids a
+ * full read gives.  Arguments in another key order are another fingerprint (the memo
+ * maps both to the same ids): the fingerprint is written without sorting or quoting,
+ * which is what makes it cheaper than the key.  A fingerprint starts with a 0 byte,
+ * which no JSON call text does, so the two kinds of entries never meet.  A NaN has no
+ * fingerprint (each NaN is another call); whatever the full read refuses never reaches
+ * the memo, as only calls read in full are remembered.
+ */
+
+/* Room for n more bytes, and RV_TPY_FP_SLACK beyond them: 0, or -1 (no memory). */
+#define RV_TPY_FP_SLACK 16
+static inline int rv_tpy_fp_room(rv_tbuf *o, int64_t n) {
+    return (o->n + n + RV_TPY_FP_SLACK <= o->cap || rv_tbuf_reserve(o, n + RV_TPY_FP_SLACK) == 0) ? 0 : -1;
+}
+
+/* A tag and a count (room for 6 bytes assured): the count in one byte below 255, else
+ * 255 and four bytes. */
+static inline void rv_tpy_fp_count(rv_tbuf *o, char tag, uint32_t count) {
+    char *w = o->d + o->n;
+    w[0] = tag;
+    if (count < 255) {
+        w[1] = (char)count;
+        o->n += 2;
+    } else {
+        w[1] = (char)255;
+        memcpy(w + 2, &count, 4);
+        o->n += 6;
+    }
+}
+
+/* A str: its kind (1, 2 or 4 bytes a code unit), its length and its code units.  (One
+ * text stored in two kinds would only be two fingerprints for one call.) */
+static inline int rv_tpy_fp_str(rv_tbuf *o, PyObject *s) {
+    const void *data;
+    int64_t len, kind;
+    if (PyUnicode_IS_COMPACT_ASCII(s)) {
+        data = ((PyASCIIObject *)s) + 1;
+        len = ((PyASCIIObject *)s)->length;
+        kind = 1;
+    } else {
+#if PY_VERSION_HEX < 0x030C0000
+        if (!PyUnicode_IS_READY(s)) return 0;
+#endif
+        data = PyUnicode_DATA(s);
+        len = (int64_t)PyUnicode_GET_LENGTH(s);
+        kind = (int64_t)PyUnicode_KIND(s);
+    }
+    if (len > INT32_MAX) return 0;
+    if (rv_tpy_fp_room(o, 6 + len * kind) != 0) return -1;
+    rv_tpy_fp_count(o, (char)kind, (uint32_t)len);
+    rv_copy_short(o->d + o->n, (const char *)data, len * kind);
+    o->n += len * kind;
+    return 1;
+}
+
+static int rv_tpy_fp_value(rv_tbuf *o, PyObject *v, int depth, int max_depth);
+
+/* A value that is most often a str. */
+static inline int rv_tpy_fp_item(rv_tbuf *o, PyObject *v, int depth, int max_depth) {
+    return PyUnicode_CheckExact(v) ? rv_tpy_fp_str(o, v) : rv_tpy_fp_value(o, v, depth, max_depth);
+}
+
+/* 1 written, 0 no fingerprint, -1 no memory. */
+static int rv_tpy_fp_value(rv_tbuf *o, PyObject *v, int depth, int max_depth) {
+    PyTypeObject *tp = Py_TYPE(v);
+    if (tp == &PyUnicode_Type) return rv_tpy_fp_str(o, v);
+    if (rv_tpy_fp_room(o, 9) != 0) return -1;
+    char *w = o->d + o->n;
+    if (v == Py_None || v == Py_True || v == Py_False) {
+        w[0] = v == Py_None ? 'N' : v == Py_True ? 'T' : 'F';
+        o->n += 1;
+        return 1;
+    }
+    if (tp == &PyLong_Type) {
+        int overflow = 0;
+        long long ll = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (ll == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        w[0] = 'i';
+        memcpy(w + 1, &ll, 8);
+        o->n += 9;
+        return 1;
+    }
+    if (tp == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (d != d) return 0;
+        w[0] = 'f';
+        memcpy(w + 1, &d, 8);
+        o->n += 9;
+        return 1;
+    }
+    if (depth >= max_depth) return 0;
+    if (tp == &PyDict_Type) {
+        rv_dict_iter it;
+        PyObject *key, *value;
+        Py_ssize_t n = PyDict_GET_SIZE(v);
+        if (n > INT32_MAX) return 0;
+        rv_tpy_fp_count(o, '{', (uint32_t)n);
+        rv_dict_iter_init(&it, v);
+        while (rv_dict_iter_next(&it, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) return 0;
+            int r = rv_tpy_fp_str(o, key);
+            if (r == 1) r = rv_tpy_fp_item(o, value, depth + 1, max_depth);
+            if (r != 1) return r;
+        }
+        return 1;
+    }
+    if (tp == &PyList_Type || tp == &PyTuple_Type) {
+        /* lists and tuples canonicalise alike */
+        PyObject **items = tp == &PyList_Type ? ((PyListObject *)v)->ob_item : ((PyTupleObject *)v)->ob_item;
+        Py_ssize_t n = Py_SIZE(v);
+        if (n > INT32_MAX) return 0;
+        rv_tpy_fp_count(o, '[', (uint32_t)n);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int r = rv_tpy_fp_item(o, items[i], depth + 1, max_depth);
+            if (r != 1) return r;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* The hash of a fingerprint fp[0:n] (RV_TPY_FP_SLACK readable bytes after it): the JSON
+ * memo's folding, its last block read in place and masked rather than copied. */
+static inline uint64_t rv_tpy_fp_hash(const char *s, int64_t len) {
+    uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B, lo, hi;
+    int64_t k = 0;
+    for (; k + 16 <= len; k += 16) {
+        memcpy(&lo, s + k, 8);
+        memcpy(&hi, s + k + 8, 8);
+        rv_tj_fold(&a, &b, lo, hi);
+    }
+    int64_t rest = len - k;
+    if (rest) {
+        memcpy(&lo, s + k, 8);
+        memcpy(&hi, s + k + 8, 8);
+        if (rest < 8) {
+            lo &= (~0ULL) >> (64 - 8 * rest);
+            hi = 0;
+        } else if (rest < 16) {
+            hi &= rest == 8 ? 0 : (~0ULL) >> (128 - 8 * rest);
+        }
+        rv_tj_fold(&a, &b, lo, hi);
+    }
+    return rv_tj_fold_end(a, b, len);
+}
+
+/* Whether str key (a dict's key: its hash is cached) is the str `want` (hash `want_hash`). */
+static inline int rv_tpy_key_is(PyObject *key, PyObject *want, Py_hash_t want_hash) {
+    if (key == want) return 1;
+    if (((PyASCIIObject *)key)->hash != want_hash) return 0;
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(key)) return 0;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(key);
+    return n == PyUnicode_GET_LENGTH(want) && PyUnicode_KIND(key) == PyUnicode_KIND(want) &&
+           memcmp(PyUnicode_DATA(key), PyUnicode_DATA(want), (size_t)(n * PyUnicode_KIND(want))) == 0;
+}
+
+/* One row, as rv_tpy_shape reads it, and what the memo knows of its calls.  The row's
+ * shape, read in one pass over each call's entries (so without a lookup per key, which
+ * is what PyDict_GetItem would cost): 0 if it is not the common one (a call that is not
+ * an exact dict with exact str keys, an exact str name, and arguments that are an exact
+ * dict, None or absent when allowed): rv_tpy_shape then decides.  Then each call's
+ * fingerprint (a 0 byte, the name's UTF-8, the arguments or 'A' if absent) and its hash,
+ * its memo slot prefetched, and what the memo gives for it (t->memo[i];
+ * RV_TRAJ_MEMO_MISS, with fp_end[i] = -1 if the call has no fingerprint).
+ * name_key and args_key are exact str with their hashes computed.  1, or -1 (no memory). */
+static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObject *args_key, int args_required,
+                           const rv_traj_memo *memo, int max_depth, int64_t *misses) {
+    const rv_traj_table *m = &memo->raw;
+    uint64_t mask = (uint64_t)m->nslots - 1;
+    Py_hash_t name_hash = ((PyASCIIObject *)name_key)->hash, args_hash = ((PyASCIIObject *)args_key)->hash;
+    Py_ssize_t n = PyList_GET_SIZE(row);
+    PyObject *name_seen = NULL, *args_seen = NULL;  /* key objects met in this row */
+    t->ncalls = 0;
+    if (n > INT32_MAX) return 0;
+    if (rv_tpy_reserve_calls(t, n) != 0) return -1;
+    t->fp.n = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *call = PyList_GET_ITEM(row, i), *key, *value, *name = NULL, *args = NULL;
+        rv_dict_iter it;
+        if (!PyDict_CheckExact(call)) return 0;
+        rv_dict_iter_init(&it, call);
+        while (rv_dict_iter_next(&it, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) return 0;
+            /* json.loads gives a row's calls the same key objects: compared once a row */
+            if (key == name_seen || (key != args_seen && rv_tpy_key_is(key, name_key, name_hash))) {
+                name = value;
+                name_seen = key;
+            } else if (key == args_seen || rv_tpy_key_is(key, args_key, args_hash)) {
+                args = value;
+                args_seen = key;
+            }
+        }
+        if (!name || !PyUnicode_CheckExact(name) || !rv_tpy_utf8(name, &t->name[i], &t->name_n[i])) return 0;
+        if (args ? args != Py_None && !PyDict_CheckExact(args) : args_required) return 0;
+        t->args[i] = args;
+        int64_t at = t->fp.n;
+        if (t->name_n[i] > INT32_MAX || rv_tpy_fp_room(&t->fp, 8 + t->name_n[i]) != 0) return -1;
+        rv_tpy_fp_count(&t->fp, 0, (uint32_t)t->name_n[i]);
+        rv_copy_short(t->fp.d + t->fp.n, t->name[i], t->name_n[i]);
+        t->fp.n += t->name_n[i];
+        int r = 1;
+        if (!args) {
+            t->fp.d[t->fp.n++] = 'A';
+        } else {
+            r = rv_tpy_fp_value(&t->fp, args, 0, max_depth);
+        }
+        if (r < 0) return -1;
+        t->fp_start[i] = at;
+        if (r == 0) {
+            t->fp.n = at;
+            t->fp_end[i] = -1;
+            continue;
+        }
+        t->fp_end[i] = t->fp.n;
+        t->fp_hash[i] = rv_tpy_fp_hash(t->fp.d + at, t->fp.n - at);
+#if defined(__GNUC__)
+        __builtin_prefetch(&m->slots[t->fp_hash[i] & mask]);
+#endif
+    }
+    t->ncalls = n;
+    *misses = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = RV_TRAJ_MEMO_MISS;
+        if (t->fp_end[i] >= 0)
+            v = rv_traj_memo_find(memo, t->fp.d + t->fp_start[i], t->fp_end[i] - t->fp_start[i], t->fp_hash[i]);
+        t->memo[i] = v;
+        *misses += v == RV_TRAJ_MEMO_MISS;
     }
     return 1;
 }

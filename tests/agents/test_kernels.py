@@ -300,3 +300,142 @@ def test_a_failing_name_normaliser_leaves_the_table_as_the_twin_does():
         got.append((calls, names, offsets, [row for row, _ in errors], table.names(), len(table)))
     assert got[0] == got[1]
     assert got[0][4] == ["A", "B", "C"]
+
+
+# The dict memo (cext/trajectory_py.h): a call read from Python objects is remembered under
+# its fingerprint, so calls that come again, as new objects, take the remembered ids.  The
+# pool holds calls that are equal as objects but written differently (key order, 1 / 1.0 /
+# True, -0.0 / 0.0, list / tuple), strings of every storage kind and of lengths past a
+# one-byte count, the cases the memo must never answer (NaN, lone surrogates, subclasses,
+# big integers, nesting too deep), and call dicts of unusual shape (extra keys, keys in
+# another order, a non-str key).
+_LONG = "x" * 300
+_MEMO_POOL = [
+    {"tool_name": "f", "tool_input": {"a": 1}},
+    {"tool_name": "f", "tool_input": {"a": 1.0}},
+    {"tool_name": "f", "tool_input": {"a": True}},
+    {"tool_name": "f", "tool_input": {"a": 1, "b": [2, "c"]}},
+    {"tool_name": "f", "tool_input": {"b": [2, "c"], "a": 1}},
+    {"tool_name": "f", "tool_input": {"b": (2, "c"), "a": 1}},
+    {"tool_name": "f", "tool_input": {"a": -0.0}},
+    {"tool_name": "f", "tool_input": {"a": 0.0}},
+    {"tool_name": "f", "tool_input": {"a": 0}},
+    {"tool_name": "f", "tool_input": {"a": 0.5}},
+    {"tool_name": "f", "tool_input": {"a": -1}},
+    {"tool_name": "f", "tool_input": {"a": math.nan}},
+    {"tool_name": "f", "tool_input": {"a": 2**70}},
+    {"tool_name": "f", "tool_input": {"a": "é"}},
+    {"tool_name": "f", "tool_input": {"a": "€"}},
+    {"tool_name": "f", "tool_input": {"a": "😀"}},
+    {"tool_name": "f", "tool_input": {"a": "\ud800"}},
+    {"tool_name": "f", "tool_input": {"é": "a"}},
+    {"tool_name": "f", "tool_input": {"a": "ĩ"}},
+    {"tool_name": "f", "tool_input": {"a": ")\x01"}},
+    {"tool_name": "f", "tool_input": {"a": "1"}},
+    {"tool_name": "f", "tool_input": {"a": ["1"]}},
+    {"tool_name": "f", "tool_input": {"a": [[]]}},
+    {"tool_name": "f", "tool_input": {"a": [{}]}},
+    {"tool_name": "f", "tool_input": {"a": _LONG}},
+    {"tool_name": "f", "tool_input": {_LONG: "a"}},
+    {"tool_name": "f", "tool_input": {f"k{i}": i for i in range(300)}},
+    {"tool_name": "f", "tool_input": {"a": list(range(300))}},
+    {"tool_name": "f", "tool_input": {"a": [1, [2, {"c": None, "d": [False]}]]}},
+    {"tool_name": "f", "tool_input": {"a": _Str("s")}},
+    {"tool_name": "f", "tool_input": {"a": _Float(0.5)}},
+    {"tool_name": "f", "tool_input": _nested(99)},
+    {"tool_name": "f", "tool_input": _nested(101)},
+    {"tool_name": "f", "tool_input": {}},
+    {"tool_name": "f", "tool_input": None},
+    {"tool_name": "f"},
+    {"tool_name": "g", "tool_input": {"a": 1}},
+    {"tool_name": "fa", "tool_input": {"a": 1}},
+    {"tool_name": "fb", "tool_input": {"a": 1}},
+    {"tool_name": "ünï", "tool_input": {"a": 1}},
+    {"tool_name": _LONG, "tool_input": {"a": 1}},
+    {"tool_name": "drop", "tool_input": {"a": math.nan}},
+    {"tool_input": {"a": 1}, "tool_name": "f"},
+    {"tool_name": "f", "tool_input": {"a": 1}, "extra": [1, 2]},
+    {1: "x", "tool_name": "f", "tool_input": {"a": 1}},
+]
+
+
+def _memo_rows(draw_rows, fresh):
+    """Rows of pool calls; `fresh` rows rebuild their calls as new objects, as json.loads would."""
+    import copy
+
+    return [[copy.deepcopy(_MEMO_POOL[i]) if f else _MEMO_POOL[i] for i in row] for row, f in zip(draw_rows, fresh)]
+
+
+_pool_row = st.lists(st.integers(0, len(_MEMO_POOL) - 1), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(_pool_row, _pool_row), max_size=10),
+    fresh=st.lists(st.booleans(), min_size=10, max_size=10),
+    required=st.booleans(),
+    normalise=st.booleans(),
+)
+def test_calls_the_memo_remembers_take_the_ids_a_full_read_gives(pairs, fresh, required, normalise):
+    """Every row, every id, every error and the table's contents (NaN counters included)
+    equal the twin's, whatever mix of remembered, new and unrememberable calls a row has."""
+
+    def fn(name):
+        return None if name == "drop" else name.upper()
+
+    kw = {"args_required": required, "name_fn": fn if normalise else None}
+    p, r = _memo_rows([a for a, _ in pairs], fresh), _memo_rows([b for _, b in pairs], fresh[::-1])
+    assert _run(core, p, r, **kw) == _run(twin, p, r, **kw)
+
+
+def test_the_memo_answers_calls_that_come_again_as_new_objects():
+    """Calls met again (new objects, equal content) take the memo's ids without adding to
+    it; calls it must not answer (NaN, lone surrogates, subclasses, big integers) are never
+    remembered."""
+    import copy
+
+    table = core.CallTable()
+    rows = [[_MEMO_POOL[i] for i in (0, 1, 2, 3, 4, 13, 14, 15, 24, 26, 28)]]
+    first = table.intern(rows)[0]
+    remembered = table._memo_entries
+    assert remembered == 11  # one fingerprint per call object: equal calls, distinct forms
+    assert len(table) == 8  # 1, 1.0 and True are one call; so are both key orders
+    again = table.intern(copy.deepcopy(rows))[0]
+    assert again == first and table._memo_entries == remembered
+    unrememberable = [[_MEMO_POOL[i] for i in (11, 12, 16, 29, 30)]]
+    table.intern(unrememberable)
+    table.intern(copy.deepcopy(unrememberable))
+    assert table._memo_entries == remembered
+
+
+def test_dicts_are_read_from_their_tables_as_pydict_next_reads_them():
+    """cext/pydict.h reads an exact dict's entries from its table on CPython 3.11 (and
+    checks itself on dicts of every kind when the module loads); elsewhere PyDict_Next.
+    Either way its items are exactly ``dict.items()``, in order, object for object."""
+    import random
+    import sys
+
+    if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
+        assert core._dict_direct_reading()
+
+    class Instance:
+        pass
+
+    rng = random.Random(5)
+    dicts = []
+    for size in (0, 1, 2, 5, 6, 11, 50, 300):
+        for keys in ("str", "mixed"):
+            d = {}
+            for i in range(size):
+                d[f"k{i}" if keys == "str" or i % 3 else (i, "t") if i % 2 else i] = [i] if i % 4 else i
+            for k in rng.sample(list(d), size // 3):
+                del d[k]
+            d.update({"late": 1} if size else {})
+            dicts.append(d)
+    obj = Instance()
+    obj.a, obj.b = 1, 2
+    dicts.append(obj.__dict__)  # a split table: PyDict_Next
+    for d in dicts:
+        got = core._dict_items(d)
+        assert len(got) == len(d)
+        assert all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(got, d.items()))
