@@ -439,3 +439,21 @@ def test_dicts_are_read_from_their_tables_as_pydict_next_reads_them():
         got = core._dict_items(d)
         assert len(got) == len(d)
         assert all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(got, d.items()))
+
+
+def test_a_struct_naming_a_field_twice_is_refused_whole_by_both():
+    """A column whose arguments' struct has two fields named 'a' has no JSON reading: both
+    implementations refuse it whole with the same error, naming where the name repeats."""
+    pa = pytest.importorskip("pyarrow")
+    args = pa.StructArray.from_arrays(
+        [pa.array([1, 2]), pa.array(["x", "y"])], fields=[pa.field("a", pa.int64()), pa.field("a", pa.string())]
+    )
+    calls = pa.StructArray.from_arrays([pa.array(["f", "g"]), args], names=["tool_name", "tool_input"])
+    column = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), calls)
+    messages = []
+    for mod in (core, twin):
+        with pytest.raises(ValueError) as info:
+            mod.CallTable().intern(column)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "struct at [].tool_input has two fields named 'a'" in messages[0]

@@ -232,3 +232,18 @@ def test_score_table_stops_at_a_row_a_family_refuses(tmp_path):
         respeval.score_table(table, metrics=["json_overlap"], bootstrap=0)
     rows, summary = respeval.score_table(table.slice(0, 1), metrics=["json_overlap"], bootstrap=0)
     assert rows.column("json_overlap").to_pylist() == [1.0] and summary.rows_scored == 1
+
+
+def test_score_table_refuses_a_struct_naming_a_field_twice(tmp_path):
+    """The in-memory path names the table, the column and the repeated field, as the
+    Parquet reader does (pyarrow alone says only "duplicate field names")."""
+    from respeval.io import InputError
+
+    args = pa.StructArray.from_arrays(
+        [pa.array([1]), pa.array(["x"])], fields=[pa.field("a", pa.int64()), pa.field("a", pa.string())]
+    )
+    calls = pa.StructArray.from_arrays([pa.array(["f"]), args], names=["tool_name", "tool_input"])
+    column = pa.ListArray.from_arrays(pa.array([0, 1], pa.int32()), calls)
+    table = pa.table({"response": column, "reference": column})
+    with pytest.raises(InputError, match=r"table: column 'response' cannot be read: its struct at \[\]\.tool_input"):
+        respeval.score_table(table, metrics=["trajectory_exact_match"], bootstrap=0)

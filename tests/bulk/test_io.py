@@ -662,3 +662,45 @@ def test_csv_lines_split_natively_read_as_the_csv_module_reads_them(
     assert chunks(True, start_row=4) == chunks(False, start_row=4)
     if _core_available():
         assert readers._csv_splitter() is not None
+
+
+def _struct_with_a_repeated_field() -> pa.Array:
+    """list<struct<tool_name, tool_input: struct<a: int64, a: string>>>: two fields named 'a'."""
+    args = pa.StructArray.from_arrays(
+        [pa.array([1, 2]), pa.array(["x", "y"])], fields=[pa.field("a", pa.int64()), pa.field("a", pa.string())]
+    )
+    calls = pa.StructArray.from_arrays([pa.array(["f", "g"]), args], names=["tool_name", "tool_input"])
+    return pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), calls)
+
+
+def test_a_struct_naming_a_field_twice_is_refused_naming_the_file_column_and_field(tmp_path: Path) -> None:
+    """pyarrow cannot turn such a struct into dicts (and JSON cannot hold a key twice): the
+    reader refuses the column before reading any data, saying where the repeated name is
+    and what to do, instead of pyarrow's bare "duplicate field names" from the first chunk."""
+    table = pa.table({"id": ["r0", "r1"], "p": _struct_with_a_repeated_field(), "q": ["x", "y"]})
+    path = write_parquet(tmp_path / "dup.parquet", table)
+    want = (
+        f"{path}: column 'p' cannot be read: its struct at [].tool_input has two fields named 'a', "
+        "and a JSON object cannot hold a key twice; rename one of them where the file is written, "
+        "then read it again"
+    )
+    for kw in ({"raw_fields": ["p"]}, {"raw_fields": ["p"], "raw_as_json_text": True}):
+        with pytest.raises(InputError) as info:
+            list(read_columns(path, ["p"], **kw))
+        assert str(info.value) == want
+    with pytest.raises(InputError, match="column 'p' cannot be read"):
+        list(read_columns(path, ["q"], whole_records=True))  # a whole record holds every column
+    (chunk,) = read_columns(path, ["q"])  # the other columns still read
+    assert chunk.columns == {"q": ["x", "y"]}
+
+
+def test_repeated_field_finds_the_name_at_any_depth() -> None:
+    from respeval.io.nested import repeated_field
+
+    twice = pa.struct([pa.field("k", pa.int8()), pa.field("k", pa.int8())])
+    assert repeated_field(twice) == ("(top level)", "k")
+    assert repeated_field(pa.list_(pa.struct([pa.field("o", twice)]))) == ("[].o", "k")
+    assert repeated_field(pa.large_list(pa.list_(twice))) == ("[][]", "k")
+    assert repeated_field(pa.map_(pa.string(), twice)) == ("{}", "k")
+    assert repeated_field(pa.struct([pa.field("k", pa.int8()), pa.field("j", pa.list_(pa.int8()))])) is None
+    assert repeated_field(pa.string()) is None

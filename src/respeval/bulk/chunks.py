@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from respeval.io import Chunk, InputError, RowError, input_format
-from respeval.io.nested import raw_values
+from respeval.io.nested import describe_repeated_field, raw_values
 from respeval.io.readers import KEY, RAW, TEXT, TEXT_LIST, convert_value
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
@@ -164,6 +164,9 @@ def table_chunk(table: Any, inputs: Inputs, source: str, record_offset: int = 0)
     for name in fields:
         column = table.column(name)
         kind = kinds.get(name, TEXT)
+        problem = describe_repeated_field(column.type)
+        if problem is not None:
+            raise InputError(f"{source}: column {name!r} cannot be read: {problem}")
         # nested values as the JSON they were written from (struct nulls that Arrow added)
         values = raw_values(column, options.get("raw_as_json_text", False)) if kind == RAW else column.to_pylist()
         is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)

@@ -14,12 +14,55 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["json_values", "raw_values"]
+__all__ = ["describe_repeated_field", "json_values", "raw_values", "repeated_field"]
+
+
+def repeated_field(typ: Any, where: str = "") -> tuple[str, str] | None:
+    """The first struct field name that a struct inside Arrow type ``typ`` holds twice, as
+    (where the struct is, the name), e.g. ``("[].tool_input", "a")``; None if there is none.
+    Such values have no JSON form (an object's keys are unique) and pyarrow refuses to turn
+    them into dicts."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(typ):
+        seen: set[str] = set()
+        for i in range(typ.num_fields):
+            name = typ.field(i).name
+            if name in seen:
+                return where or "(top level)", name
+            seen.add(name)
+        for i in range(typ.num_fields):
+            found = repeated_field(typ.field(i).type, f"{where}.{typ.field(i).name}")
+            if found:
+                return found
+    elif pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return repeated_field(typ.value_type, f"{where}[]")
+    elif pa.types.is_map(typ):
+        return repeated_field(typ.key_type, f"{where}{{key}}") or repeated_field(typ.item_type, f"{where}{{}}")
+    elif pa.types.is_dictionary(typ):
+        return repeated_field(typ.value_type, where)
+    return None
+
+
+def describe_repeated_field(typ: Any) -> str | None:
+    """Why a column of Arrow type ``typ`` cannot be read as JSON values, or None."""
+    found = repeated_field(typ)
+    if found is None:
+        return None
+    where, name = found
+    return (
+        f"its struct at {where} has two fields named {name!r}, and a JSON object cannot hold a key twice; "
+        "rename one of them where the file is written, then read it again"
+    )
 
 
 def json_values(column: Any) -> list[Any]:
     """The Python values of an Arrow Array or ChunkedArray (``to_pylist``), the null fields
-    of objects inside a list of records dropped (see the module docstring)."""
+    of objects inside a list of records dropped (see the module docstring).  A struct with
+    two fields of one name raises ValueError (:func:`describe_repeated_field`)."""
+    problem = describe_repeated_field(column.type)
+    if problem is not None:
+        raise ValueError(f"this Arrow column ({column.type}) cannot be read: {problem}")
     rows = column.to_pylist()
     return [_drop_null_fields(r) for r in rows] if _records_with_objects(column.type) else rows
 

@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 from respeval.io.errors import ON_ERROR, InputError, RowError
 from respeval.io.files import describe_os_error, is_regular
 from respeval.io.formats import READ_FORMATS, resolve_format
-from respeval.io.nested import raw_values
+from respeval.io.nested import describe_repeated_field, raw_values
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pyarrow as pa
@@ -676,6 +676,10 @@ class _ParquetSource:
     def bind(self, fields: _Fields) -> None:
         self.fields = fields
         wanted = set(self.pf.schema_arrow.names) if fields.whole else set(fields.names)
+        for name in wanted:
+            problem = describe_repeated_field(self.pf.schema_arrow.field(name).type)
+            if problem is not None:
+                raise InputError(f"{self.path}: column {name!r} cannot be read: {problem}")
         meta = self.pf.metadata
         # the leaf columns (nested columns have several) of the selected fields
         self._leaves = [i for i in range(meta.num_columns) if meta.schema.column(i).path.split(".")[0] in wanted]

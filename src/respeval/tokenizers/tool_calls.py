@@ -106,8 +106,14 @@ def arrow_rows(values: Any) -> list[Any]:
 
 def check_arrow(values: Any) -> None:
     """Raise ValueError if an Arrow array's buffers do not hold what its type says (offsets
-    out of range and the like: a broken writer, or a cast that went wrong); such a column
-    is refused whole, before any of it is read."""
+    out of range and the like: a broken writer, or a cast that went wrong), or if a struct
+    in its type names a field twice (no JSON object can hold that); such a column is
+    refused whole, before any of it is read."""
+    from respeval.io.nested import describe_repeated_field
+
+    problem = describe_repeated_field(values.type)
+    if problem is not None:
+        raise ValueError(f"this Arrow column ({values.type}) cannot be read: {problem}")
     chunks = values.chunks if hasattr(values, "chunks") else [values]
     for chunk in chunks:
         try:
