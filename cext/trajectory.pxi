@@ -363,6 +363,7 @@ cdef extern from "trajectory_py.h":
         uint64_t* fp_hash
         uint64_t* memo
     void rv_tpy_free(rv_tpy* t)
+    void rv_tpy_hold(rv_tpy* t, int hold)
     int rv_tpy_memo_row(rv_tpy* t, object row, object name_key, object args_key, int args_required,
                         const rv_traj_memo* memo, int max_depth, int64_t* misses)
     int rv_tpy_shape(rv_tpy* t, object row, object name_key, object args_key, int args_required)
@@ -854,6 +855,7 @@ cdef class CallTable:
     cdef int64_t nan_counter
     cdef rv_traj_memo memo_v  # JSON call texts already read (trajectory.h)
     cdef tuple memo_options   # the reading options the memo's answers hold for
+    cdef int64_t normaliser_calls  # times name_fn has run (_mapped)
 
     def __cinit__(self):
         if (rv_traj_table_init(&self.names_v) != 0 or rv_traj_table_init_spare(&self.calls_v) != 0
@@ -925,6 +927,7 @@ cdef class CallTable:
         cache = self.name_cache
         if name in cache:
             return cache[name]
+        self.normaliser_calls += 1
         mapped = name_fn(name)
         if mapped is not None and not PyUnicode_Check(mapped):
             raise _TrajBadRow()
@@ -1066,15 +1069,12 @@ cdef class CallTable:
     cdef int _dict_row(self, _TrajState* st, list traj, object name_key_o, object args_key_o, bint args_required,
                        object name_fn, bint exact_keys) except -1:
         """A row of dicts read in C (trajectory_py.h): 1 done, 0 leave it to ``_py_row``.
-        Calls the memo knows by their fingerprint take its ids.  The others go in the
-        twin's order: the normaliser is asked about each name in turn (a dropped call's
-        arguments are never read), the kept calls are canonicalised, then their names and
-        the calls are interned, the calls together, and remembered.  ``exact_keys``: the
-        two keys are exact str with their hashes computed (rv_tpy_memo_row needs them so)."""
-        cdef int64_t i, k = 0, ncalls, upto, misses = 0
-        cdef int32_t nid, cid
+        Calls the memo knows by their fingerprint take its ids; the others go through
+        ``_dict_misses``.  ``exact_keys``: the two keys are exact str with their hashes
+        computed (rv_tpy_memo_row needs them so)."""
+        cdef int64_t i, ncalls, misses = 0
+        cdef int32_t nid
         cdef uint64_t v
-        cdef uint8_t* keep
         cdef int r = 0
         if exact_keys:
             r = rv_tpy_memo_row(&st.tpy, traj, name_key_o, args_key_o, args_required, &self.memo_v, _TRAJ_MAX_DEPTH,
@@ -1091,10 +1091,9 @@ cdef class CallTable:
             raise MemoryError()
         if r == 0:
             return 0
-        ncalls = upto = st.tpy.ncalls
+        ncalls = st.tpy.ncalls
         if ncalls > st.batch_cap:
             _traj_batch_grow(st, ncalls)
-        keep = st.call_keep
         if misses == 0:
             for i in range(ncalls):
                 v = st.tpy.memo[i]
@@ -1103,6 +1102,29 @@ cdef class CallTable:
                                  or rv_push_i32(&st.names, nid) != 0):
                     raise MemoryError()
             return 1
+        if name_fn is None:
+            return self._dict_misses(st, name_fn, 0)
+        # the normaliser is Python code, and runs while the row's pointers are held: keep
+        # the objects they point into alive, whatever it does to the row
+        rv_tpy_hold(&st.tpy, 1)
+        try:
+            return self._dict_misses(st, name_fn, self.normaliser_calls)
+        finally:
+            rv_tpy_hold(&st.tpy, 0)
+
+    cdef int _dict_misses(self, _TrajState* st, object name_fn, int64_t asked) except -1:
+        """``_dict_row`` for a row with calls the memo does not know, in the twin's order:
+        the normaliser is asked about each name in turn (a dropped call's arguments are
+        never read), the kept calls are canonicalised, then their names and the calls are
+        interned, the calls together, and remembered.  ``asked``: how many times the
+        normaliser had run before this row; if it runs for this row, the row's calls are
+        not remembered (it may have changed them since their fingerprints were taken; a
+        later row remembers them)."""
+        cdef int64_t i, k = 0, ncalls = st.tpy.ncalls, upto = st.tpy.ncalls
+        cdef int32_t nid, cid
+        cdef uint64_t v
+        cdef uint8_t* keep = st.call_keep
+        cdef int r
         failure = None
         for i in range(ncalls):
             keep[i] = st.tpy.memo[i] == RV_TRAJ_MEMO_MISS
@@ -1137,6 +1159,7 @@ cdef class CallTable:
             raise MemoryError("too many distinct tool calls")
         if failure is not None:
             raise failure
+        remember = self.normaliser_calls == asked
         k = 0
         for i in range(ncalls):
             v = st.tpy.memo[i]
@@ -1149,7 +1172,7 @@ cdef class CallTable:
                 if nid >= 0:
                     cid = st.batch_ids[k]
                     k += 1
-                if st.tpy.fp_end[i] >= 0 and rv_traj_memo_add(
+                if remember and st.tpy.fp_end[i] >= 0 and rv_traj_memo_add(
                         &self.memo_v, st.tpy.fp.d + st.tpy.fp_start[i], st.tpy.fp_end[i] - st.tpy.fp_start[i],
                         st.tpy.fp_hash[i], rv_traj_memo_pack(nid, cid)) != 0:
                     raise MemoryError()

@@ -15,7 +15,9 @@
  * counter is put back).
  *
  * No Python code runs while a row is read (no __eq__, __hash__ or __repr__ of a user
- * type: those types are refused), so the borrowed references stay valid throughout. */
+ * type: those types are refused), so the borrowed references stay valid throughout;
+ * the one exception, the caller's name normaliser between a row's shape and its keys,
+ * runs while the caller holds the row's names and arguments (rv_tpy_hold). */
 #ifndef RESPEVAL_TRAJECTORY_PY_H
 #define RESPEVAL_TRAJECTORY_PY_H
 
@@ -40,6 +42,7 @@ typedef struct {
     const char **name;     /* call i's name, UTF-8 of the str object (borrowed) */
     int64_t *name_n;
     PyObject **args;       /* call i's arguments (borrowed; NULL: absent) */
+    PyObject **name_obj;   /* call i's name (borrowed) */
     int64_t ncalls, cap;
     rv_tpy_member *members;  /* a stack of the objects being written, one frame per depth */
     int64_t nmembers, members_cap;
@@ -52,6 +55,7 @@ typedef struct {
 
 static inline void rv_tpy_free(rv_tpy *t) {
     free(t->keys.d); free(t->start); free(t->end); free((void *)t->name); free(t->name_n); free(t->args); free(t->members);
+    free(t->name_obj);
     free(t->fp.d); free(t->fp_start); free(t->fp_end); free(t->fp_hash); free(t->memo);
     memset(t, 0, sizeof(*t));
 }
@@ -72,6 +76,7 @@ static int rv_tpy_reserve_calls(rv_tpy *t, int64_t n) {
     RV_TPY_GROW(t->name, const char *, cap);
     RV_TPY_GROW(t->name_n, int64_t, cap);
     RV_TPY_GROW(t->args, PyObject *, cap);
+    RV_TPY_GROW(t->name_obj, PyObject *, cap);
     RV_TPY_GROW(t->fp_start, int64_t, cap);
     RV_TPY_GROW(t->fp_end, int64_t, cap);
     RV_TPY_GROW(t->fp_hash, uint64_t, cap);
@@ -263,6 +268,7 @@ static int rv_tpy_shape(rv_tpy *t, PyObject *row, PyObject *name_key, PyObject *
         PyObject *call = PyList_GET_ITEM(row, i), *name, *args;
         if (!PyDict_CheckExact(call)) return 0;
         name = PyDict_GetItemWithError(call, name_key);
+        t->name_obj[i] = name;
         if (!name || !PyUnicode_CheckExact(name) || !rv_tpy_utf8(name, &t->name[i], &t->name_n[i])) {
             PyErr_Clear();
             return 0;
@@ -302,6 +308,22 @@ static int rv_tpy_keys(rv_tpy *t, const uint8_t *keep, int64_t upto, int max_dep
         t->end[i] = t->keys.n;
     }
     return 1;
+}
+
+/* Takes (hold 1) or gives back (hold 0) a reference to each call's name and arguments:
+ * the caller holds them while the name normaliser, Python code, runs between the row's
+ * shape and its keys, so that a normaliser that changes the row cannot free what the
+ * pointers read. */
+static inline void rv_tpy_hold(rv_tpy *t, int hold) {
+    for (int64_t i = 0; i < t->ncalls; i++) {
+        if (hold) {
+            Py_INCREF(t->name_obj[i]);
+            Py_XINCREF(t->args[i]);
+        } else {
+            Py_DECREF(t->name_obj[i]);
+            Py_XDECREF(t->args[i]);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------------------------
@@ -510,6 +532,7 @@ static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObjec
             }
         }
         if (!name || !PyUnicode_CheckExact(name) || !rv_tpy_utf8(name, &t->name[i], &t->name_n[i])) return 0;
+        t->name_obj[i] = name;
         if (args ? args != Py_None && !PyDict_CheckExact(args) : args_required) return 0;
         t->args[i] = args;
         int64_t at = t->fp.n;

@@ -457,3 +457,34 @@ def test_a_struct_naming_a_field_twice_is_refused_whole_by_both():
         messages.append(str(info.value))
     assert messages[0] == messages[1]
     assert "struct at [].tool_input has two fields named 'a'" in messages[0]
+
+
+def test_a_normaliser_that_changes_the_rows_it_is_asked_about():
+    """The normaliser runs between a row's shape and its keys.  One that replaces the
+    arguments of the calls it is asked about, and empties the row, frees nothing the
+    native reader still reads (it holds the row's names and arguments), reads as the twin
+    reads, and leaves no memo entry for a call it changed."""
+
+    def rows():
+        return [
+            [{"tool_name": n, "tool_input": {"k": [n] * 3}} for n in ("a", "b", "c")],
+            [{"tool_name": n, "tool_input": {"k": [n] * 3}} for n in ("a", "b", "d")],
+        ]
+
+    got = []
+    for mod in (core, twin):
+        data = rows()
+
+        def fn(name, data=data):
+            for row in data:
+                for call in row:
+                    call["tool_input"] = {"replaced": name}
+                row.clear()
+            return name.upper()
+
+        table = mod.CallTable()
+        calls, names, offsets, errors = table.intern(data, name_fn=fn)
+        fresh = table.intern(rows(), name_fn=fn)
+        got.append((calls, names, offsets, errors, table.names(), [table.call(i) for i in range(len(table))], fresh))
+    assert got[0] == got[1]
+    assert ("A", '{"k":["a","a","a"]}') in got[0][5]
