@@ -536,7 +536,8 @@ static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObjec
         if (args ? args != Py_None && !PyDict_CheckExact(args) : args_required) return 0;
         t->args[i] = args;
         int64_t at = t->fp.n;
-        if (t->name_n[i] > INT32_MAX || rv_tpy_fp_room(&t->fp, 8 + t->name_n[i]) != 0) return -1;
+        if (t->name_n[i] > INT32_MAX) return 0;
+        if (rv_tpy_fp_room(&t->fp, 8 + t->name_n[i]) != 0) return -1;
         rv_tpy_fp_count(&t->fp, 0, (uint32_t)t->name_n[i]);
         rv_copy_short(t->fp.d + t->fp.n, t->name[i], t->name_n[i]);
         t->fp.n += t->name_n[i];
