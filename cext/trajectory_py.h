@@ -458,15 +458,26 @@ static int rv_tpy_fp_value(rv_tbuf *o, PyObject *v, int depth, int max_depth) {
     return 0;
 }
 
-/* The hash of a fingerprint fp[0:n] (RV_TPY_FP_SLACK readable bytes after it): the JSON
- * memo's folding, its last block read in place and masked rather than copied. */
+/* The hash of a fingerprint fp[0:n] (RV_TPY_FP_SLACK readable bytes after it): 16-byte
+ * blocks folded into two 64-bit lanes, the last block read in place and masked rather
+ * than copied.  Fingerprints are short (tens of bytes), where this costs less than the
+ * JSON texts' rv_tj_text_hash, whose final mixing is dearer; a fingerprint and a call
+ * text never have the same bytes (a fingerprint starts with byte 0), so the two hashes
+ * can differ. */
+static inline void rv_tpy_fold(uint64_t *a, uint64_t *b, uint64_t lo, uint64_t hi) {
+    *a = (*a ^ lo) * 0xBF58476D1CE4E5B9ULL;
+    *a ^= *a >> 29;
+    *b = (*b ^ hi) * 0x94D049BB133111EBULL;
+    *b ^= *b >> 31;
+}
+
 static inline uint64_t rv_tpy_fp_hash(const char *s, int64_t len) {
-    uint64_t a = RV_TJ_LANE_A, b = RV_TJ_LANE_B, lo, hi;
+    uint64_t a = 0x9E3779B97F4A7C15ULL, b = 0xC2B2AE3D27D4EB4FULL, lo, hi;
     int64_t k = 0;
     for (; k + 16 <= len; k += 16) {
         memcpy(&lo, s + k, 8);
         memcpy(&hi, s + k + 8, 8);
-        rv_tj_fold(&a, &b, lo, hi);
+        rv_tpy_fold(&a, &b, lo, hi);
     }
     int64_t rest = len - k;
     if (rest) {
@@ -478,9 +489,13 @@ static inline uint64_t rv_tpy_fp_hash(const char *s, int64_t len) {
         } else if (rest < 16) {
             hi &= rest == 8 ? 0 : (~0ULL) >> (128 - 8 * rest);
         }
-        rv_tj_fold(&a, &b, lo, hi);
+        rv_tpy_fold(&a, &b, lo, hi);
     }
-    return rv_tj_fold_end(a, b, len);
+    uint64_t h = a ^ ((b << 23) | (b >> 41)) ^ ((uint64_t)len * 0xD6E8FEB86659FD93ULL);
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 29;
+    return h;
 }
 
 /* Whether str key (a dict's key: its hash is cached) is the str `want` (hash `want_hash`). */

@@ -51,6 +51,16 @@ table = _core.CallTable()
 for _ in range(2):
     for part in table.intern(rows)[:3]:
         h.update(part)
+# the memo's hash of a call text depends on its bytes alone: the same texts at every
+# offset and alignment (0..130 spaces before them), in rows of one and of three, are
+# remembered once each
+texts = sorted({json.dumps(c, ensure_ascii=a) for c in calls[:40] for a in (True, False)})
+shifted = ["[" + " " * k + t + "]" for k in range(131) for t in texts]
+shifted += ["[" + " " * k + t + ", " + u + ",\n" + t + "]" for k in range(0, 131, 13) for t, u in zip(texts, texts[1:])]
+memo = _core.CallTable()
+memo.intern(shifted)
+assert memo._memo_entries == len(texts), (memo._memo_entries, len(texts))
+h.update(str(memo._memo_entries).encode())
 # CSV lines: quoted fields with doubled quotes before, inside and across 16-byte blocks
 import csv, io
 buf = io.StringIO()
