@@ -1,5 +1,5 @@
 """The call scanner that feeds the trajectory call memo (cext/trajectory.h,
-rv_tj_object_span), fuzzed in C: its SSE2 and AVX2 paths against its portable path, its hash against
+rv_tj_object_span), fuzzed in C: its SSE2, AVX2 and AVX-512 paths against its portable path, its hash against
 the plain hash of the span, and every read inside the text (AddressSanitizer).  Through
 Python its mistakes could only cost speed (a call the memo does not know is read in full,
 and its end checked), so it is tested here, where a wrong end is visible."""
@@ -36,5 +36,5 @@ def test_call_scanner_paths_agree_and_stay_in_bounds(tmp_path, seed):
     done = subprocess.run([str(exe), "150000", str(seed)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     ok, texts, ends, widest = done.stdout.split()
-    assert ok == "ok" and int(texts) == 150000 and widest in ("sse2", "avx2")
+    assert ok == "ok" and int(texts) == 150000 and widest in ("sse2", "avx2", "avx512")
     assert 0.2 < int(ends) / int(texts) < 0.8  # both outcomes are exercised

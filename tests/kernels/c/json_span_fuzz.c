@@ -1,5 +1,5 @@
-/* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2 and AVX2
- * paths (AVX2 where the CPU has it) must find the same end and hash as the portable one,
+/* Fuzzes the call scanner of cext/trajectory.h (rv_tj_object_span): the SSE2, AVX2 and
+ * AVX-512 paths (each where the CPU has it) must find the same end and hash as the portable one,
  * the hash must be rv_tj_text_hash of the span, and no path may read outside the text
  * (built with -fsanitize=address, every text is its own exact-size allocation).  It also
  * checks that rv_tbuf_put_quoted_words (the word-at-a-time quoting of the dict reader)
@@ -41,10 +41,10 @@ int main(int argc, char **argv) {
     /* weighted towards plain bytes, so objects run across several 16-byte blocks */
     static const char alphabet[] = "{}[]\"\\aaaaaaaaaaaaaaaaaaaa:,  \"\"{{\x01\xc3\xa9";
     long ends = 0;
-    int avx2 = rv_isa_supported(RV_ISA_AVX2);
+    int avx2 = rv_isa_supported(RV_ISA_AVX2), avx512 = rv_isa_supported(RV_ISA_AVX512);
     rv_tj_cls_init();
     for (long it = 0; it < iterations; it++) {
-        int64_t n = (int64_t)(next() % 300) + 1;
+        int64_t n = (int64_t)(next() % 300) + 1;  /* up to ~5 blocks of 64 bytes */
         char *text = (char *)malloc((size_t)n);
         if (!text) return 2;
         text[0] = '{';
@@ -56,14 +56,16 @@ int main(int argc, char **argv) {
 #else
         int64_t e2 = rv_tj_object_span_portable(text, n, 0, &h2);
 #endif
-        uint64_t h3 = h2;
-        int64_t e3 = e2;
-#ifdef RV_TJ_SPAN_AVX2
+        uint64_t h3 = h2, h4 = h2;
+        int64_t e3 = e2, e4 = e2;
+#ifdef RV_TJ_SPAN_VECTOR
         if (avx2) e3 = rv_tj_object_span_avx2(text, n, 0, &h3);
+        if (avx512) e4 = rv_tj_object_span_avx512(text, n, 0, &h4);
 #endif
-        if (e1 != e2 || e1 != e3 || (e1 >= 0 && (h1 != h2 || h1 != h3 || h1 != rv_tj_text_hash(text, e1)))) {
-            printf("mismatch at %ld: portable %lld, sse2 %lld, avx2 %lld; text: ", it, (long long)e1, (long long)e2,
-                   (long long)e3);
+        if (e1 != e2 || e1 != e3 || e1 != e4 ||
+            (e1 >= 0 && (h1 != h2 || h1 != h3 || h1 != h4 || h1 != rv_tj_text_hash(text, e1)))) {
+            printf("mismatch at %ld: portable %lld, sse2 %lld, avx2 %lld, avx512 %lld; text: ", it, (long long)e1,
+                   (long long)e2, (long long)e3, (long long)e4);
             fwrite(text, 1, (size_t)n, stdout);
             printf("\n");
             return 1;
@@ -78,6 +80,6 @@ int main(int argc, char **argv) {
         if (!quoted_alike(word, m)) return 1;
         free(word);
     }
-    printf("ok %ld %ld %s\n", iterations, ends, avx2 ? "avx2" : "sse2");
+    printf("ok %ld %ld %s\n", iterations, ends, avx512 ? "avx512" : avx2 ? "avx2" : "sse2");
     return 0;
 }
