@@ -692,6 +692,40 @@ typedef struct {
     int64_t order;
 } rv_tmember;
 
+/* Calls' texts in rows of JSON text: per call its span (start, end) in its row and the
+ * span's rv_tj_text_hash, for the rows of a group back to back. */
+typedef struct {
+    int64_t *start, *end;
+    uint64_t *hash;
+    int64_t n, cap;
+} rv_tjspans;
+
+static inline void rv_tjspans_free(rv_tjspans *g) {
+    free(g->start); free(g->end); free(g->hash);
+    memset(g, 0, sizeof(*g));
+}
+
+static inline int rv_tjspans_push(rv_tjspans *g, int64_t start, int64_t end, uint64_t hash) {
+    if (g->n == g->cap) {
+        int64_t cap = g->cap ? 2 * g->cap : 64;
+        int64_t *a = (int64_t *)realloc(g->start, sizeof(int64_t) * (size_t)cap);
+        if (!a) return -1;
+        g->start = a;
+        a = (int64_t *)realloc(g->end, sizeof(int64_t) * (size_t)cap);
+        if (!a) return -1;
+        g->end = a;
+        uint64_t *h = (uint64_t *)realloc(g->hash, sizeof(uint64_t) * (size_t)cap);
+        if (!h) return -1;
+        g->hash = h;
+        g->cap = cap;
+    }
+    g->start[g->n] = start;
+    g->end[g->n] = end;
+    g->hash[g->n] = hash;
+    g->n++;
+    return 0;
+}
+
 typedef struct {
     rv_tbuf names;      /* decoded call names, back to back */
     rv_tbuf args;       /* per call: 4 bytes for the name id, then the canonical arguments */
@@ -701,9 +735,7 @@ typedef struct {
     int64_t *raw_start; /* per call: its text in the input, and that text's hash */
     int64_t *raw_end;
     uint64_t *raw_hash;
-    int64_t *spans;       /* with a memo: the row's calls as (start, end) pairs, and their hashes */
-    uint64_t *span_hash;
-    int64_t span_cap;
+    rv_tjspans row_spans; /* with a memo: the row's calls' spans, when they were not found ahead */
     int64_t ncalls, calls_cap;
     rv_tbuf tmp, junk, key;
     rv_tmember *mem, *mem_tmp;
@@ -715,7 +747,7 @@ typedef struct {
 static inline void rv_tjson_free(rv_tjson *t) {
     free(t->names.d); free(t->args.d); free(t->name_end); free(t->args_end);
     free(t->memo); free(t->raw_start); free(t->raw_end); free(t->raw_hash);
-    free(t->spans); free(t->span_hash);
+    rv_tjspans_free(&t->row_spans);
     free(t->tmp.d); free(t->junk.d); free(t->key.d); free(t->mem); free(t->mem_tmp);
     memset(t, 0, sizeof(*t));
 }
@@ -1623,74 +1655,73 @@ static int rv_tj_visit_read(rv_tjson *t, void *ctx, rv_tjcur *c) {
     return rv_tj_call(t, c, o->name_key, o->name_len, o->args_key, o->args_len, o->args_required);
 }
 
-/* Pass 1 with a memo: each call's span and hash (in raw_start/raw_end/raw_hash, one
- * per call so far), its memo slot prefetched, so the row's cache misses overlap. */
+/* Pass 1 with a memo: each call's span and hash appended to the group's spans, its memo
+ * slot prefetched, so the row's cache misses overlap (and, when the rows of a group are
+ * found ahead of reading them, those of the rows before it). */
+typedef struct {
+    rv_tjspans *spans;
+    const rv_traj_memo *memo;
+} rv_tj_span_ctx;
+
 static int rv_tj_visit_span(rv_tjson *t, void *ctx, rv_tjcur *c) {
-    const rv_tj_opts *o = (const rv_tj_opts *)ctx;
+    const rv_tj_span_ctx *x = (const rv_tj_span_ctx *)ctx;
     uint64_t h;
     int64_t open = c->i, end = rv_tj_object_span(c->s, c->n, open, &h);
+    (void)t;
     if (end < 0) return RV_TJ_FALLBACK;
-    if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
-    t->raw_start[t->ncalls - 1] = open;
-    t->raw_end[t->ncalls - 1] = end;
-    t->raw_hash[t->ncalls - 1] = h;
+    if (rv_tjspans_push(x->spans, open, end, h) != 0) return RV_TJ_NOMEM;
 #if defined(__GNUC__)
-    const rv_traj_table *m = &o->memo->raw;
+    const rv_traj_table *m = &x->memo->raw;
     __builtin_prefetch(&m->slots[h & (uint64_t)(m->nslots - 1)]);
-#else
-    (void)o;
 #endif
     c->i = end;
     return RV_TJ_OK;
 }
 
-/* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first).
- * With a memo, a call whose text the memo knows is not read: t->memo[k] holds what the
- * memo gave; every call read in full has its text's span and hash in raw_start/raw_end/
- * raw_hash, for the caller to remember once it has ids. */
-static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char *name_key, int64_t name_len,
-                               const char *args_key, int64_t args_len, int args_required,
-                               const rv_traj_memo *memo) {
+/* Pass 1 of the trajectory s[0:n]: its calls' spans appended to g.  Reads nothing but s
+ * (and prefetches), so it may run ahead of the rows before it.  RV_TJ_OK; otherwise g is
+ * left as it was and the row is for the caller's other path. */
+static int rv_tjson_spans(rv_tjspans *g, const char *s, int64_t n, const rv_traj_memo *memo) {
     rv_tjcur c = {s, n, 0};
-    rv_tj_opts o = {name_key, args_key, name_len, args_len, args_required, memo};
+    rv_tj_span_ctx x = {g, memo};
+    int64_t mark = g->n;
+    if (!rv_tj_cls_ready) rv_tj_cls_init();
+    int r = rv_tj_list(NULL, &c, rv_tj_visit_span, &x);
+    if (r != RV_TJ_OK) g->n = mark;
+    return r;
+}
+
+/* The texts of the memo entries that calls g[from:to) may be, on their way into the cache
+ * for the comparisons (their slots were prefetched by rv_tjson_spans). */
+static inline void rv_tjson_prefetch_texts(const rv_tjspans *g, int64_t from, int64_t to, const rv_traj_memo *memo) {
+#if defined(__GNUC__)
+    const rv_traj_table *m = &memo->raw;
+    for (int64_t k = from; k < to; k++) {
+        const rv_traj_slot *sl = &m->slots[g->hash[k] & (uint64_t)(m->nslots - 1)];
+        if (sl->id >= 0 && sl->hash == g->hash[k]) __builtin_prefetch(m->arena + sl->off);
+    }
+#else
+    (void)g; (void)from; (void)to; (void)memo;
+#endif
+}
+
+/* Pass 2 of the trajectory s[0:n] whose calls' spans are g[from:to) (rv_tjson_spans):
+ * calls appended to t (its counts are reset first).  A call whose text the memo knows is
+ * not read: t->memo[k] holds what the memo gave; every call read in full has its text's
+ * span and hash in raw_start/raw_end/raw_hash, for the caller to remember once it has
+ * ids. */
+static int rv_tjson_read_spans(rv_tjson *t, const char *s, int64_t n, const char *name_key, int64_t name_len,
+                               const char *args_key, int64_t args_len, int args_required, const rv_traj_memo *memo,
+                               const rv_tjspans *g, int64_t from, int64_t to) {
+    rv_tjcur c = {s, n, 0};
     int r;
     if (!rv_tj_cls_ready) rv_tj_cls_init();
     t->names.n = t->args.n = t->ncalls = 0;
     t->mem_n = 0;
     t->key.n = 0;
-    if (!memo) return rv_tj_list(t, &c, rv_tj_visit_read, &o);
-    if ((r = rv_tj_list(t, &c, rv_tj_visit_span, &o)) != RV_TJ_OK) return r;
-    /* pass 2: the memo's answers; the calls it does not know are read in full, in place
-     * (the spans move to the call's own entry, which rv_tj_call pushes) */
-    int64_t ncalls = t->ncalls;
-    if (t->span_cap < ncalls) {
-        int64_t cap = ncalls < 64 ? 64 : 2 * ncalls;
-        int64_t *sp = (int64_t *)realloc(t->spans, sizeof(int64_t) * 2 * (size_t)cap);
-        uint64_t *sh;
-        if (!sp) return RV_TJ_NOMEM;
-        t->spans = sp;
-        sh = (uint64_t *)realloc(t->span_hash, sizeof(uint64_t) * (size_t)cap);
-        if (!sh) return RV_TJ_NOMEM;
-        t->span_hash = sh;
-        t->span_cap = cap;
-    }
-    for (int64_t k = 0; k < ncalls; k++) {
-        t->spans[2 * k] = t->raw_start[k];
-        t->spans[2 * k + 1] = t->raw_end[k];
-        t->span_hash[k] = t->raw_hash[k];
-    }
-#if defined(__GNUC__)
-    /* the slots are on their way: prefetch the texts they point to, for the comparisons */
-    for (int64_t k = 0; k < ncalls; k++) {
-        const rv_traj_table *m = &memo->raw;
-        const rv_traj_slot *sl = &m->slots[t->span_hash[k] & (uint64_t)(m->nslots - 1)];
-        if (sl->id >= 0 && sl->hash == t->span_hash[k]) __builtin_prefetch(m->arena + sl->off);
-    }
-#endif
-    t->ncalls = 0;
-    for (int64_t k = 0; k < ncalls; k++) {
-        int64_t open = t->spans[2 * k], end = t->spans[2 * k + 1];
-        uint64_t h = t->span_hash[k];
+    for (int64_t k = from; k < to; k++) {
+        int64_t open = g->start[k], end = g->end[k];
+        uint64_t h = g->hash[k];
         uint64_t v = rv_traj_memo_find(memo, s + open, end - open, h);
         if (v != RV_TRAJ_MEMO_MISS) {
             if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
@@ -1705,6 +1736,28 @@ static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char
         t->raw_hash[t->ncalls - 1] = h;
     }
     return RV_TJ_OK;
+}
+
+/* One trajectory from JSON text s[0:n]: calls appended to t (its counts are reset first);
+ * with a memo, both passes above, one after the other. */
+static int rv_tjson_trajectory(rv_tjson *t, const char *s, int64_t n, const char *name_key, int64_t name_len,
+                               const char *args_key, int64_t args_len, int args_required,
+                               const rv_traj_memo *memo) {
+    int r;
+    if (!memo) {
+        rv_tjcur c = {s, n, 0};
+        rv_tj_opts o = {name_key, args_key, name_len, args_len, args_required, memo};
+        if (!rv_tj_cls_ready) rv_tj_cls_init();
+        t->names.n = t->args.n = t->ncalls = 0;
+        t->mem_n = 0;
+        t->key.n = 0;
+        return rv_tj_list(t, &c, rv_tj_visit_read, &o);
+    }
+    t->row_spans.n = 0;
+    if ((r = rv_tjson_spans(&t->row_spans, s, n, memo)) != RV_TJ_OK) return r;
+    rv_tjson_prefetch_texts(&t->row_spans, 0, t->row_spans.n, memo);
+    return rv_tjson_read_spans(t, s, n, name_key, name_len, args_key, args_len, args_required, memo, &t->row_spans, 0,
+                               t->row_spans.n);
 }
 
 #endif
