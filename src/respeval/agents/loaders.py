@@ -406,12 +406,20 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise AgentDataError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AgentDataError(f"{path}: a directory, expected a JSON file") from None
     except UnicodeDecodeError as exc:
-        raise AgentDataError(f"{path}: not UTF-8 ({exc})") from None
+        raise AgentDataError(f"{path}: not UTF-8 ({exc}); ADK eval files and session dumps are UTF-8 JSON") from None
+    if not text.strip():
+        raise AgentDataError(f"{path}: empty file, expected ADK JSON (an eval set or a session dump)")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise AgentDataError(f"{path}: not JSON: {exc}") from None
+    except RecursionError:
+        raise AgentDataError(
+            f"{path}: JSON nested too deeply to decode (more than about 1000 levels of arrays and objects)"
+        ) from None
 
 
 def load_eval_set(

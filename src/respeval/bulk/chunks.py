@@ -19,7 +19,7 @@ import numpy as np
 
 from respeval.io import Chunk, InputError, RowError, input_format
 from respeval.io.nested import describe_repeated_field, raw_values
-from respeval.io.readers import KEY, RAW, TEXT, TEXT_LIST, convert_value
+from respeval.io.readers import KEY, NESTED_TOO_DEEPLY, RAW, TEXT, TEXT_LIST, convert_value
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
 
@@ -347,10 +347,14 @@ def _json_values(
     for i, value in enumerate(values):
         try:
             out.append(json.loads(value) if isinstance(value, str) else value)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
             out.append(None)
             if i not in bad:
-                reason = f"not JSON text: {exc.msg} (column {exc.colno})"
+                reason = (
+                    f"not JSON text: {exc.msg} (column {exc.colno})"
+                    if isinstance(exc, json.JSONDecodeError)
+                    else f"not JSON text: {NESTED_TOO_DEEPLY}"
+                )
                 bad[i] = RowError(path, lines[i], name, reason, inputs.unit(path))
     return out
 

@@ -153,6 +153,10 @@ def _decode_line(raw: bytes) -> tuple[str | None, str | None]:
         return None, f"invalid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}"
 
 
+# ``json.loads`` gives up (RecursionError) on values nested about a thousand levels deep
+NESTED_TOO_DEEPLY = "JSON nested too deeply to decode (more than about 1000 levels of arrays and objects)"
+
+
 def _strip_bom(text: str, line: int) -> str:
     """Drop a UTF-8 byte order mark at the start of a file (Excel and Notepad write one)."""
     return text[1:] if line == 1 and text.startswith("\ufeff") else text
@@ -254,6 +258,8 @@ def parse_json_line(raw: bytes, path: str, number: int) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         return RowError(path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
+    except RecursionError:
+        return RowError(path, number, None, NESTED_TOO_DEEPLY)
 
 
 def parse_json_object(raw: bytes, path: str, number: int) -> dict[str, Any] | RowError:
