@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from respeval.cli.app import main
 
 CALL = [{"tool_name": "a", "tool_input": {"x": 1}}]
@@ -53,3 +55,115 @@ def test_an_eval_file_nested_deeper_than_the_decoder_goes_is_named(capsys, tmp_p
     err = capsys.readouterr().err
     _no_traceback(err)
     assert str(path) in err and "nested" in err
+
+
+# --- respeval agent: bad actual and expected files ------------------------------------------
+
+
+def _invocation(text: str, calls: list) -> dict:
+    return {
+        "user_content": {"parts": [{"text": "q"}]},
+        "final_response": {"parts": [{"text": text}]},
+        "intermediate_data": {"tool_uses": calls},
+    }
+
+
+def _golden() -> dict:
+    return {
+        "eval_set_id": "s",
+        "eval_cases": [
+            {
+                "eval_id": "c1",
+                "conversation": [_invocation("It is sunny", [{"name": "get", "args": {"city": "Oslo"}}])],
+            },
+            {
+                "eval_id": "c2",
+                "conversation": [
+                    _invocation("ok", []),
+                    _invocation("done", [{"name": "set", "args": {"v": 1}}]),
+                ],
+            },
+        ],
+    }
+
+
+def _write(path, data) -> str:
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _bad_call(args) -> dict:
+    data = _golden()
+    data["eval_cases"][1]["conversation"][1]["intermediate_data"]["tool_uses"][0]["args"] = args
+    return data
+
+
+def test_a_non_utf8_actual_file_is_named(capsys, tmp_path):
+    gold = _write(tmp_path / "gold.evalset.json", _golden())
+    bad = tmp_path / "run.evalset.json"
+    bad.write_bytes(json.dumps(_golden()).replace("Oslo", "Osl\\u00f8").encode().replace(b"\\u00f8", b"\xf8"))
+    assert main(["agent", "--expected", gold, "--actual", str(bad)]) == 1
+    err = capsys.readouterr().err
+    _no_traceback(err)
+    assert str(bad) in err and "UTF-8" in err
+
+
+def test_a_length_mismatch_names_the_run_file_and_what_to_do(capsys, tmp_path):
+    gold = _write(tmp_path / "gold.evalset.json", _golden())
+    short = _golden()
+    short["eval_cases"][1]["conversation"].pop()
+    run2 = _write(tmp_path / "run2.evalset.json", short)
+    assert main(["agent", "--expected", gold, "--actual", gold, "--actual", run2]) == 1
+    err = capsys.readouterr().err
+    assert run2 in err and "eval case 'c2'" in err and "1 actual invocations but 2 expected" in err
+    assert "--on-error record" in err
+
+
+def test_malformed_calls_under_on_error_record_are_recorded_cases_not_a_stopped_run(capsys, tmp_path):
+    """``--on-error record`` promises: a case that cannot be scored (counts differ,
+    malformed calls) is recorded NOT_EVALUATED with its reason; the other cases are scored."""
+    gold = _write(tmp_path / "gold.evalset.json", _golden())
+    for args in ([1, 2], 3, "x=1"):
+        bad = _write(tmp_path / "bad.evalset.json", _bad_call(args))
+        for expected, actual in ((gold, bad), (bad, gold)):
+            argv = ["agent", "--expected", expected, "--actual", actual, "--json"]
+            assert main(argv) == 1
+            err = capsys.readouterr().err
+            assert bad in err and "eval case 'c2'" in err and "invocation 1" in err and "args" in err
+            assert main([*argv, "--on-error", "record"]) == 2, (args, expected == bad)
+            data = json.loads(capsys.readouterr().out)
+            (run,) = data["runs"]
+            cases = {c["eval_id"]: c for c in run["cases"]}
+            assert cases["c1"]["status"] == "PASSED"
+            assert cases["c2"]["status"] == "NOT_EVALUATED"
+            for m in cases["c2"]["metrics"]:
+                assert bad in m["reason"] and "invocation 1" in m["reason"] and "args" in m["reason"]
+            assert (run["passed"], run["failed"]) == (1, 1)  # recorded, not dropped
+
+
+def test_a_call_the_metrics_cannot_read_under_on_error_record_is_recorded(capsys, tmp_path):
+    """Arguments nested past the metrics' limit load fine but cannot be scored: the case is
+    NOT_EVALUATED with the reason, and the trajectory diagnostics leave its invocation out,
+    saying so, instead of stopping the run with an error naming a bare row number."""
+    deep: object = 1
+    for _ in range(150):
+        deep = [deep]
+    gold = _write(tmp_path / "gold.evalset.json", _bad_call({"v": deep}))
+    argv = ["agent", "--expected", gold, "--actual", gold]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "eval case 'c2', invocation 1" in err and "row 0" not in err
+    assert main([*argv, "--on-error", "record"]) == 0  # ADK's rule: a NOT_EVALUATED metric does not fail a case
+    out = capsys.readouterr().out
+    assert "tool_trajectory_avg_score[EXACT]: eval case 'c2', invocation 1" in out
+    assert "run 1, c2, invocation 1" in out  # named among the invocations the diagnostics left out
+    assert main([*argv, "--on-error", "record", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    c2 = data["runs"][0]["cases"][1]
+    assert [(m["metric"], m["status"]) for m in c2["metrics"]] == [
+        ("tool_trajectory_avg_score[EXACT]", "NOT_EVALUATED"),
+        ("response_match_score", "PASSED"),
+    ]
+    assert data["trajectory"]["invocations"] == 2
+    (left_out,) = data["trajectory"]["unscored"]
+    assert (left_out["run"], left_out["eval_id"], left_out["invocation"]) == (1, "c2", 1)

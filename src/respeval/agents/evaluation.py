@@ -22,6 +22,8 @@ from respeval.agents.adk import (
     PASSED,
     CaseOutcome,
     Criterion,
+    MetricOutcome,
+    case_status,
     evaluate_case,
 )
 from respeval.agents.analysis import RunSummary, summarize_runs
@@ -47,19 +49,42 @@ def _session_case_id(path: Path) -> str:
     return name
 
 
-def _read_one(path: Path, expected: EvalSet, case_hint: str | None) -> dict[str, list[Invocation]]:
-    text_head = path.read_text(encoding="utf-8")[:4096] if path.is_file() else ""
-    if path.name.endswith(".session.json") or '"events"' in text_head:
-        session = load_session(path)
+def _is_session(path: Path) -> bool:
+    if path.name.endswith(".session.json"):
+        return True
+    if not path.is_file():
+        return False
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    return b'"events"' in head
+
+
+def _read_one(
+    path: Path, expected: EvalSet, case_hint: str | None, record: bool = False
+) -> dict[str, list[Invocation] | str]:
+    """The file's conversations by case id; with ``record``, a case that cannot be read
+    maps to the reason (a session dump is one case, so its errors are that case's)."""
+    if _is_session(path):
         if case_hint is not None:
             case_id = case_hint
         elif len(expected.cases) == 1:
             case_id = expected.cases[0].eval_id
         else:
             case_id = _session_case_id(path)
+        try:
+            session = load_session(path)
+        except AgentDataError as exc:
+            if not record:
+                raise
+            return {case_id: str(exc)}
         return {case_id: session.invocations}
-    actual = load_eval_set(path)
-    out = {c.eval_id: c.invocations for c in actual.cases if c.invocations is not None}
+    actual = load_eval_set(path, on_error="record" if record else "raise")
+    out: dict[str, list[Invocation] | str] = {}
+    for c in actual.cases:
+        if c.error is not None:
+            out[c.eval_id] = c.error
+        elif c.invocations is not None:
+            out[c.eval_id] = c.invocations
     if case_hint is not None:
         if len(out) != 1:
             raise AgentDataError(f"{path}: CASE=PATH needs a file with one conversation, this one has {len(out)}")
@@ -70,9 +95,9 @@ def _read_one(path: Path, expected: EvalSet, case_hint: str | None) -> dict[str,
     return out
 
 
-def read_actual(source: str | os.PathLike[str], expected: EvalSet) -> dict[str, list[Invocation]]:
-    """One run's actual invocations by eval case id, from ``source``: an eval set, a session
-    dump, a directory of them, or ``CASE=PATH`` to name the case a file belongs to."""
+def _read_run(
+    source: str | os.PathLike[str], expected: EvalSet, record: bool = False
+) -> dict[str, list[Invocation] | str]:
     text = os.fspath(source)
     case_hint = None
     if "=" in text and not Path(text).exists():
@@ -84,14 +109,20 @@ def read_actual(source: str | os.PathLike[str], expected: EvalSet) -> dict[str, 
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(".json"))
         if not files:
             raise AgentDataError(f"{text}: no *.json files (session dumps or eval sets) in this directory")
-        out: dict[str, list[Invocation]] = {}
+        out: dict[str, list[Invocation] | str] = {}
         for f in files:
-            for case_id, invs in _read_one(f, expected, None).items():
+            for case_id, invs in _read_one(f, expected, None, record).items():
                 if case_id in out:
                     raise AgentDataError(f"{f}: eval case {case_id!r} appears twice in {text}")
                 out[case_id] = invs
         return out
-    return _read_one(path, expected, case_hint)
+    return _read_one(path, expected, case_hint, record)
+
+
+def read_actual(source: str | os.PathLike[str], expected: EvalSet) -> dict[str, list[Invocation]]:
+    """One run's actual invocations by eval case id, from ``source``: an eval set, a session
+    dump, a directory of them, or ``CASE=PATH`` to name the case a file belongs to."""
+    return _read_run(source, expected)  # type: ignore[return-value]  # without record, no reasons
 
 
 @dataclass
@@ -138,6 +169,17 @@ class AgentReport:
                         sums.setdefault(m.criterion.label(), []).append(m.score)
         return {k: sum(v) / len(v) for k, v in sums.items()}
 
+    def unscored(self) -> list[dict[str, Any]]:
+        """The (run, case, invocation) rows the trajectory diagnostics left out, with why
+        (``on_error="record"``: calls the metrics cannot read); runs count from 1."""
+        if self.diagnostics is None:
+            return []
+        out = []
+        for row, reason in sorted(self.diagnostics.errors.items()):
+            run, case, inv = self.diagnostic_rows[row]
+            out.append({"run": run + 1, "eval_id": case, "invocation": inv, "reason": reason})
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "eval_set_id": self.expected.eval_set_id,
@@ -162,7 +204,8 @@ class AgentReport:
         if self.diagnostics is not None:
             d = self.diagnostics
             out["trajectory"] = {
-                "invocations": len(d),
+                "invocations": len(d) - len(d.errors),
+                "unscored": self.unscored(),
                 "means": {k: v for k, v in d.corpus_scores().items()},
                 "tool_confusion": [t.to_dict() for t in d.tool_confusion()],
                 "substitutions": [
@@ -197,7 +240,14 @@ class AgentReport:
             lines.append(f"repeated runs ({summary.runs} per case): pass rate {summary.pass_rate:.3f}; {ks}")
         if self.diagnostics is not None and len(self.diagnostics):
             d = self.diagnostics
-            lines.append(f"\ntrajectory diagnostics over {len(d)} invocation(s) (respeval; Vertex-style metrics):")
+            lines.append(
+                f"\ntrajectory diagnostics over {len(d) - len(d.errors)} invocation(s) (respeval; Vertex-style metrics):"
+            )
+            unscored = self.unscored()
+            if unscored:
+                lines.append(f"  left out, their calls cannot be read ({len(unscored)}):")
+                for u in unscored:
+                    lines.append(f"    run {u['run']}, {u['eval_id']}, invocation {u['invocation']}: {u['reason']}")
             for k, v in d.corpus_scores().items():
                 lines.append(f"  {k:<32}{v:.4f}")
             confusion = [t for t in d.tool_confusion() if t.fp or t.fn][:10]
@@ -246,7 +296,7 @@ def evaluate_agent(
 
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
-    expected_set = expected if isinstance(expected, EvalSet) else load_eval_set(expected)
+    expected_set = expected if isinstance(expected, EvalSet) else load_eval_set(expected, on_error=on_error)
     if not actual:
         raise ValueError("no actual conversations given (one --actual per run)")
     runs: list[list[CaseOutcome]] = []
@@ -257,21 +307,37 @@ def evaluate_agent(
     ref_rows: list[list[dict[str, Any]]] = []
     where: list[tuple[int, str, int]] = []
     known = {c.eval_id for c in expected_set.cases}
+    record = on_error == "record"
     for run_index, source in enumerate(actual):
+        read: Mapping[str, Sequence[Invocation] | str]
         if isinstance(source, Mapping):
-            by_case = {k: list(v) for k, v in source.items()}
+            read = source
             labels.append(f"run {run_index + 1}")
         else:
-            by_case = read_actual(source, expected_set)
+            read = _read_run(source, expected_set, record)
             labels.append(os.fspath(source))
-        unmatched += [f"{labels[-1]}: {k}" for k in by_case if k not in known]
+        by_case = {k: list(v) for k, v in read.items() if not isinstance(v, str)}
+        unreadable = {k: v for k, v in read.items() if isinstance(v, str)}
+        unmatched += [f"{labels[-1]}: {k}" for k in read if k not in known]
         actual_runs.append(by_case)
         outcomes = []
         for case in expected_set.cases:
             got = by_case.get(case.eval_id)
-            outcome = evaluate_case(
-                got, case, criteria, on_error=on_error, implementation=implementation, run=run_index
-            )
+            reason = case.error or unreadable.get(case.eval_id)
+            if reason is not None:  # recorded by the loaders (on_error="record")
+                metrics = [MetricOutcome(c, None, NOT_EVALUATED, reason=reason) for c in criteria]
+                outcomes.append(CaseOutcome(case.eval_id, case_status(metrics), metrics, run_index))
+                continue
+            try:
+                outcome = evaluate_case(
+                    got, case, criteria, on_error=on_error, implementation=implementation, run=run_index
+                )
+            except AgentDataError as exc:
+                raise AgentDataError(
+                    f"{labels[-1]} against {expected_set.path or expected_set.eval_set_id}: {exc} "
+                    "(fix the case, or rerun with --on-error record to score the other cases and record "
+                    "this one as NOT_EVALUATED)"
+                ) from None
             outcomes.append(outcome)
             if got is not None and case.invocations is not None and len(got) == len(case.invocations):
                 for i, (a, e) in enumerate(zip(got, case.invocations)):
@@ -281,7 +347,7 @@ def evaluate_agent(
         runs.append(outcomes)
     report = AgentReport(expected_set, tuple(criteria), runs, labels, unmatched=unmatched, actual_runs=actual_runs)
     if diagnostics and pred_rows:
-        report.diagnostics = trajectory(
+        result = trajectory(
             pred_rows,
             ref_rows,
             DIAGNOSTIC_METRICS,
@@ -289,6 +355,16 @@ def evaluate_agent(
             args_key="args",
             args_required=False,
             implementation=implementation,
+            on_error="record",
         )
+        if result.errors and not record:
+            row = min(result.errors)
+            run, case_id, inv = where[row]
+            raise AgentDataError(
+                f"{labels[run]} against {expected_set.path or expected_set.eval_set_id}: eval case {case_id!r}, "
+                f"invocation {inv}: {result.errors[row]} (fix the call, or rerun with --on-error record to leave "
+                "the invocation out of the trajectory diagnostics and list it)"
+            )
+        report.diagnostics = result
         report.diagnostic_rows = where
     return report

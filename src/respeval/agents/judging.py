@@ -93,7 +93,7 @@ def _cases(report: Any) -> tuple[list[JudgeCase], list[tuple[int, str]]]:
     for run, actual in enumerate(report.actual_runs):
         for case in expected.cases:
             got = actual.get(case.eval_id)
-            if got is None:
+            if got is None or case.error is not None:  # nothing to judge, or a golden recorded unreadable
                 continue
             exp = case.invocations
             cases.append(

@@ -98,9 +98,12 @@ class EvalCase:
     scenario: Mapping[str, Any] | None = None
     session_input: dict[str, Any] | None = None
     rubrics: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None  # why the case could not be read (``on_error="record"`` only)
 
     @property
     def kind(self) -> str:
+        if self.error is not None:
+            return "unreadable"
         return "conversation" if self.invocations is not None else "conversation_scenario"
 
 
@@ -297,7 +300,7 @@ def _session_input(data: Any, where: _Where) -> dict[str, Any] | None:
     }
 
 
-def _eval_set(data: Mapping[str, Any], where: _Where) -> EvalSet:
+def _eval_set(data: Mapping[str, Any], where: _Where, record: bool = False) -> EvalSet:
     set_id = data.get("eval_set_id")
     if not isinstance(set_id, str):
         raise where.error("eval_set_id must be a string")
@@ -307,25 +310,30 @@ def _eval_set(data: Mapping[str, Any], where: _Where) -> EvalSet:
         eval_id = _get(case, "eval_id")
         if not isinstance(eval_id, str):
             raise where.error(f"eval_cases[{k}] has no eval_id")
-        at = where.at(case=eval_id)
-        conv, scenario = _get(case, "conversation"), _get(case, "conversation_scenario")
-        if (conv is None) == (scenario is None):
-            raise at.error("needs exactly one of conversation and conversation_scenario")
-        invocations = None
-        if conv is not None:
-            invocations = [
-                _invocation(inv, at.at(invocation=i)) for i, inv in enumerate(_list(conv, "conversation", at))
-            ]
-        cases.append(
-            EvalCase(
-                eval_id=eval_id,
-                invocations=invocations,
-                scenario=_mapping(scenario, "conversation_scenario", at) if scenario is not None else None,
-                session_input=_session_input(_get(case, "session_input"), at),
-                rubrics=list(_list(case.get("rubrics"), "rubrics", at)),
-            )
-        )
+        try:
+            cases.append(_eval_case(case, eval_id, where.at(case=eval_id)))
+        except AgentDataError as exc:
+            if not record:
+                raise
+            cases.append(EvalCase(eval_id, None, error=str(exc)))
     return EvalSet(set_id, cases, FORMAT_EVAL_SET, where.path, data.get("name"))
+
+
+def _eval_case(case: Mapping[str, Any], eval_id: str, at: _Where) -> EvalCase:
+    """One case of the EvalSet schema: a conversation or a conversation_scenario."""
+    conv, scenario = _get(case, "conversation"), _get(case, "conversation_scenario")
+    if (conv is None) == (scenario is None):
+        raise at.error("needs exactly one of conversation and conversation_scenario")
+    invocations = None
+    if conv is not None:
+        invocations = [_invocation(inv, at.at(invocation=i)) for i, inv in enumerate(_list(conv, "conversation", at))]
+    return EvalCase(
+        eval_id=eval_id,
+        invocations=invocations,
+        scenario=_mapping(scenario, "conversation_scenario", at) if scenario is not None else None,
+        session_input=_session_input(_get(case, "session_input"), at),
+        rubrics=list(_list(case.get("rubrics"), "rubrics", at)),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -372,11 +380,18 @@ def _legacy_turn(turn: Any, where: _Where) -> Invocation:
     )
 
 
-def _legacy(data: list, where: _Where, eval_set_id: str) -> EvalSet:
+def _legacy(data: list, where: _Where, eval_set_id: str, record: bool = False) -> EvalSet:
     if all(isinstance(x, Mapping) and "query" in x for x in data):
         case_id = where.path
-        invocations = [_legacy_turn(t, where.at(case=case_id, invocation=i)) for i, t in enumerate(data)]
-        return EvalSet(eval_set_id, [EvalCase(case_id, invocations)], FORMAT_LEGACY_TURNS, where.path)
+        try:
+            case = EvalCase(
+                case_id, [_legacy_turn(t, where.at(case=case_id, invocation=i)) for i, t in enumerate(data)]
+            )
+        except AgentDataError as exc:
+            if not record:
+                raise
+            case = EvalCase(case_id, None, error=str(exc))
+        return EvalSet(eval_set_id, [case], FORMAT_LEGACY_TURNS, where.path)
     cases = []
     for k, item in enumerate(data):
         if not isinstance(item, Mapping) or "name" not in item or "data" not in item:
@@ -385,7 +400,13 @@ def _legacy(data: list, where: _Where, eval_set_id: str) -> EvalSet:
                 "not an ADK eval file (EvalSet schema, legacy turn list or legacy eval-set list)"
             )
         at = where.at(case=str(item["name"]))
-        invocations = [_legacy_turn(t, at.at(invocation=i)) for i, t in enumerate(_list(item["data"], "data", at))]
+        try:
+            invocations = [_legacy_turn(t, at.at(invocation=i)) for i, t in enumerate(_list(item["data"], "data", at))]
+        except AgentDataError as exc:
+            if not record:
+                raise
+            cases.append(EvalCase(str(item["name"]), None, error=str(exc)))
+            continue
         session = None
         initial = item.get("initial_session")
         if initial:
@@ -427,6 +448,7 @@ def load_eval_set(
     *,
     initial_session: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     eval_set_id: str | None = None,
+    on_error: str = "raise",
 ) -> EvalSet:
     """An ADK eval file in any of its three shapes (see the module docstring).
 
@@ -434,14 +456,22 @@ def load_eval_set(
     legacy shapes their session input (its ``app_name``, ``user_id``, ``state``), as
     ``AgentEvaluator.evaluate(initial_session_file=...)`` does; it is never picked up
     automatically.
+
+    ``on_error="record"``: a case that cannot be read (a malformed call, arguments that are
+    not an object, ...) is kept, with no invocations and the reason in ``EvalCase.error``
+    (kind ``"unreadable"``), instead of failing the whole file.  A file that is not an ADK
+    eval file at all still raises.
     """
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    record = on_error == "record"
     where = _Where(str(path))
     data = read_json(path)
     if isinstance(data, Mapping):
-        evalset = _eval_set(data, where)
+        evalset = _eval_set(data, where, record)
     elif isinstance(data, list):
         set_id = eval_set_id or re.sub(r"\.(test|evalset)\.json$|\.json$", "", Path(path).name)
-        evalset = _legacy(data, where, set_id)
+        evalset = _legacy(data, where, set_id, record)
         if initial_session is not None:
             init = read_json(initial_session) if not isinstance(initial_session, Mapping) else initial_session
             init = _mapping(init, "the initial session", _Where(str(initial_session)))

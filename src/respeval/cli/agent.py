@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         expected_path, actual_paths = Path(args.expected), list(args.actual)
     inputs = [("--expected", expected_path), *[("--actual", a) for a in actual_paths], ("--config", args.config)]
     check_outputs([*inputs, ("--initial-session", args.initial_session)], [("--out", args.out)])
-    expected = load_eval_set(expected_path, initial_session=args.initial_session)
+    expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=args.on_error)
     config = args.config or find_eval_config(expected_path)
     criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
     if args.match_type or args.ignore_args or args.threshold is not None:
