@@ -167,3 +167,14 @@ def test_a_call_the_metrics_cannot_read_under_on_error_record_is_recorded(capsys
     assert data["trajectory"]["invocations"] == 2
     (left_out,) = data["trajectory"]["unscored"]
     assert (left_out["run"], left_out["eval_id"], left_out["invocation"]) == (1, "c2", 1)
+
+
+def test_a_session_event_with_an_empty_function_call_is_an_error_not_dropped(tmp_path):
+    from respeval.agents.loaders import AgentDataError, invocations_from_events
+
+    events = [
+        {"invocation_id": "i", "author": "user", "content": {"parts": [{"text": "q"}]}},
+        {"invocation_id": "i", "author": "agent", "content": {"parts": [{"function_call": {}}]}},
+    ]
+    with pytest.raises(AgentDataError, match="invocation 0.*function_call has no tool name"):
+        invocations_from_events(events, "s.session.json")

@@ -211,7 +211,8 @@ def _calls_in(parts: Sequence[Mapping[str, Any]], what: str, where: _Where) -> l
     out = []
     for i, p in enumerate(parts):
         fc = _get(p, "function_call")
-        if fc:
+        if fc is not None:
+            # an empty object is a call without a name (ADK keeps it): an error, not a dropped call
             out.append(_call(fc, f"{what}.parts[{i}].function_call", where))
     return out
 
@@ -499,7 +500,7 @@ def _is_final(event: Mapping[str, Any], parts: Sequence[Mapping[str, Any]]) -> b
     actions = _get(event, "actions") or {}
     if (isinstance(actions, Mapping) and _get(actions, "skip_summarization")) or _get(event, "long_running_tool_ids"):
         return True
-    has_calls = any(_get(p, "function_call") for p in parts)
+    has_calls = any(_get(p, "function_call") is not None for p in parts)
     partial = bool(event.get("partial"))
     if _get(event, "error_code") and not partial and not has_calls:
         return True
@@ -537,7 +538,10 @@ def invocations_from_events(events: Sequence[Any], where: str = "<events>") -> l
                     if not final_has_text or any(p.get("text") for p in parts):
                         final_parts, final_event = parts, ev
                 useful = grounding or any(
-                    _get(p, "function_call") or _get(p, "function_response") or p.get("text") or _get(p, "inline_data")
+                    _get(p, "function_call") is not None
+                    or _get(p, "function_response")
+                    or p.get("text")
+                    or _get(p, "inline_data")
                     for p in parts
                 )
                 if useful:
