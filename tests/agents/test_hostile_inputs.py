@@ -178,3 +178,37 @@ def test_a_session_event_with_an_empty_function_call_is_an_error_not_dropped(tmp
     ]
     with pytest.raises(AgentDataError, match="invocation 0.*function_call has no tool name"):
         invocations_from_events(events, "s.session.json")
+
+
+# --- respeval score: a system none of whose rows scored -------------------------------------
+
+
+def test_a_system_whose_every_row_is_bad_reports_no_value_not_zero(capsys, tmp_path):
+    """Every row's tool_input is a list: nothing scores, so the corpus value is undefined;
+    printing 0.0000 (and "values": 0.0 in --json) would read as a real, terrible score."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "lists.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "predicted": pa.array(
+                    [[{"tool_name": "a", "tool_input": [1, 2]}], [{"tool_name": "a", "tool_input": [3]}]]
+                ),
+                "reference": pa.array([CALL, CALL]),
+            }
+        ),
+        path,
+    )
+    argv = ["score", "--pred", str(path), "--pred-field", "predicted", "--ref-field", "reference", "--quiet"]
+    argv += ["--metrics", "trajectory_precision", "--on-error", "record", "--errors", str(tmp_path / "e.jsonl")]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["rows_scored"] == 0 and data["rows_failed"] == 2
+    for system in data["systems"]:
+        assert system["rows"] == 0
+        assert all(v is None for v in system["values"].values()), system["values"]
+    report = tmp_path / "report.html"
+    assert main([*argv, "--report", str(report)]) == 0
+    assert "0.0000" not in capsys.readouterr().out
+    assert report.is_file()

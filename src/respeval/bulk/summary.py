@@ -24,7 +24,7 @@ class CorpusRow:
     system: str
     group: str | None
     rows: int
-    values: dict[str, float]
+    values: dict[str, float | None]  # None: no row of the system (slice) was scored, no value
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
@@ -43,12 +43,13 @@ class Comparison:
 
 def corpus_row(system: str, group: str | None, collector: StatsCollector, *, confidence: float) -> CorpusRow:
     rows = collector.rows(system, group)
-    values: dict[str, float] = {}
+    values: dict[str, float | None] = {}
     intervals: dict[str, tuple[float, float]] = {}
     delta = (1 - confidence) / 2
     for fam in collector.families:
         for name, v in fam.corpus(collector.sums(system, group, fam), rows).items():
-            values[name] = float(v)
+            # a corpus value of zero rows is undefined, whatever 0/0 the family's formula gives
+            values[name] = float(v) if rows else None
         reps = collector.replicates(system, group, fam)
         if reps is None or len(reps[1]) == 0:
             continue

@@ -133,9 +133,9 @@ def _prf_table(summary) -> list[str]:
         name = f[:-2]
         ci = row.intervals.get(f)
         ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
-        lines.append(
-            f"{name:<10} {row.values[name + '_p']:8.4f} {row.values[name + '_r']:8.4f} {row.values[f]:8.4f}   {ci_text}"
-        )
+        p, r, fv = (row.values[name + "_p"], row.values[name + "_r"], row.values[f])
+        cells = " ".join("       -" if v is None else f"{v:8.4f}" for v in (p, r, fv))
+        lines.append(f"{name:<10} {cells}   {ci_text}")
     return lines
 
 

@@ -206,6 +206,9 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str) -> str:
                 f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                 f'stroke="{PALETTE[0]}" stroke-width="2.5" stroke-linecap="round"/>'
             )
+        if r.get("mean") is None:  # nothing of this system was scored: no dot, a dash
+            parts.append(svg_text(width - 6, y + 4, "-", "end", "tick"))
+            continue
         parts.append(
             f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{PALETTE[0]}" stroke="#fff">'
             f"<title>{escape(r.get('system'))}: {fmt(r['mean'])}</title></circle>"
