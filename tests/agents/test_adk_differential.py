@@ -134,3 +134,77 @@ def test_length_mismatch_raises_like_adk():
         _adk_trajectory(a, [], "EXACT", False)
     with pytest.raises(AgentDataError, match="1 actual invocations but 0 expected"):
         tool_trajectory_scores(a, [], eval_id="case-7")
+
+
+# --- the shared pairs as ADK itself reads them, and random names and values ------------------
+
+
+def _adk_parsed(raw: list) -> list[AdkInvocation]:
+    return [AdkInvocation.model_validate(inv) for inv in raw]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_shared_pairs_as_adk_parses_them(impl):
+    """ADK's evaluators on the invocations as ADK's own model reads the pair file (not as
+    respeval's loader hands them over), so a loader slip cannot hide on both sides."""
+    pairs = json.loads(shared_data("agents", "adk", "adk_invocation_pairs.json").read_text())
+    assert len(pairs) == 42
+    for pair in pairs:
+        adk_actual, adk_expected = _adk_parsed(pair["actual_invocations"]), _adk_parsed(pair["expected_invocations"])
+        actual = parse_invocations(pair["actual_invocations"])
+        expected = parse_invocations(pair["expected_invocations"])
+        for mt, ia in MODES:
+            metric = EvalMetric(
+                metric_name="tool_trajectory_avg_score",
+                criterion=ToolTrajectoryCriterion(threshold=1.0, match_type=mt, ignore_args=ia),
+            )
+            want = TrajectoryEvaluator(eval_metric=metric).evaluate_invocations(adk_actual, adk_expected)
+            per = tool_trajectory_scores(actual, expected, match_type=mt, ignore_args=ia, implementation=impl)
+            assert per == [p.score for p in want.per_invocation_results], (pair["eval_id"], mt, ia)
+        rouge = RougeEvaluator(EvalMetric(metric_name="response_match_score", threshold=0.8))
+        want = rouge.evaluate_invocations(adk_actual, adk_expected)
+        assert response_match_scores(actual, expected) == [p.score for p in want.per_invocation_results]
+
+
+_any_name = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, width=64)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+)
+_any_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_any_name, inner, max_size=3), max_leaves=8
+)
+_any_call = st.fixed_dictionaries(
+    {
+        "name": _any_name | st.sampled_from(["f", "g"]),
+        "args": st.none() | st.dictionaries(_any_name | st.sampled_from(["k"]), _any_values, max_size=3),
+    }
+)
+
+
+@st.composite
+def _random_conversation(draw):
+    n = draw(st.integers(1, 3))
+    expected, actual = [], []
+    for i in range(n):
+        e = draw(st.lists(_any_call, max_size=5))
+        a = draw(st.one_of(st.lists(_any_call, max_size=5), st.permutations(e).map(list), st.just(list(e))))
+        if a and draw(st.booleans()):
+            a = a + [draw(st.sampled_from(a))]  # a duplicate
+        expected.append(Invocation(f"e{i}", "q", draw(st.text(max_size=30)), e))
+        actual.append(Invocation(f"a{i}", "q", draw(st.text(max_size=30)), a))
+    return actual, expected
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@settings(max_examples=80, deadline=None)
+@given(conv=_random_conversation())
+def test_random_names_and_values_against_adk(impl, conv):
+    """Any tool names (empty, non-ASCII), any argument keys, integers past 2**64, floats of
+    every size (-0.0, 1e308, integral floats equal to integers), nested lists and objects."""
+    actual, expected = conv
+    _check(actual, expected, impl)
+    assert response_match_scores(actual, expected) == _adk_rouge(actual, expected)[0]
