@@ -389,3 +389,139 @@ def test_bfcl_parallel_by_hand():
     assert d_times == [[4], [10]]
     rest = [{k: v for k, v in c["calculate_em_force"].items() if k != "d_time"} for c in gt1]
     assert rest[0] == rest[1]
+
+
+# --- every value of every expected file, by key: a key no check knows fails the test ----------
+
+
+def _vertex_columns(preds, refs, tool, impl):
+    """Every per-row column the Vertex-style expected files carry, and respeval's summary
+    (``vertex_summary``: mean, sample std) of each, computed by respeval."""
+    cols, summary = {}, {}
+
+    def take(res, column, name=None):
+        name = name or column
+        cols[name] = res[column].tolist()
+        vs = res.vertex_summary()
+        summary[f"{name}/mean"], summary[f"{name}/std"] = vs[f"{column}/mean"], vs[f"{column}/std"]
+
+    res = trajectory(preds, refs, [*VERTEX, "trajectory_single_tool_use"], tool_name=tool, implementation=impl)
+    for k in [*VERTEX, f"trajectory_single_tool_use[{tool}]"]:
+        take(res, k)
+    cols["n_predicted"] = res.raw_stats["n_pred"].tolist()
+    cols["n_reference"] = res.raw_stats["n_ref"].tolist()
+    for key in ("EXACT", "IN_ORDER", "ANY_ORDER", "IN_ORDER,ignore_args", "ANY_ORDER,ignore_args"):
+        mt, *flag = key.split(",")
+        r = trajectory(
+            preds, refs, ["tool_trajectory_avg_score"], match_type=mt, ignore_args=bool(flag), implementation=impl
+        )
+        take(r, "tool_trajectory_avg_score", f"adk:{key}")
+    f32 = trajectory(
+        preds, refs, ["trajectory_precision", "trajectory_recall"], vertex_float32=True, implementation=impl
+    )
+    for k in ("trajectory_precision", "trajectory_recall"):
+        take(f32, k, f"{k}[vertex_sdk_float32]")
+    summary["row_count"] = len(res)
+    return cols, summary
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(
+    "data, expected_file, tool",
+    [
+        (
+            ("tau_bench", "airline_trajectories.jsonl"),
+            ("tau_bench", "expected_airline_trajectories.json"),
+            "get_reservation_details",
+        ),
+        (("vertex", "product_agent_byod.jsonl"), ("vertex", "expected_product_agent_byod.json"), "get_product_price"),
+    ],
+)
+def test_every_key_of_the_vertex_style_files_is_checked(impl, data, expected_file, tool):
+    """Each per-row value (``==``) and each summary value (1e-12) of the file, found by its
+    key: a column or summary the checks above do not know makes this fail, so no value of
+    the data can go unchecked, and the row ids must line up with the data's rows."""
+    rows = _jsonl(shared_data("agents", *data))
+    expected = json.loads(shared_data("agents", *expected_file).read_text())
+    assert len(rows) == len(expected["rows"]) == expected["summary"]["row_count"] > 0
+    for r, e in zip(rows, expected["rows"]):
+        for key in ("id", "prompt"):
+            if key in e:
+                assert r[key] == e[key]
+    cols, summary = _vertex_columns(
+        [r["predicted_trajectory"] for r in rows], [r["reference_trajectory"] for r in rows], tool, impl
+    )
+    informational = {"id", "prompt", "notes"}
+    checked = 0
+    for i, e in enumerate(expected["rows"]):
+        unknown = set(e) - informational - set(cols)
+        assert not unknown, f"row {i}: no check for {sorted(unknown)}"
+        for key, want in e.items():
+            if key not in informational:
+                assert cols[key][i] == want, (i, key)
+                checked += 1
+    assert checked == len(expected["rows"]) * (len(cols))
+    for key, want in expected["summary"].items():
+        assert key in summary, f"no check for the summary {key!r}"
+        assert summary[key] == pytest.approx(want, abs=1e-12), key
+        checked += 1
+    assert checked == len(expected["rows"]) * len(cols) + len(expected["summary"])
+
+
+def test_every_key_of_the_deepeval_file_is_checked():
+    expected = json.loads(shared_data("agents", "tau_bench", "expected_deepeval_tool_correctness.json").read_text())
+    assert set(expected["mean"]) == set(DEEPEVAL_OPTIONS)
+    for e in expected["rows"]:
+        assert set(e) - {"id"} == set(DEEPEVAL_OPTIONS), e["id"]
+
+
+def test_every_key_of_the_adk_files_is_checked():
+    pairs = _pairs()
+    keys = {k for p in pairs for k in p["expected_values"]}
+    known = {
+        f"tool_trajectory_avg_score[{mt}{flag}]"
+        for mt in ("EXACT", "IN_ORDER", "ANY_ORDER")
+        for flag in ("", ",ignore_args")
+    }
+    known |= {"response_match_score[adk>=2.8]", "response_match_score[adk 1.x-2.0: rouge-score rouge1 F, stemmer]"}
+    assert keys == known
+    assert all(set(v) == {"per_invocation", "overall"} for p in pairs for v in p["expected_values"].values())
+    german = _jsonl(shared_data("agents", "adk", "rouge_german_pairs.jsonl"))
+    assert len(german) == 6
+    assert {k for r in german for k in r["expected"]} == {
+        "adk>=2.8 tokens(response)",
+        "response_match_score[adk>=2.8]",
+        "response_match_score[adk 1.x-2.0]",
+        "rouge-score tokens(response)",
+    }
+
+
+def test_the_loader_files_list_every_eval_file_and_session_there():
+    """``expected_loader.json`` and ``expected_sessions.json`` name every eval file and
+    session dump under adk/ (so the loader tests cover them all) and each entry is checked
+    field by field by the tests above."""
+    root = shared_data("agents", "adk")
+    loader = json.loads((root / "expected_loader.json").read_text())
+    sessions = json.loads((root / "expected_sessions.json").read_text())
+    found = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.json") if p.name.endswith((".test.json", ".evalset.json"))
+    )
+    assert sorted(loader) == found and len(found) == 13
+    dumps = sorted(str(p.relative_to(root / "adk-samples")) for p in (root / "adk-samples").rglob("*.session.json"))
+    assert sorted(sessions) == dumps and len(dumps) == 2
+    assert {k for v in loader.values() for k in v} == {"format", "eval_set_id", "eval_cases"}
+    assert {k for v in loader.values() for c in v["eval_cases"] for k in c} == {
+        "eval_id",
+        "kind",
+        "invocations",
+        "tool_calls_per_invocation",
+        "final_response_texts_empty",
+        "session_input",
+    }
+    assert {k for v in sessions.values() for k in v} == {
+        "events",
+        "invocations",
+        "invocations_with_user_text",
+        "tool_calls_per_invocation",
+        "tool_names_per_invocation",
+    }
