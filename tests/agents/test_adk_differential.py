@@ -28,7 +28,13 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         allow_module_level=True,
     )
 
-IMPLS = ["python"] + (["native"] if _backend.native_available() else [])
+# the native run is skipped with a reason when the core is not built, never left out unsaid
+IMPLS = [
+    "python",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
+    ),
+]
 MODES = [(mt, ia) for mt in ("EXACT", "IN_ORDER", "ANY_ORDER") for ia in (False, True)]
 
 

@@ -15,7 +15,13 @@ from respeval.agents.loaders import load_eval_set, load_session, parse_invocatio
 from respeval.metrics.trajectory import response_match_score, trajectory
 from respeval.tokenizers.adk import tokenize
 
-IMPLS = ["python"] + (["native"] if _backend.native_available() else [])
+# the native run is skipped with a reason when the core is not built, never left out unsaid
+IMPLS = [
+    "python",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
+    ),
+]
 VERTEX = [
     "trajectory_exact_match",
     "trajectory_in_order_match",

@@ -10,7 +10,13 @@ import pytest
 from respeval import _backend
 from respeval.metrics.trajectory import trajectory
 
-IMPLS = ["python"] + (["native"] if _backend.native_available() else [])
+# the native run is skipped with a reason when the core is not built, never left out unsaid
+IMPLS = [
+    "python",
+    pytest.param(
+        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
+    ),
+]
 
 
 def c(name, **args):
