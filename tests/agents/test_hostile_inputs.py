@@ -212,3 +212,24 @@ def test_a_system_whose_every_row_is_bad_reports_no_value_not_zero(capsys, tmp_p
     assert main([*argv, "--report", str(report)]) == 0
     assert "0.0000" not in capsys.readouterr().out
     assert report.is_file()
+
+
+def test_a_bad_row_that_stops_a_run_says_how_to_go_on(capsys, tmp_path):
+    """``--on-error fail`` (the default) stops at the first bad row: the message names the
+    file, line and field, and says how to score the other rows instead."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        json.dumps({"predicted": CALL, "reference": CALL})
+        + "\n"
+        + json.dumps({"predicted": [{"tool_name": "a", "tool_input": [1]}], "reference": CALL})
+        + "\n"
+    )
+    argv = ["score", "--pred", str(path), "--pred-field", "predicted", "--ref-field", "reference", "--quiet"]
+    assert main([*argv, "--metrics", "trajectory_precision"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2: field 'predicted'" in err and "'tool_input' is a list" in err
+    assert "--on-error record" in err
+    path.write_text(json.dumps({"predicted": CALL, "reference": CALL}) + "\n" + '{"predicted": [\n')
+    assert main([*argv, "--metrics", "trajectory_precision"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:2: malformed JSON" in err and "--on-error record" in err

@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
                 desc="scoring",
             )
         try:
-            with _fewer_collections():
+            with _fewer_collections(), _how_to_go_on(args.on_error):
                 summary = score_files(
                     args.pred,
                     args.ref,
@@ -254,6 +254,24 @@ def _run_options(args: argparse.Namespace, bar: Any) -> dict[str, Any]:
         "seed": args.seed,
         "progress": bar.update if bar is not None else None,
     }
+
+
+@contextlib.contextmanager
+def _how_to_go_on(on_error: str) -> Iterator[None]:
+    """A bad row that stops the run (``--on-error fail``): its message (file, line, field,
+    reason) also says how to score the other rows instead."""
+    from respeval.io import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        if on_error != "fail" or exc.row_error is None:
+            raise
+        raise InputError(
+            f"{exc} (fix that row, or rerun with --on-error record --out FILE to score the other rows and "
+            "write each bad one with its reason to FILE.errors.jsonl)",
+            exc.row_error,
+        ) from None
 
 
 @contextlib.contextmanager
