@@ -233,3 +233,29 @@ def test_a_bad_row_that_stops_a_run_says_how_to_go_on(capsys, tmp_path):
     assert main([*argv, "--metrics", "trajectory_precision"]) == 1
     err = capsys.readouterr().err
     assert f"{path}:2: malformed JSON" in err and "--on-error record" in err
+
+
+def test_a_directory_of_mixed_files_names_what_it_skips_and_records_what_it_cannot_read(capsys, tmp_path):
+    """A run directory with a good eval set, a file that is not JSON, a text file and a
+    subdirectory: without --on-error record the broken file stops the run, naming it; with
+    it, the file is listed as unreadable and the cases are scored; the entries that are not
+    *.json files are named as skipped, not passed over in silence."""
+    gold = _write(tmp_path / "gold.evalset.json", _golden())
+    run = tmp_path / "run"
+    (run / "sub").mkdir(parents=True)
+    _write(run / "run.evalset.json", _golden())
+    (run / "broken.json").write_text('{"eval_set_id": ')
+    (run / "notes.txt").write_text("hello")
+    argv = ["agent", "--expected", gold, "--actual", str(run)]
+    assert main(argv) == 1
+    assert str(run / "broken.json") in capsys.readouterr().err
+    assert main([*argv, "--on-error", "record"]) == 0
+    out = capsys.readouterr().out
+    assert "Tests passed: 2" in out
+    assert str(run / "broken.json") in out and "not JSON" in out
+    assert "notes.txt" in out and "sub" in out
+    assert main([*argv, "--on-error", "record", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (unreadable,) = data["unreadable_files"]
+    assert unreadable["file"] == str(run / "broken.json") and "not JSON" in unreadable["reason"]
+    assert sorted(data["skipped_entries"]) == sorted([str(run / "notes.txt"), str(run / "sub")])

@@ -95,9 +95,18 @@ def _read_one(
     return out
 
 
-def _read_run(
-    source: str | os.PathLike[str], expected: EvalSet, record: bool = False
-) -> dict[str, list[Invocation] | str]:
+@dataclass
+class _Run:
+    """What one ``--actual`` source gave: conversations (or, recorded, the reason a case
+    could not be read) by case id, the files of a directory that could not be read at all
+    (recorded), and the directory entries that are not ``*.json`` files (skipped)."""
+
+    cases: dict[str, list[Invocation] | str] = field(default_factory=dict)
+    unreadable_files: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _read_run(source: str | os.PathLike[str], expected: EvalSet, record: bool = False) -> _Run:
     text = os.fspath(source)
     case_hint = None
     if "=" in text and not Path(text).exists():
@@ -105,24 +114,32 @@ def _read_run(
     path = Path(text)
     if not path.exists():
         raise AgentDataError(f"{text}: no such file or directory")
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(".json"))
-        if not files:
-            raise AgentDataError(f"{text}: no *.json files (session dumps or eval sets) in this directory")
-        out: dict[str, list[Invocation] | str] = {}
-        for f in files:
-            for case_id, invs in _read_one(f, expected, None, record).items():
-                if case_id in out:
-                    raise AgentDataError(f"{f}: eval case {case_id!r} appears twice in {text}")
-                out[case_id] = invs
-        return out
-    return _read_one(path, expected, case_hint, record)
+    if not path.is_dir():
+        return _Run(_read_one(path, expected, case_hint, record))
+    entries = sorted(path.iterdir())
+    files = [p for p in entries if p.is_file() and p.name.endswith(".json")]
+    if not files:
+        raise AgentDataError(f"{text}: no *.json files (session dumps or eval sets) in this directory")
+    run = _Run(skipped=[str(p) for p in entries if p not in files])
+    for f in files:
+        try:
+            got = _read_one(f, expected, None, record)
+        except AgentDataError as exc:
+            if not record:
+                raise
+            run.unreadable_files.append((str(f), str(exc)))
+            continue
+        for case_id, invs in got.items():
+            if case_id in run.cases:
+                raise AgentDataError(f"{f}: eval case {case_id!r} appears twice in {text}")
+            run.cases[case_id] = invs
+    return run
 
 
 def read_actual(source: str | os.PathLike[str], expected: EvalSet) -> dict[str, list[Invocation]]:
     """One run's actual invocations by eval case id, from ``source``: an eval set, a session
     dump, a directory of them, or ``CASE=PATH`` to name the case a file belongs to."""
-    return _read_run(source, expected)  # type: ignore[return-value]  # without record, no reasons
+    return _read_run(source, expected).cases  # type: ignore[return-value]  # without record, no reasons
 
 
 @dataclass
@@ -139,6 +156,8 @@ class AgentReport:
     unmatched: list[str] = field(default_factory=list)
     actual_runs: list[dict[str, list[Invocation]]] = field(default_factory=list, repr=False)
     judge: Any = None  # a MultiTurnReport when LLM-judged metrics were added (respeval.agents.judging)
+    unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (file, reason), recorded
+    skipped_entries: list[str] = field(default_factory=list)  # directory entries that are not *.json files
 
     @property
     def passed(self) -> bool:
@@ -195,6 +214,8 @@ class AgentReport:
             ],
             "metric_means": self.metric_means(),
             "unmatched_actual_cases": self.unmatched,
+            "unreadable_files": [{"file": f, "reason": r} for f, r in self.unreadable_files],
+            "skipped_entries": self.skipped_entries,
         }
         summary = self.run_summary()
         if summary is not None:
@@ -278,6 +299,11 @@ class AgentReport:
                 lines.append(f"  STOPPED: {j.stop_reason}")
         if self.unmatched:
             lines.append("\nactual conversations with no eval case of that id: " + ", ".join(self.unmatched))
+        if self.unreadable_files:
+            lines.append(f"\nfiles that could not be read, their cases not scored ({len(self.unreadable_files)}):")
+            lines += [f"  {f}: {r}" for f, r in self.unreadable_files]
+        if self.skipped_entries:
+            lines.append("\nskipped, not *.json files: " + ", ".join(self.skipped_entries))
         return "\n".join(lines)
 
 
@@ -308,13 +334,18 @@ def evaluate_agent(
     where: list[tuple[int, str, int]] = []
     known = {c.eval_id for c in expected_set.cases}
     record = on_error == "record"
+    unreadable_files: list[tuple[str, str]] = []
+    skipped: list[str] = []
     for run_index, source in enumerate(actual):
         read: Mapping[str, Sequence[Invocation] | str]
         if isinstance(source, Mapping):
             read = source
             labels.append(f"run {run_index + 1}")
         else:
-            read = _read_run(source, expected_set, record)
+            got_run = _read_run(source, expected_set, record)
+            read = got_run.cases
+            unreadable_files += got_run.unreadable_files
+            skipped += got_run.skipped
             labels.append(os.fspath(source))
         by_case = {k: list(v) for k, v in read.items() if not isinstance(v, str)}
         unreadable = {k: v for k, v in read.items() if isinstance(v, str)}
@@ -345,7 +376,16 @@ def evaluate_agent(
                     ref_rows.append(e.calls)
                     where.append((run_index, case.eval_id, i))
         runs.append(outcomes)
-    report = AgentReport(expected_set, tuple(criteria), runs, labels, unmatched=unmatched, actual_runs=actual_runs)
+    report = AgentReport(
+        expected_set,
+        tuple(criteria),
+        runs,
+        labels,
+        unmatched=unmatched,
+        actual_runs=actual_runs,
+        unreadable_files=unreadable_files,
+        skipped_entries=skipped,
+    )
     if diagnostics and pred_rows:
         result = trajectory(
             pred_rows,
