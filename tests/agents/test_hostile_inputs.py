@@ -259,3 +259,38 @@ def test_a_directory_of_mixed_files_names_what_it_skips_and_records_what_it_cann
     (unreadable,) = data["unreadable_files"]
     assert unreadable["file"] == str(run / "broken.json") and "not JSON" in unreadable["reason"]
     assert sorted(data["skipped_entries"]) == sorted([str(run / "notes.txt"), str(run / "sub")])
+
+
+def test_trajectory_metric_options_reach_score(capsys, tmp_path):
+    """``trajectory_single_tool_use`` cannot run without ``tool_name`` and ADK's match type
+    is an option: ``respeval score`` takes them as ``--metric-option METRIC.KEY=VALUE``
+    (values read as JSON when they parse, else as text), and refuses a bad one by name."""
+    rows = tmp_path / "rows.jsonl"
+    think = {"tool_name": "think", "tool_input": {}}
+    rows.write_text(
+        json.dumps({"predicted": [think, *CALL], "reference": CALL})
+        + "\n"
+        + json.dumps({"predicted": [think], "reference": CALL})
+        + "\n"
+    )
+    argv = ["score", "--pred", str(rows), "--pred-field", "predicted", "--ref-field", "reference", "--quiet"]
+    argv += ["--metrics", "trajectory_single_tool_use,tool_trajectory_avg_score"]
+    assert main(argv) == 1
+    assert "--metric-option trajectory_single_tool_use.tool_name=" in capsys.readouterr().err
+    opts = ["--metric-option", "trajectory_single_tool_use.tool_name=a"]
+    opts += ["--metric-option", "tool_trajectory_avg_score.match_type=IN_ORDER", "--json"]
+    assert main([*argv, *opts]) == 0
+    data = json.loads(capsys.readouterr().out)
+    values = data["systems"][0]["values"]
+    assert values["trajectory_single_tool_use[a]"] == 0.5
+    assert values["tool_trajectory_avg_score"] == 0.5  # IN_ORDER: the extra think is allowed
+    assert "adk:IN_ORDER" in data["signatures"]["trajectory"]
+    bad = ["--metric-option", "tool_trajectory_avg_score.match_type=FUZZY"]
+    assert main([*argv, *opts[:2], *bad]) == 1
+    assert "FUZZY" in capsys.readouterr().err
+    assert main([*argv, "--metric-option", "tool_name=a"]) == 1
+    assert "METRIC.KEY=VALUE" in capsys.readouterr().err
+    assert main([*argv, *opts[:2], "--metric-option", "trajectory_recall.empty=nan"]) == 1  # not a metric of the run
+    assert "'trajectory_recall' is not one of --metrics" in capsys.readouterr().err
+    assert main([*argv, *opts[:2], "--metric-option", "tool_trajectory_avg_score.bogus=1"]) == 1
+    assert "bogus" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -52,10 +52,18 @@ DEFAULT_REF_FIELD = "reference"
 
 
 def build_families(
-    metrics: Sequence[str], *, tokenizer: str = "rouge", stemmer: bool = False, threads: int | None = None
+    metrics: Sequence[str],
+    *,
+    tokenizer: str = "rouge",
+    stemmer: bool = False,
+    threads: int | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[MetricFamily]:
-    """Metric names -> families, through the one registry (ROUGE types are scored together)."""
-    return REGISTRY.build_families(metrics, MetricOptions(tokenizer=tokenizer, stemmer=stemmer, threads=threads))
+    """Metric names -> families, through the one registry (ROUGE types are scored together).
+    ``params``: family-specific options by metric name (``{"trajectory_single_tool_use":
+    {"tool_name": "search"}}``)."""
+    options = MetricOptions(tokenizer=tokenizer, stemmer=stemmer, threads=threads, params=dict(params or {}))
+    return REGISTRY.build_families(metrics, options)
 
 
 def _is_text(path: str) -> bool:
@@ -95,6 +103,7 @@ def score_files(
     compare_to: str | None = None,
     comparison_trials: int = 1000,
     progress: Callable[[int], None] | None = None,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunSummary:
     """Score prediction file(s) against references, chunk by chunk.
 
@@ -111,6 +120,7 @@ def score_files(
         (leave them out and write each with its reason to ``errors_out``)
     resume : continue an interrupted run that wrote to the same ``out``
     compare_to : a system name: paired significance of every other system against it
+    metric_options : family-specific options by metric name, as ``build_families`` takes them
     """
     started = time.perf_counter()
     check_on_error(on_error)
@@ -135,7 +145,7 @@ def score_files(
     ref = os.fspath(ref) if ref is not None else None
     # --ref naming the predictions file itself (by any spelling) reads it once
     same_file = ref is None or (len(pred_paths) == 1 and (ref == pred_paths[0] or same_path(ref, pred_paths[0])))
-    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads)
+    families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads, params=metric_options)
     inputs = Inputs(
         preds=pred_paths,
         ref=None if same_file else ref,

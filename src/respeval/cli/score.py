@@ -72,6 +72,15 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     )
     met = score.add_argument_group("metrics")
     met.add_argument(
+        "--metric-option",
+        action="append",
+        default=[],
+        metavar="METRIC.KEY=VALUE",
+        help="an option of one metric (repeatable; VALUE read as JSON when it parses, else as text), e.g. "
+        "trajectory_single_tool_use.tool_name=search, tool_trajectory_avg_score.match_type=IN_ORDER, "
+        "trajectory_precision.empty=nan",
+    )
+    met.add_argument(
         "--metrics",
         type=metric_list,
         default=["rouge1", "rouge2", "rougeL"],
@@ -179,8 +188,29 @@ def run(args: argparse.Namespace) -> int:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     if not args.pred:
         raise ValueError("give --pred FILE (and usually --ref FILE), or --example to score the shipped sample")
+    metric_options = _metric_options(args.metric_option)
+    for metric in metric_options:
+        if metric not in args.metrics:
+            raise ValueError(
+                f"--metric-option {metric}.…: {metric!r} is not one of --metrics ({','.join(args.metrics)})"
+            )
     if args.engine == "dask":
+        if metric_options:
+            raise ValueError("--metric-option is not supported with --engine dask yet")
         return _score_dask(args)
+    from respeval.bulk.run import build_families
+
+    try:  # the metrics and their options, checked before any input is read
+        build_families(args.metrics, tokenizer=args.tokenizer, stemmer=args.stem, params=metric_options)
+    except TypeError as exc:  # an option the metric's family does not take
+        raise ValueError(
+            f"a --metric-option is not an option of its metric ({exc}); respeval metrics lists them"
+        ) from None
+    except ValueError as exc:
+        raise ValueError(
+            f"{exc}; give metric options as --metric-option METRIC.KEY=VALUE "
+            "(e.g. --metric-option trajectory_single_tool_use.tool_name=search)"
+        ) from None
     _streaming_allocator()
     # score_files checks and locks --out and --errors; the run summary and report are checked
     # against every input and output here, and locked for the run
@@ -216,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
                     threads=args.threads,
                     chunk_size=args.chunk_size,
                     compare_to=args.compare,
+                    metric_options=metric_options,
                     **_run_options(args, bar),
                 )
         finally:
@@ -227,6 +258,22 @@ def run(args: argparse.Namespace) -> int:
             print(_table(summary))
         _write_run_outputs(summary, args)
     return Exit.OK
+
+
+def _metric_options(specs: list[str]) -> dict[str, dict[str, Any]]:
+    """``--metric-option METRIC.KEY=VALUE`` flags as ``{metric: {key: value}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        target, sep, text = spec.partition("=")
+        metric, dot, key = target.strip().rpartition(".")
+        if not sep or not dot or not metric or not key:
+            raise ValueError(f"--metric-option {spec!r}: expected METRIC.KEY=VALUE (e.g. trajectory_f1.empty=nan)")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        out.setdefault(metric, {})[key] = value
+    return out
 
 
 def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
