@@ -1,0 +1,216 @@
+"""The trajectory family's per-row work after interning, A against B, interleaved in one process.
+
+    cp build/_core.*.so /tmp/before.so      # then change cext/, rebuild, and:
+    python benchmarks/ab_family.py kernel /tmp/before.so build/_core.cpython-311-x86_64-linux-gnu.so
+    python benchmarks/ab_family.py score                 # TrajectoryFamily._score: HEAD~1 against the tree
+    python benchmarks/ab_family.py score --rev main      # ... a named revision against the tree
+
+``kernel``: two builds of the native core.  One 32,768-row chunk of tau-bench-shaped rows
+(benchmarks/trajectory_workload.py) is interned once, as the trajectory family interns it
+(references, then predictions, into one table); each round then runs
+``trajectory_pair_stats`` on it (with the matched flags, one thread, as
+``TrajectoryFamily._score`` calls it) with each build, in a random order, ``--repeat``
+times per build, timed by the thread's CPU time.  Both builds' outputs are checked equal.
+
+``score``: ``TrajectoryFamily._score`` of the module at ``--rev`` (read with ``git show``)
+against the working tree's, on the same chunk and the family of
+``benchmarks/bench_trajectory.py`` (the Vertex five and ADK's score).  The kernel is
+replaced by a copy of its precomputed output, so only the numpy work after it is timed
+(``--with-kernel`` times the real kernel too).  Both outputs are checked identical (dtypes,
+values, NaN placement, column order).
+
+The ratio B/A (new/old) is taken per round, so the host's fast and slow phases, which move
+both sides alike within a round, cancel; its median and quartiles are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import trajectory_workload  # noqa: E402
+from bench_trajectory import METRICS  # noqa: E402
+
+
+def load(path: str, tag: str):
+    spec = importlib.util.spec_from_file_location(f"respeval_ab_{tag}._core", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def interned(core, rows: int):
+    """(pred, ref) as (calls, names, offsets) int arrays, interned as the family interns them."""
+    preds, refs = trajectory_workload.rows(0, rows, form="dicts")
+    table = core.CallTable()
+    sides = []
+    for side in (refs, preds):
+        calls, names, offsets, _ = table.intern(side)
+        sides.append((np.frombuffer(calls, np.int32), np.frombuffer(names, np.int32), np.frombuffer(offsets, np.int64)))
+    ref, pred = sides
+    return pred, ref
+
+
+def report(per_row: dict, labels: dict, ratios: list, what: str) -> None:
+    for k in ("A", "B"):
+        print(f"{k} {labels[k]}: median {statistics.median(per_row[k]):.4f} us a row")
+    q1, _, q3 = statistics.quantiles(ratios, n=4)
+    print(f"B/A time, per round: median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}), {what}")
+
+
+def kernel(args) -> None:
+    builds = {"A": load(args.a, "a"), "B": load(args.b, "b")}
+    pred, ref = interned(builds["A"], args.rows)
+    rows = len(pred[2]) - 1
+    nstats = len(builds["A"].TRAJECTORY_STATS)
+    outs = {
+        k: (np.zeros((rows, nstats), np.int64), np.zeros(len(pred[0]), np.uint8), np.zeros(len(ref[0]), np.uint8))
+        for k in builds
+    }
+
+    def run(k):
+        out, pm, rm = outs[k]
+        builds[k].trajectory_pair_stats(*pred, *ref, out, pm, rm, 1)
+
+    for k in builds:
+        run(k)
+    for a, b in zip(outs["A"], outs["B"]):
+        if not np.array_equal(a, b):
+            raise SystemExit("the two builds disagree on trajectory_pair_stats")
+    rng = random.Random(1)
+    per_row = {k: [] for k in builds}
+    ratios = []
+    for _ in range(args.rounds):
+        order = list(builds)
+        rng.shuffle(order)
+        took = {}
+        for k in order:
+            t0 = time.thread_time()
+            for _ in range(args.repeat):
+                run(k)
+            took[k] = (time.thread_time() - t0) / args.repeat
+        for k, dt in took.items():
+            per_row[k].append(dt / rows * 1e6)
+        ratios.append(took["B"] / took["A"])
+    report(per_row, {"A": args.a, "B": args.b}, ratios, f"trajectory_pair_stats, {rows} rows")
+
+
+def module_at(rev: str):
+    """respeval.metrics.trajectory as it was at ``rev``, loaded from a file beside the tree's."""
+    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=HERE, capture_output=True, text=True, check=True)
+    text = subprocess.run(
+        ["git", "show", f"{rev}:src/respeval/metrics/trajectory.py"],
+        cwd=root.stdout.strip(),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp()) / "trajectory_old.py"
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("respeval_ab_old_trajectory", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Canned:
+    """The kernels, with trajectory_pair_stats replaced by a copy of its output."""
+
+    def __init__(self, kernels, stats, pm, rm):
+        self._kernels, self._stats, self._pm, self._rm = kernels, stats, pm, rm
+        self.TRAJECTORY_STATS = kernels.TRAJECTORY_STATS
+
+    def trajectory_pair_stats(self, pc, pn, po, rc, rn, ro, out, pm, rm, threads=None):
+        np.copyto(out, self._stats)
+        np.copyto(pm, self._pm)
+        np.copyto(rm, self._rm)
+
+    def __getattr__(self, name):
+        return getattr(self._kernels, name)
+
+
+def same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+
+
+def score(args) -> None:
+    import respeval.metrics.trajectory as new
+
+    old = module_at(args.rev)
+    preds, refs = trajectory_workload.rows(0, args.rows, form="dicts")
+    fams = {
+        "A": old.TrajectoryFamily(METRICS, implementation="native", threads=1),
+        "B": new.TrajectoryFamily(METRICS, implementation="native", threads=1),
+    }
+    prepared = fams["B"].prepare(refs)
+    pred = new._intern(prepared.table, new._column(preds, "predicted"), fams["B"], "predicted_trajectory")
+    kernels = prepared.kernels
+    if not args.with_kernel:
+        stats = np.zeros((pred.rows, len(kernels.TRAJECTORY_STATS)), np.int64)
+        pm = np.zeros(len(pred.calls), np.uint8)
+        rm = np.zeros(len(prepared.ref.calls), np.uint8)
+        ref = prepared.ref
+        kernels.trajectory_pair_stats(
+            pred.calls, pred.names, pred.offsets, ref.calls, ref.names, ref.offsets, stats, pm, rm, 1
+        )
+        kernels = _Canned(kernels, stats, pm, rm)
+
+    def run(k):
+        return fams[k]._score(kernels, prepared.table, pred, prepared.ref).chunk
+
+    a, b = run("A"), run("B")
+    if list(a.columns) != list(b.columns) or not all(same(a.columns[c], b.columns[c]) for c in a.columns):
+        raise SystemExit("old and new _score disagree on the columns")
+    if not same(a.stats, b.stats) or a.errors != b.errors:
+        raise SystemExit("old and new _score disagree on the stats or the errors")
+    rng = random.Random(1)
+    per_row = {k: [] for k in fams}
+    ratios = []
+    for _ in range(args.rounds):
+        order = list(fams)
+        rng.shuffle(order)
+        took = {}
+        for k in order:
+            t0 = time.thread_time()
+            for _ in range(args.repeat):
+                run(k)
+            took[k] = (time.thread_time() - t0) / args.repeat
+        for k, dt in took.items():
+            per_row[k].append(dt / pred.rows * 1e6)
+        ratios.append(took["B"] / took["A"])
+    what = "TrajectoryFamily._score" + (" with the kernel" if args.with_kernel else " after the kernel")
+    report(per_row, {"A": f"{args.rev}'s _score", "B": "the tree's _score"}, ratios, f"{what}, {pred.rows} rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    k = sub.add_parser("kernel", help="trajectory_pair_stats of two builds of the core")
+    k.add_argument("a", help="the first build's _core shared library")
+    k.add_argument("b", help="the second build's")
+    s = sub.add_parser("score", help="TrajectoryFamily._score at a revision against the tree's")
+    s.add_argument("--rev", default="HEAD~1", help="the revision of the old _score (default HEAD~1)")
+    s.add_argument("--with-kernel", action="store_true", help="time the real kernel too")
+    for p in (k, s):
+        p.add_argument("--rows", type=int, default=1 << 15)
+        p.add_argument("--rounds", type=int, default=16)
+        p.add_argument("--repeat", type=int, default=5, help="calls per build per round")
+    args = parser.parse_args()
+    kernel(args) if args.what == "kernel" else score(args)
+
+
+if __name__ == "__main__":
+    main()
