@@ -1545,6 +1545,7 @@ cdef class CallTable:
 cdef int _traj_check_csr(const int32_t[::1] ids, const int32_t[::1] names, const int64_t[::1] off,
                          str what) except -1:
     cdef Py_ssize_t k, rows = off.shape[0] - 1
+    cdef int64_t max_row = _TRAJ_MAX_ROW  # read once: the module global is a Python int
     if off.shape[0] < 1 or off[0] != 0 or off[rows] != ids.shape[0]:
         raise ValueError(f"{what}: offsets must start at 0 and end at the number of calls (one name per call)")
     if names.shape[0] != ids.shape[0]:
@@ -1552,7 +1553,7 @@ cdef int _traj_check_csr(const int32_t[::1] ids, const int32_t[::1] names, const
     for k in range(rows):
         if off[k] > off[k + 1]:
             raise ValueError(f"{what}: offsets must not decrease (row {k})")
-        if off[k + 1] - off[k] > _TRAJ_MAX_ROW:
+        if off[k + 1] - off[k] > max_row:
             raise ValueError(f"{what}: row {k} has more than 2**31 - 1 calls")
     return 0
 
