@@ -41,9 +41,9 @@ cdef extern from "trajectory.h":
     ctypedef struct rv_traj_scratch:
         pass
     void rv_traj_scratch_free(rv_traj_scratch* s) noexcept nogil
-    int rv_traj_row(rv_traj_scratch* s, const int32_t* pc, const int32_t* pn, int64_t np,
-                    const int32_t* rc, const int32_t* rn, int64_t nr, int64_t* out,
-                    uint8_t* pm, uint8_t* rm) noexcept nogil
+    int64_t rv_traj_rows(rv_traj_scratch* s, const int32_t* pc, const int32_t* pn, const int64_t* po,
+                         const int32_t* rc, const int32_t* rn, const int64_t* ro, int64_t r0, int64_t r1,
+                         int64_t* out, uint8_t* pm, uint8_t* rm) noexcept nogil
     int64_t rv_traj_substitutions(rv_traj_scratch* s, const int32_t* r, int64_t nr, const int32_t* p,
                                   int64_t np, int32_t* out_ref, int32_t* out_pred) noexcept nogil
     int RV_T_NSTATS
@@ -1558,18 +1558,22 @@ cdef int _traj_check_csr(const int32_t[::1] ids, const int32_t[::1] names, const
     return 0
 
 
+cdef enum:
+    # rows a thread takes at a time in trajectory_pair_stats (the chunk of its dynamic schedule)
+    _TRAJ_BLOCK = 256
+
+
 def trajectory_pair_stats(const int32_t[::1] pred_calls, const int32_t[::1] pred_names,
                           const int64_t[::1] pred_off, const int32_t[::1] ref_calls,
                           const int32_t[::1] ref_names, const int64_t[::1] ref_off,
                           int64_t[:, ::1] out, uint8_t[::1] pred_matched=None,
                           uint8_t[::1] ref_matched=None, threads=None):
     """Per-row ``TRAJECTORY_STATS`` (see the twin's ``trajectory_pair_stats``)."""
-    cdef Py_ssize_t rows = pred_off.shape[0] - 1, r
+    cdef Py_ssize_t rows = pred_off.shape[0] - 1, b, nblocks
     cdef int nt
     cdef int64_t failures = 0
     cdef rv_traj_scratch* sc
-    cdef uint8_t* pm
-    cdef uint8_t* rm
+    cdef rv_traj_scratch one
     cdef bint want_pm = pred_matched is not None, want_rm = ref_matched is not None
     if ref_off.shape[0] - 1 != rows:
         raise ValueError(f"{rows} predicted rows but {ref_off.shape[0] - 1} reference rows")
@@ -1589,24 +1593,29 @@ def trajectory_pair_stats(const int32_t[::1] pred_calls, const int32_t[::1] pred
     cdef const int32_t* RN = &ref_names[0] if ref_names.shape[0] else NULL
     cdef uint8_t* PM = &pred_matched[0] if want_pm and pred_matched.shape[0] else NULL
     cdef uint8_t* RM = &ref_matched[0] if want_rm and ref_matched.shape[0] else NULL
+    cdef const int64_t* PO = &pred_off[0]
+    cdef const int64_t* RO = &ref_off[0]
+    cdef int64_t* OUT = &out[0, 0]
     nt = _resolve_threads(threads, rows)
-    with nogil, parallel(num_threads=nt):
-        sc = <rv_traj_scratch*>calloc(1, sizeof(rv_traj_scratch))
-        for r in prange(rows, schedule="dynamic", chunksize=256):
-            if sc == NULL:
-                failures += 1
-            else:
-                pm = PM + pred_off[r] if PM != NULL else NULL
-                rm = RM + ref_off[r] if RM != NULL else NULL
-                if rv_traj_row(sc, PC + pred_off[r] if PC != NULL else NULL,
-                               PN + pred_off[r] if PN != NULL else NULL, pred_off[r + 1] - pred_off[r],
-                               RC + ref_off[r] if RC != NULL else NULL,
-                               RN + ref_off[r] if RN != NULL else NULL, ref_off[r + 1] - ref_off[r],
-                               &out[r, 0], pm, rm) != 0:
+    if nt == 1:
+        # one thread: no OpenMP team to start and no dynamic schedule to ask for work
+        memset(&one, 0, sizeof(one))
+        with nogil:
+            failures = rv_traj_rows(&one, PC, PN, PO, RC, RN, RO, 0, rows, OUT, PM, RM)
+        rv_traj_scratch_free(&one)
+    else:
+        nblocks = (rows + _TRAJ_BLOCK - 1) // _TRAJ_BLOCK
+        with nogil, parallel(num_threads=nt):
+            sc = <rv_traj_scratch*>calloc(1, sizeof(rv_traj_scratch))
+            for b in prange(nblocks, schedule="dynamic"):
+                if sc == NULL:
                     failures += 1
-        if sc != NULL:
-            rv_traj_scratch_free(sc)
-            free(sc)
+                else:
+                    failures += rv_traj_rows(sc, PC, PN, PO, RC, RN, RO, b * _TRAJ_BLOCK,
+                                             min((b + 1) * _TRAJ_BLOCK, rows), OUT, PM, RM)
+            if sc != NULL:
+                rv_traj_scratch_free(sc)
+                free(sc)
     if failures:
         raise MemoryError("out of memory in trajectory_pair_stats")
 

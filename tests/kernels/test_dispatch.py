@@ -61,6 +61,16 @@ memo = _core.CallTable()
 memo.intern(shifted)
 assert memo._memo_entries == len(texts), (memo._memo_entries, len(texts))
 h.update(str(memo._memo_entries).encode())
+# trajectory statistics: rows on the bit-parallel path (<= 64 calls a side) and beyond it
+sides = []
+for _ in range(2):
+    lens = [rng.choice([0, 1, 2, 3, 7, 63, 64, 65]) for _ in range(500)]
+    ids = np.array([rng.randrange(6) for _ in range(sum(lens))], np.int32)
+    sides.append((ids, ids % 3, np.array([0] + lens, np.int64).cumsum()))
+out = np.zeros((500, len(_core.TRAJECTORY_STATS)), np.int64)
+pm, rm = np.zeros(len(sides[0][0]), np.uint8), np.zeros(len(sides[1][0]), np.uint8)
+_core.trajectory_pair_stats(*sides[0], *sides[1], out, pm, rm, 1)
+h.update(out.tobytes() + pm.tobytes() + rm.tobytes())
 # CSV lines: quoted fields with doubled quotes before, inside and across 16-byte blocks
 import csv, io
 buf = io.StringIO()
