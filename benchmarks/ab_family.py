@@ -4,6 +4,7 @@
     python benchmarks/ab_family.py kernel /tmp/before.so build/_core.cpython-311-x86_64-linux-gnu.so
     python benchmarks/ab_family.py score                 # TrajectoryFamily._score: HEAD~1 against the tree
     python benchmarks/ab_family.py score --rev main      # ... a named revision against the tree
+    python benchmarks/ab_family.py score --canned        # ... the numpy work alone
 
 ``kernel``: two builds of the native core.  One 32,768-row chunk of tau-bench-shaped rows
 (benchmarks/trajectory_workload.py) is interned once, as the trajectory family interns it
@@ -13,11 +14,16 @@
 times per build, timed by the thread's CPU time.  Both builds' outputs are checked equal.
 
 ``score``: ``TrajectoryFamily._score`` of the module at ``--rev`` (read with ``git show``)
-against the working tree's, on the same chunk and the family of
-``benchmarks/bench_trajectory.py`` (the Vertex five and ADK's score).  The kernel is
-replaced by a copy of its precomputed output, so only the numpy work after it is timed
-(``--with-kernel`` times the real kernel too).  Both outputs are checked identical (dtypes,
-values, NaN placement, column order).
+against the working tree's, with the family of ``benchmarks/bench_trajectory.py`` (the
+Vertex five and ADK's score) and the built core.  Each round, each side interns the chunk
+afresh (untimed: a new table, references then predictions, as the family does per chunk)
+and then its ``_score`` is timed, kernel included, ``--repeat`` times.  ``--canned``
+instead reuses one interned chunk and replaces the kernel by a copy of its output, to time
+only the numpy work after it.  The page faults of the timed calls are printed: the per-row
+arrays are MBs, and an allocator that hands them out as fresh pages makes them cost more
+than the work (an early version of this script kept two results alive, and the old
+``_score`` then took ~1,500 faults and 2.5x the time a call).  Both outputs are checked
+identical (dtypes, values, NaN placement, column order).
 
 The ratio B/A (new/old) is taken per round, so the host's fast and slow phases, which move
 both sides alike within a round, cancel; its median and quartiles are printed.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -151,48 +158,61 @@ def score(args) -> None:
 
     old = module_at(args.rev)
     preds, refs = trajectory_workload.rows(0, args.rows, form="dicts")
-    fams = {
-        "A": old.TrajectoryFamily(METRICS, implementation="native", threads=1),
-        "B": new.TrajectoryFamily(METRICS, implementation="native", threads=1),
-    }
-    prepared = fams["B"].prepare(refs)
-    pred = new._intern(prepared.table, new._column(preds, "predicted"), fams["B"], "predicted_trajectory")
-    kernels = prepared.kernels
-    if not args.with_kernel:
+    mods = {"A": old, "B": new}
+    fams = {k: m.TrajectoryFamily(METRICS, implementation="native", threads=1) for k, m in mods.items()}
+
+    def interned(k):
+        """A chunk as the family holds it before _score: a new table, references then predictions."""
+        prepared = fams[k].prepare(refs)
+        pred = mods[k]._intern(prepared.table, mods[k]._column(preds, "predicted"), fams[k], "predicted_trajectory")
+        return prepared.kernels, prepared.table, pred, prepared.ref
+
+    canned = None
+    if args.canned:
+        kernels, table, pred, ref = interned("B")
         stats = np.zeros((pred.rows, len(kernels.TRAJECTORY_STATS)), np.int64)
         pm = np.zeros(len(pred.calls), np.uint8)
-        rm = np.zeros(len(prepared.ref.calls), np.uint8)
-        ref = prepared.ref
+        rm = np.zeros(len(ref.calls), np.uint8)
         kernels.trajectory_pair_stats(
             pred.calls, pred.names, pred.offsets, ref.calls, ref.names, ref.offsets, stats, pm, rm, 1
         )
-        kernels = _Canned(kernels, stats, pm, rm)
+        canned = (_Canned(kernels, stats, pm, rm), table, pred, ref)
 
-    def run(k):
-        return fams[k]._score(kernels, prepared.table, pred, prepared.ref).chunk
+    def run(k, chunk):
+        return fams[k]._score(*chunk).chunk
 
-    a, b = run("A"), run("B")
+    chunk = canned or interned("B")
+    a, b = run("A", chunk), run("B", chunk)
     if list(a.columns) != list(b.columns) or not all(same(a.columns[c], b.columns[c]) for c in a.columns):
         raise SystemExit("old and new _score disagree on the columns")
     if not same(a.stats, b.stats) or a.errors != b.errors:
         raise SystemExit("old and new _score disagree on the stats or the errors")
+    del a, b, chunk
     rng = random.Random(1)
     per_row = {k: [] for k in fams}
+    faults = {k: [] for k in fams}
     ratios = []
+    rows = args.rows
     for _ in range(args.rounds):
         order = list(fams)
         rng.shuffle(order)
         took = {}
         for k in order:
+            chunk = canned or interned(k)
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = time.thread_time()
             for _ in range(args.repeat):
-                run(k)
+                run(k, chunk)
             took[k] = (time.thread_time() - t0) / args.repeat
+            faults[k].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / args.repeat)
+            del chunk
         for k, dt in took.items():
-            per_row[k].append(dt / pred.rows * 1e6)
+            per_row[k].append(dt / rows * 1e6)
         ratios.append(took["B"] / took["A"])
-    what = "TrajectoryFamily._score" + (" with the kernel" if args.with_kernel else " after the kernel")
-    report(per_row, {"A": f"{args.rev}'s _score", "B": "the tree's _score"}, ratios, f"{what}, {pred.rows} rows")
+    for k in fams:
+        print(f"{k}: median {statistics.median(faults[k]):.0f} page faults a call")
+    what = "TrajectoryFamily._score" + (" after the kernel (canned)" if args.canned else ", kernel included")
+    report(per_row, {"A": f"{args.rev}'s _score", "B": "the tree's _score"}, ratios, f"{what}, {rows} rows")
 
 
 def main() -> None:
@@ -203,7 +223,11 @@ def main() -> None:
     k.add_argument("b", help="the second build's")
     s = sub.add_parser("score", help="TrajectoryFamily._score at a revision against the tree's")
     s.add_argument("--rev", default="HEAD~1", help="the revision of the old _score (default HEAD~1)")
-    s.add_argument("--with-kernel", action="store_true", help="time the real kernel too")
+    s.add_argument(
+        "--canned",
+        action="store_true",
+        help="one interned chunk for every call, the kernel replaced by a copy of its output",
+    )
     for p in (k, s):
         p.add_argument("--rows", type=int, default=1 << 15)
         p.add_argument("--rounds", type=int, default=16)
