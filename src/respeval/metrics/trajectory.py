@@ -199,23 +199,6 @@ def _float32_shortest(values: np.ndarray) -> np.ndarray:
     return np.array([float(str(np.float32(v))) for v in values.tolist()], dtype=np.float64)
 
 
-_TRANSPOSE_BLOCK = 1024
-
-
-def _transposed(a: np.ndarray, dtype: type) -> np.ndarray:
-    """A C-contiguous transpose of 2-D ``a`` as ``dtype``, a block of columns at a time:
-    a whole-array transpose walks memory with a large stride, 3-4x slower on a chunk's
-    per-row statistics."""
-    out: np.ndarray = np.empty((a.shape[1], a.shape[0]), dtype)
-    if a.shape[0] >= a.shape[1]:
-        for i in range(0, a.shape[0], _TRANSPOSE_BLOCK):
-            out[:, i : i + _TRANSPOSE_BLOCK] = a[i : i + _TRANSPOSE_BLOCK].T
-    else:
-        for i in range(0, a.shape[1], _TRANSPOSE_BLOCK):
-            out[i : i + _TRANSPOSE_BLOCK] = a[:, i : i + _TRANSPOSE_BLOCK].T
-    return out
-
-
 def _ratio(num: np.ndarray, den: np.ndarray, when_zero: np.ndarray | float) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         out = num / np.where(den > 0, den, 1)
@@ -410,16 +393,14 @@ class TrajectoryFamily:
         rows = pred.rows
         if ref.rows != rows:
             raise ValueError(f"{rows} predicted trajectories but {ref.rows} reference trajectories")
-        stats = np.zeros((rows, len(kernels.TRAJECTORY_STATS)), np.int64)
-        pm = np.zeros(len(pred.calls), np.uint8)
-        rm = np.zeros(len(ref.calls), np.uint8)
+        # np.empty: the kernel writes every statistic of every row and every flag
+        stats = np.empty((rows, len(kernels.TRAJECTORY_STATS)), np.int64)
+        pm = np.empty(len(pred.calls), np.uint8)
+        rm = np.empty(len(ref.calls), np.uint8)
         kernels.trajectory_pair_stats(
             pred.calls, pred.names, pred.offsets, ref.calls, ref.names, ref.offsets, stats, pm, rm, self.threads
         )
-        # one transposing pass: each statistic a contiguous float64 row (the counts are far
-        # below 2**53, so exact), instead of a strided cast per column
-        by_stat = _transposed(stats, np.float64)
-        s = {name: by_stat[i] for i, name in enumerate(kernels.TRAJECTORY_STATS)}
+        s = _Stats(stats, kernels.TRAJECTORY_STATS)
         n_pred = s["n_pred"]
         n_ref = s["n_ref"]
         matched = s["matched"]
@@ -492,20 +473,48 @@ class TrajectoryFamily:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     tau = 1.0 - 2.0 * s["discordant"] / pairs
                 columns[metric] = np.where(matched >= 2, tau, np.nan)
-        counts = [n_pred, n_ref, matched, s["lcs"], s["first_match"] > 0, matched >= 2]
-        by_column = np.empty((len(self.score_columns) + len(counts), rows), np.float64)
+        # the per-row statistics, written column by column into their row-major array: each
+        # write is strided, but there is no (columns, rows) array to fill and transpose
+        k = len(self.score_columns)
+        stat = np.empty((rows, k + len(_COUNT_STATS)), np.float64)
         for j, name in enumerate(self.score_columns):
-            by_column[j] = columns[name]
-            np.nan_to_num(by_column[j], copy=False, nan=0.0)
-        for j, count in enumerate(counts, len(self.score_columns)):
-            by_column[j] = count
-        stat = _transposed(by_column, np.float64)
+            c = columns[name]
+            # nan_to_num changes nothing in a finite column (most are): one check instead
+            stat[:, j] = c if np.isfinite(c).all() else np.nan_to_num(c, nan=0.0)
+        stat[:, k] = n_pred
+        stat[:, k + 1] = n_ref
+        stat[:, k + 2] = matched
+        stat[:, k + 3] = s["lcs"]
+        stat[:, k + 4] = s.column("first_match") > 0
+        stat[:, k + 5] = matched >= 2
         if errors:
             bad = np.fromiter(errors, np.int64, len(errors))
             for c in columns.values():
                 c[bad] = np.nan
             stat[bad] = 0.0
         return _Scored(ChunkScores(columns, stat, errors, sides), stats, pm, rm, pred, ref)
+
+
+class _Stats:
+    """The kernel's per-row statistics by name, each converted once, when first asked for,
+    to a contiguous float64 array (the counts are far below 2**53, so exact).  Converting
+    only the statistics the metrics read, a strided column each, costs less than
+    transposing all sixteen."""
+
+    def __init__(self, stats: np.ndarray, names: Sequence[str]) -> None:
+        self._stats = stats
+        self._index = {name: i for i, name in enumerate(names)}
+        self._float: dict[str, np.ndarray] = {}
+
+    def column(self, name: str) -> np.ndarray:
+        """The statistic as the kernel wrote it (a strided int64 view)."""
+        return self._stats[:, self._index[name]]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        got = self._float.get(name)
+        if got is None:
+            got = self._float[name] = self.column(name).astype(np.float64)
+        return got
 
 
 def _present_elsewhere(pred: _Interned, ref: _Interned) -> tuple[np.ndarray, np.ndarray]:
