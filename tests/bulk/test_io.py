@@ -704,3 +704,27 @@ def test_repeated_field_finds_the_name_at_any_depth() -> None:
     assert repeated_field(pa.map_(pa.string(), twice)) == ("{}", "k")
     assert repeated_field(pa.struct([pa.field("k", pa.int8()), pa.field("j", pa.list_(pa.int8()))])) is None
     assert repeated_field(pa.string()) is None
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_csv_an_unclosed_quote_is_named_as_the_cause(tmp_path: Path, monkeypatch, split: bool) -> None:
+    """A quote that is never closed makes the rest of the file one field: the error says so,
+    with the lines the record took in, rather than only that it has too few columns."""
+    from respeval.io import readers
+
+    if not split:
+        monkeypatch.setattr(readers, "_csv_splitter", lambda: None)
+    path = tmp_path / "p.csv"
+    path.write_text('id,response,reference\n0,a,b\n1,"never closed,x\n2,c,d\n3,e,f\n')
+    columns, numbers, errors = read_all(path, ["response", "reference"], on_error="record")
+    assert (columns["response"], numbers) == (["a"], [2])
+    assert [(e.line, e.reason) for e in errors] == [
+        (
+            3,
+            "expected 3 columns, got 2 in a record that runs over lines 3-5: a quote opened in it and not closed"
+            " makes the lines after it part of one field; close the quote (or double a quote that belongs to the"
+            " text)",
+        )
+    ]
+    with pytest.raises(InputError, match=r"p\.csv:3: expected 3 columns, got 2 in a record that runs over lines 3-5"):
+        read_all(path, ["response", "reference"])

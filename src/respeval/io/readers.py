@@ -521,14 +521,14 @@ class _CsvSource:
             for row in reader:
                 # A quoted field may span lines: the record starts on the line after the last one.
                 first_line, last_line = last_line + 1, reader.line_num
-                yield self._record(row, first_line, lines)
+                yield self._record(row, first_line, lines, last_line)
         except csv.Error as exc:
             # After a parser error the reader may be out of step with record boundaries, so
             # later rows cannot be trusted: this is fatal whatever on_error says.
             raise InputError(f"{self.path}:{reader.line_num}: CSV parse error: {exc}") from exc
 
-    def _record(self, row: list[str], first_line: int, lines: _CsvLines) -> _Record:
-        """One record the csv module read, starting on ``first_line``, checked."""
+    def _record(self, row: list[str], first_line: int, lines: _CsvLines, last_line: int | None = None) -> _Record:
+        """One record the csv module read, on lines ``first_line`` .. ``last_line``, checked."""
         path, header = self.path, self.header
         # Report the record's first undecodable line; forget the rest of its lines.
         if lines.bad:
@@ -539,7 +539,15 @@ class _CsvSource:
         if not row:
             return first_line, RowError(path, first_line, None, "empty line")
         if len(row) != len(header):
-            return first_line, RowError(path, first_line, None, f"expected {len(header)} columns, got {len(row)}")
+            reason = f"expected {len(header)} columns, got {len(row)}"
+            if last_line is not None and last_line > first_line:
+                # a quoted field that is never closed takes in every line after it
+                reason += (
+                    f" in a record that runs over lines {first_line}-{last_line}: a quote opened in it and not"
+                    " closed makes the lines after it part of one field; close the quote (or double a quote"
+                    " that belongs to the text)"
+                )
+            return first_line, RowError(path, first_line, None, reason)
         # a CSV cell is a string: it fits every kind
         return first_line, ([row[i] for i in self.indices], dict(zip(header, row)) if self.fields.whole else None)
 
@@ -578,7 +586,7 @@ class _CsvSource:
                 raise InputError(f"{self.path}:{self.line + reader.line_num}: CSV parse error: {exc}") from exc
             if parsed is None:
                 break
-            batch.append(self._record(parsed, self.line + used + 1, lines))
+            batch.append(self._record(parsed, self.line + used + 1, lines, self.line + reader.line_num))
             used = reader.line_num
         self.line += used
         return _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), frozenset(self.fields.names))
