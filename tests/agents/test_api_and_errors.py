@@ -249,3 +249,24 @@ def test_report_sections_escape_and_carry_the_numbers():
     assert "umbrella_today" in out["html"] and "pass^k" in out["html"]
     assert out["data"]["trajectory"]["rows"] == 8
     json.dumps(out["data"], allow_nan=False)
+
+
+@pytest.mark.parametrize("implementation", ["native", "python"])
+def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(implementation):
+    """No predicted or no reference call in the whole corpus: the micro values take the rows'
+    convention on the pooled sums (google: an empty prediction is precise only against an
+    empty reference, an empty reference is always recalled; nan: undefined), as the macro
+    values do, not the 0.0 of a bare 0/0."""
+    pytest.importorskip("respeval._core") if implementation == "native" else None
+    metrics = ["trajectory_precision", "trajectory_recall", "trajectory_f1"]
+
+    def micro(pred, ref, empty):
+        corpus = trajectory(pred, ref, metrics, empty=empty, implementation=implementation).corpus_scores()
+        return [corpus[f"{m}_micro"] for m in metrics], [corpus[m] for m in metrics]
+
+    assert micro([[], []], [[], []], "google") == ([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    assert micro([[], []], [[A], [B]], "google") == ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert micro([[A], [B]], [[], []], "google") == ([0.0, 1.0, 0.0], [0.0, 1.0, 0.0])
+    assert micro([[A], [A]], [[A], []], "google") == ([0.5, 1.0, pytest.approx(2 / 3)], [0.5, 1.0, 0.5])
+    got, _ = micro([[], []], [[], []], "nan")
+    assert all(np.isnan(v) for v in got)

@@ -206,10 +206,11 @@ def _ratio(num: np.ndarray, den: np.ndarray, when_zero: np.ndarray | float) -> n
 
 
 def _f1(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Harmonic mean; 0 where both are 0, NaN where either is undefined (NaN)."""
     total = p + r
     with np.errstate(divide="ignore", invalid="ignore"):
         f = 2 * p * r / np.where(total > 0, total, 1.0)
-    return np.where(total > 0, f, 0.0)
+    return np.where(total > 0, f, np.where(np.isnan(total), np.nan, 0.0))
 
 
 @dataclass
@@ -363,8 +364,14 @@ class TrajectoryFamily:
             for i, c in enumerate(self.score_columns)
         }
         if {"trajectory_precision", "trajectory_recall", "trajectory_f1"} & set(self.metrics):
-            p = _ratio(matched, n_pred, 0.0)
-            r = _ratio(matched, n_ref, 0.0)
+            # pooled calls with no predicted (or no reference) call at all follow the rows'
+            # convention: "google" applies the per-row rule to the sums, "nan" leaves them undefined
+            if self.empty == "google":
+                p = _ratio(matched, n_pred, (n_ref == 0).astype(np.float64))
+                r = _ratio(matched, n_ref, 1.0)
+            else:
+                p = _ratio(matched, n_pred, np.nan)
+                r = _ratio(matched, n_ref, np.nan)
             out["trajectory_precision_micro"] = p
             out["trajectory_recall_micro"] = r
             out["trajectory_f1_micro"] = _f1(np.asarray(p), np.asarray(r))
