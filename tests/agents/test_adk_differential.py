@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers.implementations import IMPLS
 from _helpers.paths import shared_data
-from respeval import _backend
 from respeval.agents.adk import _mean_in_order, response_match_scores, tool_trajectory_scores
 from respeval.agents.loaders import Invocation, parse_invocations
 
@@ -29,12 +29,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     )
 
 # the native run is skipped with a reason when the core is not built, never left out unsaid
-IMPLS = [
-    "python",
-    pytest.param(
-        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
-    ),
-]
 MODES = [(mt, ia) for mt in ("EXACT", "IN_ORDER", "ANY_ORDER") for ia in (False, True)]
 
 

@@ -8,19 +8,13 @@ import re
 
 import pytest
 
-from respeval import _backend
+from _helpers.implementations import IMPLS
 from respeval.cli.app import main
 from respeval.metrics.trajectory import trajectory
 from respeval.report import SECTIONS, load_summaries, merge_summaries, render_html
 from respeval.report.schema import check_summary
 
 # the native run is skipped with a reason when the core is not built, never left out unsaid
-IMPLS = [
-    "python",
-    pytest.param(
-        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
-    ),
-]
 
 
 def _section(html: str, sid: str) -> str:

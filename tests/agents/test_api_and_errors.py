@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from _helpers.implementations import IMPLS
 from respeval.agents.adk import Criterion, evaluate_case, load_eval_config
 from respeval.agents.analysis import compare, pass_at_k, pass_hat_k, summarize_runs
 from respeval.agents.arguments import ArgumentMatcher, Rules, align, casefold, numeric, unordered
@@ -251,13 +252,12 @@ def test_report_sections_escape_and_carry_the_numbers():
     json.dumps(out["data"], allow_nan=False)
 
 
-@pytest.mark.parametrize("implementation", ["native", "python"])
+@pytest.mark.parametrize("implementation", IMPLS)
 def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(implementation):
     """No predicted or no reference call in the whole corpus: the micro values take the rows'
     convention on the pooled sums (google: an empty prediction is precise only against an
     empty reference, an empty reference is always recalled; nan: undefined), as the macro
     values do, not the 0.0 of a bare 0/0."""
-    pytest.importorskip("respeval._core") if implementation == "native" else None
     metrics = ["trajectory_precision", "trajectory_recall", "trajectory_f1"]
 
     def micro(pred, ref, empty):

@@ -8,20 +8,14 @@ import os
 
 import pytest
 
+from _helpers.implementations import IMPLS
 from _helpers.paths import shared_data
-from respeval import _backend
 from respeval.agents.adk import _mean_in_order, response_match_scores, tool_trajectory_scores
 from respeval.agents.loaders import load_eval_set, load_session, parse_invocations
 from respeval.metrics.trajectory import response_match_score, trajectory
 from respeval.tokenizers.adk import tokenize
 
 # the native run is skipped with a reason when the core is not built, never left out unsaid
-IMPLS = [
-    "python",
-    pytest.param(
-        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
-    ),
-]
 VERTEX = [
     "trajectory_exact_match",
     "trajectory_in_order_match",

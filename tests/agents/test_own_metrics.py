@@ -7,16 +7,10 @@ import math
 
 import pytest
 
-from respeval import _backend
+from _helpers.implementations import IMPLS
 from respeval.metrics.trajectory import trajectory
 
 # the native run is skipped with a reason when the core is not built, never left out unsaid
-IMPLS = [
-    "python",
-    pytest.param(
-        "native", marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built")
-    ),
-]
 
 
 def c(name, **args):
