@@ -270,3 +270,18 @@ def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(im
     assert micro([[A], [A]], [[A], []], "google") == ([0.5, 1.0, pytest.approx(2 / 3)], [0.5, 1.0, 0.5])
     got, _ = micro([[], []], [[], []], "nan")
     assert all(np.isnan(v) for v in got)
+
+
+@pytest.mark.parametrize("implementation", IMPLS)
+def test_arguments_nested_too_deeply_name_the_path_in_brief(implementation):
+    deep: dict = {}
+    inner = deep
+    for _ in range(150):
+        inner["k"] = {}
+        inner = inner["k"]
+    with pytest.raises(RowValueError) as info:
+        trajectory([[{"tool_name": "a", "tool_input": deep}]], [[A]], implementation=implementation)
+    message = str(info.value)
+    assert "row 0: predicted_trajectory: call 0 (a) tool_input.k.k" in message
+    assert message.endswith(".k.k is nested more than 100 levels deep") and "…" in message
+    assert len(message) < 160

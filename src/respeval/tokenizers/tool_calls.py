@@ -45,7 +45,9 @@ def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str 
     non-string dict key) and ValueError for arguments nested deeper than ``MAX_ARGS_DEPTH``.
     """
     if _depth > MAX_ARGS_DEPTH:
-        raise ValueError(f"{_path} is nested more than {MAX_ARGS_DEPTH} levels deep")
+        # the path of a value this deep is hundreds of characters: its start and end say where
+        where = _path if len(_path) <= 80 else f"{_path[:48]}…{_path[-24:]}"
+        raise ValueError(f"{where} is nested more than {MAX_ARGS_DEPTH} levels deep")
     if value is None:
         return "null"
     if value is True:
