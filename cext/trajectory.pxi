@@ -636,7 +636,8 @@ cdef class _TrajPlan:
         bad_a = np.zeros(m, np.uint8)
         offsets = off
         bad = bad_a
-        values = arr.to_pylist()
+        from respeval.io.nested import maps_as_objects
+        values = maps_as_objects(arr.to_pylist(), arr.type)  # a map is the object it stands for
         memset(&out, 0, sizeof(out))
         pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
         try:

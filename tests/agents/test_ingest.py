@@ -408,6 +408,49 @@ def test_arrow_structs_read_as_their_json_text_on_tau_bench():
             assert got[name].tolist() == column.tolist(), (implementation, name)
 
 
+def test_arrow_map_arguments_read_as_the_json_objects_they_stand_for():
+    """A map of arguments (Spark writes Parquet so) is the object of its keys and values,
+    nulls kept, the last of a repeated key winning as in json.loads; a non-string key is a
+    clear error, as in a dict."""
+    call = pa.struct([("tool_name", pa.string()), ("tool_input", pa.map_(pa.string(), pa.int64()))])
+    maps = pa.array(
+        [
+            [{"tool_name": "f", "tool_input": [("b", 2), ("a", None)]}],
+            [{"tool_name": "f", "tool_input": [("a", 1), ("a", 3)]}],
+            [{"tool_name": "f", "tool_input": []}],
+        ],
+        pa.list_(call),
+    )
+    objects = [
+        [{"tool_name": "f", "tool_input": {"a": None, "b": 2}}],
+        [{"tool_name": "f", "tool_input": {"a": 3}}],
+        [{"tool_name": "f", "tool_input": {}}],
+    ]
+    nested = pa.array(
+        [[{"tool_name": "g", "tool_input": {"m": [("k", [1, 2]), ("z", None)]}}]],
+        pa.list_(
+            pa.struct(
+                [
+                    ("tool_name", pa.string()),
+                    ("tool_input", pa.struct([("m", pa.map_(pa.string(), pa.list_(pa.int64())))])),
+                ]
+            )
+        ),
+    )
+    for mod in (core, twin):
+        table = mod.CallTable()
+        assert table.intern(maps)[:3] == table.intern(objects)[:3]
+        got = table.intern(nested)  # a map inside struct-typed arguments, its null kept
+        assert got[0] == table.intern([[{"tool_name": "g", "tool_input": {"m": {"k": [1, 2], "z": None}}}]])[0]
+        assert table.call(int(np.frombuffer(got[0], np.int32)[0])) == ("g", '{"m":{"k":[1,2],"z":null}}')
+        int_keys = pa.array(
+            [[{"tool_name": "f", "tool_input": [(1, 1)]}]],
+            pa.list_(pa.struct([("tool_name", pa.string()), ("tool_input", pa.map_(pa.int64(), pa.int64()))])),
+        )
+        ((row, reason),) = mod.CallTable().intern(int_keys)[3]
+        assert row == 0 and "tool_input has a key of type int (1); JSON keys are strings" in reason
+
+
 def test_arrow_other_shapes_take_the_python_path():
     """Map arguments, string arguments, a missing name field: both read them through Python."""
     cases = [

@@ -8,13 +8,15 @@ lists of ``{tool_name, tool_input: {...}}``), those objects' null fields are dro
 every depth, so ``{"a": 1, "b": None, "o": [{"x": None}]}`` reads as ``{"a": 1, "o": [{}]}``;
 otherwise the same call would read differently in a predicted and a reference column.
 The records' own fields, a list's null elements, and every other shape keep their nulls.
+A map reads as the JSON object it stands for (its keys and values, nulls kept, the last of
+a repeated key), not as pyarrow's list of (key, value) pairs.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["describe_repeated_field", "json_values", "raw_values", "repeated_field"]
+__all__ = ["describe_repeated_field", "json_values", "maps_as_objects", "raw_values", "repeated_field"]
 
 
 def repeated_field(typ: Any, where: str = "") -> tuple[str, str] | None:
@@ -64,7 +66,49 @@ def json_values(column: Any) -> list[Any]:
     if problem is not None:
         raise ValueError(f"this Arrow column ({column.type}) cannot be read: {problem}")
     rows = column.to_pylist()
-    return [_drop_null_fields(r) for r in rows] if _records_with_objects(column.type) else rows
+    if _records_with_objects(column.type):
+        rows = [_drop_null_fields(r) for r in rows]  # before maps are objects: a map keeps its nulls
+    return maps_as_objects(rows, column.type)
+
+
+def maps_as_objects(values: list[Any], typ: Any) -> list[Any]:
+    """Python values of Arrow type ``typ`` (``to_pylist``'s) with every map, which pyarrow
+    gives as (key, value) pairs, as the JSON object it stands for: a Parquet map of
+    arguments (Spark writes them so) reads as the object a JSON writer would have written.
+    A key that repeats keeps its last value, as ``json.loads`` keeps the last of an
+    object's."""
+    return [_maps_as_objects(v, typ) for v in values] if _holds_map(typ) else values
+
+
+def _holds_map(typ: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_map(typ):
+        return True
+    if pa.types.is_struct(typ):
+        return any(_holds_map(typ.field(i).type) for i in range(typ.num_fields))
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return _holds_map(typ.value_type)
+    if pa.types.is_dictionary(typ):
+        return _holds_map(typ.value_type)
+    return False
+
+
+def _maps_as_objects(value: Any, typ: Any) -> Any:
+    import pyarrow as pa
+
+    if value is None:
+        return None
+    if pa.types.is_map(typ):
+        return {k: _maps_as_objects(v, typ.item_type) for k, v in value}
+    if pa.types.is_struct(typ):
+        fields = {typ.field(i).name: typ.field(i).type for i in range(typ.num_fields)}
+        return {k: _maps_as_objects(v, fields[k]) for k, v in value.items()}
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+        return [_maps_as_objects(v, typ.value_type) for v in value]
+    if pa.types.is_dictionary(typ):
+        return _maps_as_objects(value, typ.value_type)
+    return value
 
 
 def _records_with_objects(typ: Any) -> bool:
