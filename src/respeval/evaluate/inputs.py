@@ -59,6 +59,16 @@ class Chunk:
             return self._table.column(name).to_pylist()
         return [r.get(name) for r in self.records]
 
+    def json_column(self, name: str) -> list[Any]:
+        """A column's values as the JSON they stand for: from Arrow, as ``json_values`` reads
+        them (the null fields an Arrow struct adds to objects that lacked those keys dropped,
+        maps as objects), so a trajectory reads the same from a table as from its records."""
+        if self._table is not None and self._records is None and name in self._table.column_names:
+            from respeval.io.nested import json_values
+
+            return json_values(self._table.column(name))
+        return self.column(name)
+
     def arrow(self) -> Any:
         """The chunk as a ``pyarrow.RecordBatch`` (for batch custom functions)."""
         import pyarrow as pa
@@ -80,6 +90,7 @@ class Dataset:
         self.on_error = on_error
         self.path: str | None = None
         self._table: Any = None
+        self._records: list[dict[str, Any]] | None = None
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             suffix = Path(self.path).suffix.lower()
@@ -97,7 +108,16 @@ class Dataset:
         elif hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas
             self._table = pa.Table.from_pandas(source, preserve_index=False)
         elif isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
-            self._table = pa.Table.from_pylist([dict(r) for r in source])
+            records = [dict(r) for r in source]
+            try:
+                self._table = pa.Table.from_pylist(records)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+                # a column whose values have no one Arrow type (a trajectory that is sometimes
+                # not a list, a number among texts): the records stay as they are, and each
+                # metric names the rows it cannot read
+                self._records = records
+                self.format = "records"
+                return
         else:
             raise TypeError(
                 "dataset must be an Arrow table, a pandas DataFrame, a list of dicts or a file path "
@@ -106,6 +126,9 @@ class Dataset:
         self.format = "arrow"
 
     def fingerprint(self) -> str:
+        if self._records is not None:
+            text = json.dumps(self._records, sort_keys=True, ensure_ascii=False, default=repr)
+            return "records:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
         if self.path is not None:
             # the content, not the path (relative or absolute is one input) nor size and mtime
             # (which cp -p and archives restore): a resume must read what the first run read
@@ -128,6 +151,8 @@ class Dataset:
         """Column names when known without reading the data (tables, Parquet, CSV)."""
         if self._table is not None:
             return list(self._table.column_names)
+        if self._records is not None:
+            return list(dict.fromkeys(k for r in self._records for k in r))
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
@@ -140,6 +165,8 @@ class Dataset:
     def count(self) -> int | None:
         if self._table is not None:
             return int(self._table.num_rows)
+        if self._records is not None:
+            return len(self._records)
         if self.format == "parquet":
             import pyarrow.parquet as pq
 
@@ -160,6 +187,12 @@ class Dataset:
             for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
                 part = self._table.slice(start, chunk_size)
                 yield Chunk(k, list(range(start, start + part.num_rows)), _table=part)
+            return
+        if self._records is not None:
+            n = len(self._records)
+            for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
+                part = self._records[start : start + chunk_size]
+                yield Chunk(k, list(range(start, start + len(part))), _records=part)
             return
         if self.format == "parquet":
             yield from self._parquet_chunks(chunk_size, start_chunk)

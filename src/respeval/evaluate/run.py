@@ -194,12 +194,22 @@ def _computed(use: FamilyUse, chunk: Chunk, columns: Columns, out: dict[str, Any
     """Score one family on the chunk; returns its statistics (zeros on unscored rows) and the
     scored mask, keyed for the parts file."""
     n = len(chunk)
-    preds = chunk.column(columns.response)
-    refs = chunk.column(columns.reference) if use.reference else [""] * n
+    # a family that reads JSON (trajectories) takes nested values or their text and names
+    # the rows it cannot read itself; only a missing value is refused here
+    json_family = getattr(use.family, "inputs", "text") == "json"
+    read = chunk.json_column if json_family else chunk.column
+    preds = read(columns.response)
+    refs = read(columns.reference) if use.reference else [""] * n
     reasons: dict[int, str] = {}
     keep: list[int] = []
     for i, (p, r) in enumerate(zip(preds, refs)):
-        if not isinstance(p, str):
+        if json_family:
+            if p is None or (use.reference and r is None):
+                field = columns.response if p is None else columns.reference
+                reasons[i] = f"field {field!r}: missing"
+            else:
+                keep.append(i)
+        elif not isinstance(p, str):
             reasons[i] = f"field {columns.response!r}: " + (
                 "missing" if p is None else f"not text ({type(p).__name__})"
             )
