@@ -435,10 +435,129 @@ static inline int64_t rv_traj_substitutions(rv_traj_scratch *s, const int32_t *r
 
 /* ------------------------------------------------------------------------------------
  * The call table: (name id, canonical arguments) bytes -> dense int32 id, first seen
- * first.  Keys are a few hundred bytes, so the hash reads 8 bytes at a time.
+ * first.  Names are short and hash 8 bytes at a time; keys of 64 bytes and more (most
+ * calls' arguments) take rv_tj_buf_hash, a 64-byte block a step.
  */
 
+/* The memo's hash of a call's text.  The text is read as 64-byte blocks of eight 8-byte
+ * words, zero-padded at the end; word l of every block is added into accumulator l as
+ * the product of its key-mixed halves plus its neighbour word (l ^ 1), and the eight
+ * accumulators and the length are mixed once at the end.  No accumulator depends on
+ * another, and none on the previous block but through an addition, so a vector path
+ * takes a whole block in a few instructions; the two-lane multiply chain this replaced
+ * was ~60% of the scan's time.  A block's words past the text's last 16-byte piece are
+ * not added, so the 16-, 32- and 64-byte scans and the plain one give the same hash. */
+static const uint64_t rv_tj_hkey[8] = {0x76FBA653E3D3BB33ULL, 0x15930763BE7BC931ULL, 0xBF9A35FD7FF5CD69ULL,
+                                       0xB3A97E39D89696D5ULL, 0x1D0B18948E99C2EBULL, 0x894E2B5616AD2F4BULL,
+                                       0x27EBA9FEB6CC669BULL, 0x69A36F60687A80B3ULL};
+static const uint64_t rv_tj_hmix[8] = {0x59EA14252DEDCDC3ULL, 0xE91A20CF7CB549BBULL, 0x1A6746D51F51029FULL,
+                                       0x9AE4DA91D763B4ADULL, 0x61CCF5F446AB9603ULL, 0xBEF89A29E01B52FBULL,
+                                       0x35C3460A9632E78DULL, 0x7447CBBE1EF5E247ULL};
+
+/* Piece j (0..3) of a block, its words w0 w1, into the accumulators. */
+static inline void rv_tj_hash_piece(uint64_t acc[8], int j, uint64_t w0, uint64_t w1) {
+    uint64_t k0 = w0 ^ rv_tj_hkey[2 * j], k1 = w1 ^ rv_tj_hkey[2 * j + 1];
+    acc[2 * j] += w1 + (k0 & 0xFFFFFFFFu) * (k0 >> 32);
+    acc[2 * j + 1] += w0 + (k1 & 0xFFFFFFFFu) * (k1 >> 32);
+}
+
+/* The 128-bit product of a and b, its halves xored. */
+static inline uint64_t rv_tj_mul_fold(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    __uint128_t p = (__uint128_t)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    return (((mid << 32) | (uint32_t)ll)) ^ (hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
+#endif
+}
+
+static inline uint64_t rv_tj_hash_end(const uint64_t acc[8], int64_t len) {
+    uint64_t h = (uint64_t)len * 0x9E3779B97F4A7C15ULL;
+    for (int l = 0; l < 8; l += 2) h += rv_tj_mul_fold(acc[l] ^ rv_tj_hmix[l], acc[l + 1] ^ rv_tj_hmix[l + 1]);
+    h ^= h >> 37;
+    h *= 0x165667919E3779F9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+static inline uint64_t rv_tj_text_hash(const char *s, int64_t len) {
+    uint64_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, w[2];
+    int j = 0;
+    for (int64_t k = 0; k < len; k += 16, j = (j + 1) & 3) {
+        w[0] = w[1] = 0;
+        memcpy(w, s + k, (size_t)(len - k < 16 ? len - k : 16));
+        rv_tj_hash_piece(acc, j, w[0], w[1]);
+    }
+    return rv_tj_hash_end(acc, len);
+}
+
+/* rv_tj_text_hash of a buffer s[0:n], a whole 64-byte block a step on the vector paths
+ * (the span scanners' lanes without the scanning): the calls table's long keys and the
+ * dict reader's fingerprints.  A short text costs less through a plain serial hash (the
+ * final mixing here is ~20 cycles), so the callers take this one from 64 bytes on. */
+#if defined(RV_X86) && defined(__SSE2__)
+RV_TARGET_AVX512 static uint64_t rv_tj_buf_hash_avx512(const char *s, int64_t n) {
+    const __m512i key = _mm512_loadu_si512((const void *)rv_tj_hkey);
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 64) {
+        __mmask8 words = 0xFF;
+        __m512i v;
+        if (n - i >= 64) {
+            v = _mm512_loadu_si512((const void *)(s + i));
+        } else {
+            v = _mm512_maskz_loadu_epi8((1ULL << (n - i)) - 1, s + i); /* reads no byte past s[n - 1] */
+            words = (__mmask8)((1u << (2 * ((n - i + 15) >> 4))) - 1);
+        }
+        __m512i k = _mm512_xor_si512(v, key);
+        __m512i add = _mm512_add_epi64(_mm512_shuffle_epi32(v, _MM_PERM_BADC),
+                                       _mm512_mul_epu32(k, _mm512_srli_epi64(k, 32)));
+        acc = _mm512_mask_add_epi64(acc, words, acc, add);
+    }
+    uint64_t a[8];
+    _mm512_storeu_si512((void *)a, acc);
+    return rv_tj_hash_end(a, n);
+}
+
+RV_TARGET_AVX2 static uint64_t rv_tj_buf_hash_avx2(const char *s, int64_t n) {
+    const __m256i key0 = _mm256_loadu_si256((const __m256i *)rv_tj_hkey);
+    const __m256i key1 = _mm256_loadu_si256((const __m256i *)(rv_tj_hkey + 4));
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(s + i));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i k0 = _mm256_xor_si256(v0, key0), k1 = _mm256_xor_si256(v1, key1);
+        acc0 = _mm256_add_epi64(acc0, _mm256_add_epi64(_mm256_shuffle_epi32(v0, _MM_SHUFFLE(1, 0, 3, 2)),
+                                                       _mm256_mul_epu32(k0, _mm256_srli_epi64(k0, 32))));
+        acc1 = _mm256_add_epi64(acc1, _mm256_add_epi64(_mm256_shuffle_epi32(v1, _MM_SHUFFLE(1, 0, 3, 2)),
+                                                       _mm256_mul_epu32(k1, _mm256_srli_epi64(k1, 32))));
+    }
+    uint64_t a[8];
+    _mm256_storeu_si256((__m256i *)a, acc0);
+    _mm256_storeu_si256((__m256i *)(a + 4), acc1);
+    /* the last, partial block a 16-byte piece at a time, zero-padded */
+    for (int j = 0; i < n; i += 16, j++) {
+        uint64_t w[2] = {0, 0};
+        memcpy(w, s + i, (size_t)(n - i < 16 ? n - i : 16));
+        rv_tj_hash_piece(a, j, w[0], w[1]);
+    }
+    return rv_tj_hash_end(a, n);
+}
+#endif
+
+static inline uint64_t rv_tj_buf_hash(const char *s, int64_t n) {
+#if defined(RV_X86) && defined(__SSE2__)
+    if (rv_isa >= RV_ISA_AVX512) return rv_tj_buf_hash_avx512(s, n);
+    if (rv_isa >= RV_ISA_AVX2) return rv_tj_buf_hash_avx2(s, n);
+#endif
+    return rv_tj_text_hash(s, n);
+}
+
 static inline uint64_t rv_traj_hash(const char *s, int64_t n) {
+    if (n >= 64) return rv_tj_buf_hash(s, n);
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
     while (n >= 8) {
         memcpy(&w, s, 8);
@@ -1401,61 +1520,6 @@ static int rv_tj_push_call(rv_tjson *t) {
 }
 #undef RV_TJ_GROW
 
-
-/* The memo's hash of a call's text.  The text is read as 64-byte blocks of eight 8-byte
- * words, zero-padded at the end; word l of every block is added into accumulator l as
- * the product of its key-mixed halves plus its neighbour word (l ^ 1), and the eight
- * accumulators and the length are mixed once at the end.  No accumulator depends on
- * another, and none on the previous block but through an addition, so a vector path
- * takes a whole block in a few instructions; the two-lane multiply chain this replaced
- * was ~60% of the scan's time.  A block's words past the text's last 16-byte piece are
- * not added, so the 16-, 32- and 64-byte scans and the plain one give the same hash. */
-static const uint64_t rv_tj_hkey[8] = {0x76FBA653E3D3BB33ULL, 0x15930763BE7BC931ULL, 0xBF9A35FD7FF5CD69ULL,
-                                       0xB3A97E39D89696D5ULL, 0x1D0B18948E99C2EBULL, 0x894E2B5616AD2F4BULL,
-                                       0x27EBA9FEB6CC669BULL, 0x69A36F60687A80B3ULL};
-static const uint64_t rv_tj_hmix[8] = {0x59EA14252DEDCDC3ULL, 0xE91A20CF7CB549BBULL, 0x1A6746D51F51029FULL,
-                                       0x9AE4DA91D763B4ADULL, 0x61CCF5F446AB9603ULL, 0xBEF89A29E01B52FBULL,
-                                       0x35C3460A9632E78DULL, 0x7447CBBE1EF5E247ULL};
-
-/* Piece j (0..3) of a block, its words w0 w1, into the accumulators. */
-static inline void rv_tj_hash_piece(uint64_t acc[8], int j, uint64_t w0, uint64_t w1) {
-    uint64_t k0 = w0 ^ rv_tj_hkey[2 * j], k1 = w1 ^ rv_tj_hkey[2 * j + 1];
-    acc[2 * j] += w1 + (k0 & 0xFFFFFFFFu) * (k0 >> 32);
-    acc[2 * j + 1] += w0 + (k1 & 0xFFFFFFFFu) * (k1 >> 32);
-}
-
-/* The 128-bit product of a and b, its halves xored. */
-static inline uint64_t rv_tj_mul_fold(uint64_t a, uint64_t b) {
-#if defined(__SIZEOF_INT128__)
-    __uint128_t p = (__uint128_t)a * b;
-    return (uint64_t)p ^ (uint64_t)(p >> 64);
-#else
-    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
-    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    return (((mid << 32) | (uint32_t)ll)) ^ (hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
-#endif
-}
-
-static inline uint64_t rv_tj_hash_end(const uint64_t acc[8], int64_t len) {
-    uint64_t h = (uint64_t)len * 0x9E3779B97F4A7C15ULL;
-    for (int l = 0; l < 8; l += 2) h += rv_tj_mul_fold(acc[l] ^ rv_tj_hmix[l], acc[l + 1] ^ rv_tj_hmix[l + 1]);
-    h ^= h >> 37;
-    h *= 0x165667919E3779F9ULL;
-    h ^= h >> 32;
-    return h;
-}
-
-static inline uint64_t rv_tj_text_hash(const char *s, int64_t len) {
-    uint64_t acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, w[2];
-    int j = 0;
-    for (int64_t k = 0; k < len; k += 16, j = (j + 1) & 3) {
-        w[0] = w[1] = 0;
-        memcpy(w, s + k, (size_t)(len - k < 16 ? len - k : 16));
-        rv_tj_hash_piece(acc, j, w[0], w[1]);
-    }
-    return rv_tj_hash_end(acc, len);
-}
 
 /* One past the '}' that closes the object at s[i] == '{', matching braces and brackets
  * outside strings, with the text's rv_tj_text_hash in *hash; -1 if the text ends first.

@@ -458,12 +458,11 @@ static int rv_tpy_fp_value(rv_tbuf *o, PyObject *v, int depth, int max_depth) {
     return 0;
 }
 
-/* The hash of a fingerprint fp[0:n] (RV_TPY_FP_SLACK readable bytes after it): 16-byte
- * blocks folded into two 64-bit lanes, the last block read in place and masked rather
- * than copied.  Fingerprints are short (tens of bytes), where this costs less than the
- * JSON texts' rv_tj_text_hash, whose final mixing is dearer; a fingerprint and a call
- * text never have the same bytes (a fingerprint starts with byte 0), so the two hashes
- * can differ. */
+/* The hash of a fingerprint fp[0:n] (RV_TPY_FP_SLACK readable bytes after it): from 64
+ * bytes on rv_tj_buf_hash, a block a step; below, 16-byte blocks folded into two 64-bit
+ * lanes, the last block read in place and masked rather than copied, which costs less
+ * there than rv_tj_buf_hash's final mixing.  A fingerprint and a call text never have
+ * the same bytes (a fingerprint starts with byte 0), so their hashes need not agree. */
 static inline void rv_tpy_fold(uint64_t *a, uint64_t *b, uint64_t lo, uint64_t hi) {
     *a = (*a ^ lo) * 0xBF58476D1CE4E5B9ULL;
     *a ^= *a >> 29;
@@ -472,6 +471,7 @@ static inline void rv_tpy_fold(uint64_t *a, uint64_t *b, uint64_t lo, uint64_t h
 }
 
 static inline uint64_t rv_tpy_fp_hash(const char *s, int64_t len) {
+    if (len >= 64) return rv_tj_buf_hash(s, len);
     uint64_t a = 0x9E3779B97F4A7C15ULL, b = 0xC2B2AE3D27D4EB4FULL, lo, hi;
     int64_t k = 0;
     for (; k + 16 <= len; k += 16) {

@@ -2,7 +2,8 @@
  * AVX-512 paths (each where the CPU has it) must find the same end and hash as the portable one,
  * the hash must be rv_tj_text_hash of the span, and no path may read outside the text
  * (built with -fsanitize=address, every text is its own exact-size allocation).  It also
- * checks that rv_tbuf_put_quoted_words (the word-at-a-time quoting of the dict reader)
+ * checks that rv_tj_buf_hash (the calls table's and the fingerprints' hash) is that
+ * hash on every path, and that rv_tbuf_put_quoted_words (the word-at-a-time quoting of the dict reader)
  * writes what the byte loop rv_tbuf_put_quoted writes, for every text and for short
  * strings of every length, without reading outside them.
  * Usage: json_span_fuzz ITERATIONS SEED; prints "ok N M PATH" (N texts, M with an end,
@@ -71,6 +72,17 @@ int main(int argc, char **argv) {
             return 1;
         }
         ends += e1 >= 0;
+        /* the buffer hash of every path is the span hash, reading nothing past the text */
+        uint64_t want = rv_tj_text_hash(text, n), got[3] = {want, want, want};
+#ifdef RV_TJ_SPAN_VECTOR
+        if (avx2) got[1] = rv_tj_buf_hash_avx2(text, n);
+        if (avx512) got[2] = rv_tj_buf_hash_avx512(text, n);
+#endif
+        if (n >= 64) got[0] = rv_traj_hash(text, n);
+        if (got[0] != want || got[1] != want || got[2] != want) {
+            printf("buffer hash differs at %ld for %lld bytes\n", it, (long long)n);
+            return 1;
+        }
         if (!quoted_alike(text, n)) return 1;
         free(text);
         int64_t m = (int64_t)(next() % 24);
