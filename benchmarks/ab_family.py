@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import random
 import resource
 import statistics
 import subprocess
@@ -47,14 +46,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import trajectory_workload  # noqa: E402
+from ab import interleave, load_core, report  # noqa: E402
 from bench_trajectory import METRICS  # noqa: E402
-
-
-def load(path: str, tag: str):
-    spec = importlib.util.spec_from_file_location(f"respeval_ab_{tag}._core", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def interned(core, rows: int):
@@ -69,15 +62,8 @@ def interned(core, rows: int):
     return pred, ref
 
 
-def report(per_row: dict, labels: dict, ratios: list, what: str) -> None:
-    for k in ("A", "B"):
-        print(f"{k} {labels[k]}: median {statistics.median(per_row[k]):.4f} us a row")
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    print(f"B/A time, per round: median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}), {what}")
-
-
 def kernel(args) -> None:
-    builds = {"A": load(args.a, "a"), "B": load(args.b, "b")}
+    builds = {"A": load_core(args.a, "a"), "B": load_core(args.b, "b")}
     pred, ref = interned(builds["A"], args.rows)
     rows = len(pred[2]) - 1
     nstats = len(builds["A"].TRAJECTORY_STATS)
@@ -95,22 +81,15 @@ def kernel(args) -> None:
     for a, b in zip(outs["A"], outs["B"]):
         if not np.array_equal(a, b):
             raise SystemExit("the two builds disagree on trajectory_pair_stats")
-    rng = random.Random(1)
-    per_row = {k: [] for k in builds}
-    ratios = []
-    for _ in range(args.rounds):
-        order = list(builds)
-        rng.shuffle(order)
-        took = {}
-        for k in order:
-            t0 = time.thread_time()
-            for _ in range(args.repeat):
-                run(k)
-            took[k] = (time.thread_time() - t0) / args.repeat
-        for k, dt in took.items():
-            per_row[k].append(dt / rows * 1e6)
-        ratios.append(took["B"] / took["A"])
-    report(per_row, {"A": args.a, "B": args.b}, ratios, f"trajectory_pair_stats, {rows} rows")
+
+    def time_one(k: str) -> float:
+        t0 = time.thread_time()
+        for _ in range(args.repeat):
+            run(k)
+        return (time.thread_time() - t0) / args.repeat
+
+    per_row, ratios = interleave(time_one, args.rounds, rows)
+    report(per_row, {"A": args.a, "B": args.b}, ratios, f"trajectory_pair_stats, {rows} rows", digits=4)
 
 
 def module_at(rev: str):
@@ -188,31 +167,24 @@ def score(args) -> None:
     if not same(a.stats, b.stats) or a.errors != b.errors:
         raise SystemExit("old and new _score disagree on the stats or the errors")
     del a, b, chunk
-    rng = random.Random(1)
-    per_row = {k: [] for k in fams}
-    faults = {k: [] for k in fams}
-    ratios = []
+    faults: dict[str, list[float]] = {k: [] for k in fams}
     rows = args.rows
-    for _ in range(args.rounds):
-        order = list(fams)
-        rng.shuffle(order)
-        took = {}
-        for k in order:
-            chunk = canned or interned(k)
-            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            t0 = time.thread_time()
-            for _ in range(args.repeat):
-                run(k, chunk)
-            took[k] = (time.thread_time() - t0) / args.repeat
-            faults[k].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / args.repeat)
-            del chunk
-        for k, dt in took.items():
-            per_row[k].append(dt / rows * 1e6)
-        ratios.append(took["B"] / took["A"])
+
+    def time_one(k: str) -> float:
+        chunk = canned or interned(k)
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        t0 = time.thread_time()
+        for _ in range(args.repeat):
+            run(k, chunk)
+        took = (time.thread_time() - t0) / args.repeat
+        faults[k].append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / args.repeat)
+        return took
+
+    per_row, ratios = interleave(time_one, args.rounds, rows)
     for k in fams:
         print(f"{k}: median {statistics.median(faults[k]):.0f} page faults a call")
     what = "TrajectoryFamily._score" + (" after the kernel (canned)" if args.canned else ", kernel included")
-    report(per_row, {"A": f"{args.rev}'s _score", "B": "the tree's _score"}, ratios, f"{what}, {rows} rows")
+    report(per_row, {"A": f"{args.rev}'s _score", "B": "the tree's _score"}, ratios, f"{what}, {rows} rows", digits=4)
 
 
 def main() -> None:

@@ -15,22 +15,13 @@ comparing two runs of trajectory_report.py (see benchmarks/README.md, round six)
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import random
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import trajectory_workload  # noqa: E402
-
-
-def load(path: str, tag: str):
-    spec = importlib.util.spec_from_file_location(f"respeval_ab_{tag}._core", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from ab import interleave, load_core, report  # noqa: E402
 
 
 def main() -> None:
@@ -41,29 +32,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1 << 15)
     parser.add_argument("--rounds", type=int, default=16)
     args = parser.parse_args()
-    builds = {"A": load(args.a, "a"), "B": load(args.b, "b")}
+    builds = {"A": load_core(args.a, "a"), "B": load_core(args.b, "b")}
     preds, refs = trajectory_workload.rows(0, args.rows, form=args.form)
-    rng = random.Random(1)
-    per_row = {k: [] for k in builds}
-    ratios = []
-    for _ in range(args.rounds):
-        order = list(builds)
-        rng.shuffle(order)
-        took = {}
-        for k in order:
-            table = builds[k].CallTable()
-            t0 = time.thread_time()
-            table.intern(refs)
-            table.intern(preds)
-            took[k] = time.thread_time() - t0
-            del table
-        for k, dt in took.items():
-            per_row[k].append(dt / args.rows * 1e6)
-        ratios.append(took["B"] / took["A"])
-    for k, path in (("A", args.a), ("B", args.b)):
-        print(f"{k} {path}: median {statistics.median(per_row[k]):.2f} us a row")
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    print(f"B/A time, per round: median {statistics.median(ratios):.3f} (quartiles {q1:.3f}-{q3:.3f}), {args.form}")
+
+    def time_one(k: str) -> float:
+        table = builds[k].CallTable()
+        t0 = time.thread_time()
+        table.intern(refs)
+        table.intern(preds)
+        took = time.thread_time() - t0
+        del table
+        return took
+
+    per_row, ratios = interleave(time_one, args.rounds, args.rows)
+    report(per_row, {"A": args.a, "B": args.b}, ratios, args.form)
 
 
 if __name__ == "__main__":
