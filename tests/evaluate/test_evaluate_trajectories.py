@@ -83,3 +83,12 @@ def test_records_whose_columns_mix_types_are_scored_row_by_row():
     ]
     again = respeval.evaluate(rows, ["exact_match"])
     assert again.table.equals(result.table)
+
+
+def test_a_batch_metric_on_records_that_mix_types_names_the_column():
+    from respeval.evaluate import CustomMetric
+
+    rows = [{"response": "a b", "reference": "a b"}, {"response": 5, "reference": "x"}]
+    batch = CustomMetric("n", lambda b: [1.0] * b.num_rows, batch=True)
+    with pytest.raises(ValueError, match=r"rows 0-1: column 'response' mixes types .*batch=False"):
+        respeval.evaluate(rows, [batch])

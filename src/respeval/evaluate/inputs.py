@@ -74,12 +74,31 @@ class Chunk:
         import pyarrow as pa
 
         if self._table is None:
-            self._table = pa.Table.from_pylist(self.records)
+            try:
+                self._table = pa.Table.from_pylist(self.records)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
+                raise ValueError(
+                    f"rows {self.rows[0]}-{self.rows[-1]}: {_mixed_column(self.records) or 'a column'} mixes types "
+                    f"({exc}), so a batch metric cannot have them as an Arrow batch; give the column one type, or "
+                    "make the metric a per-row one (batch=False)"
+                ) from None
         table = self._table.combine_chunks()
         batches = table.to_batches()
         if len(batches) == 1:
             return batches[0]
         return pa.RecordBatch.from_pylist([], schema=table.schema) if not batches else table.to_batches()[0]
+
+
+def _mixed_column(records: list[dict[str, Any]]) -> str | None:
+    """The first column of ``records`` that has no one Arrow type, quoted."""
+    import pyarrow as pa
+
+    for name in dict.fromkeys(k for r in records for k in r):
+        try:
+            pa.array([r.get(name) for r in records])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            return f"column {name!r}"
+    return None
 
 
 class Dataset:
