@@ -15,6 +15,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "buffer.h"
 #include "dispatch.h"
 
 enum {
@@ -979,38 +980,12 @@ typedef struct {
 } rv_tmember;
 
 /* Calls' texts in rows of JSON text: per call its span (start, end) in its row and the
- * span's rv_tj_text_hash, for the rows of a group back to back. */
+ * span's rv_tj_text_hash, for the rows of a group back to back (buffer.h's RV_BUF). */
 typedef struct {
-    int64_t *start, *end;
-    uint64_t *hash;
-    int64_t n, cap;
-} rv_tjspans;
-
-static inline void rv_tjspans_free(rv_tjspans *g) {
-    free(g->start); free(g->end); free(g->hash);
-    memset(g, 0, sizeof(*g));
-}
-
-static inline int rv_tjspans_push(rv_tjspans *g, int64_t start, int64_t end, uint64_t hash) {
-    if (g->n == g->cap) {
-        int64_t cap = g->cap ? 2 * g->cap : 64;
-        int64_t *a = (int64_t *)realloc(g->start, sizeof(int64_t) * (size_t)cap);
-        if (!a) return -1;
-        g->start = a;
-        a = (int64_t *)realloc(g->end, sizeof(int64_t) * (size_t)cap);
-        if (!a) return -1;
-        g->end = a;
-        uint64_t *h = (uint64_t *)realloc(g->hash, sizeof(uint64_t) * (size_t)cap);
-        if (!h) return -1;
-        g->hash = h;
-        g->cap = cap;
-    }
-    g->start[g->n] = start;
-    g->end[g->n] = end;
-    g->hash[g->n] = hash;
-    g->n++;
-    return 0;
-}
+    int64_t start, end;
+    uint64_t hash;
+} rv_tjspan;
+typedef RV_BUF(rv_tjspan) rv_tjspans;
 
 typedef struct {
     rv_tbuf names;      /* decoded call names, back to back */
@@ -1033,7 +1008,7 @@ typedef struct {
 static inline void rv_tjson_free(rv_tjson *t) {
     free(t->names.d); free(t->args.d); free(t->name_end); free(t->args_end);
     free(t->memo); free(t->raw_start); free(t->raw_end); free(t->raw_hash);
-    rv_tjspans_free(&t->row_spans);
+    rv_buf_free(&t->row_spans);
     free(t->tmp.d); free(t->junk.d); free(t->key.d); free(t->mem); free(t->mem_tmp);
     memset(t, 0, sizeof(*t));
 }
@@ -1900,7 +1875,8 @@ static int rv_tj_visit_span(rv_tjson *t, void *ctx, rv_tjcur *c) {
     int64_t open = c->i, end = rv_tj_object_span(c->s, c->n, open, &h);
     (void)t;
     if (end < 0) return RV_TJ_FALLBACK;
-    if (rv_tjspans_push(x->spans, open, end, h) != 0) return RV_TJ_NOMEM;
+    rv_tjspan span = {open, end, h};
+    if (rv_buf_push(x->spans, span) != 0) return RV_TJ_NOMEM;
 #if defined(__GNUC__)
     const rv_traj_table *m = &x->memo->raw;
     __builtin_prefetch(&m->slots[h & (uint64_t)(m->nslots - 1)]);
@@ -1928,8 +1904,8 @@ static inline void rv_tjson_prefetch_texts(const rv_tjspans *g, int64_t from, in
 #if defined(__GNUC__)
     const rv_traj_table *m = &memo->raw;
     for (int64_t k = from; k < to; k++) {
-        const rv_traj_slot *sl = &m->slots[g->hash[k] & (uint64_t)(m->nslots - 1)];
-        if (sl->id >= 0 && sl->hash == g->hash[k]) __builtin_prefetch(m->arena + sl->off);
+        const rv_traj_slot *sl = &m->slots[g->data[k].hash & (uint64_t)(m->nslots - 1)];
+        if (sl->id >= 0 && sl->hash == g->data[k].hash) __builtin_prefetch(m->arena + sl->off);
     }
 #else
     (void)g; (void)from; (void)to; (void)memo;
@@ -1951,8 +1927,8 @@ static int rv_tjson_read_spans(rv_tjson *t, const char *s, int64_t n, const char
     t->mem_n = 0;
     t->key.n = 0;
     for (int64_t k = from; k < to; k++) {
-        int64_t open = g->start[k], end = g->end[k];
-        uint64_t h = g->hash[k];
+        int64_t open = g->data[k].start, end = g->data[k].end;
+        uint64_t h = g->data[k].hash;
         uint64_t v = rv_traj_memo_find(memo, s + open, end - open, h);
         if (v != RV_TRAJ_MEMO_MISS) {
             if (rv_tj_push_call(t) != 0) return RV_TJ_NOMEM;
