@@ -57,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="a metric besides the spec's (repeatable): a registry name, a predefined judge metric "
-        "(GROUNDING, ...) or python:module:function",
+        "(GROUNDING, ...) or python:module:function (python:module:function@VERSION: the version stands for its code "
+        "when resuming)",
     )
     src.add_argument("--response-field", metavar="COL", help="the response column (default response)")
     src.add_argument("--reference-field", metavar="COL", help="the reference column (default reference)")

@@ -69,7 +69,10 @@ models:
                       vLLM, Ollama (http://localhost:11434/v1), llama.cpp's server,
                       LiteLLM. Key: $OPENAI_API_KEY (none is sent if it is unset).
   anthropic:MODEL     Anthropic Messages API. Key: $ANTHROPIC_API_KEY.
-  python:MOD:FUNC     a Python function request -> str | dict (async or not).
+  python:MOD:FUNC     a Python function request -> str | dict (async or not); its cached
+                      answers are keyed by its code (its module and the project files
+                      it imports): edit it and it is asked again. python:MOD:FUNC@V keys
+                      them by version V instead (bump V to re-ask).
   fake:[k=v,...]      a scripted judge for dry runs: fake:score=0.5,latency=0.01
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
