@@ -167,3 +167,12 @@ def test_accepts_numpy_arrow_and_empty(impl):
     empty = rouge([], [], ["rouge1"], implementation=impl)
     assert len(empty) == 0 and empty.mean()["rouge1"].fmeasure == 0.0
     assert math.isclose(res.to_arrow().column("rouge1_p")[1].as_py(), 1.0)
+
+
+@pytest.mark.parametrize("types", [["rougeL"], ["rougeLsum"], ["rouge1", "rougeL", "rougeLsum"]])
+def test_no_rows_with_a_token_batch_tokenizer(impl, types):
+    """Tokenizers other than rouge-score's go through token batches; with no rows there
+    (a chunk whose rows were all bad) the LCS columns have width 1 and length 0, which
+    reshape(0, -1) could not infer (`score --tokenizer rouge-unicode --out` stopped)."""
+    empty = rouge([], [], types, tokenizer="rouge-unicode", implementation=impl)
+    assert len(empty) == 0 and all(empty.mean()[t].fmeasure == 0.0 for t in types)

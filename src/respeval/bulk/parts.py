@@ -22,8 +22,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,27 +38,123 @@ from respeval.io.writers import close_writer, write_parquet
 from respeval.metrics.base import MetricFamily
 
 
+class ResumeRefused(ValueError):
+    """A resume that would mix results of different runs: the message names what changed."""
+
+
+@dataclass(frozen=True)
+class RunFingerprint:
+    """What makes two runs the same run, part by part.
+
+    ``parts`` maps what a part is, in words a refusal can quote (``"the judge model"``,
+    ``"metric 'bleu'"``), to a JSON value; ``unproven`` maps a part whose sameness cannot be
+    proven (user code respeval cannot read) to why.  A resume compares the parts one by
+    one, so a refusal says which changed, and refuses outright while anything is unproven.
+    This is the one resume check: ``score`` (:class:`Parts`) and ``evaluate`` use it.
+    """
+
+    parts: dict[str, Any]
+    unproven: dict[str, str] = field(default_factory=dict)
+
+    def part_digests(self) -> dict[str, str]:
+        return {
+            name: hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            for name, value in self.parts.items()
+        }
+
+    @property
+    def digest(self) -> str:
+        blob = json.dumps({"parts": self.part_digests(), "unproven": sorted(self.unproven)}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def manifest(self) -> dict[str, Any]:
+        return {"fingerprint": self.digest, "parts": self.part_digests(), "unproven": dict(self.unproven)}
+
+    def check(self, stored: dict[str, Any], out: str) -> None:
+        """Raise :class:`ResumeRefused` unless ``stored`` (the interrupted run's manifest)
+        is this run's."""
+        start_over = "; rerun it as the interrupted run was run, or run without --resume to start over"
+        unproven = {**(stored.get("unproven") or {}), **self.unproven}
+        if unproven:
+            reasons = "; ".join(f"{name}: {why}" for name, why in sorted(unproven.items()))
+            raise ResumeRefused(
+                f"cannot resume into {out}: respeval cannot prove that what the interrupted run used is unchanged "
+                f"({reasons}); run without --resume to start over"
+            )
+        if stored.get("fingerprint") == self.digest:
+            return
+        before = stored.get("parts")
+        if not isinstance(before, dict):
+            raise ResumeRefused(
+                f"cannot resume into {out}: the interrupted run was made by another respeval version or with other "
+                "options, and its parts do not say which; run without --resume to start over"
+            )
+        now = self.part_digests()
+        changed = [name for name in now if name in before and before[name] != now[name]]
+        added = [name for name in now if name not in before]
+        removed = [name for name in before if name not in now]
+        what = [*changed, *(f"{n} (new)" for n in added), *(f"{n} (not given now)" for n in removed)]
+        raise ResumeRefused(
+            f"cannot resume into {out}: changed since the interrupted run: {', '.join(what) or 'the options'}"
+            + start_over
+        )
+
+
+def check_manifest(directory: Path, fingerprint: RunFingerprint, out: str) -> bool:
+    """Whether the parts in ``directory`` can be resumed: False when there is nothing to
+    resume from (no manifest, or an unreadable one: the parts are scored again); raises
+    :class:`ResumeRefused` when they are another run's."""
+    try:
+        stored = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(stored, dict) or not stored:
+        return False
+    fingerprint.check(stored, out)
+    return True
+
+
+def write_manifest(directory: Path, fingerprint: RunFingerprint, out: str) -> None:
+    manifest = directory / "manifest.json"
+    tmp = manifest.with_name("manifest.json.tmp")
+    tmp.write_text(json.dumps({**fingerprint.manifest(), "output": os.path.basename(out)}), encoding="utf-8")
+    commit(tmp, manifest, durable=False)
+
+
 def fingerprint(
-    inputs: Inputs, families: Sequence[MetricFamily], chunk_size: int, on_error: str, system_names: Sequence[str]
-) -> str:
-    """What makes two runs the same run, apart from the inputs' content (checked by digest).
+    inputs: Inputs,
+    families: Sequence[MetricFamily],
+    chunk_size: int,
+    on_error: str,
+    system_names: Sequence[str],
+    options: Mapping[str, Any] | None = None,
+) -> RunFingerprint:
+    """What makes two runs the same run, apart from the inputs' content (checked by digest):
+    the families' signatures, the fields, the chunking, and ``options`` (more named parts:
+    the metric options, the tokenizer).
 
     File paths are left out on purpose: ``data/x.jsonl`` and ``/abs/data/x.jsonl`` are the
     same input, and the content digests say whether a file is the one that was read.
     """
-    blob = json.dumps(
+    parts: dict[str, Any] = {"the metrics": [f.name for f in families]}
+    for family in families:
+        parts[f"metric {family.name!r}"] = family.signature()
+    parts.update(
         {
-            "families": [f.signature() for f in families],
-            "chunk_size": chunk_size,
+            "the chunk size": chunk_size,
             "on_error": on_error,
-            "fields": [inputs.pred_field, inputs.ref_field, inputs.id_field, inputs.system_field, inputs.group_field],
-            "files": [len(inputs.preds), inputs.ref is not None],
-            "systems": list(system_names),
-            "version": __version__,
-        },
-        sort_keys=True,
+            "the prediction field": inputs.pred_field,
+            "the reference field": inputs.ref_field,
+            "the id field": inputs.id_field,
+            "the system field": inputs.system_field,
+            "the group-by field": inputs.group_field,
+            "the files given": [len(inputs.preds), inputs.ref is not None],
+            "the systems": list(system_names),
+            **(options or {}),
+            "the respeval version": __version__,
+        }
     )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return RunFingerprint(parts)
 
 
 @dataclass
@@ -87,7 +183,7 @@ class Parts:
     def __init__(
         self,
         out: str,
-        fingerprint: str,
+        fingerprint: RunFingerprint,
         resume: bool,
         *,
         empty_table: dict[str, Any] | None = None,
@@ -104,25 +200,13 @@ class Parts:
         self.empty_table = empty_table
         self.fingerprint = fingerprint
         self._remove_trash()
-        manifest = self.dir / "manifest.json"
-        stored: dict[str, Any] = {}
-        if self.dir.exists() and resume:
-            with contextlib.suppress(OSError, ValueError):
-                stored = json.loads(manifest.read_text(encoding="utf-8"))
-            if stored and stored.get("fingerprint") != fingerprint:
-                raise ValueError(
-                    f"cannot resume into {out}: the options changed since the interrupted run "
-                    "(metrics, fields, chunk size, --on-error or the files given); rerun it with the same "
-                    "options, or run without --resume to start over"
-                )
-        if self.dir.exists() and not stored:
+        resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
+        if self.dir.exists() and not resuming:
             self._discard(self.dir)  # not resuming, or nothing usable to resume from
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            if not stored:
-                tmp = manifest.with_name("manifest.json.tmp")
-                tmp.write_text(json.dumps({"fingerprint": fingerprint, "output": os.path.basename(out)}))
-                commit(tmp, manifest, durable=False)
+            if not resuming:
+                write_manifest(self.dir, fingerprint, out)
         except OSError as exc:
             raise OutputError.wrap(exc, self.dir, _RESUME) from exc
         # A Parquet output is also built as the parts are written (a run that does not

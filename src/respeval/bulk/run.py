@@ -192,6 +192,13 @@ def score_files(
             comparison_trials=comparison_trials,
             progress=progress,
             started=started,
+            # what changes a number without showing in every family's signature (BLEU's
+            # max_order is not in sacreBLEU's): part of the resume fingerprint
+            options={
+                "the metric options": {k: dict(v) for k, v in (metric_options or {}).items()},
+                "the tokenizer": tokenizer,
+                "stemming": stemmer,
+            },
         )
 
 
@@ -212,12 +219,13 @@ def _run(
     comparison_trials: int,
     progress: Callable[[int], None] | None,
     started: float,
+    options: Mapping[str, Any] | None = None,
 ) -> RunSummary:
     parts = None
     if out is not None:
         parts = Parts(
             out,
-            fingerprint(inputs, families, chunk_size, on_error, system_names),
+            fingerprint(inputs, families, chunk_size, on_error, system_names, options),
             resume,
             empty_table=empty_results(inputs, families),
             rows_per_record=1 if inputs.system_field else len(inputs.preds),

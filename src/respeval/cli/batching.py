@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from respeval.cli.common import Exit, non_negative_float, non_negative_int, positive_float, positive_int
+from respeval.cli.common import Exit, non_negative_float, non_negative_int, positive_float, positive_int, stop_exit
 from respeval.io.files import partial_name
 from respeval.judge.batch import (
     RETRY_MODES,
@@ -30,7 +30,7 @@ from respeval.judge.batch import (
     arun_batched,
     arun_rows_batched,
 )
-from respeval.judge.engine import STOP_INTERRUPTED, EngineOptions, RunResult
+from respeval.judge.engine import EngineOptions, RunResult
 from respeval.judge.limits import Price
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.models.base import JudgeModel
@@ -179,11 +179,7 @@ def exit_status(report: BatchReport, stop_kind: str | None) -> int:
         return Exit.BUDGET
     if report.stop_kind == STOP_WAITING:
         return Exit.BATCH_PENDING
-    if stop_kind is None:
-        return Exit.OK
-    if stop_kind == STOP_INTERRUPTED:
-        return Exit.INTERRUPTED
-    return Exit.BUDGET if stop_kind == STOP_BUDGET else Exit.JUDGE_FATAL
+    return stop_exit(stop_kind)
 
 
 def run_batched_step(

@@ -25,6 +25,17 @@ class Exit(enum.IntEnum):
     INTERRUPTED = 130  # Ctrl-C / SIGINT; rerun the same command to resume
 
 
+def stop_exit(kind: str | None) -> Exit:
+    """The exit status of a judge run that stopped for ``kind`` (the engine's stop kinds):
+    0 done, 4 the budget, 130 interrupted, 1 a cache file to fix (damaged, locked), else 3."""
+    return {
+        None: Exit.OK,
+        "budget": Exit.BUDGET,
+        "interrupted": Exit.INTERRUPTED,
+        "cache": Exit.INPUT,
+    }.get(kind, Exit.JUDGE_FATAL)
+
+
 EXIT_HELP = """\
 exit status (every command):
   0 done, 1 bad input or options, 2 a gate failed (--fail-under), 3 the judge stopped on a

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, progress_printer
-from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int
+from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int, stop_exit
 from respeval.io.files import check_outputs
 from respeval.judge.batch import STOP_WAITING
 
@@ -57,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="a metric besides the spec's (repeatable): a registry name, a predefined judge metric "
-        "(GROUNDING, ...) or python:module:function",
+        "(GROUNDING, ...) or python:module:function (python:module:function@VERSION: the version stands for its code "
+        "when resuming)",
     )
     src.add_argument("--response-field", metavar="COL", help="the response column (default response)")
     src.add_argument("--reference-field", metavar="COL", help="the reference column (default reference)")
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"respeval evaluate: {exc}; finished chunks are kept: rerun with --resume", file=sys.stderr)
         if exc.kind == STOP_WAITING:
             return Exit.BATCH_PENDING
-        return Exit.BUDGET if exc.kind == "budget" else Exit.JUDGE_FATAL
+        return stop_exit(exc.kind) if exc.kind is not None else Exit.JUDGE_FATAL
     finally:
         if bar is not None:
             bar.close()

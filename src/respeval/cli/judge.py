@@ -25,12 +25,13 @@ from respeval.cli.common import (
     non_negative_int,
     positive_float,
     positive_int,
+    stop_exit,
 )
 from respeval.io import format_of
 from respeval.io import read_jsonl as read_records
 from respeval.io.files import commit, guarded_outputs, is_regular, partial_name
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions, JudgeEngine, RunResult
+from respeval.judge.engine import STOP_CACHE, EngineOptions, JudgeEngine, RunResult
 from respeval.judge.limits import Budget, Price
 from respeval.judge.methods import JudgeMethod, get_method
 from respeval.judge.models.base import JudgeModel
@@ -69,7 +70,10 @@ models:
                       vLLM, Ollama (http://localhost:11434/v1), llama.cpp's server,
                       LiteLLM. Key: $OPENAI_API_KEY (none is sent if it is unset).
   anthropic:MODEL     Anthropic Messages API. Key: $ANTHROPIC_API_KEY.
-  python:MOD:FUNC     a Python function request -> str | dict (async or not).
+  python:MOD:FUNC     a Python function request -> str | dict (async or not); its cached
+                      answers are keyed by its code (its module and the project files
+                      it imports): edit it and it is asked again. python:MOD:FUNC@V keys
+                      them by version V instead (bump V to re-ask).
   fake:[k=v,...]      a scripted judge for dry runs: fake:score=0.5,latency=0.01
   --api-key-env NAME reads the key from another variable. Keys are never written anywhere.
 
@@ -561,11 +565,6 @@ def run_judge(args: argparse.Namespace) -> int:
         return status
     if result.stop_kind is None:
         return 0
-    print(
-        f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left "
-        "(rerun the same command to resume)",
-        file=sys.stderr,
-    )
-    if result.stop_kind == STOP_INTERRUPTED:
-        return EXIT_INTERRUPTED
-    return EXIT_BUDGET if result.stop_kind == STOP_BUDGET else EXIT_FATAL
+    then = "" if result.stop_kind == STOP_CACHE else " (rerun the same command to resume)"  # the reason says what
+    print(f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left{then}", file=sys.stderr)
+    return stop_exit(result.stop_kind)

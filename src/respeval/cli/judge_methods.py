@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from respeval.cli.batching import batch_options, exit_status, progress_printer, run_batched_step
+from respeval.cli.common import stop_exit
 from respeval.cli.judge import (
-    EXIT_BUDGET,
     EXIT_FATAL,
     EXIT_INPUT,
-    EXIT_INTERRUPTED,
     InputFileError,
     cache_path_for,
     describe_output,
@@ -36,7 +35,7 @@ from respeval.cli.judge import (
 from respeval.io import format_of
 from respeval.io.files import atomic_output, guarded_outputs, partial_name
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import STOP_BUDGET, STOP_INTERRUPTED, EngineOptions
+from respeval.judge.engine import STOP_CACHE, EngineOptions
 from respeval.judge.methods.llmbar import (
     EXAMPLE_EVALUATOR,
     example_instances,
@@ -470,8 +469,7 @@ def run_methods(args: argparse.Namespace) -> int:
         return status
     if stop_reason is None:
         return 0
-    print(f"respeval judge: stopped: {stop_reason} (rerun the same command to resume)", file=sys.stderr)
     kind = getattr(result, "stop_kind", None)
-    if kind == STOP_INTERRUPTED:
-        return EXIT_INTERRUPTED
-    return EXIT_BUDGET if kind == STOP_BUDGET else EXIT_FATAL
+    then = "" if kind == STOP_CACHE else " (rerun the same command to resume)"
+    print(f"respeval judge: stopped: {stop_reason}{then}", file=sys.stderr)
+    return stop_exit(kind) if kind is not None else EXIT_FATAL

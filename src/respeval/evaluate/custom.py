@@ -15,7 +15,6 @@ memory limit and no network.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from respeval.evaluate.isolation import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Limits, WorkerPool, describe_exception
+from respeval.fingerprint import CodeFingerprint, code_fingerprint
 from respeval.redact import redact
 
 __all__ = ["ISOLATION", "CustomMetric", "CustomScores", "load_function"]
@@ -78,6 +78,10 @@ class CustomMetric:
         network: allow network access in the workers (default False).
         workers: worker processes (default 2).
         higher_is_better: for reports; a metric where lower is better says so.
+        version: stands for the code in resume fingerprints: bump it when the function's
+            results change.  Without one, respeval fingerprints the function's module and
+            the project files it imports (:mod:`respeval.fingerprint`); a resume refuses
+            when it cannot (a built-in, source not in a file).
     """
 
     kind = "custom"
@@ -97,6 +101,7 @@ class CustomMetric:
         workers: int = 2,
         higher_is_better: bool = True,
         description: str | None = None,
+        version: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"a metric name must be a non-empty string without '/', got {name!r}")
@@ -108,8 +113,11 @@ class CustomMetric:
             raise ValueError(f"{name}: outputs must be a non-empty list of names")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"{name}: timeout must be positive, got {timeout}")
+        if version is not None and (not isinstance(version, str) or not version):
+            raise ValueError(f"{name}: version must be a non-empty string, got {version!r}")
         self.name = name
         self.fn = fn
+        self.version = version
         self.batch = bool(batch)
         self.outputs = tuple(outputs) if outputs is not None else None
         self.columns = tuple(columns) if columns is not None else None
@@ -119,6 +127,7 @@ class CustomMetric:
         self.higher_is_better = higher_is_better
         self.description = description or (inspect.getdoc(fn) or "").split("\n")[0] or f"custom: {name}"
         self._pool: WorkerPool | None = None
+        self._code: CodeFingerprint | None = None
         self._guard = "on" if network else "off"  # after a run: how the workers were cut off (netns, audit-hook)
 
     @property
@@ -128,19 +137,20 @@ class CustomMetric:
             return [self.name]
         return [f"{self.name}.{o}" for o in self.outputs]
 
+    def code_fingerprint(self) -> CodeFingerprint:
+        """What the function's results depend on (its module, the project files it imports,
+        the packages' versions), or its ``version`` (:mod:`respeval.fingerprint`)."""
+        if self._code is None:
+            self._code = code_fingerprint(self.fn, version=self.version)
+        return self._code
+
     def signature(self) -> str:
-        fn = self.fn
-        where = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
-        try:
-            source = inspect.getsource(fn)
-            digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
-        except (OSError, TypeError):
-            digest = "nosource"
+        code = self.code_fingerprint()
         guard = self._pool.network_guard if self._pool is not None else self._guard
         limits = ""
         if self.isolation == "process":
             limits = f"|timeout:{self.limits.timeout}|memory_mb:{self.limits.memory_mb}|network:{guard}"
-        return f"custom:{where}|source:{digest}|batch:{self.batch}|isolation:{self.isolation}{limits}"
+        return f"custom:{code.target}|{code.token}|batch:{self.batch}|isolation:{self.isolation}{limits}"
 
     # ------------------------------------------------------------------ running
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
+from respeval.fingerprint import split_version
 from respeval.judge.methods.predefined import PREDEFINED_INFO, predefined
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 from respeval.metrics import REGISTRY, MetricOptions
@@ -56,6 +57,8 @@ class FamilyUse:
     family: Any
     metrics: dict[str, str]
     reference: bool
+    options: dict[str, Any] = field(default_factory=dict)
+    """The entry's options (some change numbers without showing in the signature: BLEU's max_order)."""
 
 
 @dataclass
@@ -72,6 +75,37 @@ class Plan:
             out.extend(custom.metric_names)
         out.extend(m.name for m in self.judged)
         return out
+
+    def fingerprint_parts(self, unproven: dict[str, str]) -> dict[str, Any]:
+        """Each metric's part of a run's resume fingerprint (see
+        :class:`respeval.bulk.parts.RunFingerprint`): whatever changes its numbers.  A custom
+        metric's code gets a part of its own; code whose sameness cannot be proven is added
+        to ``unproven`` with the reason."""
+        parts: dict[str, Any] = {}
+        for use in self.computed:
+            for name in use.metrics:
+                parts[f"metric {name!r}"] = [use.family.signature(), use.metrics[name], use.options]
+        for custom in self.custom:
+            code = custom.code_fingerprint()
+            label = f"the code of metric {custom.name!r}"
+            parts[label] = code.version if code.version is not None else code.digest
+            if not code.proven:
+                unproven[label] = (
+                    f"{code.reason}; give the metric a version (version: in the spec, CustomMetric(..., version=...) "
+                    "or python:module:function@VERSION) and bump it when the code changes"
+                )
+            parts[f"metric {custom.name!r}"] = {
+                "signature": custom.signature(),
+                "outputs": custom.outputs,
+                "columns": custom.columns,
+            }
+        for judged in self.judged:
+            parts[f"metric {judged.name!r}"] = {
+                "signature": judged.signature(),
+                "max_tokens": judged.max_tokens,
+                "seed": judged.seed,
+            }
+        return parts
 
     def signatures(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -95,9 +129,9 @@ def _entry(item: Any) -> Any:
         if item.upper() in PREDEFINED_INFO:
             return predefined(item)
         if item.startswith("python:"):
-            target = item[len("python:") :]
+            target, version = split_version(item[len("python:") :])
             fn = load_function(target)
-            return CustomMetric(target.rpartition(":")[2].split(".")[-1], fn)
+            return CustomMetric(target.rpartition(":")[2].split(".")[-1], fn, version=version)
         raise ValueError(
             f"unknown metric {item!r}: not a registry metric (respeval metrics), a predefined judge metric "
             f"({', '.join(PREDEFINED_INFO)}) or python:module:function"
@@ -139,7 +173,9 @@ def resolve_metrics(items: Sequence[Any], *, tokenizer: str = "rouge", stemmer: 
                 [entry.metric],
                 MetricOptions(tokenizer=tokenizer, stemmer=stemmer, params={spec.family: entry.options}),
             )
-            computed.append(FamilyUse(family, {entry.output_name: _headline(family, family.name)}, spec.reference))
+            computed.append(
+                FamilyUse(family, {entry.output_name: _headline(family, family.name)}, spec.reference, entry.options)
+            )
     custom = [e for e in entries if isinstance(e, CustomMetric)]
     judged = [e for e in entries if isinstance(e, (PointwiseMetric, PairwiseMetric))]
     plan = Plan(computed, custom, judged)

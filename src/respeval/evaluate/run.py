@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -45,8 +44,10 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
+from respeval.bulk.parts import RunFingerprint, check_manifest, write_manifest
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
+from respeval.fingerprint import CodeFingerprint
 from respeval.io.files import guarded_outputs
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED
@@ -422,25 +423,15 @@ class _Parts:
     """Finished chunks under ``OUT.parts/``: results (Parquet), statistics, bad records, each
     renamed into place when complete (the results file last)."""
 
-    def __init__(self, out: str, fingerprint: str, resume: bool) -> None:
+    def __init__(self, out: str, fingerprint: RunFingerprint, resume: bool) -> None:
         self.dir = Path(out + ".parts")
-        manifest = self.dir / "manifest.json"
-        if self.dir.exists() and resume:
-            try:
-                stored = json.loads(manifest.read_text())
-            except (OSError, ValueError):
-                stored = {}
-            if stored.get("fingerprint") != fingerprint:
-                raise ValueError(
-                    f"cannot resume into {out}: the input, the metrics or the options changed since the "
-                    f"interrupted run (or {manifest} is missing); run without --resume"
-                )
-        elif self.dir.exists():
+        # the one resume check (respeval.bulk.parts): a refusal names what changed
+        resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
+        if self.dir.exists() and not resuming:
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint}))
-        os.replace(tmp, manifest)
+        if not resuming:
+            write_manifest(self.dir, fingerprint, out)
 
     def _name(self, k: int, what: str) -> Path:
         return self.dir / f"part-{k:06d}.{what}"
@@ -540,13 +531,21 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- evaluate()
 
 
-def _fingerprint(dataset: Dataset, plan: Plan, options: dict[str, Any]) -> str:
-    blob = json.dumps(
-        {"data": dataset.fingerprint(), "metrics": plan.signatures(), "options": options, "version": __version__},
-        sort_keys=True,
-        default=str,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+def _fingerprint(dataset: Dataset, plan: Plan, judge: Any, options: dict[str, Any]) -> RunFingerprint:
+    """Everything that changes a number of the parts: the data, each metric (its options,
+    thresholds, templates and, for a custom metric, its code), the judge (model, base URL,
+    adapter settings, the code of a ``python:`` judge) and the run's options."""
+    parts: dict[str, Any] = {"the data": dataset.fingerprint(), "the metrics": plan.names()}
+    unproven: dict[str, str] = {}
+    parts.update(plan.fingerprint_parts(unproven))
+    if plan.judged:
+        parts["the judge model"] = judge.identity() if judge is not None else None
+        code = getattr(judge, "code", None)
+        if isinstance(code, CodeFingerprint) and not code.proven:
+            unproven["the judge's code"] = f"{code.reason}; give it a version (python:module:function@VERSION)"
+    parts.update(options)
+    parts["the respeval version"] = __version__
+    return RunFingerprint(parts, unproven)
 
 
 def _keep_columns(plan: Plan, columns: Columns, extra: Sequence[str], available: list[str] | None) -> list[str]:
@@ -648,19 +647,22 @@ def evaluate(
     cache_file = cache if isinstance(cache, (str, os.PathLike)) else None
     # an output that is the input is refused, and each output is locked for the run
     with guarded_outputs([("--input", data.path)], outputs, unlocked=[("--cache", cache_file)]):
+        judge_model = _judge_model(plan, model)
         parts = None
         if out_path is not None:  # the fingerprint (a pass over in-memory data) only guards a resume
             fingerprint = _fingerprint(
                 data,
                 plan,
+                judge_model,
                 {
-                    "chunk_size": chunk_size,
+                    "the chunk size": chunk_size,
                     "on_error": on_error,
-                    "columns": dataclasses.asdict(columns),
-                    "keep": keep,
-                    "samples": samples,
-                    "tokenizer": tokenizer,
-                    "stemmer": stemmer,
+                    "the columns": dataclasses.asdict(columns),
+                    "the columns kept": keep,
+                    "the judge samples per row": samples if plan.judged else None,
+                    "the judge's re-ask": getattr(engine_options, "reask", True) if plan.judged else None,
+                    "the tokenizer": tokenizer,
+                    "stemming": stemmer,
                 },
             )
             parts = _Parts(out_path, fingerprint, resume)
@@ -668,7 +670,7 @@ def evaluate(
         written = done
         spend = Spend()
         judge_ctx, owned = _open_judge(
-            plan, model, cache, out_path, concurrency, samples, engine_options, columns, spend, batch=bool(batch)
+            plan, judge_model, cache, out_path, concurrency, samples, engine_options, columns, spend, batch=bool(batch)
         )
         tables: list[Any] = []
         stats: list[dict[str, np.ndarray]] = []
@@ -795,6 +797,18 @@ async def _resolve_batches(
     return report
 
 
+def _judge_model(plan: Plan, model: Any) -> Any:
+    """The judge model object (None when nothing is judged)."""
+    if not plan.judged:
+        return None
+    if model is None:
+        names = ", ".join(m.name for m in plan.judged)
+        raise ValueError(f"judged metric(s) {names} need a judge model (model=, or --model)")
+    from respeval.judge.specs import load_model
+
+    return load_model(model) if isinstance(model, str) else model
+
+
 def _open_judge(
     plan: Plan,
     model: Any,
@@ -810,15 +824,11 @@ def _open_judge(
 ) -> tuple[_JudgeContext | None, list[Callable[[], None]]]:
     if not plan.judged:
         return None, []
-    if model is None:
-        names = ", ".join(m.name for m in plan.judged)
-        raise ValueError(f"judged metric(s) {names} need a judge model (model=, or --model)")
     from respeval.judge.cache import JudgeCache
     from respeval.judge.engine import EngineOptions
     from respeval.judge.limits import Budget
-    from respeval.judge.specs import load_model
 
-    judge_model = load_model(model) if isinstance(model, str) else model
+    judge_model = model
     owned: list[Callable[[], None]] = []
     if cache is None and out is not None:
         cache = out + ".cache.sqlite"

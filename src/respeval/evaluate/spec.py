@@ -11,6 +11,7 @@
       - bleu
       - {metric: json_valid, name: valid_json, schema: {type: object, required: [answer]}}
       - {custom: checks:has_fields, isolation: process, timeout: 5}      # python module:function
+      - {custom: checks:length, version: 2}   # bump to stop resuming/reusing results of older code
       - {pointwise: claims, template: "Policy: {context}\\nAnswer: {response}",
          system_instruction: "You are an expert claims auditor.",
          criteria: {accuracy: ...}, rating_rubric: {"5": ..., "1": ...}}
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
+from respeval.fingerprint import split_version
 from respeval.judge.methods.predefined import predefined
 from respeval.judge.methods.prompts import read_text_option
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
@@ -60,6 +62,7 @@ _CUSTOM_KEYS = (
     "network",
     "workers",
     "higher_is_better",
+    "version",
 )
 _POINTWISE_KEYS = (
     "pointwise",
@@ -130,12 +133,18 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
             return Computed(entry["metric"], entry.get("name"), **options)
         if kind == "custom":
             _check_keys(entry, _CUSTOM_KEYS, what)
-            target = str(entry["custom"])
+            target, at_version = split_version(str(entry["custom"]))
             if base is not None and ".py:" in target and not Path(target.split(":")[0]).is_absolute():
                 target = str(base / target)
             fn = load_function(target)
             name = entry.get("name") or target.rpartition(":")[2].split(".")[-1]
             options = {k: v for k, v in entry.items() if k not in ("custom", "name")}
+            if at_version is not None:
+                if "version" in options:
+                    raise ValueError(f"{what}: give the version as @VERSION or version:, not both")
+                options["version"] = at_version
+            if isinstance(options.get("version"), (int, float)) and not isinstance(options["version"], bool):
+                options["version"] = str(options["version"])  # version: 2 in YAML/TOML is a number
             return CustomMetric(name, fn, **options)
         if kind == "pointwise":
             _check_keys(entry, _POINTWISE_KEYS, what)

@@ -26,7 +26,7 @@ from typing import Any, Union
 from respeval.judge.models.base import Completion, JudgeRequest
 from respeval.redact import redact, redact_url
 
-__all__ = ["INSERT_COMPLETION", "JudgeCache", "KeyMaker", "cache_key", "completion_row"]
+__all__ = ["INSERT_COMPLETION", "CacheError", "JudgeCache", "KeyMaker", "cache_key", "completion_row", "connect"]
 
 SCHEMA_VERSION = "1"
 _KEY_VERSION = 2
@@ -70,6 +70,109 @@ class KeyMaker:
 INSERT_COMPLETION = "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)"
 
 
+class CacheError(sqlite3.DatabaseError, ValueError):
+    """The cache file cannot be read or written (a damaged page, a full disk, a lock held
+    too long): the message names the file and says what to do.  The engine stops the run
+    cleanly on it (rows judged so far are kept); it is a ValueError for the command line
+    (exit 1, one line) and still an ``sqlite3.DatabaseError`` for code that catches those."""
+
+    def __init__(self, path: str, error: sqlite3.Error) -> None:
+        self.path = path
+        name = getattr(error, "sqlite_errorname", "")  # Python 3.11+
+        text = str(error)
+        if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in text or "not a database" in text:
+            message = (
+                f"the judge cache {path} is damaged ({text}): move it aside and rerun (its answers are asked "
+                f"again), or recover what it holds first: sqlite3 {path} .recover | sqlite3 {path}.recovered, "
+                f"then rerun with --cache {path}.recovered"
+            )
+        elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED") or "locked" in text:
+            message = f"the judge cache {path} stayed locked by another process ({text}); rerun when it is free"
+        else:
+            message = (
+                f"cannot read or write the judge cache {path} ({text}); fix that (disk space, permissions) and rerun"
+            )
+        super().__init__(message)
+
+
+class _CheckedCursor(sqlite3.Cursor):
+    """A cursor whose failures are :class:`CacheError` naming the file."""
+
+    def _failed(self, exc: sqlite3.Error) -> CacheError:
+        return CacheError(getattr(self.connection, "path", "?"), exc)
+
+    def execute(self, *args: Any) -> Any:
+        try:
+            return super().execute(*args)
+        except CacheError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+    def executemany(self, *args: Any) -> Any:
+        try:
+            return super().executemany(*args)
+        except CacheError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+    def fetchmany(self, *args: Any) -> list[Any]:
+        try:
+            return super().fetchmany(*args)
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.DatabaseError as exc:
+            raise self._failed(exc) from exc
+
+
+class _CheckedConnection(sqlite3.Connection):
+    """A connection whose statements fail with :class:`CacheError` (see :func:`connect`)."""
+
+    path = "?"
+
+    def cursor(self, factory: Any = _CheckedCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, *args: Any) -> Any:
+        return self.cursor().execute(*args)
+
+    def executemany(self, *args: Any) -> Any:
+        return self.cursor().executemany(*args)
+
+
+def connect(path: PathLike) -> sqlite3.Connection:
+    """The cache file's connection (autocommit, shared between threads, 30 s for a lock),
+    on which any failure -- a damaged page met mid-run as much as at open -- is a
+    :class:`CacheError` naming the file, never a bare ``DatabaseError`` mid-run."""
+    name = os.fspath(path)
+    try:
+        # isolation_level=None: autocommit, one durable transaction per put().
+        db = sqlite3.connect(
+            name, isolation_level=None, check_same_thread=False, timeout=30.0, factory=_CheckedConnection
+        )
+    except sqlite3.DatabaseError as exc:
+        raise CacheError(name, exc) from exc
+    db.path = name
+    return db
+
+
 def completion_row(
     key: str, completion: Completion, model: str, endpoint: str, template_version: str
 ) -> tuple[str, str, str, str, str, float]:
@@ -100,8 +203,7 @@ class JudgeCache:
     def __init__(self, path: PathLike) -> None:
         self.path = os.fspath(path)
         try:
-            # isolation_level=None: autocommit, one durable transaction per put().
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self._db = connect(self.path)
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -112,8 +214,8 @@ class JudgeCache:
             )
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             schema = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise ValueError(f"cannot use {self.path} as a judge cache: {exc}") from exc
+        except CacheError as exc:  # the header or the schema unreadable: not a cache (any more)
+            raise ValueError(f"cannot use {self.path} as a judge cache: {exc.__cause__}") from exc
         if schema != SCHEMA_VERSION:
             self._db.close()
             raise ValueError(f"{self.path} is a judge cache of schema {schema}; this respeval uses {SCHEMA_VERSION}")

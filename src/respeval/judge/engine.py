@@ -14,9 +14,9 @@ got it.  If the first rows exhaust their retries before any call has succeeded, 
 endpoint is dead or misconfigured and the run stops rather than retrying every row.
 
 Stopping is always clean.  A budget cap, a fatal error (401, 400, a cache miss in
-replay-only mode) or an interrupt stops new calls from starting; calls already in flight
-finish, their answers are cached and their rows reported, and every row that did not
-finish is counted as not run, so the summary says what is left.  Rows already reported are
+replay-only mode), a cache file that cannot be read or written (a damaged page) or an
+interrupt stops new calls from starting; calls already in flight finish, their answers
+are cached and their rows reported, and every row that did not finish is counted as not run, so the summary says what is left.  Rows already reported are
 never lost, and a rerun with the same cache pays for none of their answers again.
 
 ``run()`` is the synchronous entry point (it works inside a running event loop too, by
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.judge.cache import JudgeCache, KeyMaker, PathLike
+from respeval.judge.cache import CacheError, JudgeCache, KeyMaker, PathLike
 from respeval.judge.errors import DeferredError, FatalError, JudgeError, RequestFailedError, TransientError
 from respeval.judge.limits import (
     Budget,
@@ -52,12 +52,13 @@ from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
 from respeval.redact import redact
 
-__all__ = ["STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
+__all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
 
 STOP_BUDGET = "budget"
 STOP_ERROR = "error"
 STOP_INTERRUPTED = "interrupted"
 STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
+STOP_CACHE = "cache"  # the cache file cannot be read or written (a damaged page): fix it, then rerun
 
 
 @dataclass(frozen=True)
@@ -389,7 +390,11 @@ class JudgeEngine:
         if self.cache is None:
             return await self._live_call(request, spend, row, None)
         key = self._key(request)
-        cached = self.cache.get(key)
+        try:
+            cached = self.cache.get(key)
+        except CacheError as exc:  # a damaged page met mid-run: stop cleanly, keep what was judged
+            self.halt(str(exc), STOP_CACHE)
+            raise _Stop from exc
         if cached is not None:
             self.summary.cache_hits += 1
             spend.hits += 1
@@ -406,6 +411,9 @@ class JudgeEngine:
             raise _Deferred from None
         except RequestFailedError as exc:
             raise _GaveUp(str(exc)) from None
+        except CacheError as exc:
+            self.halt(str(exc), STOP_CACHE)
+            raise _Stop from exc
         while (shared := self._pending.get(key)) is not None:
             try:
                 completion = await asyncio.shield(shared)
@@ -474,13 +482,16 @@ class JudgeEngine:
                 raise _Stop from exc
             self._account(completion, spend, estimate)
             if key is not None and self.cache is not None:
-                self.cache.put(
-                    key,
-                    completion,
-                    model=self.model.model_id,
-                    endpoint=str(self._identity.get("endpoint", "")),
-                    template_version=request.template_version,
-                )
+                try:
+                    self.cache.put(
+                        key,
+                        completion,
+                        model=self.model.model_id,
+                        endpoint=str(self._identity.get("endpoint", "")),
+                        template_version=request.template_version,
+                    )
+                except CacheError as exc:  # the answer is this row's all the same; nothing more starts
+                    self.halt(str(exc), STOP_CACHE)
             return completion
 
     async def _generate(self, request: JudgeRequest) -> Completion:

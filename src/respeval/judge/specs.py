@@ -4,7 +4,9 @@
 ``openai:MODEL``               OpenAI-compatible chat completions (``base_url`` for vLLM,
                                Ollama, llama.cpp, LiteLLM); key from ``OPENAI_API_KEY``
 ``anthropic:MODEL``            Anthropic Messages; key from ``ANTHROPIC_API_KEY``
-``python:module:function``     a Python callable ``request -> str | dict | Completion``
+``python:module:function``     a Python callable ``request -> str | dict | Completion``;
+                               its answers are cached by its code's fingerprint, or by
+                               ``python:module:function@VERSION`` (bump it to re-ask)
 ``fake:[k=v,...]``             the scripted fake: ``score=0.5``, ``text=...``,
                                ``latency=0.01``, ``error_rate=0.1``, ``error_status=429``,
                                ``retry_after=1``, ``fatal_rate=0``, ``malformed_rate=0.05``,
@@ -22,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from respeval.fingerprint import split_version
 from respeval.judge.models.anthropic import AnthropicModel
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.models.callables import CallableModel
@@ -91,6 +94,10 @@ def load_model(
 
 
 def _python_model(spec: str, target: str) -> CallableModel:
+    try:
+        target, version = split_version(target)
+    except ValueError:
+        raise ValueError(f"model {spec!r}: expected python:module:function or python:module:function@VERSION") from None
     module_name, sep, attr = target.rpartition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"model {spec!r}: expected python:module:function")
@@ -108,7 +115,7 @@ def _python_model(spec: str, target: str) -> CallableModel:
             raise ValueError(f"model {spec!r}: {module_name} has no attribute {attr}") from None
     if not callable(obj):
         raise ValueError(f"model {spec!r}: {module_name}:{attr} is not callable")
-    return CallableModel(obj, name=f"{module_name}:{attr}")
+    return CallableModel(obj, name=f"{module_name}:{attr}", version=version or "")
 
 
 def _fake_model(spec: str, options: str) -> FakeModel:

@@ -238,7 +238,10 @@ def score_tokens(
             lsum,
             threads,
         )
-    stats = np.column_stack([overlaps, lcs.reshape(npairs, -1), lsum.reshape(npairs, -1)])
+    # explicit widths: reshape(0, -1) cannot infer one (a chunk with no pairs)
+    stats = np.column_stack(
+        [overlaps, lcs.reshape(npairs, int(want_lcs)), lsum.reshape(npairs, int("rougeLsum" in types))]
+    )
     lengths = np.column_stack([preds.lengths()[pair_pred], refs.lengths()[pair_ref]])
     return _prf(kernels, types, stats, lengths, max_order, want_lcs, threads)
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.judge.cache import INSERT_COMPLETION, JudgeCache, PathLike, completion_row
+from respeval.judge.cache import INSERT_COMPLETION, JudgeCache, PathLike, completion_row, connect
 from respeval.judge.errors import DeferredError, RequestFailedError
 from respeval.judge.limits import Price
 from respeval.judge.models.base import Completion, JudgeRequest
@@ -140,7 +140,7 @@ class BatchStore:
 
     def __init__(self, path: PathLike) -> None:
         self.path = str(path)
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        self._db = connect(self.path)  # a damaged page is a CacheError naming the file
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         for statement in _SCHEMA:

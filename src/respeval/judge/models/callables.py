@@ -7,6 +7,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Union
 
+from respeval.fingerprint import CodeFingerprint, code_fingerprint, process_token
 from respeval.judge.errors import FatalError, JudgeError
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
 
@@ -33,8 +34,14 @@ class CallableModel(BaseJudgeModel):
 
     ``fn`` may raise :class:`~respeval.judge.errors.TransientError` to be retried or
     :class:`~respeval.judge.errors.FatalError` to stop the run; any other exception is a bug
-    in the judge and stops the run too (retrying a bug would only repeat it).  Change
-    ``version`` when the function's behaviour changes, so its cached answers are not reused.
+    in the judge and stops the run too (retrying a bug would only repeat it).
+
+    Cached answers are keyed by the function's code fingerprint (its module, the project
+    files it imports, the installed packages' versions: :mod:`respeval.fingerprint`), so an
+    edited function is asked again.  ``version`` replaces the code in the key: bump it when
+    the behaviour changes (``python:module:function@VERSION`` on the command line).  Code
+    that cannot be fingerprinted (a built-in, source not in a file) and has no version is
+    cached for this process only (``code`` says why).
     """
 
     provider = "python"
@@ -48,9 +55,12 @@ class CallableModel(BaseJudgeModel):
         )
         self._fn = fn
         self._version = version
+        self.code: CodeFingerprint = code_fingerprint(fn, version=version or None)
+        """What the cache key holds of the function: its code's fingerprint, or why there is none."""
 
     def _identity_extra(self) -> dict[str, Any]:
-        return {"version": self._version}
+        code = self.code.digest if self.code.proven else f"this-process-only:{process_token(self._fn)}"
+        return {"version": self._version, "code": code}
 
     async def generate(self, request: JudgeRequest) -> Completion:
         try:
