@@ -158,10 +158,16 @@ def stdout_to_stderr() -> Iterator[None]:
                 _redirect_saved = None
 
 
-def call(fn: Callable[[Any], Any], payload: Any, *, arrays: bool = False, in_process: bool = False) -> tuple[bool, Any]:
+_REFUSAL_HINT = " (refused by the sandbox: no sockets without the network, no new processes, no programs)"
+
+
+def call(
+    fn: Callable[[Any], Any], payload: Any, *, arrays: bool = False, in_process: bool = False, sandboxed: bool = False
+) -> tuple[bool, Any]:
     """``fn(payload)`` as ``(True, plain value)`` or ``(False, reason)``, whatever ``fn`` does
     short of ending the process: exceptions of every kind (``SystemExit`` too) and values that are
-    not plain data become the reason.  In process, Ctrl-C (``KeyboardInterrupt``) still stops."""
+    not plain data become the reason.  In process, Ctrl-C (``KeyboardInterrupt``) still stops.
+    ``sandboxed``: an EPERM says it came from the sandbox."""
     try:
         value = fn(payload)
     except KeyboardInterrupt:
@@ -169,7 +175,10 @@ def call(fn: Callable[[Any], Any], payload: Any, *, arrays: bool = False, in_pro
             raise
         return False, "raised KeyboardInterrupt"
     except BaseException as exc:  # noqa: BLE001 - every failure becomes the row's reason
-        return False, describe_exception(exc)
+        reason = describe_exception(exc)
+        if sandboxed and isinstance(exc, OSError) and exc.errno == errno.EPERM and "sandbox" not in reason:
+            reason = reason[:400] + _REFUSAL_HINT
+        return False, reason
     try:
         return True, to_plain(value, arrays=arrays)
     except NotPlain as exc:
@@ -767,6 +776,7 @@ def main(rfd: int, wfd: int) -> None:
     threading.Thread(target=_watch_parent, args=(rfd,), daemon=True, name="respeval-watch-parent").start()
     _send(wfd, {"ready": facts})
     arrays = bool(setup.get("arrays"))
+    sandboxed = bool(plan.get("seccomp"))
     while True:
         raw = read_frame(rfd)
         if raw is None:
@@ -775,5 +785,5 @@ def main(rfd: int, wfd: int) -> None:
         if batch is None:
             return
         for key, payload in batch:
-            ok, value = call(fn, payload, arrays=arrays)
+            ok, value = call(fn, payload, arrays=arrays, sandboxed=sandboxed)
             _write_all(wfd, encode_answer(key, ok, value))

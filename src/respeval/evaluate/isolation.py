@@ -176,16 +176,29 @@ def _probe() -> dict[str, Any]:
 
 
 def _code_paths() -> list[str]:
-    """Folders holding the code a worker may need: Python's installation, ``sys.path`` and the
-    folders of every module loaded in this process."""
+    """Folders holding the code a worker may need: Python's installation, the folders of every
+    module loaded in this process, and the ``sys.path`` entries that hold installed packages
+    (``site-packages``, zip files, anything under Python's prefixes) or a loaded module.  A
+    ``sys.path`` entry that holds none (the current folder that ``python -c`` or ``-m`` put
+    first, say) is not opened to the worker."""
     cwd = os.getcwd()
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    paths |= {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
-    paths |= {os.path.join(cwd, p) if p else cwd for p in sys.path if isinstance(p, str)}
+    prefixes = {os.path.abspath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    paths = set(prefixes) | {os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable))}
+    module_dirs = set()
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
-            paths.add(os.path.dirname(os.path.abspath(file)))
+            module_dirs.add(os.path.dirname(os.path.abspath(file)))
+    paths |= module_dirs
+    for entry in sys.path:
+        if not isinstance(entry, str):
+            continue
+        entry = os.path.abspath(os.path.join(cwd, entry))
+        installed = os.path.basename(entry) in ("site-packages", "dist-packages") or os.path.isfile(entry)
+        installed = installed or any(entry == p or entry.startswith(p + os.sep) for p in prefixes)
+        holds_module = any(d == entry or d.startswith(entry + os.sep) for d in module_dirs)
+        if installed or holds_module:
+            paths.add(entry)
     return sorted(p for p in paths if p and os.path.exists(p))
 
 
@@ -255,6 +268,21 @@ def function_ref(fn: Callable[..., Any]) -> dict[str, Any]:
     return {"pickle": data, "label": label}
 
 
+def _interpreter() -> str:
+    """The program a worker runs: this process's own interpreter.  On Linux through
+    ``/proc/self/exe`` (the very binary running here, even if the file was replaced since, and
+    reachable when ``sys.executable``'s folder is closed to this user); argv[0] stays
+    ``sys.executable``, so a virtual environment is found as here."""
+    if sys.platform.startswith("linux") and os.path.exists("/proc/self/exe"):
+        try:
+            if os.path.samefile(sys.executable, "/proc/self/exe"):
+                return "/proc/self/exe"
+        except OSError:  # sys.executable cannot be looked at by this user
+            if not os.access(sys.executable, os.X_OK) and os.access("/proc/self/exe", os.X_OK):
+                return "/proc/self/exe"
+    return sys.executable
+
+
 class _Protocol(Exception):
     """A worker sent something that is not a well-formed answer."""
 
@@ -280,6 +308,7 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-u", "-c", _BOOT, _sandbox.__file__, str(to_r), str(from_w)],
+                executable=_interpreter(),
                 stdin=subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=out_w,
