@@ -28,9 +28,12 @@ family (unless ``network=True``), creating processes (``fork``, ``vfork``, ``clo
 ``CLONE_THREAD``; threads work), running programs (``execve``), ``setns``/``unshare``, mounts,
 ``ptrace`` and reading other processes' memory, signals to other processes, io_uring, bpf and
 kernel keyrings; **Landlock** (where the kernel has it): read-only access to Python's
-installation, the folders on ``sys.path``, the folders of the modules loaded here and
-:attr:`Limits.read`, writes only to its private temporary directory, no access to this process
-through ``/proc``; and a network namespace of its own where the kernel allows one.
+installation, the ``sys.path`` folders that hold installed packages or modules loaded here, the
+folders of the modules loaded here, the function's own folder and :attr:`Limits.read`; writes
+only to its private temporary directory; no access to this process through ``/proc``, no
+signals out; and a network namespace of its own where the kernel allows one (as root directly,
+otherwise inside a user namespace).  ``tests/evaluate/test_sandbox.py`` tries each of these from
+a hostile function, as root and as an unprivileged user.
 
 Where the seccomp filter cannot be installed (not Linux, another architecture, a kernel without
 seccomp), ``network=False`` is **refused** with :class:`SandboxUnavailable`: nothing else would
@@ -454,6 +457,8 @@ class WorkerPool:
                         self._feed(worker)
                 self._step()
         finally:
+            for worker in self._workers:  # what it printed for the rows answered is in the pipe already
+                self._drain_output(worker, final=False)
             results = [r if r is not None else (False, "not run") for r in self._results]
             self._payloads, self._results, self._todo = [], [], deque()
         return results
@@ -582,16 +587,17 @@ class WorkerPool:
             return
         self._emit(worker.decoder.decode(data))
 
-    def _drain_output(self, worker: _Worker) -> None:
-        for _ in range(64):
+    def _drain_output(self, worker: _Worker, *, final: bool = True) -> None:
+        for _ in range(256):
             try:
                 data = os.read(worker.out_fd, 1 << 16)
-            except OSError:
+            except OSError:  # BlockingIOError: nothing more for now; or the pipe is closed
                 break
             if not data:
                 break
             self._emit(worker.decoder.decode(data))
-        self._emit(worker.decoder.decode(b"", final=True))
+        if final:
+            self._emit(worker.decoder.decode(b"", final=True))
 
     @staticmethod
     def _emit(text: str) -> None:
