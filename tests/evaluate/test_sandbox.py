@@ -310,6 +310,28 @@ def test_a_module_that_fails_to_import_in_the_worker_stops_with_its_reason(tmp_p
             pool.map([{}])
 
 
+SCRIBBLER = """
+import os, sys
+if "_respeval_sandbox" in sys.modules:  # in a worker: write to its results pipe before it is ready
+    os.write(int(sys.argv[3]), bytes(8) + b"garbage!")
+
+def f(row):
+    return 1.0
+"""
+
+
+def test_a_module_that_writes_garbage_before_it_is_ready_does_not_start(tmp_path, monkeypatch):
+    (tmp_path / "scribbles.py").write_text(SCRIBBLER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "scribbles", raising=False)
+    import scribbles
+
+    with WorkerPool(scribbles.f, Limits(network=False), workers=1) as pool:
+        with pytest.raises(SandboxError, match="could not start: it sent something that is not a ready message"):
+            pool.map([{}])
+        assert pool.restarts == 0
+
+
 # --------------------------------------------------------------------------- as an unprivileged user
 
 

@@ -89,6 +89,7 @@ STARTUP_TIMEOUT = 120.0
 # What a worker's environment keeps of this one: none of it is a credential.
 _PASSED_ENV = (
     "PATH",
+    "PYTHONHOME",
     "LANG",
     "LANGUAGE",
     "LC_ALL",
@@ -355,6 +356,8 @@ class _Worker:
         if self.proc.returncode is None:  # not reaped yet, so its pid (and group) are still its own
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                self.proc.kill()  # in case it had not made its own group yet
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5)
 
@@ -385,6 +388,10 @@ class WorkerPool:
     ) -> None:
         if sys.platform == "win32":
             raise SandboxUnavailable("isolation='process' runs on Linux and macOS")
+        if not sys.executable:
+            raise SandboxUnavailable(
+                "isolation='process' needs a Python interpreter to start (sys.executable is empty)"
+            )
         self.fn = fn
         self.limits = limits
         self.ref = function_ref(fn)
@@ -479,6 +486,8 @@ class WorkerPool:
                 else:
                     self._read(worker)
             except _Protocol as exc:
+                if not worker.ready:  # before it could run a row: it will not start (no respawning it forever)
+                    self._fail_start(worker, f"it sent something that is not a ready message ({exc})")
                 self._replace(worker, f"the worker sent something that is not a result ({exc}); it was stopped")
         now = time.monotonic()
         for worker in list(self._workers):
