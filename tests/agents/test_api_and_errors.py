@@ -156,6 +156,9 @@ def test_eval_config_and_loader_errors(tmp_path):
         load_eval_config({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "SOMETIMES"}}})
     with pytest.raises(AgentDataError, match="none of the criteria"):
         load_eval_config({"criteria": {"safety_v1": 0.8}})
+    # a JSON string "false" would be truthy: refused, naming the field (issue 28: siblings of 4)
+    with pytest.raises(AgentDataError, match="ignore_args must be true or false, got 'false'"):
+        load_eval_config({"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "ignore_args": "false"}}})
     f = tmp_path / "bad.evalset.json"
     f.write_text(
         json.dumps(

@@ -78,7 +78,11 @@ def _criterion(metric: str, value: Any, where: str) -> Criterion:
             match_type = normalize_match_type(value.get("match_type", value.get("matchType", "EXACT")))
         except ValueError as exc:
             raise AgentDataError(f"{where}: criterion {metric!r}: {exc}") from None
-        ignore_args = bool(value.get("ignore_args", value.get("ignoreArgs", False)))
+        ignore_args = value.get("ignore_args", value.get("ignoreArgs", False))
+        if not isinstance(ignore_args, bool):  # "false" (a JSON string) would be truthy
+            raise AgentDataError(
+                f"{where}: criterion {metric!r}: ignore_args must be true or false, got {ignore_args!r}"
+            )
     else:
         threshold, match_type, ignore_args = value, "EXACT", False
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):

@@ -30,7 +30,7 @@ import types as _types
 from typing import Any as _Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
-from respeval.evaluate.isolation import Limits
+from respeval.evaluate.isolation import Limits, SandboxError, SandboxUnavailable, SandboxWarning
 from respeval.evaluate.plan import Computed
 from respeval.evaluate.run import EvalResult, JudgeStopped, evaluate, records_of
 from respeval.evaluate.spec import load_spec
@@ -48,6 +48,9 @@ __all__ = [
     "PairwiseMetric",
     "PointwiseMetric",
     "PromptTemplate",
+    "SandboxError",
+    "SandboxUnavailable",
+    "SandboxWarning",
     "ScoreRange",
     "describe_predefined",
     "evaluate",

@@ -6,11 +6,14 @@ a bool (1.0 / 0.0) or a dict of named numbers (declare the names with ``outputs=
 ``pyarrow.RecordBatch`` of the chunk and returns an array (or list) of numbers, one per row,
 or a dict of such arrays; NaN in a batch result marks a row unscored (reason: "returned NaN").
 
-A row whose function raises, times out, runs out of memory or returns something that is
-not a number (a string, None, NaN, infinity) is **unscored with its reason**; the other rows
-and the run go on.  Isolation (:mod:`respeval.evaluate.isolation`): ``"none"`` runs ``fn`` in
-this process (fastest; no limits), ``"process"`` in worker processes with a time limit, a
-memory limit and no network.
+A row whose function raises (``SystemExit`` and every other exception, even one whose message
+cannot be read), times out, runs out of memory or returns something that is not a finite number
+(a string, None, NaN, infinity, an integer too large for a float) is **unscored with its
+reason**; the other rows and the run go on.  What the function prints goes to stderr, never to
+the stream a command writes its result to.  Isolation (:mod:`respeval.evaluate.isolation`):
+``"none"`` runs ``fn`` in this process (fastest; no limits: it can do anything this process can,
+``os._exit`` included), ``"process"`` in sandboxed worker processes with a time limit, a memory
+limit and no network.
 """
 
 from __future__ import annotations
@@ -27,8 +30,18 @@ from typing import Any
 
 import numpy as np
 
-from respeval.evaluate.isolation import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Limits, WorkerPool, describe_exception
+from respeval._sandbox import call, stdout_to_stderr
+from respeval.evaluate.isolation import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT,
+    Limits,
+    WorkerPool,
+    describe_plan,
+    function_ref,
+    sandbox_plan,
+)
 from respeval.fingerprint import CodeFingerprint, code_fingerprint
+from respeval.metrics.base import check_flag, describe_value
 from respeval.redact import redact
 
 __all__ = ["ISOLATION", "CustomMetric", "CustomScores", "load_function"]
@@ -47,11 +60,14 @@ class CustomScores:
 
 
 def _as_number(value: Any) -> float | str:
-    """A returned value as a float, or why it is not one."""
+    """A returned (plain) value as a float, or why it is not one."""
     if isinstance(value, (bool, np.bool_)):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float, np.integer, np.floating)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return "returned a number too large for a float"
         if math.isnan(number):
             return "returned NaN"
         if math.isinf(number):
@@ -63,6 +79,25 @@ def _as_number(value: Any) -> float | str:
     return f"returned {shown}, expected a number, a bool or a dict of numbers"
 
 
+def _names(value: Any, option: str, owner: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{owner}: {option} must be a list of names, got {describe_value(value)}")
+    return tuple(value)
+
+
+def _positive(value: Any, option: str, owner: str, *, integer: bool) -> Any:
+    number: Any = value
+    kinds: tuple[type, ...] = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kinds):
+        what = "a positive whole number" if integer else "a positive number of seconds"
+        raise TypeError(f"{owner}: {option} must be {what} (or null for no limit), got {describe_value(value)}")
+    if not number > 0 or (not integer and not math.isfinite(number)):
+        raise ValueError(f"{owner}: {option} must be positive, got {number}")
+    return int(number) if integer else float(number)
+
+
 class CustomMetric:
     """A metric computed by your function (see the module docstring).
 
@@ -72,16 +107,22 @@ class CustomMetric:
         outputs: the names a dict-returning function returns (each becomes its own metric).
         columns: the input columns ``fn`` needs (default: all); fewer columns are cheaper to
             send to worker processes.
-        isolation: ``"none"`` (in process) or ``"process"``.
+        isolation: ``"none"`` (in process) or ``"process"`` (sandboxed workers; ``fn`` must then be
+            a module-level function, see :mod:`respeval.evaluate.isolation`).
         timeout: seconds per row (per call for batch functions), with ``isolation="process"``.
         memory_mb: address space ``fn`` may add, with ``isolation="process"``.
         network: allow network access in the workers (default False).
+        env: names of environment variables the workers get (they get no others but the locale's).
+        read: files or folders the workers may read besides the code (with Landlock, Linux).
         workers: worker processes (default 2).
         higher_is_better: for reports; a metric where lower is better says so.
         version: stands for the code in resume fingerprints: bump it when the function's
             results change.  Without one, respeval fingerprints the function's module and
             the project files it imports (:mod:`respeval.fingerprint`); a resume refuses
             when it cannot (a built-in, source not in a file).
+
+    Every argument is type-checked: ``network="false"`` (a string, as a quoted YAML value gives
+    it) is an error naming ``network``, never a truthy value.
     """
 
     kind = "custom"
@@ -98,6 +139,8 @@ class CustomMetric:
         timeout: float | None = DEFAULT_TIMEOUT,
         memory_mb: int | None = DEFAULT_MEMORY_MB,
         network: bool = False,
+        env: Sequence[str] = (),
+        read: Sequence[str] = (),
         workers: int = 2,
         higher_is_better: bool = True,
         description: str | None = None,
@@ -107,28 +150,39 @@ class CustomMetric:
             raise ValueError(f"a metric name must be a non-empty string without '/', got {name!r}")
         if not callable(fn):
             raise TypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
-        if isolation not in ISOLATION:
+        if not isinstance(isolation, str) or isolation not in ISOLATION:
             raise ValueError(f"{name}: isolation must be one of {', '.join(ISOLATION)}, got {isolation!r}")
-        if outputs is not None and (isinstance(outputs, str) or not outputs):
+        self.outputs = _names(outputs, "outputs", name)
+        if self.outputs is not None and not self.outputs:
             raise ValueError(f"{name}: outputs must be a non-empty list of names")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"{name}: timeout must be positive, got {timeout}")
         if version is not None and (not isinstance(version, str) or not version):
             raise ValueError(f"{name}: version must be a non-empty string, got {version!r}")
+        self.columns = _names(columns, "columns", name)
         self.name = name
         self.fn = fn
         self.version = version
-        self.batch = bool(batch)
-        self.outputs = tuple(outputs) if outputs is not None else None
-        self.columns = tuple(columns) if columns is not None else None
+        self.batch = check_flag(batch, "batch", name)
         self.isolation = isolation
-        self.limits = Limits(timeout=timeout, memory_mb=memory_mb, network=network)
-        self.workers = workers
-        self.higher_is_better = higher_is_better
+        self.limits = Limits(
+            timeout=None if timeout is None else _positive(timeout, "timeout", name, integer=False),
+            memory_mb=None if memory_mb is None else _positive(memory_mb, "memory_mb", name, integer=True),
+            network=check_flag(network, "network", name),
+            env=_names(env, "env", name) or (),
+            read=_names(read, "read", name) or (),
+        )
+        self.workers = _positive(workers, "workers", name, integer=True)
+        self.higher_is_better = check_flag(higher_is_better, "higher_is_better", name)
+        if description is not None and not isinstance(description, str):
+            raise TypeError(f"{name}: description must be a string, got {describe_value(description)}")
         self.description = description or (inspect.getdoc(fn) or "").split("\n")[0] or f"custom: {name}"
         self._pool: WorkerPool | None = None
         self._code: CodeFingerprint | None = None
-        self._guard = "on" if network else "off"  # after a run: how the workers were cut off (netns, audit-hook)
+        self._sandbox = "none"
+        if isolation == "process":
+            # refused now, not at the first chunk: a function a fresh process cannot import, or
+            # network: false where nothing can enforce it
+            function_ref(fn)
+            self._sandbox = describe_plan(sandbox_plan(self.limits))
 
     @property
     def metric_names(self) -> list[str]:
@@ -146,32 +200,39 @@ class CustomMetric:
 
     def signature(self) -> str:
         code = self.code_fingerprint()
-        guard = self._pool.network_guard if self._pool is not None else self._guard
         limits = ""
         if self.isolation == "process":
-            limits = f"|timeout:{self.limits.timeout}|memory_mb:{self.limits.memory_mb}|network:{guard}"
+            network = "allowed" if self.limits.network else "blocked"
+            limits = f"|timeout:{self.limits.timeout}|memory_mb:{self.limits.memory_mb}|network:{network}"
+            limits += f"|sandbox:{self._sandbox}" + (f"|env:{','.join(self.limits.env)}" if self.limits.env else "")
         return f"custom:{code.target}|{code.token}|batch:{self.batch}|isolation:{self.isolation}{limits}"
 
     # ------------------------------------------------------------------ running
 
+    @property
+    def network_guard(self) -> str:
+        """How the workers are cut off the network: ``seccomp`` (``seccomp+netns`` once a worker
+        reported its own network namespace), ``none`` when the network is allowed, ``in-process``
+        without isolation."""
+        if self.isolation != "process":
+            return "in-process"
+        if self.limits.network:
+            return "none"
+        return self._pool.network_guard if self._pool is not None else "seccomp"
+
     def close(self) -> None:
         if self._pool is not None:
-            self._guard = self._pool.network_guard
             self._pool.close()
             self._pool = None
 
     def _call_many(self, payloads: Sequence[Any]) -> list[tuple[bool, Any]]:
+        """``(True, plain value)`` or ``(False, reason)`` per payload (see :func:`respeval._sandbox.call`)."""
         if self.isolation == "process":
             if self._pool is None:
                 self._pool = WorkerPool(self.fn, self.limits, workers=self.workers, batch=1 if self.batch else 32)
             return self._pool.map(payloads)
-        out: list[tuple[bool, Any]] = []
-        for payload in payloads:
-            try:
-                out.append((True, self.fn(payload)))
-            except Exception as exc:  # noqa: BLE001 - every failure becomes the row's reason
-                out.append((False, describe_exception(exc)))
-        return out
+        with stdout_to_stderr():
+            return [call(self.fn, payload, arrays=self.batch, in_process=True) for payload in payloads]
 
     def score_rows(self, records: Sequence[Mapping[str, Any]], batch: Any = None) -> CustomScores:
         """Scores of one chunk: ``records`` (dicts) for row functions, ``batch`` (a RecordBatch
@@ -236,7 +297,10 @@ class CustomMetric:
             columns[key][i] = number
         text = value.get("explanation")
         if text is not None:
-            explanations[i] = redact(str(text))
+            try:
+                explanations[i] = redact(text if isinstance(text, str) else str(text))
+            except ValueError:  # an integer too long to show
+                explanations[i] = f"(an explanation of type {type(text).__name__} that cannot be shown)"
         return None
 
     def _score_batch(self, batch: Any, columns: dict[str, np.ndarray], errors: dict[int, str]) -> None:
@@ -264,6 +328,10 @@ class CustomMetric:
                     arrays[key].to_numpy(zero_copy_only=False) if hasattr(arrays[key], "to_numpy") else arrays[key],
                     dtype=np.float64,
                 )
+            except OverflowError:
+                for i in range(n):
+                    errors[i] = f"{key}: returned a number too large for a float"
+                return
             except (TypeError, ValueError) as exc:
                 for i in range(n):
                     errors[i] = f"returned values that are not numbers: {exc}"[:300]

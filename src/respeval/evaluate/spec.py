@@ -20,13 +20,16 @@
       - {pairwise: preference, template_file: pairwise.txt, flip: both}
 
 ``template_file`` and ``system_instruction_file`` are read relative to the spec file;
-``system_instruction: "@file.txt"`` works too.  Unknown keys are errors, naming the entry.
+``system_instruction: "@file.txt"`` works too.  Unknown keys are errors, naming the entry, and
+so is a value of the wrong type: ``network: "false"`` (a quoted YAML value, a JSON or TOML
+string) is refused, naming ``network``, never read as the truthy string it is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,7 @@ from respeval.fingerprint import split_version
 from respeval.judge.methods.predefined import predefined
 from respeval.judge.methods.prompts import read_text_option
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
+from respeval.metrics.base import describe_value
 
 __all__ = ["SPEC_KEYS", "load_spec", "metric_from_dict", "read_text_option"]
 
@@ -60,6 +64,8 @@ _CUSTOM_KEYS = (
     "timeout",
     "memory_mb",
     "network",
+    "env",
+    "read",
     "workers",
     "higher_is_better",
     "version",
@@ -100,6 +106,83 @@ def _check_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str) -
         raise ValueError(f"{what}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+Check = tuple[Callable[[Any], bool], str]
+_STR: Check = (lambda v: isinstance(v, str), "a string")
+_BOOL: Check = (lambda v: isinstance(v, bool), "true or false")
+_POSITIVE_INT: Check = (lambda v: _whole(v) and v > 0, "a positive whole number")
+_COUNT: Check = (lambda v: _whole(v) and v >= 0, "a whole number, 0 or more")
+_NUMBER: Check = (_number, "a number")
+_PRICE: Check = (lambda v: _number(v) and v >= 0, "a number, 0 or more")
+_SECONDS: Check = (lambda v: _number(v) and v > 0, "a positive number of seconds")
+_SECONDS_OR_NULL: Check = (lambda v: v is None or (_number(v) and v > 0), "a positive number of seconds, or null")
+_MB_OR_NULL: Check = (lambda v: v is None or (_whole(v) and v > 0), "a positive whole number of MB, or null")
+_NAMES: Check = (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings")
+_TEXTS: Check = (
+    lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "a mapping of names to texts",
+)
+_RANGE: Check = (lambda v: isinstance(v, list) and len(v) == 2 and all(map(_number, v)), "a list of two numbers")
+_TEXT_KEYS = {"template": _STR, "template_file": _STR, "system_instruction": _STR, "system_instruction_file": _STR}
+_JUDGED = {**_TEXT_KEYS, "criteria": _TEXTS, "rating_rubric": _TEXTS, "max_tokens": _POSITIVE_INT, "name": _STR}
+_TYPES: dict[str, dict[str, Check]] = {
+    "spec": {k: _STR for k in ("input", "model", "base_url", "api_key_env", "title", "out", "report")},
+    "judge": {
+        "concurrency": _POSITIVE_INT,
+        "cache": _STR,
+        "samples": _POSITIVE_INT,
+        "timeout": _SECONDS,
+        "max_retries": _COUNT,
+        "price_in": _PRICE,
+        "price_out": _PRICE,
+        "budget_usd": _PRICE,
+    },
+    "metric": {"metric": _STR, "name": _STR},
+    "custom": {
+        "custom": _STR,
+        "name": _STR,
+        "batch": _BOOL,
+        "outputs": _NAMES,
+        "columns": _NAMES,
+        "isolation": _STR,
+        "timeout": _SECONDS_OR_NULL,
+        "memory_mb": _MB_OR_NULL,
+        "network": _BOOL,
+        "env": _NAMES,
+        "read": _NAMES,
+        "workers": _POSITIVE_INT,
+        "higher_is_better": _BOOL,
+    },
+    "pointwise": {
+        **_JUDGED,
+        "pointwise": _STR,
+        "score_range": _RANGE,
+        "labels": _NAMES,
+        "passing": _NAMES,
+        "threshold": _NUMBER,
+        "pass_when": _STR,
+    },
+    "pairwise": {**_JUDGED, "pairwise": _STR, "flip": _STR, "allow_tie": _BOOL},
+    "predefined": {**_JUDGED, "predefined": _STR, "threshold": _NUMBER},
+}
+
+
+def _check_types(entry: Mapping[str, Any], kind: str, what: str) -> None:
+    """Every known key of ``entry`` holds a value of its type; the first that does not is an
+    error naming the key (YAML, JSON and TOML each have booleans and numbers: a quoted one is a
+    string, and a string where a boolean belongs would be truthy)."""
+    for key, (ok, expected) in _TYPES[kind].items():
+        if key in entry and not ok(entry[key]):
+            raise ValueError(f"{what}: {key} must be {expected}, got {describe_value(entry[key])}")
+
+
 def _texts(entry: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("template", "system_instruction"):
@@ -124,6 +207,7 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
         )
     kind = kinds[0]
     what = f"metric entry {entry[kind]!r}"
+    _check_types(entry, kind, what)
     try:
         if kind == "metric":
             options = {k: v for k, v in entry.items() if k not in ("metric", "name")}
@@ -145,6 +229,8 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
                 options["version"] = at_version
             if isinstance(options.get("version"), (int, float)) and not isinstance(options["version"], bool):
                 options["version"] = str(options["version"])  # version: 2 in YAML/TOML is a number
+            if base is not None and "read" in options:  # paths the workers may read, relative to the spec
+                options["read"] = [str(base / r) for r in options["read"]]
             return CustomMetric(name, fn, **options)
         if kind == "pointwise":
             _check_keys(entry, _POINTWISE_KEYS, what)
@@ -213,19 +299,26 @@ def load_spec(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{p}: a spec is a mapping with a 'metrics' list")
     _check_keys(data, SPEC_KEYS, str(p))
+    _check_types(data, "spec", str(p))
     if not isinstance(data.get("metrics"), list) or not data["metrics"]:
         raise ValueError(f"{p}: 'metrics' must be a non-empty list")
     columns = data.get("columns") or {}
     if not isinstance(columns, dict):
         raise ValueError(f"{p}: 'columns' must be a mapping")
     _check_keys(columns, COLUMN_KEYS, f"{p}: columns")
+    for key, value in columns.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{p}: columns: {key} must be a column name (a string), got {describe_value(value)}")
     judge = data.get("judge") or {}
     if not isinstance(judge, dict):
         raise ValueError(f"{p}: 'judge' must be a mapping")
     _check_keys(judge, JUDGE_KEYS, f"{p}: judge")
+    _check_types(judge, "judge", f"{p}: judge")
     base = p.parent
     metrics = []
     for i, item in enumerate(data["metrics"]):
+        if not isinstance(item, (dict, str)):
+            raise ValueError(f"{p}: metrics[{i}]: a metric is a name or a mapping, got {describe_value(item)}")
         try:
             metrics.append(metric_from_dict(item, base) if isinstance(item, dict) else item)
         except ValueError as exc:

@@ -224,3 +224,21 @@ def check_options(family: str, options: Mapping[str, Any], allowed: Sequence[str
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise TypeError(f"{family} got unknown option(s) {', '.join(unknown)}; it takes {', '.join(allowed)}")
+
+
+def describe_value(value: Any) -> str:
+    """A value as an error message shows it: ``the string 'false'``, ``int 1``, ``None``."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return f"{type(value).__name__} {str(value)[:40]}"
+
+
+def check_flag(value: Any, option: str, owner: str) -> bool:
+    """A true/false option as a bool.  Anything else is an error naming the option: the string
+    ``"false"`` a quoted YAML value (or a JSON/TOML string) gives is truthy, and taking it as
+    True would silently do the opposite of what was written."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{owner}: {option} must be true or false, got {describe_value(value)}")

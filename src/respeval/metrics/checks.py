@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval.metrics.base import ChunkScores, check_options
+from respeval.metrics.base import ChunkScores, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 
 __all__ = [
@@ -116,10 +116,10 @@ class JsonValid(_Check):
         formats: bool = False,
     ) -> None:
         super().__init__(name)
-        self.strip_fences = bool(strip_fences)
+        self.strip_fences = check_flag(strip_fences, "strip_fences", name)
         self.schema = _load_schema(schema) if schema is not None else None
-        self._validator = _validator(self.schema, formats) if self.schema is not None else None
-        self.formats = bool(formats)
+        self.formats = check_flag(formats, "formats", name)
+        self._validator = _validator(self.schema, self.formats) if self.schema is not None else None
 
     def options_text(self) -> str:
         digest = "none"
@@ -217,13 +217,17 @@ class RegexMatch(_Check):
             raise ValueError(f"{name}: give the regular expression as the option 'pattern'")
         if mode not in _MODES:
             raise ValueError(f"{name}: mode must be one of {', '.join(_MODES)}, got {mode!r}")
+        ignore_case, multiline, dotall = (
+            check_flag(v, k, name)
+            for k, v in (("ignore_case", ignore_case), ("multiline", multiline), ("dotall", dotall))
+        )
         flags = (re.I if ignore_case else 0) | (re.M if multiline else 0) | (re.S if dotall else 0)
         try:
             self.regex = re.compile(pattern, flags)
         except re.error as exc:
             raise ValueError(f"{name}: bad regular expression {pattern!r}: {exc}") from None
         self.mode = mode
-        self.negate = bool(negate)
+        self.negate = check_flag(negate, "negate", name)
         self._find = {"search": self.regex.search, "full": self.regex.fullmatch, "match": self.regex.match}[mode]
 
     def options_text(self) -> str:
@@ -260,10 +264,10 @@ class Includes(_Check):
             raise ValueError(f"{name}: mode must be 'any' or 'all', got {mode!r}")
         self.values = tuple(values)
         self.mode = mode
-        self.case_sensitive = bool(case_sensitive)
-        self.whole_word = bool(whole_word)
-        flags = 0 if case_sensitive else re.I
-        if whole_word:
+        self.case_sensitive = check_flag(case_sensitive, "case_sensitive", name)
+        self.whole_word = check_flag(whole_word, "whole_word", name)
+        flags = 0 if self.case_sensitive else re.I
+        if self.whole_word:
             self._patterns = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)", flags) for v in self.values]
         else:
             self._patterns = [re.compile(re.escape(v), flags) for v in self.values]

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval.metrics.base import ChunkScores, MetricResult, RowValueError, check_options
+from respeval.metrics.base import ChunkScores, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.metrics.trajectory import python_rows
 from respeval.tokenizers.tool_calls import canonical_args, read_trajectory
@@ -159,12 +159,14 @@ class ToolCorrectnessFamily:
         args_key: str = "tool_input",
         args_required: bool | None = None,
     ) -> None:
-        self.exact_match = bool(exact_match)
-        self.consider_ordering = bool(consider_ordering)
-        self.input_parameters = bool(input_parameters)
+        self.exact_match = check_flag(exact_match, "exact_match", METRIC)
+        self.consider_ordering = check_flag(consider_ordering, "consider_ordering", METRIC)
+        self.input_parameters = check_flag(input_parameters, "input_parameters", METRIC)
         self.name_key = name_key
         self.args_key = args_key
-        self.args_required = (args_key == "tool_input") if args_required is None else bool(args_required)
+        self.args_required = (
+            (args_key == "tool_input") if args_required is None else check_flag(args_required, "args_required", METRIC)
+        )
         self.stat_names: tuple[str, ...] = (METRIC,)
         self.headline: tuple[str, ...] = (METRIC,)
 

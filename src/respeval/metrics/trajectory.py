@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
-from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_options
+from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 
 __all__ = [
@@ -155,7 +155,8 @@ class NameNormalizer:
     ) -> NameNormalizer | None:
         if isinstance(strip_prefixes, str) or isinstance(ignore_tools, str):
             raise TypeError("strip_prefixes and ignore_tools are lists of names, not a single str")
-        norm = cls(dict(aliases or {}), bool(strip_namespace), tuple(strip_prefixes), frozenset(ignore_tools))
+        strip = check_flag(strip_namespace, "strip_namespace", "trajectory")
+        norm = cls(dict(aliases or {}), strip, tuple(strip_prefixes), frozenset(ignore_tools))
         return norm if norm.active else None
 
     @property
@@ -323,13 +324,17 @@ class TrajectoryFamily:
         self.tools = tools
         self.args_equality = args_equality
         self.empty = empty
-        self.vertex_float32 = bool(vertex_float32)
+        self.vertex_float32 = check_flag(vertex_float32, "vertex_float32", "trajectory")
         self.match_type = normalize_match_type(match_type)
-        self.ignore_args = bool(ignore_args)
-        self.multiplicity = bool(multiplicity)
+        self.ignore_args = check_flag(ignore_args, "ignore_args", "trajectory")
+        self.multiplicity = check_flag(multiplicity, "multiplicity", "trajectory")
         self.name_key = name_key
         self.args_key = args_key
-        self.args_required = (args_key == "tool_input") if args_required is None else bool(args_required)
+        self.args_required = (
+            (args_key == "tool_input")
+            if args_required is None
+            else check_flag(args_required, "args_required", "trajectory")
+        )
         self.normalizer = NameNormalizer.from_options(aliases, strip_namespace, strip_prefixes, ignore_tools)
         self.threads = threads
         self.implementation = implementation

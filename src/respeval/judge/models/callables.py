@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Union
 
+from respeval._sandbox import NotPlain, describe_exception, stdout_to_stderr, to_plain
 from respeval.fingerprint import CodeFingerprint, code_fingerprint, process_token
 from respeval.judge.errors import FatalError, JudgeError
 from respeval.judge.models.base import BaseJudgeModel, Capabilities, Completion, JudgeRequest
@@ -25,7 +27,14 @@ def as_completion(result: Any, where: str) -> Completion:
     if isinstance(result, str):
         return Completion(text=result)
     if isinstance(result, Mapping):
-        return Completion(text=json.dumps(dict(result)), structured=dict(result))
+        try:
+            structured = to_plain(result)
+            text = json.dumps(structured)
+        except (NotPlain, ValueError) as exc:  # an object, or an integer too long to write
+            raise FatalError(f"{where} returned a mapping that is not JSON data ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - reading the mapping ran its own code
+            raise FatalError(f"{where} returned a mapping that could not be read: {describe_exception(exc)}") from None
+        return Completion(text=text, structured=structured)
     raise FatalError(f"{where} returned {type(result).__name__}; expected str, a mapping or a Completion")
 
 
@@ -42,6 +51,9 @@ class CallableModel(BaseJudgeModel):
     the behaviour changes (``python:module:function@VERSION`` on the command line).  Code
     that cannot be fingerprinted (a built-in, source not in a file) and has no version is
     cached for this process only (``code`` says why).
+
+    It runs in this process, unsandboxed (it is how a judge reaches your own model, network
+    included); ``SystemExit`` stops the run too, and what it prints goes to stderr.
     """
 
     provider = "python"
@@ -64,11 +76,12 @@ class CallableModel(BaseJudgeModel):
 
     async def generate(self, request: JudgeRequest) -> Completion:
         try:
-            result = self._fn(request)
-            if inspect.isawaitable(result):
-                result = await result
-        except JudgeError:
+            with stdout_to_stderr():  # what it prints never reaches the command's result stream
+                result = self._fn(request)
+                if inspect.isawaitable(result):
+                    result = await result
+        except (JudgeError, KeyboardInterrupt, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - any bug in user code stops the run, with its name
-            raise FatalError(f"judge function {self.name} raised {type(exc).__name__}: {exc}") from exc
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: a bug stops the run, with its name
+            raise FatalError(f"judge function {self.name} {describe_exception(exc)}") from exc
         return as_completion(result, f"judge function {self.name}")
