@@ -108,7 +108,8 @@ class BuildReport:
     """What a build read, kept and wrote: counts only (the PII report never holds a value)."""
 
     inputs: SourceStats = field(default_factory=SourceStats)
-    traces: int = 0
+    traces: int = 0  # traces built (a sample decided by trace id alone skips the others while reading)
+    records_outside_sample: int = 0  # records of those skipped traces
     filtered_out: dict[str, int] = field(
         default_factory=lambda: {"time": 0, "service": 0, "model": 0, "route": 0, "error": 0}
     )
@@ -179,6 +180,7 @@ def _spill_traces(
         for path in files:
             for record in read_records(path, bad, report.inputs, progress):
                 spill.add(record)
+        report.records_outside_sample = spill.dropped
         for trace in spill.traces():
             report.traces += 1
             yield trace.u, trace_case(trace, options.feedback_attributes)

@@ -102,6 +102,8 @@ _ANNOTATION_PREFIXES = (
     ("trace.evaluations", "evaluation"),
 )
 
+_ANNOTATION_HEADS = tuple(prefix + "." for prefix, _ in _ANNOTATION_PREFIXES)
+
 
 @dataclass
 class Case:
@@ -166,6 +168,8 @@ def iso_time(ns: int | None) -> str | None:
 def _annotations(attrs: Mapping[str, Any], feedback: dict[str, Any]) -> None:
     from respeval.traces.steps import unflatten
 
+    if not any(k.startswith(_ANNOTATION_HEADS) for k in attrs):
+        return
     for prefix, inner in _ANNOTATION_PREFIXES:
         if not any(k.startswith(prefix + ".") for k in attrs):
             continue
