@@ -239,6 +239,14 @@ def _from_traces(args: argparse.Namespace) -> int:
         raise ValueError("--per-stratum needs --stratify FIELD")
     if args.pii_key_file and not args.scrub_pii:
         raise ValueError("--pii-key-file is the key of --scrub-pii's placeholders: add --scrub-pii")
+    if args.out is not None:
+        from respeval.io.formats import WRITE_FORMATS, format_of
+
+        if format_of(args.out) not in WRITE_FORMATS:
+            raise ValueError(
+                f"--out {args.out}: cannot infer the format from the name; the dataset is written as .jsonl, "
+                ".parquet or .csv"
+            )
     errors_path = args.errors
     if args.on_error == "record" and errors_path is None:
         base = args.out or args.adk_evalset or args.label_sheet

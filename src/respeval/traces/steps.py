@@ -94,18 +94,22 @@ def number(value: Any) -> float | None:
 
 
 def unflatten(attributes: Mapping[str, Any], prefix: str) -> Any:
-    """Flattened attributes (``prefix.0.message.role``, ``prefix.0.message.tool_calls.1.
-    tool_call.id``, ...) as the nested value they stand for: objects, and lists where every
-    key of a level is an integer (in index order).  None when no key has the prefix."""
+    """Flattened list attributes (``prefix.0.message.role``, ``prefix.0.message.tool_calls.1.
+    tool_call.id``, ...) as the list they stand for: objects, and lists where every key of a
+    level is an integer (in index order).  Only keys with an index right after the prefix
+    count (``gen_ai.prompt.name``, a prompt template's name, is not part of
+    ``gen_ai.prompt.0...``).  None when no key has the prefix and an index."""
     head = prefix + "."
     root: dict[str, Any] = {}
     found = False
     for key, value in attributes.items():
         if not key.startswith(head):
             continue
+        parts = key[len(head) :].split(".")
+        if not parts[0].isdigit():
+            continue
         found = True
         node = root
-        parts = key[len(head) :].split(".")
         for part in parts[:-1]:
             child = node.get(part)
             if not isinstance(child, dict):
