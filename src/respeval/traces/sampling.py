@@ -13,7 +13,8 @@ seeded shuffle that no input order can change.
 **Rate.**  ``rate`` P keeps a trace when ``u < floor(P * 2**64)`` (P read as the decimal it
 is written as: ``0.1`` is exactly one tenth): each trace independently with probability P,
 the same traces for the same seed, and every trace kept at P also kept at any larger P.
-The monitor (``respeval monitor``) samples each window's traffic with this rule.
+It is the per-trace rule a monitor of live traffic can apply window by window (no
+strata to count, nothing to remember between windows).
 
 **Every failure plus P of the rest** (``keep_errors``): a trace that recorded an error is
 always kept; the others by the rate.
