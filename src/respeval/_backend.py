@@ -186,6 +186,11 @@ class Kernels(Protocol):
         self, pred_names: BufferLike, pred_off: BufferLike, ref_names: BufferLike, ref_off: BufferLike
     ) -> tuple[bytes, bytes, bytes]: ...
 
+    # MinHash signatures of word shingles (near-duplicate removal, respeval.traces)
+    def minhash_signatures(
+        self, texts: list, shingle: int, num_perm: int, seed: int, threads: int | None = None
+    ) -> bytes: ...
+
 
 def _load_native() -> Kernels:
     from respeval import _core

@@ -160,3 +160,8 @@ def trajectory_pair_stats(
 def name_substitutions(
     pred_names: _Buf, pred_off: _Buf, ref_names: _Buf, ref_off: _Buf
 ) -> tuple[bytes, bytes, bytes]: ...
+
+# MinHash signatures of word shingles (cext/minhash.pxi; twin: respeval._core_py.minhash)
+def minhash_signatures(
+    texts: list[str], shingle: int, num_perm: int, seed: int, threads: int | None = None
+) -> bytes: ...

@@ -13,6 +13,7 @@ from respeval._core_py.chrf import chrf_chars, chrf_words_ids
 from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
 from respeval._core_py.csvline import csv_columns, csv_plain_rows
 from respeval._core_py.jsonl import jsonl_columns, jsonl_field_spans
+from respeval._core_py.minhash import minhash_signatures
 from respeval._core_py.rouge import (
     lsum_pair_stats,
     pair_single_references,
@@ -48,6 +49,7 @@ __all__ = [
     "jsonl_columns",
     "jsonl_field_spans",
     "lsum_pair_stats",
+    "minhash_signatures",
     "mt_reference_rows",
     "openmp_threads",
     "pair_single_references",

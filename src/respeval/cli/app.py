@@ -25,6 +25,7 @@ from respeval.redact import redact
 COMMANDS = (
     "respeval.cli.score",
     "respeval.cli.agent",
+    "respeval.cli.dataset",
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.batches",
