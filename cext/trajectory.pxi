@@ -51,12 +51,16 @@ cdef extern from "trajectory.h":
 import json as _traj_json
 from collections.abc import Mapping as _TrajMapping
 
-from respeval._core_py import trajectory as _traj_twin
-from respeval.tokenizers import tool_calls as _traj_calls
+# The leaves: how rows read and what makes one unreadable (the twin states the same);
+# nothing above them, so loading the core loads neither the twin nor io.
+from respeval._arrow_json import (arrow_rows as _traj_arrow_rows, check_arrow as _traj_check_arrow,
+                                  maps_as_objects as _traj_maps_as_objects,
+                                  records_with_objects as _traj_records_with_objects,
+                                  written_from_buffers as _traj_written_from_buffers)
+from respeval._tool_calls import (ARGS_MODES, MAX_ARGS_DEPTH as _TRAJ_MAX_ARGS_DEPTH, TRAJECTORY_STATS,
+                                  describe_bad_trajectory as _traj_describe_bad)
 
-ARGS_MODES = _traj_twin.ARGS_MODES
-TRAJECTORY_STATS = _traj_twin.TRAJECTORY_STATS
-cdef int _TRAJ_MAX_DEPTH = _traj_calls.MAX_ARGS_DEPTH
+cdef int _TRAJ_MAX_DEPTH = _TRAJ_MAX_ARGS_DEPTH
 _TRAJ_MAX_ROW = 2**31 - 1  # positions are packed in 32 bits by the kernels
 
 
@@ -636,8 +640,7 @@ cdef class _TrajPlan:
         bad_a = np.zeros(m, np.uint8)
         offsets = off
         bad = bad_a
-        from respeval.io.nested import maps_as_objects
-        values = maps_as_objects(arr.to_pylist(), arr.type)  # a map is the object it stands for
+        values = _traj_maps_as_objects(arr.to_pylist(), arr.type)  # a map is the object it stands for
         memset(&out, 0, sizeof(out))
         pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
         try:
@@ -687,12 +690,11 @@ class _TrajNotWritable(Exception):
 
 def arrow_json_texts(object column):
     """The JSON text of each value of a nested Arrow column (a list or struct type), as
-    ``json.dumps`` writes ``respeval.io.nested.json_values`` of it (null rows: None); None
+    ``json.dumps`` writes ``respeval._arrow_json.json_values`` of it (null rows: None); None
     for a column of another type, or holding types written only through Python values
     (maps, timestamps, nesting 60 deep, ...).  A malformed column is refused, as
     ``check_arrow`` refuses it."""
     import pyarrow as pa
-    from respeval.io import nested as _nested
     cdef _TrajPlan plan
     cdef const rv_taplan* ready
     cdef rv_tbuf out
@@ -701,11 +703,11 @@ def arrow_json_texts(object column):
     typ = column.type
     if not (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_struct(typ)):
         return None
-    _traj_calls.check_arrow(column)
-    if not _traj_twin._written_from_buffers(typ, 0):  # the one rule, shared with the twin
+    _traj_check_arrow(column)
+    if not _traj_written_from_buffers(typ):  # the one rule, shared with the twin
         return None
     # json_values drops null fields inside a list of records' object-valued fields only
-    records = _nested._records_with_objects(typ)
+    records = _traj_records_with_objects(typ)
     texts = []
     memset(&out, 0, sizeof(out))
     try:
@@ -834,13 +836,13 @@ cdef str _traj_describe_arrow(object arr, Py_ssize_t row, str name_key, str args
         value = _traj_arrow_value(arr, row)
     except ValueError as exc:
         return str(exc)
-    return _traj_calls.describe_bad_trajectory(value, name_key, args_key, args_required, args_mode, name_fn)
+    return _traj_describe_bad(value, name_key, args_key, args_required, args_mode, name_fn)
 
 
 cdef object _traj_arrow_value(object arr, Py_ssize_t row):
     """Row ``row`` of an Arrow column as the twin reads it (``arrow_rows``)."""
     try:
-        return _traj_calls.arrow_rows(arr.slice(row, 1))[0]
+        return _traj_arrow_rows(arr.slice(row, 1))[0]
     except Exception as exc:  # an Arrow value Python cannot represent
         raise ValueError(f"unreadable Arrow value: {exc}") from None
 
@@ -1289,7 +1291,7 @@ cdef class CallTable:
                 # (check_arrow: Arrow's full validation).  A column of JSON text is checked
                 # as it is read instead (see _arrow_text), which costs nothing extra.
                 if not _traj_reads_text(trajectories, name_key, args_key, args_mode):
-                    _traj_calls.check_arrow(trajectories)
+                    _traj_check_arrow(trajectories)
                 chunks = trajectories.chunks if hasattr(trajectories, "chunks") else [trajectories]
                 for chunk in chunks:
                     self._arrow_chunk(&st, chunk, trajectories, name_key, args_key, args_required, args_mode,
@@ -1352,7 +1354,7 @@ cdef class CallTable:
             except (_TrajBadRow, TypeError, ValueError, RecursionError):
                 st.calls.n = mark
                 st.names.n = mark
-                errors.append((row_base + row, _traj_calls.describe_bad_trajectory(
+                errors.append((row_base + row, _traj_describe_bad(
                     traj, name_key, args_key, args_required, args_mode, name_fn)))
             if rv_push_i64(&st.offsets, st.calls.n) != 0:
                 raise MemoryError()
@@ -1371,7 +1373,7 @@ cdef class CallTable:
             if _traj_struct_layout(typ.value_type, name_key, args_key) is not None:
                 return self._arrow_calls(st, arr, base, name_key, args_key, args_required, args_mode, name_fn,
                                          errors)
-        return self._rows(st, _traj_calls.arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
+        return self._rows(st, _traj_arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
                           name_fn, errors)
 
     cdef int _arrow_text(self, _TrajState* st, object arr, object column, Py_ssize_t base, str name_key,
@@ -1395,7 +1397,7 @@ cdef class CallTable:
             arr.validate()
             off, data, valid = _traj_arrow_strings(arr)
         except Exception:
-            _traj_calls.check_arrow(column)  # raises the twin's error
+            _traj_check_arrow(column)  # raises the twin's error
             raise
         st.tj.check_utf8 = 1
         try:
@@ -1414,7 +1416,7 @@ cdef class CallTable:
                         self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
                                      name_fn)
                 except _TrajBadColumn:
-                    _traj_calls.check_arrow(column)  # raises the twin's error
+                    _traj_check_arrow(column)  # raises the twin's error
                     raise AssertionError("Arrow's full validation accepted a value that is not UTF-8")
                 except (_TrajBadRow, TypeError, ValueError, RecursionError):
                     st.calls.n = mark

@@ -10,13 +10,27 @@ otherwise the same call would read differently in a predicted and a reference co
 The records' own fields, a list's null elements, and every other shape keep their nulls.
 A map reads as the JSON object it stands for (its keys and values, nulls kept, the last of
 a repeated key), not as pyarrow's list of (key, value) pairs.
+
+A leaf: it imports nothing from respeval, so both kernel implementations (the native core
+and its twin) state the same rules by calling it, and ``respeval.io.nested`` gives them to
+the readers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["describe_repeated_field", "json_values", "maps_as_objects", "raw_values", "repeated_field"]
+__all__ = [
+    "arrow_rows",
+    "check_arrow",
+    "describe_repeated_field",
+    "is_arrow",
+    "json_values",
+    "maps_as_objects",
+    "records_with_objects",
+    "repeated_field",
+    "written_from_buffers",
+]
 
 
 def repeated_field(typ: Any, where: str = "") -> tuple[str, str] | None:
@@ -66,7 +80,7 @@ def json_values(column: Any) -> list[Any]:
     if problem is not None:
         raise ValueError(f"this Arrow column ({column.type}) cannot be read: {problem}")
     rows = column.to_pylist()
-    if _records_with_objects(column.type):
+    if records_with_objects(column.type):
         rows = [_drop_null_fields(r) for r in rows]  # before maps are objects: a map keeps its nulls
     return maps_as_objects(rows, column.type)
 
@@ -111,8 +125,9 @@ def _maps_as_objects(value: Any, typ: Any) -> Any:
     return value
 
 
-def _records_with_objects(typ: Any) -> bool:
-    """A list of structs with struct-typed fields."""
+def records_with_objects(typ: Any) -> bool:
+    """A list of structs with struct-typed fields: the type whose objects' null fields
+    :func:`json_values` drops."""
     import pyarrow as pa
 
     if not (pa.types.is_list(typ) or pa.types.is_large_list(typ)) or not pa.types.is_struct(typ.value_type):
@@ -135,18 +150,58 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def raw_values(column: Any, as_json_text: bool = False) -> list[Any]:
-    """A raw field's values: :func:`json_values`, or with ``as_json_text`` (and the native
-    core) each nested value's JSON text written straight from the Arrow buffers, for a
-    caller that reads JSON text itself: the same values, without building Python objects
-    (``respeval._core.arrow_json_texts``; types it does not write fall back to
-    :func:`json_values`)."""
-    if as_json_text:
-        from respeval import _backend
+def is_arrow(values: Any) -> bool:
+    return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
 
-        kernels = _backend.get()
-        if _backend.name_of(kernels) == "native":
-            texts = kernels.arrow_json_texts(column)
-            if texts is not None:
-                return texts
-    return json_values(column)
+
+def arrow_rows(values: Any) -> list[Any]:
+    """An Arrow column of trajectories as Python values, read as the JSON they were written
+    from (:func:`json_values`): when the calls are structs with
+    struct-typed fields (arguments read from JSON objects), the null fields of those
+    objects are dropped at every depth, since Arrow cannot tell a missing key from a null
+    one.  A JSON-text or map column keeps its nulls.  Refuses a malformed column whole."""
+    check_arrow(values)
+    return json_values(values)
+
+
+def check_arrow(values: Any) -> None:
+    """Raise ValueError if an Arrow array's buffers do not hold what its type says (offsets
+    out of range and the like: a broken writer, or a cast that went wrong), or if a struct
+    in its type names a field twice (no JSON object can hold that); such a column is
+    refused whole, before any of it is read."""
+    problem = describe_repeated_field(values.type)
+    if problem is not None:
+        raise ValueError(f"this Arrow column ({values.type}) cannot be read: {problem}")
+    chunks = values.chunks if hasattr(values, "chunks") else [values]
+    for chunk in chunks:
+        try:
+            chunk.validate(full=True)
+        except Exception as exc:  # pyarrow.ArrowInvalid and friends
+            raise ValueError(f"malformed Arrow column ({values.type}): {exc}") from None
+
+
+def written_from_buffers(typ: Any, depth: int = 0) -> bool:
+    """Whether the native core writes values of Arrow type ``typ`` as JSON text from their
+    buffers (its plan's node kinds): nulls, integers, floats but float16, bools, strings,
+    structs with distinct field names and lists, nested less than 60 deep.  Both
+    implementations' ``arrow_json_texts`` decline every other type (None), so the two
+    agree on which columns they write."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(typ):
+        names = [typ.field(i).name for i in range(typ.num_fields)]
+        return (
+            depth < 60
+            and len(set(names)) == len(names)
+            and all(written_from_buffers(typ.field(i).type, depth + 1) for i in range(typ.num_fields))
+        )
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return depth < 60 and written_from_buffers(typ.value_type, depth + 1)
+    return (
+        pa.types.is_null(typ)
+        or pa.types.is_integer(typ)
+        or (pa.types.is_floating(typ) and not pa.types.is_float16(typ))
+        or pa.types.is_boolean(typ)
+        or pa.types.is_string(typ)
+        or pa.types.is_large_string(typ)
+    )
