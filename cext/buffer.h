@@ -75,10 +75,20 @@ typedef RV_BUF(uint32_t) rv_u32buf;
 typedef RV_BUF(uint64_t) rv_u64buf;
 typedef RV_BUF(char) rv_tbuf;
 
+#if defined(__GNUC__) || defined(__clang__)
+#define RV_NOINLINE __attribute__((noinline))
+#else
+#define RV_NOINLINE
+#endif
+
+/* rv_grow for a text buffer, out of line: the writers' fast paths (a compare and a copy)
+ * stay small enough for the compiler to inline them where they are called per value. */
+static RV_NOINLINE int rv_tbuf_grow(rv_tbuf *b, int64_t need) { return rv_buf_reserve(b, need); }
+
 /* Room for `extra` more bytes after b->n: 0, or -1 when out of memory. */
 static inline int rv_tbuf_reserve(rv_tbuf *b, int64_t extra) {
     if (extra < 0 || b->n > RV_MAX_ELEMS - extra) return -1;
-    return b->n + extra <= b->cap ? 0 : rv_buf_reserve(b, b->n + extra);
+    return b->n + extra <= b->cap ? 0 : rv_tbuf_grow(b, b->n + extra);
 }
 
 /* d[0:n] = s[0:n]; JSON keys, names and values are mostly a few bytes, which two fixed-size
@@ -108,7 +118,9 @@ static inline int rv_tbuf_put(rv_tbuf *b, const char *s, int64_t n) {
 }
 
 static inline int rv_tbuf_putc(rv_tbuf *b, char c) {
-    return rv_buf_push(b, c);
+    if (b->n >= b->cap && rv_tbuf_grow(b, b->n + 1) != 0) return -1;
+    b->data[b->n++] = c;
+    return 0;
 }
 
 #endif
