@@ -1597,14 +1597,19 @@ cdef extern from "pydict.h":
     int rv_dict_iter_agrees(object d)
     void rv_dict_direct_off()
     int rv_dict_direct()
+    int rv_dict_direct_set(int on)
     ctypedef struct rv_dict_iter:
         pass
     void rv_dict_iter_init(rv_dict_iter* it, object d)
     int rv_dict_iter_next(rv_dict_iter* it, PyObject** key, PyObject** value)
 
 
-def _dict_direct_reading():
-    """Whether dicts are read from their tables (cext/pydict.h) rather than by PyDict_Next."""
+def _dict_direct_reading(on=None):
+    """Whether dicts are read from their tables (cext/pydict.h) rather than by PyDict_Next;
+    ``on``: turn that on or off first (for benchmarks/ab_pydict.py; it stays off where the
+    layout is not known or the self-check disagreed)."""
+    if on is not None:
+        rv_dict_direct_set(bool(on))
     return bool(rv_dict_direct())
 
 
