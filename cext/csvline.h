@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "jsonl.h"
+#include "json_scan.h" /* the one UTF-8 validator */
 
 /* 1 when one of the 8 bytes of w equals the byte in every lane of pattern. */
 static inline int rv_csv_has_byte(uint64_t w, uint64_t pattern) {
@@ -113,7 +113,7 @@ static int64_t rv_csv_plain(const char *p, int64_t n, int64_t ncols, char *out, 
         if (s[i] < 0x80) {
             i++;
         } else {
-            int64_t len = rv_jl_utf8(s, i, n);
+            int64_t len = rv_json_utf8_len(s + i, n - i);
             if (!len) return -1;
             i += len;
         }

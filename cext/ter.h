@@ -1,7 +1,7 @@
 /* TER's edit counting: sacreBLEU 2.6's beam edit distance and greedy block-shift
  * search (sacrebleu/metrics/lib_ter.py), on token ids.
  *
- * Every limit and tie-break is sacreBLEU's (respeval/_reference/ter.py is the
+ * Every limit and tie-break is sacreBLEU's (tests/_helpers/reference/ter.py is the
  * readable spec, respeval/_core_py/ter.py the twin of this file):
  *   - DP rows: beam of 25 cells either side of floor(i * m / n), widened to
  *     ceil(ratio / 2 + 25) when 25 < ratio / 2; the last row in full; cells outside

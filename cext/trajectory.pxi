@@ -1,7 +1,8 @@
 # Trajectory kernels: interning tool calls, per-row trajectory statistics, name alignments.
 # Included from _core.pyx.  Twin: src/respeval/_core_py/trajectory.py (same names, same
 # results; its docstrings are the reference).  Every entry point checks lengths and
-# offsets before the C kernels (cext/trajectory.h) run without checks.
+# offsets before the C kernels (cext/trajectory_rows.h) run without checks; the readers
+# are trajectory_table.h, trajectory_json.h, trajectory_py.h and trajectory_arrow.h.
 
 from cpython.dict cimport PyDict_Check, PyDict_GetItem
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_Check
@@ -37,7 +38,70 @@ cdef inline bint _traj_key_less(_TrajKey* a, _TrajKey* b) noexcept nogil:
         return c < 0
     return a.n < b.n
 
-cdef extern from "trajectory.h":
+cdef extern from "buffer.h":
+    # the text buffer (RV_BUF(char)) and buffer.h's growth, which every array here uses
+    ctypedef struct rv_tbuf:
+        char* data
+        int64_t n
+        int64_t cap
+    int rv_tbuf_put(rv_tbuf* b, const char* s, int64_t n) noexcept
+    int rv_grow(void** p, int64_t* cap, int64_t need, size_t elem) noexcept
+    int rv_grow_parallel(void** const* ps, const size_t* elem, int k, int64_t* cap, int64_t need) noexcept
+
+cdef extern from "json_scan.h":
+    int rv_json_utf8_valid(const unsigned char* s, int64_t n) noexcept
+
+cdef extern from "trajectory_table.h":
+    ctypedef struct rv_traj_table:
+        char* arena
+        int64_t* start
+        int32_t n
+    int rv_traj_table_init(rv_traj_table* t) noexcept
+    void rv_traj_table_free(rv_traj_table* t) noexcept
+    int rv_traj_table_init_spare(rv_traj_table* t) noexcept
+    void rv_prefetch_bytes(const char* p, int64_t n) noexcept
+    int64_t RV_PREFETCH_ROW_BYTES
+    Py_ssize_t RV_PREFETCH_ROWS_AHEAD
+    void rv_traj_table_release(rv_traj_table* t) noexcept
+    int32_t rv_traj_table_add(rv_traj_table* t, const char* s, int64_t n) noexcept
+    int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
+    int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
+                               int64_t k, uint64_t* hashes, int32_t* out) noexcept
+    ctypedef struct rv_traj_memo:
+        rv_traj_table raw
+    uint64_t RV_TRAJ_MEMO_MISS
+    int rv_traj_memo_init(rv_traj_memo* m) noexcept
+    void rv_traj_memo_free(rv_traj_memo* m) noexcept
+    int rv_traj_memo_add(rv_traj_memo* m, const char* s, int64_t n, uint64_t h, uint64_t v) noexcept
+    uint64_t rv_traj_memo_pack(int32_t name_id, int32_t call_id) noexcept
+    int32_t rv_traj_memo_name(uint64_t v) noexcept
+    int32_t rv_traj_memo_call(uint64_t v) noexcept
+
+cdef extern from "trajectory_json.h":
+    ctypedef int (*rv_dbl_canon_fn)(const char* s, int64_t n, rv_tbuf* out) noexcept
+    ctypedef struct rv_tjson:
+        rv_tbuf names
+        rv_tbuf args
+        int64_t* name_end
+        int64_t* args_end
+        uint64_t* memo
+        int64_t* raw_start
+        int64_t* raw_end
+        uint64_t* raw_hash
+        int64_t ncalls
+        rv_dbl_canon_fn dbl_canon
+        int check_utf8
+    int RV_TJ_OK
+    int RV_TJ_FALLBACK
+    int RV_TJ_NOMEM
+    void rv_tjson_free(rv_tjson* t) noexcept
+    int rv_tjson_trajectory(rv_tjson* t, const char* s, int64_t n, const char* name_key, int64_t name_len,
+                            const char* args_key, int64_t args_len, int args_required,
+                            const rv_traj_memo* memo) noexcept
+    int rv_tbuf_put_quoted(rv_tbuf* b, const char* s, int64_t n) noexcept
+    int rv_tbuf_put_quoted_words(rv_tbuf* b, const char* s, int64_t n) noexcept
+
+cdef extern from "trajectory_rows.h":
     ctypedef struct rv_traj_scratch:
         pass
     void rv_traj_scratch_free(rv_traj_scratch* s) noexcept nogil
@@ -51,12 +115,16 @@ cdef extern from "trajectory.h":
 import json as _traj_json
 from collections.abc import Mapping as _TrajMapping
 
-from respeval._core_py import trajectory as _traj_twin
-from respeval.tokenizers import tool_calls as _traj_calls
+# The leaves: how rows read and what makes one unreadable (the twin states the same);
+# nothing above them, so loading the core loads neither the twin nor io.
+from respeval._arrow_json import (arrow_rows as _traj_arrow_rows, check_arrow as _traj_check_arrow,
+                                  maps_as_objects as _traj_maps_as_objects,
+                                  records_with_objects as _traj_records_with_objects,
+                                  written_from_buffers as _traj_written_from_buffers)
+from respeval._tool_calls import (ARGS_MODES, MAX_ARGS_DEPTH as _TRAJ_MAX_ARGS_DEPTH, TRAJECTORY_STATS,
+                                  describe_bad_trajectory as _traj_describe_bad)
 
-ARGS_MODES = _traj_twin.ARGS_MODES
-TRAJECTORY_STATS = _traj_twin.TRAJECTORY_STATS
-cdef int _TRAJ_MAX_DEPTH = _traj_calls.MAX_ARGS_DEPTH
+cdef int _TRAJ_MAX_DEPTH = _TRAJ_MAX_ARGS_DEPTH
 _TRAJ_MAX_ROW = 2**31 - 1  # positions are packed in 32 bits by the kernels
 
 
@@ -64,34 +132,13 @@ class _TrajBadRow(Exception):
     """A row that cannot be interned; the twin's describe_bad_trajectory says why."""
 
 
-cdef struct _TrajBuf:
-    char* data
-    Py_ssize_t n
-    Py_ssize_t cap
-
-
-cdef int _traj_grow(_TrajBuf* b, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t cap
-    cdef char* d
-    if b.n + extra <= b.cap:
-        return 0
-    cap = max(b.cap * 2, b.n + extra, 256)
-    d = <char*>realloc(b.data, cap)
-    if d == NULL:
+cdef inline int _traj_put(rv_tbuf* b, const char* s, Py_ssize_t n) except -1:
+    if rv_tbuf_put(b, s, n) != 0:
         raise MemoryError()
-    b.data = d
-    b.cap = cap
     return 0
 
 
-cdef inline int _traj_put(_TrajBuf* b, const char* s, Py_ssize_t n) except -1:
-    _traj_grow(b, n)
-    memcpy(b.data + b.n, s, n)
-    b.n += n
-    return 0
-
-
-cdef int _traj_put_str(_TrajBuf* b, object s) except -1:
+cdef int _traj_put_str(rv_tbuf* b, object s) except -1:
     """UTF-8 of ``s`` (lone surrogates kept, as the twin's str keys keep them)."""
     cdef Py_ssize_t n
     cdef const char* p
@@ -103,50 +150,24 @@ cdef int _traj_put_str(_TrajBuf* b, object s) except -1:
     return _traj_put(b, p, n)
 
 
-cdef int _traj_put_quoted_utf8(_TrajBuf* b, const char* p, Py_ssize_t n) except -1:
-    cdef Py_ssize_t i
-    cdef char c
-    _traj_grow(b, 2 * n + 2)
-    b.data[b.n] = b'"'
-    b.n += 1
-    for i in range(n):
-        c = p[i]
-        if c == b'"' or c == b'\\':
-            b.data[b.n] = b'\\'
-            b.n += 1
-        b.data[b.n] = c
-        b.n += 1
-    b.data[b.n] = b'"'
-    b.n += 1
+cdef inline int _traj_put_quoted_utf8(rv_tbuf* b, const char* p, Py_ssize_t n) except -1:
+    if rv_tbuf_put_quoted(b, p, n) != 0:
+        raise MemoryError()
     return 0
 
 
-cdef int _traj_put_quoted(_TrajBuf* b, object s) except -1:
-    cdef Py_ssize_t n, i
+cdef int _traj_put_quoted(rv_tbuf* b, object s) except -1:
+    cdef Py_ssize_t n
     cdef const char* p
-    cdef char c
     try:
         p = PyUnicode_AsUTF8AndSize(s, &n)
     except UnicodeEncodeError:
         raw = (<str>s).encode("utf-8", "surrogatepass")
-        p = raw
-        n = len(raw)
-    _traj_grow(b, 2 * n + 2)
-    b.data[b.n] = b'"'
-    b.n += 1
-    for i in range(n):
-        c = p[i]
-        if c == b'"' or c == b'\\':
-            b.data[b.n] = b'\\'
-            b.n += 1
-        b.data[b.n] = c
-        b.n += 1
-    b.data[b.n] = b'"'
-    b.n += 1
-    return 0
+        return _traj_put_quoted_utf8(b, raw, len(raw))
+    return _traj_put_quoted_utf8(b, p, n)
 
 
-cdef int _traj_canon(object v, _TrajBuf* b, int depth, int64_t* nan_counter) except -1:
+cdef int _traj_canon(object v, rv_tbuf* b, int depth, int64_t* nan_counter) except -1:
     """Canonical JSON of a decoded value (the twin's ``canonical_args``)."""
     cdef double d
     cdef long long ll
@@ -199,7 +220,7 @@ cdef int _traj_canon(object v, _TrajBuf* b, int depth, int64_t* nan_counter) exc
     raise _TrajBadRow()
 
 
-cdef int _traj_canon_dict_slow(object v, _TrajBuf* b, int depth, int64_t* nan_counter) except -1:
+cdef int _traj_canon_dict_slow(object v, rv_tbuf* b, int depth, int64_t* nan_counter) except -1:
     keys = sorted(v)
     _traj_put(b, "{", 1)
     for i, key in enumerate(keys):
@@ -211,7 +232,7 @@ cdef int _traj_canon_dict_slow(object v, _TrajBuf* b, int depth, int64_t* nan_co
     return _traj_put(b, "}", 1)
 
 
-cdef int _traj_canon_dict(object v, _TrajBuf* b, int depth, int64_t* nan_counter) except -1:
+cdef int _traj_canon_dict(object v, rv_tbuf* b, int depth, int64_t* nan_counter) except -1:
     """``{"k":v,...}`` with keys in code point order (the twin sorts its str keys)."""
     cdef Py_ssize_t n = PyDict_GET_SIZE(v), pos = 0, i = 0, j, klen
     cdef PyObject* key
@@ -255,60 +276,6 @@ cdef int _traj_canon_dict(object v, _TrajBuf* b, int depth, int64_t* nan_counter
         if keys != small:
             free(keys)
 
-
-cdef extern from "trajectory.h":
-    ctypedef struct rv_tbuf:
-        char* d
-        int64_t n
-        int64_t cap
-    ctypedef int (*rv_dbl_canon_fn)(const char* s, int64_t n, rv_tbuf* out) noexcept
-    ctypedef struct rv_tjson:
-        rv_tbuf names
-        rv_tbuf args
-        int64_t* name_end
-        int64_t* args_end
-        uint64_t* memo
-        int64_t* raw_start
-        int64_t* raw_end
-        uint64_t* raw_hash
-        int64_t ncalls
-        rv_dbl_canon_fn dbl_canon
-        int check_utf8
-    int RV_TJ_OK
-    int RV_TJ_FALLBACK
-    int RV_TJ_NOMEM
-    void rv_tjson_free(rv_tjson* t) noexcept
-    int rv_tjson_trajectory(rv_tjson* t, const char* s, int64_t n, const char* name_key, int64_t name_len,
-                            const char* args_key, int64_t args_len, int args_required,
-                            const rv_traj_memo* memo) noexcept
-    int rv_tbuf_put(rv_tbuf* b, const char* s, int64_t n) noexcept
-    int rv_tbuf_put_quoted(rv_tbuf* b, const char* s, int64_t n) noexcept
-    int rv_tbuf_put_quoted_words(rv_tbuf* b, const char* s, int64_t n) noexcept
-    int rv_tj_utf8_valid(const unsigned char* s, int64_t n) noexcept
-    ctypedef struct rv_traj_table:
-        char* arena
-        int64_t* start
-        int32_t n
-    int rv_traj_table_init(rv_traj_table* t) noexcept
-    void rv_traj_table_free(rv_traj_table* t) noexcept
-    int rv_traj_table_init_spare(rv_traj_table* t) noexcept
-    void rv_prefetch_bytes(const char* p, int64_t n) noexcept
-    int64_t RV_PREFETCH_ROW_BYTES
-    Py_ssize_t RV_PREFETCH_ROWS_AHEAD
-    void rv_traj_table_release(rv_traj_table* t) noexcept
-    int32_t rv_traj_table_add(rv_traj_table* t, const char* s, int64_t n) noexcept
-    int32_t rv_traj_table_find(const rv_traj_table* t, const char* s, int64_t n) noexcept
-    int rv_traj_table_add_many(rv_traj_table* t, const char* base, const int64_t* start, const int64_t* end,
-                               int64_t k, uint64_t* hashes, int32_t* out) noexcept
-    ctypedef struct rv_traj_memo:
-        rv_traj_table raw
-    uint64_t RV_TRAJ_MEMO_MISS
-    int rv_traj_memo_init(rv_traj_memo* m) noexcept
-    void rv_traj_memo_free(rv_traj_memo* m) noexcept
-    int rv_traj_memo_add(rv_traj_memo* m, const char* s, int64_t n, uint64_t h, uint64_t v) noexcept
-    uint64_t rv_traj_memo_pack(int32_t name_id, int32_t call_id) noexcept
-    int32_t rv_traj_memo_name(uint64_t v) noexcept
-    int32_t rv_traj_memo_call(uint64_t v) noexcept
 
 cdef extern from "Python.h":
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
@@ -371,13 +338,13 @@ cdef extern from "trajectory_py.h":
 
 
 cdef struct _TrajState:
-    _TrajBuf key
+    rv_tbuf key
     rv_i32buf calls
     rv_i32buf names
     rv_i64buf offsets
     PyObject** row_names
     PyObject** row_args
-    Py_ssize_t cap
+    int64_t cap
     rv_tjson tj
     rv_tpy tpy
     # one row's calls, interned together (rv_traj_table_add_many)
@@ -392,37 +359,17 @@ cdef struct _TrajState:
 
 
 cdef int _traj_batch_grow(_TrajState* st, int64_t need) except -1:
-    cdef int64_t cap = max(need, 2 * st.batch_cap, 64)
-    cdef void* p
-    p = realloc(st.batch_start, cap * sizeof(int64_t))
-    if p == NULL:
+    cdef void** arrays[7]
+    cdef size_t elem[7]
+    arrays[0] = <void**>&st.batch_start; elem[0] = sizeof(int64_t)
+    arrays[1] = <void**>&st.batch_end; elem[1] = sizeof(int64_t)
+    arrays[2] = <void**>&st.batch_hash; elem[2] = sizeof(uint64_t)
+    arrays[3] = <void**>&st.batch_ids; elem[3] = sizeof(int32_t)
+    arrays[4] = <void**>&st.call_keep; elem[4] = sizeof(uint8_t)
+    arrays[5] = <void**>&st.batch_names; elem[5] = sizeof(int32_t)
+    arrays[6] = <void**>&st.call_names; elem[6] = sizeof(int32_t)
+    if rv_grow_parallel(arrays, elem, 7, &st.batch_cap, need) != 0:
         raise MemoryError()
-    st.batch_start = <int64_t*>p
-    p = realloc(st.batch_end, cap * sizeof(int64_t))
-    if p == NULL:
-        raise MemoryError()
-    st.batch_end = <int64_t*>p
-    p = realloc(st.batch_hash, cap * sizeof(uint64_t))
-    if p == NULL:
-        raise MemoryError()
-    st.batch_hash = <uint64_t*>p
-    p = realloc(st.batch_ids, cap * sizeof(int32_t))
-    if p == NULL:
-        raise MemoryError()
-    st.batch_ids = <int32_t*>p
-    p = realloc(st.call_keep, cap * sizeof(uint8_t))
-    if p == NULL:
-        raise MemoryError()
-    st.call_keep = <uint8_t*>p
-    p = realloc(st.batch_names, cap * sizeof(int32_t))
-    if p == NULL:
-        raise MemoryError()
-    st.batch_names = <int32_t*>p
-    p = realloc(st.call_names, cap * sizeof(int32_t))
-    if p == NULL:
-        raise MemoryError()
-    st.call_names = <int32_t*>p
-    st.batch_cap = cap
     return 0
 
 
@@ -501,12 +448,8 @@ cdef class _TrajPlan:
     cdef int64_t _new(self, int kind, object arr) except -1:
         cdef void* p
         cdef rv_tanode* nd
-        if self.n == self.cap:
-            self.cap = max(16, 2 * self.cap)
-            p = realloc(self.nodes, self.cap * sizeof(rv_tanode))
-            if p == NULL:
-                raise MemoryError()
-            self.nodes = <rv_tanode*>p
+        if rv_grow(<void**>&self.nodes, &self.cap, self.n + 1, sizeof(rv_tanode)) != 0:
+            raise MemoryError()
         nd = &self.nodes[self.n]
         memset(nd, 0, sizeof(rv_tanode))
         nd.kind = kind
@@ -527,12 +470,8 @@ cdef class _TrajPlan:
     cdef int _children(self, int64_t i, list children) except -1:
         cdef void* p
         cdef int64_t c
-        if self.nkids + len(children) > self.kids_cap:
-            self.kids_cap = max(16, 2 * self.kids_cap, self.nkids + len(children))
-            p = realloc(self.kids, self.kids_cap * sizeof(int64_t))
-            if p == NULL:
-                raise MemoryError()
-            self.kids = <int64_t*>p
+        if rv_grow(<void**>&self.kids, &self.kids_cap, self.nkids + len(children), sizeof(int64_t)) != 0:
+            raise MemoryError()
         self.nodes[i].first_child = self.nkids
         self.nodes[i].nchildren = len(children)
         for c in children:
@@ -557,9 +496,9 @@ cdef class _TrajPlan:
                 if (rv_tbuf_put_json_string(&out, raw, len(raw)) if self.plan.json
                         else rv_tbuf_put_quoted(&out, raw, len(raw))) != 0:
                     raise MemoryError()
-                quoted = out.d[:out.n]
+                quoted = out.data[:out.n]
             finally:
-                free(out.d)
+                free(out.data)
             self.keep.append(quoted)
             self.nodes[c].qname = quoted
             self.nodes[c].qlen = len(quoted)
@@ -627,7 +566,7 @@ cdef class _TrajPlan:
         is not JSON marked bad: its row takes the Python path)."""
         import numpy as np
         cdef Py_ssize_t j, m = len(arr)
-        cdef _TrajBuf pybuf
+        cdef rv_tbuf pybuf
         cdef rv_tbuf out
         cdef int64_t[::1] offsets
         cdef uint8_t[::1] bad
@@ -636,10 +575,9 @@ cdef class _TrajPlan:
         bad_a = np.zeros(m, np.uint8)
         offsets = off
         bad = bad_a
-        from respeval.io.nested import maps_as_objects
-        values = maps_as_objects(arr.to_pylist(), arr.type)  # a map is the object it stands for
+        values = _traj_maps_as_objects(arr.to_pylist(), arr.type)  # a map is the object it stands for
         memset(&out, 0, sizeof(out))
-        pybuf.data = NULL; pybuf.n = 0; pybuf.cap = 0
+        memset(&pybuf, 0, sizeof(pybuf))
         try:
             for j in range(m):
                 v = values[j]
@@ -653,10 +591,10 @@ cdef class _TrajPlan:
                     if rv_tbuf_put(&out, pybuf.data, pybuf.n) != 0:
                         raise MemoryError()
                 offsets[j + 1] = out.n
-            text = out.d[:out.n] if out.n else b""
+            text = out.data[:out.n] if out.n else b""
         finally:
             free(pybuf.data)
-            free(out.d)
+            free(out.data)
         i = self._new(RV_TA_TEXT, arr)
         self._offsets(i, off, 0)
         self.keep.append(text)
@@ -687,12 +625,11 @@ class _TrajNotWritable(Exception):
 
 def arrow_json_texts(object column):
     """The JSON text of each value of a nested Arrow column (a list or struct type), as
-    ``json.dumps`` writes ``respeval.io.nested.json_values`` of it (null rows: None); None
+    ``json.dumps`` writes ``respeval._arrow_json.json_values`` of it (null rows: None); None
     for a column of another type, or holding types written only through Python values
     (maps, timestamps, nesting 60 deep, ...).  A malformed column is refused, as
     ``check_arrow`` refuses it."""
     import pyarrow as pa
-    from respeval.io import nested as _nested
     cdef _TrajPlan plan
     cdef const rv_taplan* ready
     cdef rv_tbuf out
@@ -701,11 +638,11 @@ def arrow_json_texts(object column):
     typ = column.type
     if not (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_struct(typ)):
         return None
-    _traj_calls.check_arrow(column)
-    if not _traj_twin._written_from_buffers(typ, 0):  # the one rule, shared with the twin
+    _traj_check_arrow(column)
+    if not _traj_written_from_buffers(typ):  # the one rule, shared with the twin
         return None
     # json_values drops null fields inside a list of records' object-valued fields only
-    records = _nested._records_with_objects(typ)
+    records = _traj_records_with_objects(typ)
     texts = []
     memset(&out, 0, sizeof(out))
     try:
@@ -729,9 +666,9 @@ def arrow_json_texts(object column):
                     continue
                 out.n = 0
                 _traj_write_node(ready, root, j, &out, &unused)
-                texts.append(PyUnicode_DecodeUTF8(out.d, out.n, "strict"))
+                texts.append(PyUnicode_DecodeUTF8(out.data, out.n, "strict"))
     finally:
-        free(out.d)
+        free(out.data)
     return texts
 
 
@@ -834,13 +771,13 @@ cdef str _traj_describe_arrow(object arr, Py_ssize_t row, str name_key, str args
         value = _traj_arrow_value(arr, row)
     except ValueError as exc:
         return str(exc)
-    return _traj_calls.describe_bad_trajectory(value, name_key, args_key, args_required, args_mode, name_fn)
+    return _traj_describe_bad(value, name_key, args_key, args_required, args_mode, name_fn)
 
 
 cdef object _traj_arrow_value(object arr, Py_ssize_t row):
     """Row ``row`` of an Arrow column as the twin reads it (``arrow_rows``)."""
     try:
-        return _traj_calls.arrow_rows(arr.slice(row, 1))[0]
+        return _traj_arrow_rows(arr.slice(row, 1))[0]
     except Exception as exc:  # an Arrow value Python cannot represent
         raise ValueError(f"unreadable Arrow value: {exc}") from None
 
@@ -851,10 +788,10 @@ cdef class CallTable:
     cdef rv_traj_table calls_v
     cdef rv_traj_table raw_v  # names as read, before the normaliser (JSON and Arrow paths)
     cdef int32_t* raw_map  # raw name id -> normalised name id, -1 dropped, -2 not yet known
-    cdef Py_ssize_t raw_cap
+    cdef int64_t raw_cap
     cdef dict name_cache
     cdef int64_t nan_counter
-    cdef rv_traj_memo memo_v  # JSON call texts already read (trajectory.h)
+    cdef rv_traj_memo memo_v  # JSON call texts already read (trajectory_table.h)
     cdef tuple memo_options   # the reading options the memo's answers hold for
     cdef int64_t normaliser_calls  # times name_fn has run (_mapped)
 
@@ -943,14 +880,11 @@ cdef class CallTable:
         if raw < 0:
             raise MemoryError("too many tool names")
         if raw >= self.raw_cap:
-            cap = max(2 * self.raw_cap, raw + 1, 64)
-            grown = <int32_t*>realloc(self.raw_map, cap * sizeof(int32_t))
-            if grown == NULL:
+            was = self.raw_cap
+            if rv_grow(<void**>&self.raw_map, &self.raw_cap, raw + 1, sizeof(int32_t)) != 0:
                 raise MemoryError()
-            for i in range(self.raw_cap, cap):
-                grown[i] = -2
-            self.raw_map = grown
-            self.raw_cap = cap
+            for i in range(was, self.raw_cap):
+                self.raw_map[i] = -2
         return raw
 
     cdef bint _keeps(self, const char* p, Py_ssize_t n, object name_fn) except -1:
@@ -990,11 +924,8 @@ cdef class CallTable:
     cdef int _emit(self, _TrajState* st, int32_t nid, const char* args, Py_ssize_t n) except -1:
         cdef int32_t cid
         st.key.n = 0
-        _traj_grow(&st.key, 4 + n)
-        memcpy(st.key.data, &nid, 4)
-        if n:
-            memcpy(st.key.data + 4, args, n)
-        st.key.n = 4 + n
+        _traj_put(&st.key, <const char*>&nid, 4)
+        _traj_put(&st.key, args, n)
         cid = rv_traj_table_add(&self.calls_v, st.key.data, st.key.n)
         if cid < 0:
             raise MemoryError("too many distinct tool calls")
@@ -1035,17 +966,17 @@ cdef class CallTable:
             if v != RV_TRAJ_MEMO_MISS:
                 nid = rv_traj_memo_name(v)
             else:
-                nid = self._name_bytes(st.tj.names.d + name_at, st.tj.name_end[i] - name_at, name_fn)
+                nid = self._name_bytes(st.tj.names.data + name_at, st.tj.name_end[i] - name_at, name_fn)
                 if nid >= 0:
                     # the 4 bytes before the arguments take the name id: the call's key, in place
-                    memcpy(st.tj.args.d + args_at, &nid, 4)
+                    memcpy(st.tj.args.data + args_at, &nid, 4)
                     st.batch_start[k] = args_at
                     st.batch_end[k] = st.tj.args_end[i]
                     k += 1
             st.call_names[i] = nid
             name_at = st.tj.name_end[i]
             args_at = st.tj.args_end[i]
-        r = rv_traj_table_add_many(&self.calls_v, st.tj.args.d, st.batch_start, st.batch_end, k, st.batch_hash,
+        r = rv_traj_table_add_many(&self.calls_v, st.tj.args.data, st.batch_start, st.batch_end, k, st.batch_hash,
                                    st.batch_ids)
         if r < 0:
             raise MemoryError("too many distinct tool calls")
@@ -1151,11 +1082,11 @@ cdef class CallTable:
                 nid = self._name_bytes(st.tpy.name[i], st.tpy.name_n[i], name_fn)
             st.call_names[i] = nid
             if nid >= 0:
-                memcpy(st.tpy.keys.d + st.tpy.start[i], &nid, 4)
+                memcpy(st.tpy.keys.data + st.tpy.start[i], &nid, 4)
                 st.batch_start[k] = st.tpy.start[i]
                 st.batch_end[k] = st.tpy.end[i]
                 k += 1
-        if rv_traj_table_add_many(&self.calls_v, st.tpy.keys.d, st.batch_start, st.batch_end, k, st.batch_hash,
+        if rv_traj_table_add_many(&self.calls_v, st.tpy.keys.data, st.batch_start, st.batch_end, k, st.batch_hash,
                                   st.batch_ids) < 0:
             raise MemoryError("too many distinct tool calls")
         if failure is not None:
@@ -1174,7 +1105,7 @@ cdef class CallTable:
                     cid = st.batch_ids[k]
                     k += 1
                 if remember and st.tpy.fp_end[i] >= 0 and rv_traj_memo_add(
-                        &self.memo_v, st.tpy.fp.d + st.tpy.fp_start[i], st.tpy.fp_end[i] - st.tpy.fp_start[i],
+                        &self.memo_v, st.tpy.fp.data + st.tpy.fp_start[i], st.tpy.fp_end[i] - st.tpy.fp_start[i],
                         st.tpy.fp_hash[i], rv_traj_memo_pack(nid, cid)) != 0:
                     raise MemoryError()
             if nid >= 0 and (rv_push_i32(&st.calls, cid) != 0 or rv_push_i32(&st.names, nid) != 0):
@@ -1185,7 +1116,9 @@ cdef class CallTable:
                      bint string_mode, object name_fn) except -1:
         """A row of Python objects (lists of dicts; JSON text is decoded first)."""
         cdef Py_ssize_t i, ncalls
-        cdef PyObject** grown
+        cdef void** arrays[2]
+        cdef size_t elem[2]
+        elem[0] = elem[1] = sizeof(PyObject*)
         cdef PyObject* found
         cdef int32_t nid
         cdef object call, name, args
@@ -1198,15 +1131,10 @@ cdef class CallTable:
         if ncalls > _TRAJ_MAX_ROW:
             raise _TrajBadRow()
         if ncalls > st.cap:
-            st.cap = max(ncalls, 2 * st.cap, 16)
-            grown = <PyObject**>realloc(st.row_names, st.cap * sizeof(PyObject*))
-            if grown == NULL:
+            arrays[0] = <void**>&st.row_names
+            arrays[1] = <void**>&st.row_args
+            if rv_grow_parallel(arrays, elem, 2, &st.cap, ncalls) != 0:
                 raise MemoryError()
-            st.row_names = grown
-            grown = <PyObject**>realloc(st.row_args, st.cap * sizeof(PyObject*))
-            if grown == NULL:
-                raise MemoryError()
-            st.row_args = grown
         keep = None  # holds converted mappings alive while their items are borrowed
         for i in range(ncalls):
             call = <object>(PyList_GET_ITEM(traj, i) if PyList_Check(traj) else PyTuple_GET_ITEM(traj, i))
@@ -1241,8 +1169,7 @@ cdef class CallTable:
                 if name is None:
                     continue
             st.key.n = 0
-            _traj_grow(&st.key, 4)
-            st.key.n = 4
+            _traj_put(&st.key, "\0\0\0\0", 4)  # the name id's place
             if string_mode:
                 _traj_put_str(&st.key, _traj_json.dumps(args))
             else:
@@ -1289,7 +1216,7 @@ cdef class CallTable:
                 # (check_arrow: Arrow's full validation).  A column of JSON text is checked
                 # as it is read instead (see _arrow_text), which costs nothing extra.
                 if not _traj_reads_text(trajectories, name_key, args_key, args_mode):
-                    _traj_calls.check_arrow(trajectories)
+                    _traj_check_arrow(trajectories)
                 chunks = trajectories.chunks if hasattr(trajectories, "chunks") else [trajectories]
                 for chunk in chunks:
                     self._arrow_chunk(&st, chunk, trajectories, name_key, args_key, args_required, args_mode,
@@ -1352,7 +1279,7 @@ cdef class CallTable:
             except (_TrajBadRow, TypeError, ValueError, RecursionError):
                 st.calls.n = mark
                 st.names.n = mark
-                errors.append((row_base + row, _traj_calls.describe_bad_trajectory(
+                errors.append((row_base + row, _traj_describe_bad(
                     traj, name_key, args_key, args_required, args_mode, name_fn)))
             if rv_push_i64(&st.offsets, st.calls.n) != 0:
                 raise MemoryError()
@@ -1371,7 +1298,7 @@ cdef class CallTable:
             if _traj_struct_layout(typ.value_type, name_key, args_key) is not None:
                 return self._arrow_calls(st, arr, base, name_key, args_key, args_required, args_mode, name_fn,
                                          errors)
-        return self._rows(st, _traj_calls.arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
+        return self._rows(st, _traj_arrow_rows(arr), base, name_key, args_key, args_required, args_mode,
                           name_fn, errors)
 
     cdef int _arrow_text(self, _TrajState* st, object arr, object column, Py_ssize_t base, str name_key,
@@ -1395,7 +1322,7 @@ cdef class CallTable:
             arr.validate()
             off, data, valid = _traj_arrow_strings(arr)
         except Exception:
-            _traj_calls.check_arrow(column)  # raises the twin's error
+            _traj_check_arrow(column)  # raises the twin's error
             raise
         st.tj.check_utf8 = 1
         try:
@@ -1406,7 +1333,7 @@ cdef class CallTable:
                     if valid[row]:
                         text = <const char*>&data[0] + off[row] if data.shape[0] else _TRAJ_EMPTY
                         done = self._json_span(st, text, off[row + 1] - off[row], nk, ak, args_required, name_fn)
-                        if not done and not rv_tj_utf8_valid(<const unsigned char*>text, off[row + 1] - off[row]):
+                        if not done and not rv_json_utf8_valid(<const unsigned char*>text, off[row + 1] - off[row]):
                             raise _TrajBadColumn()
                     if not done:
                         st.calls.n = mark
@@ -1414,7 +1341,7 @@ cdef class CallTable:
                         self._py_row(st, _traj_arrow_value(arr, row), name_key, args_key, args_required, False,
                                      name_fn)
                 except _TrajBadColumn:
-                    _traj_calls.check_arrow(column)  # raises the twin's error
+                    _traj_check_arrow(column)  # raises the twin's error
                     raise AssertionError("Arrow's full validation accepted a value that is not UTF-8")
                 except (_TrajBadRow, TypeError, ValueError, RecursionError):
                     st.calls.n = mark
@@ -1458,7 +1385,7 @@ cdef class CallTable:
                 k += 1
         finally:
             # on a normaliser's error too: the calls before it stay interned, as in the twin
-            if rv_traj_table_add_many(&self.calls_v, keys.d, st.batch_start, st.batch_end, k, st.batch_hash,
+            if rv_traj_table_add_many(&self.calls_v, keys.data, st.batch_start, st.batch_end, k, st.batch_hash,
                                       st.batch_ids) < 0:
                 raise MemoryError("too many distinct tool calls")
         k = 0
@@ -1539,7 +1466,7 @@ cdef class CallTable:
                 if rv_push_i64(&st.offsets, st.calls.n) != 0:
                     raise MemoryError()
         finally:
-            free(args.d)
+            free(args.data)
         return 0
 
 
@@ -1670,14 +1597,19 @@ cdef extern from "pydict.h":
     int rv_dict_iter_agrees(object d)
     void rv_dict_direct_off()
     int rv_dict_direct()
+    int rv_dict_direct_set(int on)
     ctypedef struct rv_dict_iter:
         pass
     void rv_dict_iter_init(rv_dict_iter* it, object d)
     int rv_dict_iter_next(rv_dict_iter* it, PyObject** key, PyObject** value)
 
 
-def _dict_direct_reading():
-    """Whether dicts are read from their tables (cext/pydict.h) rather than by PyDict_Next."""
+def _dict_direct_reading(on=None):
+    """Whether dicts are read from their tables (cext/pydict.h) rather than by PyDict_Next;
+    ``on``: turn that on or off first (for benchmarks/ab_pydict.py; it stays off where the
+    layout is not known or the self-check disagreed)."""
+    if on is not None:
+        rv_dict_direct_set(bool(on))
     return bool(rv_dict_direct())
 
 

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trajectory.h"
+#include "trajectory_json.h"
 #include "trajectory_py.h"
 
 enum {
@@ -63,7 +63,7 @@ typedef struct {
 static int rv_tbuf_put_json_string(rv_tbuf *b, const char *s, int64_t n) {
     static const char hex[] = "0123456789abcdef";
     if (rv_tbuf_reserve(b, 6 * n + 2) != 0) return -1;
-    char *o = b->d + b->n;
+    char *o = b->data + b->n;
     *o++ = '"';
     for (int64_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -82,7 +82,7 @@ static int rv_tbuf_put_json_string(rv_tbuf *b, const char *s, int64_t n) {
         }
     }
     *o++ = '"';
-    b->n = o - b->d;
+    b->n = o - b->data;
     return 0;
 }
 

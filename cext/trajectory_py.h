@@ -28,7 +28,8 @@
 #include <string.h>
 
 #include "pydict.h"
-#include "trajectory.h"
+#include "trajectory_json.h"
+#include "trajectory_table.h"
 
 typedef struct {
     const char *utf8;
@@ -37,7 +38,7 @@ typedef struct {
 } rv_tpy_member;
 
 typedef struct {
-    rv_tbuf keys;          /* call i's key: keys.d[start[i] : end[i]] */
+    rv_tbuf keys;          /* call i's key: keys.data[start[i] : end[i]] */
     int64_t *start, *end;
     const char **name;     /* call i's name, UTF-8 of the str object (borrowed) */
     int64_t *name_n;
@@ -46,7 +47,7 @@ typedef struct {
     int64_t ncalls, cap;
     rv_tpy_member *members;  /* a stack of the objects being written, one frame per depth */
     int64_t nmembers, members_cap;
-    /* rv_tpy_memo_row's, per call: the fingerprint fp.d[fp_start[i] : fp_end[i]] (fp_end[i]
+    /* rv_tpy_memo_row's, per call: the fingerprint fp.data[fp_start[i] : fp_end[i]] (fp_end[i]
      * < 0: none), its hash, and what the memo gave */
     rv_tbuf fp;
     int64_t *fp_start, *fp_end;
@@ -54,35 +55,21 @@ typedef struct {
 } rv_tpy;
 
 static inline void rv_tpy_free(rv_tpy *t) {
-    free(t->keys.d); free(t->start); free(t->end); free((void *)t->name); free(t->name_n); free(t->args); free(t->members);
+    free(t->keys.data); free(t->start); free(t->end); free((void *)t->name); free(t->name_n); free(t->args); free(t->members);
     free(t->name_obj);
-    free(t->fp.d); free(t->fp_start); free(t->fp_end); free(t->fp_hash); free(t->memo);
+    free(t->fp.data); free(t->fp_start); free(t->fp_end); free(t->fp_hash); free(t->memo);
     memset(t, 0, sizeof(*t));
 }
 
-#define RV_TPY_GROW(field, type, cap)                                         \
-    do {                                                                      \
-        type *g_ = (type *)realloc((void *)(field), sizeof(type) * (size_t)(cap)); \
-        if (!g_) return -1;                                                   \
-        (field) = g_;                                                         \
-    } while (0)
-
 static int rv_tpy_reserve_calls(rv_tpy *t, int64_t n) {
     if (n <= t->cap) return 0;
-    int64_t cap = t->cap ? t->cap : 16;
-    while (cap < n) cap *= 2;
-    RV_TPY_GROW(t->start, int64_t, cap);
-    RV_TPY_GROW(t->end, int64_t, cap);
-    RV_TPY_GROW(t->name, const char *, cap);
-    RV_TPY_GROW(t->name_n, int64_t, cap);
-    RV_TPY_GROW(t->args, PyObject *, cap);
-    RV_TPY_GROW(t->name_obj, PyObject *, cap);
-    RV_TPY_GROW(t->fp_start, int64_t, cap);
-    RV_TPY_GROW(t->fp_end, int64_t, cap);
-    RV_TPY_GROW(t->fp_hash, uint64_t, cap);
-    RV_TPY_GROW(t->memo, uint64_t, cap);
-    t->cap = cap;
-    return 0;
+    void **arrays[10] = {(void **)&t->start,    (void **)&t->end,      (void **)&t->name,     (void **)&t->name_n,
+                         (void **)&t->args,     (void **)&t->name_obj, (void **)&t->fp_start, (void **)&t->fp_end,
+                         (void **)&t->fp_hash,  (void **)&t->memo};
+    const size_t elem[10] = {sizeof(int64_t),    sizeof(int64_t),    sizeof(const char *), sizeof(int64_t),
+                             sizeof(PyObject *), sizeof(PyObject *), sizeof(int64_t),      sizeof(int64_t),
+                             sizeof(uint64_t),   sizeof(uint64_t)};
+    return rv_grow_parallel(arrays, elem, 10, &t->cap, n);
 }
 
 /* Decimal text of v into out (at least 20 bytes); its length. */
@@ -180,12 +167,7 @@ static int rv_tpy_dict(rv_tpy *t, PyObject *v, int depth, int max_depth, int64_t
     PyObject *key, *value;
     rv_dict_iter it;
     int64_t base = t->nmembers, i = 0;
-    if (base + size > t->members_cap) {
-        int64_t cap = t->members_cap ? t->members_cap : 64;
-        while (cap < base + size) cap *= 2;
-        RV_TPY_GROW(t->members, rv_tpy_member, cap);
-        t->members_cap = cap;
-    }
+    if (rv_grow((void **)&t->members, &t->members_cap, base + size, sizeof(rv_tpy_member))) return -1;
     rv_dict_iter_init(&it, v);
     while (rv_dict_iter_next(&it, &key, &value)) {
         rv_tpy_member m;
@@ -352,7 +334,7 @@ static inline int rv_tpy_fp_room(rv_tbuf *o, int64_t n) {
 /* A tag and a count (room for 6 bytes assured): the count in one byte below 255, else
  * 255 and four bytes. */
 static inline void rv_tpy_fp_count(rv_tbuf *o, char tag, uint32_t count) {
-    char *w = o->d + o->n;
+    char *w = o->data + o->n;
     w[0] = tag;
     if (count < 255) {
         w[1] = (char)count;
@@ -384,7 +366,7 @@ static inline int rv_tpy_fp_str(rv_tbuf *o, PyObject *s) {
     if (len > INT32_MAX) return 0;
     if (rv_tpy_fp_room(o, 6 + len * kind) != 0) return -1;
     rv_tpy_fp_count(o, (char)kind, (uint32_t)len);
-    rv_copy_short(o->d + o->n, (const char *)data, len * kind);
+    rv_copy_short(o->data + o->n, (const char *)data, len * kind);
     o->n += len * kind;
     return 1;
 }
@@ -401,7 +383,7 @@ static int rv_tpy_fp_value(rv_tbuf *o, PyObject *v, int depth, int max_depth) {
     PyTypeObject *tp = Py_TYPE(v);
     if (tp == &PyUnicode_Type) return rv_tpy_fp_str(o, v);
     if (rv_tpy_fp_room(o, 9) != 0) return -1;
-    char *w = o->d + o->n;
+    char *w = o->data + o->n;
     if (v == Py_None || v == Py_True || v == Py_False) {
         w[0] = v == Py_None ? 'N' : v == Py_True ? 'T' : 'F';
         o->n += 1;
@@ -554,11 +536,11 @@ static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObjec
         if (t->name_n[i] > INT32_MAX) return 0;
         if (rv_tpy_fp_room(&t->fp, 8 + t->name_n[i]) != 0) return -1;
         rv_tpy_fp_count(&t->fp, 0, (uint32_t)t->name_n[i]);
-        rv_copy_short(t->fp.d + t->fp.n, t->name[i], t->name_n[i]);
+        rv_copy_short(t->fp.data + t->fp.n, t->name[i], t->name_n[i]);
         t->fp.n += t->name_n[i];
         int r = 1;
         if (!args) {
-            t->fp.d[t->fp.n++] = 'A';
+            t->fp.data[t->fp.n++] = 'A';
         } else {
             r = rv_tpy_fp_value(&t->fp, args, 0, max_depth);
         }
@@ -570,7 +552,7 @@ static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObjec
             continue;
         }
         t->fp_end[i] = t->fp.n;
-        t->fp_hash[i] = rv_tpy_fp_hash(t->fp.d + at, t->fp.n - at);
+        t->fp_hash[i] = rv_tpy_fp_hash(t->fp.data + at, t->fp.n - at);
 #if defined(__GNUC__)
         __builtin_prefetch(&m->slots[t->fp_hash[i] & mask]);
 #endif
@@ -580,7 +562,7 @@ static int rv_tpy_memo_row(rv_tpy *t, PyObject *row, PyObject *name_key, PyObjec
     for (int64_t i = 0; i < n; i++) {
         uint64_t v = RV_TRAJ_MEMO_MISS;
         if (t->fp_end[i] >= 0)
-            v = rv_traj_memo_find(memo, t->fp.d + t->fp_start[i], t->fp_end[i] - t->fp_start[i], t->fp_hash[i]);
+            v = rv_traj_memo_find(memo, t->fp.data + t->fp_start[i], t->fp_end[i] - t->fp_start[i], t->fp_hash[i]);
         t->memo[i] = v;
         *misses += v == RV_TRAJ_MEMO_MISS;
     }

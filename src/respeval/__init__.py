@@ -19,24 +19,16 @@ The judge layer (``respeval.judge``) is loaded on first use.
 
 from __future__ import annotations
 
-import os as _os
 from typing import TYPE_CHECKING, Any
 
 from respeval._version import __version__
-
-# The core runs many short OpenMP loops; with libgomp's default (active) waiting, idle
-# threads spin between them and, on a busy machine, slow a 2-thread run below a
-# 1-thread one.  Sleeping threads cost nothing measurable here.  Only a default: an
-# OMP_WAIT_POLICY the user set wins, and it must be set before the core loads.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from respeval.metrics import REGISTRY, Interval, MetricFamily, MetricOptions, MetricResult, MetricSpec  # noqa: E402
-from respeval.metrics.bleu import BleuResult, bleu  # noqa: E402
-from respeval.metrics.chrf import ChrfResult, chrf  # noqa: E402
-from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad  # noqa: E402
-from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge  # noqa: E402
-from respeval.metrics.ter import TerResult, ter  # noqa: E402
-from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory  # noqa: E402
+from respeval.metrics import REGISTRY, Interval, MetricFamily, MetricOptions, MetricResult, MetricSpec
+from respeval.metrics.bleu import BleuResult, bleu
+from respeval.metrics.chrf import ChrfResult, chrf
+from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad
+from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge
+from respeval.metrics.ter import TerResult, ter
+from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
 
 if TYPE_CHECKING:
     from respeval import agents, evaluate, judge

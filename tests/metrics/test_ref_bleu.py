@@ -14,8 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _helpers.paths import SHARED_DATA
-from respeval._reference import bleu as B
+from _helpers.reference import bleu as B
+from respeval.metrics import sacrebleu_scores
 from respeval.tokenizers import sacrebleu_tokenizers as T
+
+# The oracle's score arithmetic and the product's, each checked against sacreBLEU and the
+# semantics below (the oracle has its own: it shares nothing with the product).
+COMPUTE_BLEU = pytest.mark.parametrize(
+    "compute_bleu", [B.compute_bleu, sacrebleu_scores.compute_bleu], ids=["oracle", "respeval"]
+)
+MY_LOG = pytest.mark.parametrize("my_log", [B.my_log, sacrebleu_scores.my_log], ids=["oracle", "respeval"])
 
 DATA = SHARED_DATA
 WMT = DATA / "wmt17_en_de"
@@ -191,8 +199,9 @@ SMOOTHING_GRID = [
 ]
 
 
+@COMPUTE_BLEU
 @pytest.mark.parametrize("system", ["online-G.0", "PROMT-Rule-based.4735"])
-def test_sentence_stats_and_scores_every_line(wmt, sacrebleu_metrics, system):
+def test_sentence_stats_and_scores_every_line(wmt, sacrebleu_metrics, system, compute_bleu):
     reference, systems = wmt
     hyps = systems[system]
     oracle = sacrebleu_metrics.BLEU()
@@ -211,7 +220,7 @@ def test_sentence_stats_and_scores_every_line(wmt, sacrebleu_metrics, system):
                 smooth_value=value,
                 effective_order=effective,
             )
-            got = B.compute_bleu(row, method, value, effective)
+            got = compute_bleu(row, method, value, effective)
             assert (got.score, got.precisions, got.counts, got.totals, got.bp) == (
                 expected.score,
                 expected.precisions,
@@ -275,37 +284,42 @@ def test_closest_reference_length_ties_to_shorter():
 # --- compute_bleu semantics -------------------------------------------------------------------
 
 
-def test_add_k_mutation_is_visible_in_counts_and_totals():
+@COMPUTE_BLEU
+def test_add_k_mutation_is_visible_in_counts_and_totals(compute_bleu):
     row = [3, 3, 1, 0, 0, 0, 3, 2, 1, 0]
     before = list(row)
-    result = B.compute_bleu(row, "add-k")
+    result = compute_bleu(row, "add-k")
     assert result.counts == [1, 1, 1, 1]
     assert result.totals == [3, 3, 2, 1]
     assert row == before  # the caller's statistics are not modified
 
 
-def test_no_match_returns_zero_without_smoothing_mutation():
-    result = B.compute_bleu([2, 2, 0, 0, 0, 0, 2, 1, 0, 0], "add-k")
+@COMPUTE_BLEU
+def test_no_match_returns_zero_without_smoothing_mutation(compute_bleu):
+    result = compute_bleu([2, 2, 0, 0, 0, 0, 2, 1, 0, 0], "add-k")
     assert result.score == 0.0
     assert result.counts == [0, 0, 0, 0] and result.totals == [2, 1, 0, 0]
 
 
-def test_effective_order_counts_orders_with_hypothesis_ngrams():
+@COMPUTE_BLEU
+def test_effective_order_counts_orders_with_hypothesis_ngrams(compute_bleu):
     # two tokens, unigram match only: eff = 2 (bigram exists), not 1 (orders with a match)
     row = B.segment_stats(["a", "x"], [["a", "b"]])
-    result = B.compute_bleu(row, "exp", effective_order=True)
+    result = compute_bleu(row, "exp", effective_order=True)
     p1, p2 = 50.0, 100.0 / (2 * 1)
     assert result.score == pytest.approx(math.exp((math.log(p1) + math.log(p2)) / 2))
 
 
-def test_my_log_floor():
-    assert B.my_log(0.0) == -9999999999
-    assert B.my_log(math.e) == 1.0
+@MY_LOG
+def test_my_log_floor(my_log):
+    assert my_log(0.0) == -9999999999
+    assert my_log(math.e) == 1.0
 
 
-def test_unknown_smoothing_method():
+@COMPUTE_BLEU
+def test_unknown_smoothing_method(compute_bleu):
     with pytest.raises(ValueError):
-        B.compute_bleu([1, 1, 1, 0, 0, 0, 1, 0, 0, 0], "bogus")
+        compute_bleu([1, 1, 1, 0, 0, 0, 1, 0, 0, 0], "bogus")
 
 
 # Edge-case table of semantics.md (BLEU with effective order, exp smoothing).

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _helpers.paths import SHARED_DATA
-from respeval._reference import squad as S
+from _helpers.reference import squad as S
 
 DATA = SHARED_DATA
 SQUAD = DATA / "squad"

@@ -1,7 +1,7 @@
 """TER in Python (``cext/ter.pxi``): sacreBLEU's Tercom normaliser to word ids, and its
 beam edit distance and greedy block-shift search on those ids, with every limit and
-tie-break of ``sacrebleu/metrics/lib_ter.py`` (``respeval._reference.ter`` is the
-readable spec).
+tie-break of ``sacrebleu/metrics/lib_ter.py`` (the tests' oracle
+``tests/_helpers/reference/ter.py`` is the readable spec).
 
 The one change of formulation, shared with the native core: where sacreBLEU caches DP
 rows in a trie of hypothesis prefixes, a shifted candidate here recomputes rows only

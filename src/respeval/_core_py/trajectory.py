@@ -26,14 +26,8 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from respeval.tokenizers.tool_calls import (
-    arrow_rows,
-    canonical_args,
-    check_arrow,
-    checked_tool_name,
-    is_arrow,
-    read_trajectory,
-)
+from respeval._arrow_json import arrow_rows, check_arrow, is_arrow, json_values, written_from_buffers
+from respeval._tool_calls import ARGS_MODES, TRAJECTORY_STATS, canonical_args, checked_tool_name, read_trajectory
 
 __all__ = [
     "ARGS_MODES",
@@ -44,27 +38,6 @@ __all__ = [
     "trajectory_pair_stats",
 ]
 
-ARGS_MODES = ("json", "string")
-
-# Per-row integer statistics, in column order of ``trajectory_pair_stats``'s output.
-TRAJECTORY_STATS = (
-    "n_pred",  # predicted calls
-    "n_ref",  # reference calls
-    "exact",  # same calls, same order, same length
-    "in_order",  # reference is a subsequence of the prediction
-    "any_order",  # reference is a sub-multiset of the prediction
-    "matched",  # size of a maximum one-to-one matching of equal calls
-    "exact_names",  # the four above comparing tool names only
-    "in_order_names",
-    "any_order_names",
-    "matched_names",
-    "lcs",  # longest common subsequence of calls
-    "lcs_names",  # ... of tool names
-    "edit_names",  # Levenshtein distance between the tool-name sequences
-    "redundant",  # predicted calls identical to an earlier predicted call
-    "first_match",  # 1-based position of the first predicted call that matches; 0 if none
-    "discordant",  # matched pairs ordered one way in the prediction, the other in the reference
-)
 N_STATS = len(TRAJECTORY_STATS)
 
 
@@ -359,45 +332,18 @@ def name_substitutions(pred_names: Any, pred_off: Any, ref_names: Any, ref_off: 
     return out_rows.tobytes(), out_ref.tobytes(), out_pred.tobytes()
 
 
-def _written_from_buffers(typ: Any, depth: int) -> bool:
-    """Whether the native core writes values of ``typ`` from their buffers (its plan's
-    node kinds): nulls, integers, floats but float16, bools, strings, structs with distinct
-    field names and lists, nested less than 60 deep."""
-    import pyarrow as pa
-
-    if pa.types.is_struct(typ):
-        names = [typ.field(i).name for i in range(typ.num_fields)]
-        return (
-            depth < 60
-            and len(set(names)) == len(names)
-            and all(_written_from_buffers(typ.field(i).type, depth + 1) for i in range(typ.num_fields))
-        )
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
-        return depth < 60 and _written_from_buffers(typ.value_type, depth + 1)
-    return (
-        pa.types.is_null(typ)
-        or pa.types.is_integer(typ)
-        or (pa.types.is_floating(typ) and not pa.types.is_float16(typ))
-        or pa.types.is_boolean(typ)
-        or pa.types.is_string(typ)
-        or pa.types.is_large_string(typ)
-    )
-
-
 def arrow_json_texts(column: Any) -> list[str | None] | None:
     """The JSON text of each value of a nested Arrow column (a list or struct type), as
-    ``json.dumps`` writes ``respeval.io.nested.json_values`` of it (null rows: None); None
+    ``json.dumps`` writes ``respeval._arrow_json.json_values`` of it (null rows: None); None
     for a column of another type, or holding types the core writes only through Python
     values (maps, timestamps, nesting 60 deep, ...).  A malformed column is refused, as
     ``check_arrow`` refuses it."""
     import pyarrow as pa
 
-    from respeval.io.nested import json_values
-
     typ = column.type
     if not (pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_struct(typ)):
         return None
     check_arrow(column)
-    if not _written_from_buffers(typ, 0):
+    if not written_from_buffers(typ):
         return None
     return [None if v is None else json.dumps(v, ensure_ascii=False) for v in json_values(column)]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.tokenizers.tool_calls import canonical_args
+from respeval._tool_calls import canonical_args
 
 __all__ = [
     "Alignment",

@@ -72,7 +72,19 @@ def build_parser() -> Parser:
     return parser
 
 
+def set_openmp_policy() -> None:
+    """The command line's OpenMP setting, made where the program starts (the library sets
+    nothing in its caller's process).  The core runs many short OpenMP loops; with libgomp's
+    default (spinning) waits, idle threads spin between them and, when another process holds
+    a core, a 2-thread run is slower than a 1-thread one; sleeping threads cost nothing
+    measurable here (benchmarks/README.md, "OpenMP wait policy").  Only a default: an
+    ``OMP_WAIT_POLICY`` the user set wins.  libgomp reads it when the core loads, which no
+    command does before ``main`` runs."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    set_openmp_policy()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

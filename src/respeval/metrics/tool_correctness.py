@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from respeval._tool_calls import canonical_args, read_trajectory
 from respeval.metrics.base import ChunkScores, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.metrics.trajectory import python_rows
-from respeval.tokenizers.tool_calls import canonical_args, read_trajectory
 
 __all__ = ["ToolCorrectnessFamily", "ToolCorrectnessResult", "argument_credit", "deepeval_tool_correctness"]
 

@@ -267,7 +267,7 @@ def python_rows(values: Any, what: str) -> list:
     """A column of trajectories as a Python list: lists of dicts, JSON text, or Arrow values
     (read as ``respeval._core_py.trajectory.arrow_rows`` reads them: the null fields of
     struct-typed arguments dropped, since Arrow cannot tell them from missing keys)."""
-    from respeval.tokenizers.tool_calls import arrow_rows
+    from respeval._arrow_json import arrow_rows
 
     column = _column(values, what)
     return column if isinstance(column, list) else arrow_rows(column)

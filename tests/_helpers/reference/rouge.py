@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
 
-from respeval.tokenizers.porter import stem as porter_stem
+from _helpers.reference.tokenizers import porter_stem
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 _SPACES = re.compile(r"\s+")

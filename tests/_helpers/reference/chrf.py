@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from respeval.metrics.sacrebleu_scores import BETA, CHAR_ORDER, EPS, WORD_ORDER, chrf_score  # noqa: F401 - part of this module's API
+from _helpers.reference.scores import BETA, CHAR_ORDER, EPS, WORD_ORDER, chrf_score  # noqa: F401 - part of this module's API
 
 __all__ = [
     "PUNCTUATION",

@@ -30,16 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from respeval.metrics.sacrebleu_scores import (  # noqa: F401 - part of this module's API
-    LOG_ZERO,
-    MAX_ORDER,
-    SMOOTH_DEFAULTS,
-    BLEUResult,
-    brevity_penalty,
-    compute_bleu,
-    my_log,
-)
-from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
+from _helpers.reference.scores import LOG_ZERO, MAX_ORDER, SMOOTH_DEFAULTS, BLEUResult, compute_bleu, my_log  # noqa: F401 - part of this module's API
+from _helpers.reference.tokenizers import get_tokenizer
 
 __all__ = [
     "BLEUResult",
@@ -77,7 +69,7 @@ def preprocess(sentence: str, tokenize: str = "13a", lowercase: bool = False) ->
     sentence : str
         The raw segment.
     tokenize : str
-        Tokenizer name (see :func:`respeval.tokenizers.sacrebleu_tokenizers.get_tokenizer`).
+        Tokenizer name (sacreBLEU's: ``13a``, ``intl``, ``zh``, ``char``, ``none``).
     lowercase : bool
         Apply Python's Unicode ``str.lower()`` first.
 

@@ -1,10 +1,13 @@
 """Reading tool-call trajectories, before anything is interned: the shapes a row may take
-(a list of call mappings, JSON text, Arrow list<struct> values), what makes a row unreadable
+(a list of call mappings, JSON text), what makes a row unreadable
 (and the message that says why), and canonical arguments, the string two calls' arguments
 share exactly when Python ``==`` holds on their decoded JSON.
 
 Both kernel implementations (``respeval._core`` and its twin ``respeval._core_py``) read rows
-as this module states; the agents layer compares arguments with ``canonical_args``.
+as this module states, and take from it the names they share (``ARGS_MODES``,
+``TRAJECTORY_STATS``, ``MAX_ARGS_DEPTH``); the agents layer compares arguments with
+``canonical_args``.  A leaf: it imports nothing from respeval.  Arrow columns of
+trajectories are read by :mod:`respeval._arrow_json` (``arrow_rows``) first.
 
 Canonical arguments (``args_mode="json"``): dict keys sorted, ``True``/``False`` written as
 ``1``/``0`` and integral floats as integers (``True == 1 == 1.0`` in Python), other floats by
@@ -21,17 +24,38 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "ARGS_MODES",
     "MAX_ARGS_DEPTH",
-    "arrow_rows",
+    "TRAJECTORY_STATS",
     "canonical_args",
-    "check_arrow",
     "checked_tool_name",
     "describe_bad_trajectory",
-    "is_arrow",
     "read_trajectory",
 ]
 
 MAX_ARGS_DEPTH = 100  # nesting levels of a call's arguments (deeper: the row is unreadable)
+
+ARGS_MODES = ("json", "string")
+
+# Per-row integer statistics, in column order of ``trajectory_pair_stats``'s output.
+TRAJECTORY_STATS = (
+    "n_pred",  # predicted calls
+    "n_ref",  # reference calls
+    "exact",  # same calls, same order, same length
+    "in_order",  # reference is a subsequence of the prediction
+    "any_order",  # reference is a sub-multiset of the prediction
+    "matched",  # size of a maximum one-to-one matching of equal calls
+    "exact_names",  # the four above comparing tool names only
+    "in_order_names",
+    "any_order_names",
+    "matched_names",
+    "lcs",  # longest common subsequence of calls
+    "lcs_names",  # ... of tool names
+    "edit_names",  # Levenshtein distance between the tool-name sequences
+    "redundant",  # predicted calls identical to an earlier predicted call
+    "first_match",  # 1-based position of the first predicted call that matches; 0 if none
+    "discordant",  # matched pairs ordered one way in the prediction, the other in the reference
+)
 
 
 def _quote(s: str) -> str:
@@ -88,40 +112,6 @@ def canonical_args(value: Any, nan_counter: list[int] | None = None, _path: str 
             + "}"
         )
     raise TypeError(f"{_path} is a {type(value).__name__}, which is not a JSON value")
-
-
-def is_arrow(values: Any) -> bool:
-    return type(values).__module__.startswith("pyarrow") and hasattr(values, "type")
-
-
-def arrow_rows(values: Any) -> list[Any]:
-    """An Arrow column of trajectories as Python values, read as the JSON they were written
-    from (:func:`respeval.io.nested.json_values`): when the calls are structs with
-    struct-typed fields (arguments read from JSON objects), the null fields of those
-    objects are dropped at every depth, since Arrow cannot tell a missing key from a null
-    one.  A JSON-text or map column keeps its nulls.  Refuses a malformed column whole."""
-    from respeval.io.nested import json_values
-
-    check_arrow(values)
-    return json_values(values)
-
-
-def check_arrow(values: Any) -> None:
-    """Raise ValueError if an Arrow array's buffers do not hold what its type says (offsets
-    out of range and the like: a broken writer, or a cast that went wrong), or if a struct
-    in its type names a field twice (no JSON object can hold that); such a column is
-    refused whole, before any of it is read."""
-    from respeval.io.nested import describe_repeated_field
-
-    problem = describe_repeated_field(values.type)
-    if problem is not None:
-        raise ValueError(f"this Arrow column ({values.type}) cannot be read: {problem}")
-    chunks = values.chunks if hasattr(values, "chunks") else [values]
-    for chunk in chunks:
-        try:
-            chunk.validate(full=True)
-        except Exception as exc:  # pyarrow.ArrowInvalid and friends
-            raise ValueError(f"malformed Arrow column ({values.type}): {exc}") from None
 
 
 def checked_tool_name(mapped: Any, name: str) -> str | None:

@@ -25,7 +25,7 @@ sacreBLEU applies the normaliser to references **twice** and to hypotheses once;
 ``normalized=True`` the second pass can split more (a possessive ``'s`` followed by
 punctuation after the first pass), and :func:`segment_stats` does the same.
 
-The Tercom normaliser (:func:`tercom_normalize`, from ``respeval.tokenizers.tercom``): by default it
+The Tercom normaliser (:func:`tercom_normalize`, sacreBLEU's ``TercomTokenizer``): by default it
 only lowercases; ``normalized`` adds mteval-like punctuation splitting and possessive
 ``'s``; ``no_punct`` deletes ``.,?:;!"()``; ``asian_support`` extends both to CJK.
 """
@@ -36,8 +36,8 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Union
 
-from respeval.metrics.sacrebleu_scores import TERResult, compute_ter
-from respeval.tokenizers.tercom import tercom_normalize
+from _helpers.reference.scores import TERResult, compute_ter
+from _helpers.reference.tokenizers import tercom_normalize
 
 __all__ = [
     "TERResult",
