@@ -103,9 +103,8 @@ def _time(value: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from respeval.cli.app import Parser
-
-    sub = parser.add_subparsers(dest="dataset_command", metavar="SUBCOMMAND", parser_class=Parser)
+    # subcommands parse as the command does (its class says how errors read)
+    sub = parser.add_subparsers(dest="dataset_command", metavar="SUBCOMMAND", parser_class=type(parser))
     p = sub.add_parser(
         "from-traces",
         help="cases from production traces",

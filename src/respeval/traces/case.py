@@ -33,7 +33,7 @@ order; a run whose span did not record its arguments (they are opt-in) takes the
 model's request with the same call id.  A trace without tool spans has the tool calls the
 model requested (the assistant messages' ``tool_calls``), in order.  Arguments are decoded
 JSON objects; :func:`trajectory_problem` says when the trajectory metrics could not read
-them (respeval.tokenizers.tool_calls).
+them (respeval._tool_calls).
 
 **Tokens.**  Summed over model calls (``chat``, ``generate_content``, ``text_completion``;
 OpenInference ``LLM``); agent spans' usage counts only when no model call reported any
@@ -48,9 +48,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.tokenizers.tool_calls import canonical_args, read_trajectory
+from respeval._tool_calls import canonical_args, read_trajectory
+from respeval.traces import genai, openinference
 from respeval.traces.otlp import Span, SpanEvent
-from respeval.traces.steps import AgentStep, ModelCall, ToolRun, interpret, span_error
+from respeval.traces.steps import AgentStep, ModelCall, ToolRun, span_error
 
 __all__ = [
     "CASE_FIELDS",
@@ -426,3 +427,12 @@ def case_from_parts(parts: TraceParts) -> Case:
         models=tuple(dict.fromkeys(models)),
         start_ns=parts.start_ns,
     )
+
+
+def interpret(span: Span, events: Sequence[SpanEvent] = ()) -> ModelCall | ToolRun | AgentStep | None:
+    """What ``span`` did, read by the conventions it follows (OpenInference when it says
+    ``openinference.span.kind``, else the GenAI semantic conventions); ``events`` are the log
+    records of GenAI events that name it (the span's own events are read too)."""
+    if "openinference.span.kind" in span.attributes:
+        return openinference.interpret(span)
+    return genai.interpret(span, events)

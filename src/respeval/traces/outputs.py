@@ -140,7 +140,7 @@ def _content(text: str, role: str) -> dict[str, Any]:
 
 
 def _same_calls(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
-    from respeval.tokenizers.tool_calls import canonical_args
+    from respeval._tool_calls import canonical_args
 
     if len(a) != len(b):
         return False

@@ -2,20 +2,19 @@
 step (an ``invoke_agent`` / OpenInference ``AGENT`` or ``CHAIN`` span, used when no model
 call recorded the conversation), or nothing of interest.
 
-:func:`interpret` reads the GenAI semantic conventions (:mod:`respeval.traces.genai`) or
-OpenInference's (:mod:`respeval.traces.openinference`, for spans with an
-``openinference.span.kind``).
+The convention modules (:mod:`respeval.traces.genai`, :mod:`respeval.traces.openinference`)
+build these; :func:`respeval.traces.case.interpret` picks the one a span follows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.traces.otlp import STATUS_ERROR, Span, SpanEvent
+from respeval.traces.otlp import STATUS_ERROR, Span
 
-__all__ = ["AgentStep", "ModelCall", "ToolRun", "integer", "interpret", "span_error", "unflatten"]
+__all__ = ["AgentStep", "ModelCall", "ToolRun", "integer", "span_error", "unflatten"]
 
 
 @dataclass
@@ -142,15 +141,3 @@ def span_error(span: Span) -> str | None:
             message = message or event.attributes.get("exception.message")
     detail = ": ".join(str(x) for x in (kind, message) if x) or "error"
     return f"{span.name}: {detail}" if span.name else detail
-
-
-def interpret(span: Span, events: Sequence[SpanEvent] = ()) -> ModelCall | ToolRun | AgentStep | None:
-    """What ``span`` did; ``events`` are the log records of GenAI events that name it (the
-    span's own events are read too)."""
-    if "openinference.span.kind" in span.attributes:
-        from respeval.traces import openinference
-
-        return openinference.interpret(span)
-    from respeval.traces import genai
-
-    return genai.interpret(span, events)
