@@ -27,6 +27,7 @@ COMMANDS = (
     "respeval.cli.agent",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.compare",
     "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",
