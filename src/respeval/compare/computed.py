@@ -103,9 +103,12 @@ def paired_interval(
     if n_samples <= 0 or baseline_stats.shape[0] < 2:
         return Interval(float("nan"), observed, float("nan"), confidence, "paired poisson bootstrap percentile")
     width = baseline_stats.shape[1]
-    matrix = np.hstack([baseline_stats, candidate_stats]).astype(np.float64)
+    # rows in the order of their keys: the replicate sums (float additions) are then the same
+    # bits whatever the order of the input rows
+    order = np.argsort(keys, kind="stable")
+    matrix = np.hstack([baseline_stats, candidate_stats]).astype(np.float64)[order]
     acc = new_accumulator(matrix.shape[1], n_samples)
-    bootstrap_add(acc, matrix, keys, seed)
+    bootstrap_add(acc, matrix, keys[order], seed)
     sums, sizes = replicate_sums(acc)
     differences = np.asarray(corpus(sums[:, width:], sizes), dtype=np.float64) - np.asarray(
         corpus(sums[:, :width], sizes), dtype=np.float64
@@ -177,7 +180,10 @@ def compute_metric(
     differences = rows[1] - rows[0]
     pass_fail = False
     if spec.family in CORPUS_LEVEL:
-        test = approximate_randomization_test(stats[0], stats[1], corpus, observed, trials=AR_TRIALS, seed=seed)
+        order = np.argsort(keys[scored], kind="stable")  # the same swaps whatever the row order
+        test = approximate_randomization_test(
+            stats[0][order], stats[1][order], corpus, observed, trials=AR_TRIALS, seed=seed
+        )
     else:
         pass_fail = bool(np.all((both == 0) | (both == 1)))
         test = mcnemar_exact(rows[0] == 1, rows[1] == 1) if pass_fail else wilcoxon_signed_rank(differences)

@@ -119,9 +119,10 @@ async def acompare(
         model = _load_judge(judge)
         plan = None
         if until_decided:
-            # the sequential test runs at Holm's strictest level, so a decision it reaches
-            # survives the correction whatever the other metrics show
-            plan = SequentialPlan(alpha=alpha / m_tests, margin=margin, block=block, seed=seed_value)
+            # half the error rate for the sequence, half for the fixed test at the end (when the
+            # cases run out first), and Holm's strictest level for both, so a decision the
+            # sequence reaches survives the correction whatever the other metrics show
+            plan = SequentialPlan(alpha=alpha / (2 * m_tests), margin=margin, block=block, seed=seed_value)
         opened = cache
         if isinstance(cache, str) or hasattr(cache, "__fspath__"):
             from respeval.judge.cache import JudgeCache
@@ -138,7 +139,7 @@ async def acompare(
     adjusted = holm([r.p_value for r in rows])
     for row, p in zip(rows, adjusted):
         row.p_holm = p
-        if row.kind == "judge" and judged is not None and judged.sequential is not None:
+        if row.kind == "judge" and row.details.get("sequential", {}).get("settled"):
             row.decision = str(row.details["sequential"]["decision"])
         else:
             row.decision = decide(row.direction, p, alpha, row.higher_is_better)
@@ -294,13 +295,18 @@ def _from_judge(
         "samples": run.samples,
     }
     observed = float(values.mean()) if n else math.nan
-    if test is None:
-        if n == 0:
-            significance = sign_test(values)
-        elif run.samples == 1:
-            significance = sign_test(values)
-        else:
-            significance = wilcoxon_signed_rank(values)
+    if test is not None and test.decision is not None:
+        # settled: the confidence sequence decides; its always-valid p-value, doubled for the
+        # two stages of the design (the sequence, then the fixed test when the cases run out)
+        state = test.state()
+        assert run.plan is not None
+        interval = Interval(state.low, observed, state.high, 1 - run.plan.alpha, SEQUENTIAL_METHOD)
+        direction = {"improved": 1.0, "regressed": -1.0}.get(state.decision or "", 0.0)
+        p_value = min(1.0, 2 * state.p_value)
+        test_name, statistic, method = "sequential", 1 / state.p_value, SEQUENTIAL_METHOD
+        details["sequential"] = {"decision": state.decision, "settled": True, "p_sequence": state.p_value}
+    else:
+        significance = sign_test(values) if run.samples == 1 or n == 0 else wilcoxon_signed_rank(values)
         idx = np.array([c.index for c in test_cases], dtype=np.int64)
         interval = paired_interval(
             np.zeros((n, 1)),
@@ -320,14 +326,18 @@ def _from_judge(
             significance.method,
         )
         details.update({k: v for k, v in significance.to_dict().items() if k not in ("test", "statistic", "p_value")})
-    else:
-        state = test.state()
-        assert run.plan is not None
-        decision = state.decision or "no_change"
-        interval = Interval(state.low, observed, state.high, 1 - run.plan.alpha, SEQUENTIAL_METHOD)
-        direction = {"improved": 1.0, "regressed": -1.0}.get(decision, 0.0)
-        test_name, statistic, p_value, method = "sequential", 1 / state.p_value, state.p_value, SEQUENTIAL_METHOD
-        details["sequential"] = {"decision": decision, "settled": state.decision is not None}
+        if test is not None:
+            # the cases ran out (or the judge stopped) before the sequence settled: the fixed test
+            # on every case judged decides, its p-value doubled with the sequence's (Bonferroni
+            # over the two stages), so the whole design keeps its error rate
+            state = test.state()
+            p_value = min(1.0, 2 * min(state.p_value, significance.p_value))
+            details["sequential"] = {
+                "decision": None,
+                "settled": False,
+                "p_sequence": state.p_value,
+                "p_fixed": significance.p_value,
+            }
     return MetricComparison(
         metric=JUDGE_METRIC,
         kind="judge",
@@ -393,11 +403,12 @@ def _judge_json(run: JudgeRun, confidence: float) -> dict[str, Any]:
         remaining = run.total_cases - len(run.cases)
         full = int(round(per_case * run.total_cases))
         out["sequential"] = {
-            "decision": state.decision or "no_change",
+            "decision": state.decision,
             "settled": state.decision is not None,
             "decision_rule": (
                 f"{int(round((1 - run.plan.alpha) * 1000)) / 10:g}% confidence sequence of the net win rate; "
-                f"stop when it excludes 0 or lies within +-{run.plan.margin:g}"
+                f"stop when it excludes 0 or lies within +-{run.plan.margin:g}; if the cases run out first, the "
+                "fixed test on all of them decides"
             ),
             "method": SEQUENTIAL_METHOD,
             "alpha": run.plan.alpha,
