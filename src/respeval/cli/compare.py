@@ -51,9 +51,10 @@ decisions:
 sequential (--until-decided, needs --judge):
   the judge sees the cases in a seeded random order, --block at a time, and stops as soon as an
   always-valid confidence sequence of the net win rate excludes 0 (improved / regressed) or lies
-  within +-MARGIN (no change worth detecting); each decision is wrong with probability <= alpha
-  (alpha / number of metrics, so it survives Holm). The report says how many judge calls and how
-  much cost that saved.
+  within +-MARGIN (no change worth detecting); if the cases run out first, the fixed test on all
+  of them decides. The sequence gets half of Holm's strictest level (alpha / number of metrics)
+  and the final fixed test the other half, so every decision keeps its error rate. The output
+  says how many judge calls and how much cost that saved.
 
 exit status:
   0 done (and no --fail-on condition), 1 bad input, 2 --fail-on regression and the decision is

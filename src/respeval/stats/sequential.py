@@ -26,8 +26,9 @@ at whatever moment the test stops:
   ``margin``, the smallest net win rate worth detecting.
 
 So P(improved or regressed | mu = 0) <= alpha and P(no_change | |mu| >= margin) <= alpha.
-When the cases run out first the test is **undecided** (reported as ``no_change`` with
-``settled=False``).
+When the observations run out first the test is **undecided** (``decision`` None);
+``respeval.compare`` then decides with the fixed-sample test on every case, having kept half
+of its error rate for that stage.
 """
 
 from __future__ import annotations
