@@ -61,9 +61,7 @@ def responses(n: int, scenario: str, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def noisy_judge(
-    seed: int = 0, *, judge_error: float = 0.05, position_bias: float = 0.1, tie: float = 0.4
-) -> Any:
+def noisy_judge(seed: int = 0, *, judge_error: float = 0.05, position_bias: float = 0.1, tie: float = 0.4) -> Any:
     """A ``FakeModel`` function: a pairwise verdict for a request (see the module docstring)."""
 
     def answer(request: Any) -> str:

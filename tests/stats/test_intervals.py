@@ -62,7 +62,12 @@ def test_interval_unpacks_as_low_mid_high_and_serialises():
         "confidence": 0.9,
         "method": "poisson bootstrap percentile",
     }
-    assert Interval(math.nan, 0.5, math.nan).to_dict() == {"estimate": 0.5, "low": None, "high": None, "confidence": None}
+    assert Interval(math.nan, 0.5, math.nan).to_dict() == {
+        "estimate": 0.5,
+        "low": None,
+        "high": None,
+        "confidence": None,
+    }
 
 
 def _definitions(name: str, kind: type) -> list[str]:
