@@ -131,3 +131,15 @@ def test_the_report_command_renders_compare_json(table, tmp_path, capsys):
     out.write_text(capsys.readouterr().out, encoding="utf-8")
     assert main(["report", str(out), "--out", str(tmp_path / "r.html")]) == 0
     assert "Baseline vs candidate" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_judge_budget_stop_exits_4_with_the_comparison_printed(table, tmp_path, capsys):
+    code = main(
+        [
+            "compare", "--input", str(table), "--metrics", "exact_match", "--ref-field", "expected",
+            "--judge", "python:_helpers.compare_sim:judge", "--budget-calls", "20", "--concurrency", "1",
+        ]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 4 and "the judge stopped" in err and "budget" in err
+    assert "STOPPED" in out and "exact_match" in out

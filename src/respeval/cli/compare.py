@@ -18,6 +18,7 @@ from respeval.cli.common import (
     non_negative_int,
     positive_float,
     positive_int,
+    stop_exit,
 )
 from respeval.io.files import guarded_outputs
 from respeval.redact import redact
@@ -59,7 +60,7 @@ sequential (--until-decided, needs --judge):
 exit status:
   0 done (and no --fail-on condition), 1 bad input, 2 --fail-on regression and the decision is
   regressed (--fail-on change: anything but no significant change), 3 the judge stopped on a model
-  error, 4 the judge stopped at the budget.
+  error (1 when its cache file is damaged), 4 the judge stopped at the budget, 130 interrupted.
 
 examples:
   respeval compare --input responses.jsonl --baseline baseline --candidate candidate \\
@@ -307,10 +308,8 @@ def run(args: argparse.Namespace) -> int:
 
             write_run_outputs(compare_run_summary(data), summary_out=args.summary_out, report=args.report)
     if result.stop_kind is not None:
-        from respeval.judge.engine import STOP_BUDGET
-
         print(f"respeval compare: the judge stopped: {redact(result.stop_reason)}", file=sys.stderr)
-        return Exit.BUDGET if result.stop_kind == STOP_BUDGET else Exit.JUDGE_FATAL
+        return stop_exit(result.stop_kind)
     if args.fail_on == "regression" and result.decision == "regressed":
         print(f"respeval compare: FAILED: {args.candidate} regressed against {args.baseline}", file=sys.stderr)
         return Exit.GATE_FAILED
