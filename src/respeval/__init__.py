@@ -14,7 +14,12 @@ Every result has ``columns``, ``res[name]``, ``corpus_scores()``, ``mean()``,
     respeval.score_files("preds.jsonl", out="rows.parquet")
     respeval.score_table(arrow_table, metrics=["rouge1", "bleu"])
 
-The judge layer (``respeval.judge``) is loaded on first use.
+Baseline against candidate, with paired statistics and a decision::
+
+    respeval.compare("responses.jsonl", baseline="baseline", candidate="candidate",
+                     metrics=["exact_match", "rouge1"], ref_field="expected").decision
+
+The judge layer (``respeval.judge``) and ``respeval.compare`` are loaded on first use.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from respeval.metrics.ter import TerResult, ter
 from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
 
 if TYPE_CHECKING:
-    from respeval import agents, evaluate, judge
+    from respeval import agents, compare, evaluate, judge
     from respeval.bulk import RunSummary, score_files, score_table
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
@@ -43,6 +48,7 @@ _LAZY = {
     "judge": ("respeval.judge", None),
     "agents": ("respeval.agents", None),
     "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
+    "compare": ("respeval.compare", None),  # the package is callable: respeval.compare(data, ...)
 }
 
 
@@ -83,6 +89,7 @@ __all__ = [
     "agents",
     "bleu",
     "chrf",
+    "compare",
     "evaluate",
     "exact_match",
     "judge",

@@ -33,9 +33,10 @@ from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.models import JudgeModel
-from respeval.judge.results import RunSummary, wilson_interval
+from respeval.judge.results import RunSummary
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.rouge import rouge
+from respeval.stats import wilson_interval
 
 __all__ = [
     "ACCEPT",

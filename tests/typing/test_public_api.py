@@ -29,6 +29,7 @@ PUBLIC = [
     "agents",
     "bleu",
     "chrf",
+    "compare",
     "exact_match",
     "evaluate",
     "judge",

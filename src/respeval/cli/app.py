@@ -28,6 +28,7 @@ COMMANDS = (
     "respeval.cli.dataset",
     "respeval.cli.judge",
     "respeval.cli.gate",
+    "respeval.cli.compare",
     "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",

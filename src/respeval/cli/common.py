@@ -17,7 +17,7 @@ class Exit(enum.IntEnum):
 
     OK = 0
     INPUT = 1  # bad input, options or files: the message says which and what to do
-    GATE_FAILED = 2  # a quality gate failed (e.g. pass rate below --fail-under)
+    GATE_FAILED = 2  # a quality gate failed (pass rate below --fail-under, compare --fail-on regression)
     JUDGE_FATAL = 3  # the judge stopped on a model error (401, 400, ...)
     BUDGET = 4  # the judge stopped at the budget
     BATCH_PENDING = 5  # provider batches are still running (--batch-wait): rerun later to collect them
@@ -38,10 +38,10 @@ def stop_exit(kind: str | None) -> Exit:
 
 EXIT_HELP = """\
 exit status (every command):
-  0 done, 1 bad input or options, 2 a gate failed (--fail-under), 3 the judge stopped on a
-  model error, 4 the judge stopped at the budget, 5 provider batches still running
-  (--batch-wait; rerun to collect), 70 an internal error (a bug: please report it),
-  130 interrupted (rerun to resume)."""
+  0 done, 1 bad input or options, 2 a gate failed (gate --fail-under, compare --fail-on),
+  3 the judge stopped on a model error, 4 the judge stopped at the budget, 5 provider batches
+  still running (--batch-wait; rerun to collect), 70 an internal error (a bug: please report
+  it), 130 interrupted (rerun to resume)."""
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP = 1000

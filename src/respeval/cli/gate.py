@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import xml.etree.ElementTree as ET
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, exit_status
@@ -160,28 +159,21 @@ def _config(args: argparse.Namespace, records: list[dict[str, Any]], labels: dic
 def write_junit(report: GateReport, path: str) -> None:
     """One ``testcase`` per row: rejected rows fail, unscored/undecided rows are errors
     (not silently skipped), accepted rows pass."""
-    counts = report.to_json()["decisions"]
-    suite = ET.Element(
-        "testsuite",
-        name="respeval.gate",
-        tests=str(report.total),
-        failures=str(counts[REJECT]),
-        errors=str(counts["unscored"] + counts["undecided"]),
-        skipped="0",
-    )
+    from respeval.report.junit import JUnitCase
+    from respeval.report.junit import write_junit as write
+
+    cases = []
     for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=f"respeval.gate.{row.stage or 'none'}", name=str(row.id))
         detail = f"stage={row.stage or '-'} exact={row.exact:g} lexical={row.lexical:.4f}"
         if row.judge_score is not None:
             detail += f" judge_score={row.judge_score:g}"
+        failure = error = None
         if row.decision == REJECT:
-            ET.SubElement(case, "failure", message=f"rejected by {row.stage}", type="rejected").text = detail
+            failure = (f"rejected by {row.stage}", "rejected", detail)
         elif row.decision != ACCEPT:
-            ET.SubElement(
-                case, "error", message=f"{row.decision}: {row.reason or 'no judge given'}", type=row.decision
-            ).text = detail
-    with atomic_output(path, "wb") as fh:
-        ET.ElementTree(suite).write(fh, encoding="utf-8", xml_declaration=True)
+            error = (f"{row.decision}: {row.reason or 'no judge given'}", row.decision, detail)
+        cases.append(JUnitCase(str(row.id), f"respeval.gate.{row.stage or 'none'}", failure, error))
+    write(path, "respeval.gate", cases)
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:

@@ -58,8 +58,8 @@ from respeval.judge.methods.rubrics import (
 )
 from respeval.judge.methods.sampling import AGGREGATIONS, SampledResult, SampledRow, arun_sampled
 from respeval.judge.models.base import JudgeModel
-from respeval.judge.results import wilson_interval
 from respeval.redact import redact
+from respeval.stats import wilson_interval
 
 __all__ = ["add_method_arguments", "run_example", "run_methods"]
 

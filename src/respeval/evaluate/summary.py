@@ -43,11 +43,11 @@ _WORST = 5
 
 
 def _wilson(k: int, n: int, confidence: float) -> tuple[float, float] | tuple[None, None]:
-    if n == 0:
-        return None, None
-    from respeval.judge.results import wilson_interval
+    """The Wilson interval, with no rows as ``(None, None)`` (the flat summary's missing value)."""
+    from respeval.stats import wilson_interval
 
-    return wilson_interval(k, n, confidence)
+    low, high = wilson_interval(k, n, confidence)
+    return (None, None) if n == 0 else (low, high)
 
 
 def _column(table: Any, name: str) -> Any:

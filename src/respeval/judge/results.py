@@ -3,14 +3,13 @@ calls, tokens, cost, time)."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 from respeval.redact import redact, redact_data
+from respeval.stats.intervals import wilson_interval
 
 __all__ = ["RowResult", "RunSummary", "wilson_interval"]
 
@@ -70,21 +69,6 @@ class RowResult:
             reasked=self.reasked,
         )
         return out
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion: unlike the normal approximation
-    it stays inside [0, 1] and behaves at 0% and 100% pass rates and small n."""
-    if n <= 0:
-        raise ValueError("wilson_interval needs n > 0")
-    if not 0 <= successes <= n:
-        raise ValueError(f"successes must be in [0, {n}], got {successes}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, center - half), min(1.0, center + half)
 
 
 @dataclass

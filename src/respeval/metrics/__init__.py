@@ -6,8 +6,9 @@ module's name to ``FAMILY_MODULES`` below.  The CLI, the bulk pipeline, the gate
 ``respeval.evaluate`` pick it up from here.
 """
 
-from respeval.metrics.base import ChunkScores, Interval, MetricFamily, MetricResult, RowValueError
+from respeval.metrics.base import ChunkScores, MetricFamily, MetricResult, RowValueError
 from respeval.metrics.registry import MetricOptions, MetricSpec, Registry, UnknownMetricError
+from respeval.stats.intervals import Interval
 
 FAMILY_MODULES = (
     "respeval.metrics.rouge",

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from respeval.stats import DEFAULT_SEED, bootstrap_add, new_accumulator, percentile_interval, replicate_sums
 from respeval.stats import resolve_seed as _resolve_seed
 from respeval.stats.exact import exact_mean, exact_sum
+from respeval.stats.intervals import Interval
 
 # What a family's ``score`` receives per row:
 #   "text": the prediction as str; references as str or a non-empty list of str
@@ -95,14 +96,6 @@ class MetricFamily(Protocol):
 
     def signature(self) -> str:
         """Everything needed to reproduce the numbers."""
-
-
-class Interval(NamedTuple):
-    """A bootstrap percentile interval: low, median of the resamples, high."""
-
-    low: float
-    mid: float
-    high: float
 
 
 class MetricResult:
@@ -197,7 +190,10 @@ class MetricResult:
         names = list(values)
         samples = np.column_stack([np.asarray(values[k], dtype=np.float64) for k in names])
         q = percentile_interval(samples, ci)
-        return {k: Interval(float(q[0, i]), float(q[1, i]), float(q[2, i])) for i, k in enumerate(names)}
+        return {
+            k: Interval(float(q[0, i]), float(q[1, i]), float(q[2, i]), ci, "poisson bootstrap percentile")
+            for i, k in enumerate(names)
+        }
 
     def to_dict(self) -> dict[str, list[Any]]:
         return {k: v.tolist() for k, v in self._columns.items()}

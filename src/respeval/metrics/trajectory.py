@@ -48,6 +48,7 @@ import numpy as np
 from respeval import _backend
 from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.stats.intervals import wilson, wilson_interval
 
 __all__ = [
     "ADK_MATCH_TYPES",
@@ -562,22 +563,6 @@ class _Scored:
     ref: _Interned
 
 
-def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (``(nan, nan)`` for ``n == 0``)."""
-    from statistics import NormalDist
-
-    if n <= 0:
-        return (math.nan, math.nan)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 @dataclass(frozen=True)
 class ToolConfusion:
     """One tool's counts over all rows: reference calls matched (tp), predicted calls without
@@ -651,9 +636,7 @@ class TrajectoryResult(MetricResult):
                 continue
             col = self[name]
             col = col[~np.isnan(col)]
-            k, n = float(col.sum()), len(col)
-            low, high = wilson_interval(k, n, confidence)
-            out[name] = Interval(low, k / n if n else math.nan, high)
+            out[name] = wilson(float(col.sum()), len(col), confidence)
         return out
 
     def tool_confusion(self) -> list[ToolConfusion]:

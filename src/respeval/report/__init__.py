@@ -7,6 +7,7 @@
 from respeval.report.html import SECTIONS, render_html, write_report
 from respeval.report.runs import (
     RowDigest,
+    compare_run_summary,
     evaluate_run_summary,
     gate_run_summary,
     judge_run_summary,
@@ -33,6 +34,7 @@ __all__ = [
     "SECTIONS",
     "RowDigest",
     "check_summary",
+    "compare_run_summary",
     "correlation_entry",
     "evaluate_run_summary",
     "gate_run_summary",

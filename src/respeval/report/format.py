@@ -94,3 +94,17 @@ def svg_text(x: float, y: float, s: Any, anchor: str = "start", cls: str = "", e
 def short_label(label: Any, limit: int = 22) -> str:
     s = plain_text(label)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def words(text: Any) -> str:
+    n = len(str(text).split())
+    return f"{n:,} word" + ("" if n == 1 else "s")
+
+
+def text_block(name: str, text: Any) -> str:
+    """A named text in a box (the rows and cases the report shows side by side)."""
+    return (
+        f'<div class="text"><div class="text-name">{escape(name)} '
+        f'<span class="muted">({words(text)})</span></div>'
+        f'<div class="text-body">{escape(text)}</div></div>'
+    )

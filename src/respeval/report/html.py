@@ -13,7 +13,8 @@ import numpy as np
 from respeval._version import __version__
 from respeval.io.files import write_text_atomic
 from respeval.report.agents import section_agents
-from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct
+from respeval.report.compare import section_compare
+from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct, text_block
 from respeval.report.schema import check_summary, merge_summaries
 from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter
 
@@ -30,6 +31,7 @@ SECTIONS = (
     ("worst", "Worst rows"),
     ("disagreements", "Worst disagreements"),
     ("agents", "Agents"),
+    ("compare", "Baseline vs candidate"),
 )
 _MAX_DISAGREEMENTS = 10  # per metric
 
@@ -504,7 +506,7 @@ def _section_worst(s: Mapping[str, Any]) -> str:
         parts.append(f"<h3>{escape(metric)}</h3>")
         for w in items[:_MAX_DISAGREEMENTS]:
             texts = dict(w.get("texts") or {})
-            body = "".join(_text_block(k, v) for k, v in texts.items())
+            body = "".join(text_block(k, v) for k, v in texts.items())
             score = f" · score <b>{fmt(w['score'])}</b>" if w.get("score") is not None else ""
             parts.append(
                 f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))}{score}</div>'
@@ -539,26 +541,13 @@ def _section_disagreements(s: Mapping[str, Any]) -> str:
 _CONTEXT_TEXTS = ("prompt", "instruction", "input", "reference")
 
 
-def _words(text: Any) -> str:
-    n = len(str(text).split())
-    return f"{n:,} word" + ("" if n == 1 else "s")
-
-
-def _text_block(name: str, text: Any) -> str:
-    return (
-        f'<div class="text"><div class="text-name">{escape(name)} '
-        f'<span class="muted">({_words(text)})</span></div>'
-        f'<div class="text-body">{escape(text)}</div></div>'
-    )
-
-
 def _disagreement_card(d: Mapping[str, Any]) -> str:
     """Judge and human verdicts, then the context, the responses side by side, the explanation."""
     texts = dict(d.get("texts") or {})
     context = [(k, texts.pop(k)) for k in _CONTEXT_TEXTS if k in texts]
     explanation = [(k, texts.pop(k)) for k in ("explanation",) if k in texts]
     rows = [items for items in (context, list(texts.items()), explanation) if items]
-    body = "".join('<div class="texts">' + "".join(_text_block(k, v) for k, v in items) + "</div>" for items in rows)
+    body = "".join('<div class="texts">' + "".join(text_block(k, v) for k, v in items) + "</div>" for items in rows)
     return (
         f'<div class="card dis"><div class="dis-head">row {escape(d.get("row"))} · judge '
         f"<b>{escape(d.get('judge'))}</b> · human <b>{escape(d.get('human'))}</b> · gap {fmt(d.get('gap'), 2)}"
@@ -632,6 +621,7 @@ _RENDERERS = {
     "worst": _section_worst,
     "disagreements": _section_disagreements,
     "agents": section_agents,
+    "compare": section_compare,
 }
 
 
@@ -652,7 +642,7 @@ def render_html(summary: Mapping[str, Any]) -> str:
         f'<header><h1>{escape(title)}</h1><div class="sub">respeval {escape(__version__)}{created}</div></header>'
         f"<nav>{nav}</nav><main>{body}</main>"
         "<footer>Self-contained report: no network, no scripts. Intervals are seeded percentile "
-        "bootstrap intervals.</footer></body></html>\n"
+        "bootstrap intervals unless a table says otherwise (Wilson for rates).</footer></body></html>\n"
     )
 
 

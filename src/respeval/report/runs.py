@@ -1,5 +1,5 @@
 """One run summary for every command: ``score``, ``judge`` (every method), ``gate``,
-``evaluate`` and ``validate`` output as the report's schema, and the one function each
+``compare``, ``evaluate`` and ``validate`` output as the report's schema, and the one function each
 command calls to write it (``--summary-out``) and the HTML report (``--report``).
 
 :func:`to_run_summary` takes what a command prints with ``--json`` (or writes) and returns a
@@ -23,6 +23,7 @@ from respeval.report.schema import SCHEMA, check_summary, new_summary
 
 __all__ = [
     "RowDigest",
+    "compare_run_summary",
     "evaluate_run_summary",
     "gate_run_summary",
     "judge_run_summary",
@@ -411,6 +412,108 @@ def gate_run_summary(
     return summary
 
 
+_FLIPPED_SHOWN = 50  # flipped cases kept in a run summary (regressions first)
+
+
+def compare_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict[str, Any]:
+    """``respeval compare --json``: the metrics with their differences, tests and decisions
+    (the report's forest plot and table), the flipped cases with their texts, and the judge's
+    coverage and cost."""
+    summary = new_summary(
+        title or f"respeval compare: {data.get('candidate')} vs {data.get('baseline')}",
+        {
+            "command": "compare",
+            "baseline": data.get("baseline"),
+            "candidate": data.get("candidate"),
+            "cases": data.get("cases"),
+            "decision": data.get("decision"),
+            "alpha": data.get("alpha"),
+            "paired on": ", ".join(data.get("paired_on") or []),
+            "sources": ", ".join(data.get("sources") or []),
+        },
+    )
+    metrics = []
+    for m in data.get("metrics", []):
+        diff = m.get("difference") or {}
+        metrics.append(
+            {
+                "metric": m.get("metric"),
+                "kind": m.get("kind"),
+                "baseline": m.get("baseline"),
+                "candidate": m.get("candidate"),
+                "difference": diff.get("value"),
+                "low": diff.get("low"),
+                "high": diff.get("high"),
+                "interval": diff.get("method"),
+                "test": m.get("test"),
+                "statistic": m.get("statistic"),
+                "p_value": m.get("p_value"),
+                "p_holm": m.get("p_holm"),
+                "decision": m.get("decision"),
+                "higher_is_better": m.get("higher_is_better", True),
+                "cases": m.get("cases"),
+                "wins": m.get("wins"),
+                "losses": m.get("losses"),
+                "ties": m.get("ties"),
+            }
+        )
+    flipped = [
+        {
+            "id": f.get("id"),
+            "direction": f.get("direction"),
+            "regressed": f.get("regressed") or [],
+            "improved": f.get("improved") or [],
+            "judge": f.get("judge"),
+            "texts": {k: _text(f[k]) for k in ("prompt", "reference", "baseline", "candidate") if f.get(k) is not None},
+        }
+        for f in list(data.get("flipped") or [])[:_FLIPPED_SHOWN]
+    ]
+    judge = data.get("judge") or None
+    entry: dict[str, Any] = {
+        "baseline": data.get("baseline"),
+        "candidate": data.get("candidate"),
+        "cases": data.get("cases"),
+        "alpha": data.get("alpha"),
+        "confidence": data.get("confidence"),
+        "decision": data.get("decision"),
+        "metrics": metrics,
+        "flipped": flipped,
+        "flipped_counts": data.get("flipped_counts") or {},
+    }
+    if judge:
+        spend = judge.get("spend") or {}
+        entry["judge"] = {
+            "model": judge.get("model"),
+            "samples": judge.get("samples"),
+            "calls": spend.get("calls"),
+            "cost_usd": spend.get("cost_usd"),
+            "outcomes": judge.get("outcomes"),
+            "consistency": (judge.get("consistency") or {}).get("rate"),
+            "sequential": judge.get("sequential"),
+        }
+        judged = judge.get("cases_judged") or 0
+        scored = judged - (judge.get("unscored") or 0)
+        summary["judges"] = [
+            {
+                "metric": "pairwise judge (both orders)",
+                "method": "pairwise",
+                "model": judge.get("model"),
+                "rows": judged,
+                "scored": scored,
+                "coverage": scored / judged if judged else None,
+                "pass_rate": next((m["candidate"] for m in metrics if m["metric"] == "judge"), None),
+                "calls": spend.get("calls"),
+                "cache_hits": spend.get("cache_hits"),
+                "tokens_in": spend.get("tokens_in"),
+                "tokens_out": spend.get("tokens_out"),
+                "cost_usd": spend.get("cost_usd"),
+                "unscored_reasons": judge.get("unscored_reasons") or {},
+            }
+        ]
+    summary["compare"] = [entry]
+    return summary
+
+
 _FLAT_STATS = (
     "mean",
     "std",
@@ -469,6 +572,8 @@ def to_run_summary(data: Any, source: str = "summary", title: str | None = None)
     if isinstance(data, Mapping) and data.get("schema") == SCHEMA:
         return dict(data)
     if isinstance(data, Mapping):
+        if data.get("comparison") == "respeval.compare/1":
+            return compare_run_summary(data, title)
         if "stages" in data and "decisions" in data:
             return gate_run_summary(data, title)
         if "rows_total" in data and "systems" in data:
@@ -478,7 +583,8 @@ def to_run_summary(data: Any, source: str = "summary", title: str | None = None)
         if "row_count" in data:
             return evaluate_run_summary(data, title)
     raise ValueError(
-        f"{source}: not a run summary, nor the --json output of respeval score, judge, gate, evaluate or validate"
+        f"{source}: not a run summary, nor the --json output of respeval score, judge, gate, compare, evaluate or "
+        "validate"
     )
 
 

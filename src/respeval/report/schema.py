@@ -61,7 +61,18 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
         {"metric": "helpfulness", "row": 17, "judge": 5, "human": 1, "gap": 4,
          "texts": {"prompt": "...", "response": "..."}}
       ],
-      "agents": [ ... ]                            # respeval.agents.report: trajectories, tools, cases
+      "agents": [ ... ],                           # respeval.agents.report: trajectories, tools, cases
+      "compare": [                                 # respeval compare: baseline vs candidate
+        {"baseline": "v1", "candidate": "v2", "cases": 500, "alpha": 0.05, "confidence": 0.95,
+         "decision": "regressed",
+         "metrics": [{"metric": "exact_match", "kind": "pass/fail", "baseline": 0.71, "candidate": 0.66,
+                      "difference": -0.05, "low": -0.08, "high": -0.02, "test": "mcnemar_exact",
+                      "p_value": 0.001, "p_holm": 0.002, "decision": "regressed", "higher_is_better": true}],
+         "flipped": [{"id": "17", "direction": "regressed", "regressed": ["exact_match"], "improved": [],
+                      "texts": {"prompt": "...", "reference": "...", "baseline": "...", "candidate": "..."}}],
+         "flipped_counts": {"regressed": 30, "improved": 4},
+         "judge": {"model": "gpt-4o", "calls": 1000, "consistency": 0.93, "sequential": {...}}}
+      ]
     }
 
 Validation entries carry their own distributions and disagreements; the report shows them in
@@ -94,6 +105,7 @@ LIST_KEYS = (
     "worst_rows",
     "disagreements",
     "agents",
+    "compare",
 )
 
 
@@ -186,6 +198,9 @@ def check_summary(summary: Any, source: str = "summary") -> None:
     for i, table in enumerate(summary.get("systems", [])):
         if not isinstance(table.get("rows"), list):
             raise ValueError(f"{source}: systems[{i}] needs a 'rows' list")
+    for i, comparison in enumerate(summary.get("compare", [])):
+        if not isinstance(comparison.get("metrics"), list):
+            raise ValueError(f"{source}: compare[{i}] needs a 'metrics' list")
     for i, funnel in enumerate(summary.get("gate", [])):
         if not isinstance(funnel.get("stages"), list) or "total" not in funnel:
             raise ValueError(f"{source}: gate[{i}] needs 'total' and a 'stages' list")

@@ -179,12 +179,16 @@ def svg_funnel(total: int, stages: Sequence[Mapping[str, Any]], title: str) -> s
     return svg_element(width, height, "".join(parts), title)
 
 
-def svg_forest(rows: Sequence[Mapping[str, Any]], title: str) -> str:
-    """Each system's mean (dot) and interval (line), best first."""
+def svg_forest(rows: Sequence[Mapping[str, Any]], title: str, *, reference: float | None = None) -> str:
+    """Each row's value (dot, ``mean``) and interval (line), labelled by ``system``, in the
+    order given; ``reference`` draws a dashed line there (0 for differences), and a row's
+    ``colour`` overrides the palette."""
     label_w, plot_w, row_h, top = 170, 320, 24, 10
     height = top + row_h * len(rows) + 34
     width = label_w + plot_w + 60
     values = [v for r in rows for v in (r.get("low"), r.get("mean"), r.get("high")) if v is not None]
+    if reference is not None:
+        values.append(reference)
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     pad = (hi - lo) * 0.05 or 0.05
     ticks = nice_ticks(lo - pad, hi + pad, 5)
@@ -198,19 +202,25 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str) -> str:
     for t in ticks:
         parts.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{top}" y2="{axis_y}" class="grid"/>')
         parts.append(svg_text(sx(t), axis_y + 16, tick_label(t), "middle", "tick"))
+    if reference is not None:
+        parts.append(
+            f'<line x1="{sx(reference):.1f}" x2="{sx(reference):.1f}" y1="{top}" y2="{axis_y}" '
+            'stroke="#0f172a" stroke-width="1" stroke-dasharray="4 3"/>'
+        )
     for i, r in enumerate(rows):
         y = top + row_h * i + row_h / 2
+        colour = str(r.get("colour") or PALETTE[0])
         parts.append(svg_text(label_w - 10, y + 4, short_label(r.get("system"), 22), "end", "label"))
         if r.get("low") is not None and r.get("high") is not None:
             parts.append(
                 f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-                f'stroke="{PALETTE[0]}" stroke-width="2.5" stroke-linecap="round"/>'
+                f'stroke="{colour}" stroke-width="2.5" stroke-linecap="round"/>'
             )
         if r.get("mean") is None:  # nothing of this system was scored: no dot, a dash
             parts.append(svg_text(width - 6, y + 4, "-", "end", "tick"))
             continue
         parts.append(
-            f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{PALETTE[0]}" stroke="#fff">'
+            f'<circle cx="{sx(r["mean"]):.1f}" cy="{y:.1f}" r="5" fill="{colour}" stroke="#fff">'
             f"<title>{escape(r.get('system'))}: {fmt(r['mean'])}</title></circle>"
         )
         parts.append(svg_text(width - 6, y + 4, fmt(r["mean"], 3), "end", "tick"))

@@ -1,13 +1,15 @@
-"""Shared pieces of validation: the interval type, seeded row resampling, JSON-safe values."""
+"""Shared pieces of validation: seeded row resampling, intervals from resamples (the one
+:class:`respeval.stats.Interval`), JSON-safe values."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from respeval.stats.intervals import Interval
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -16,25 +18,6 @@ _BLOCK_ROWS = 2_000_000
 
 Label = Hashable
 Lengths = Sequence[int] | np.ndarray
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate on all rows and a seeded percentile bootstrap interval around it."""
-
-    estimate: float
-    low: float
-    high: float
-    confidence: float
-
-    def to_dict(self) -> dict[str, float | None]:
-        """JSON-ready form (NaN as ``None``)."""
-        return {
-            "estimate": json_number(self.estimate),
-            "low": json_number(self.low),
-            "high": json_number(self.high),
-            "confidence": self.confidence,
-        }
 
 
 def safe_div(num: np.ndarray, den: np.ndarray, fill: float = 0.0) -> np.ndarray:
@@ -78,7 +61,7 @@ def interval_from_samples(estimate: float | None, samples: np.ndarray, confidenc
     delta = (1 - confidence) / 2
     low, high = np.percentile(samples, [100 * delta, 100 * (1 - delta)]) if samples.size else (math.nan, math.nan)
     est = math.nan if estimate is None else float(estimate)
-    return Interval(est, float(low), float(high), confidence)
+    return Interval(float(low), est, float(high), confidence)
 
 
 def plain_value(value: Any) -> Any:

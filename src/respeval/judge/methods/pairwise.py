@@ -46,7 +46,8 @@ from respeval.judge.methods.prompts import (
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
-from respeval.judge.results import SCORED, UNSCORED, wilson_interval
+from respeval.judge.results import SCORED, UNSCORED
+from respeval.stats import wilson_interval
 
 __all__ = [
     "FLIP_MODES",

@@ -51,7 +51,7 @@ from respeval.judge.models.base import (
     object_list,
 )
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
-from respeval.judge.results import wilson_interval
+from respeval.stats import wilson_interval
 
 __all__ = [
     "IMPORTANCE_WEIGHTS",
