@@ -20,7 +20,6 @@ score is *not* counted as passing (a CI gate errs on the side of failing) and is
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
 from respeval.judge.methods import JudgeMethod
@@ -534,5 +534,6 @@ async def _judge(
 
 
 def run_gate(records: Sequence[Mapping[str, Any]], config: GateConfig, **kwargs: Any) -> GateReport:
-    """The synchronous :func:`arun_gate` (not for use inside a running event loop)."""
-    return asyncio.run(arun_gate(records, config, **kwargs))
+    """The synchronous :func:`arun_gate` (inside a running event loop too: see
+    :func:`respeval._sync.run_sync`)."""
+    return run_sync(arun_gate(records, config, **kwargs))

@@ -26,7 +26,6 @@ running in a helper thread); ``arun()`` is the coroutine.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
 import sys
 import time
@@ -34,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.judge.cache import CacheError, JudgeCache, KeyMaker, PathLike
 from respeval.judge.errors import DeferredError, FatalError, JudgeError, RequestFailedError, TransientError
 from respeval.judge.limits import (
@@ -642,9 +642,4 @@ def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs:
     """The synchronous :func:`arun`, callable from plain code and from inside a running
     event loop (a notebook, an async app), where it runs on a helper thread with its own
     loop instead of needing nest_asyncio.  In async code, prefer ``await arun(...)``."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun(records, model, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-judge") as pool:
-        return pool.submit(asyncio.run, arun(records, model, **kwargs)).result()
+    return run_sync(arun(records, model, **kwargs), thread_name="respeval-judge")

@@ -49,13 +49,13 @@ verdict the judge copied from the data is never taken as its verdict.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData, fence
 from respeval.judge.engine import EngineOptions
@@ -1285,5 +1285,5 @@ async def _run_hallucinations(
 
 
 def run_multiturn(cases: Sequence[JudgeCase], model: JudgeModel, **kwargs: Any) -> MultiTurnReport:
-    """The synchronous :func:`arun_multiturn`."""
-    return asyncio.run(arun_multiturn(cases, model, **kwargs))
+    """The synchronous :func:`arun_multiturn` (inside a running event loop too)."""
+    return run_sync(arun_multiturn(cases, model, **kwargs))

@@ -25,13 +25,13 @@ only an output label (``Output (a)``, LLMBar's reply format) is read too.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
@@ -643,5 +643,6 @@ async def arun_pairwise(
 
 
 def run_pairwise(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> PairwiseReport:
-    """The synchronous :func:`arun_pairwise` (not for use inside a running event loop)."""
-    return asyncio.run(arun_pairwise(records, model, **kwargs))
+    """The synchronous :func:`arun_pairwise` (inside a running event loop too: see
+    :func:`respeval._sync.run_sync`)."""
+    return run_sync(arun_pairwise(records, model, **kwargs))

@@ -20,7 +20,6 @@ writes the rubrics as JSON for a person to edit; :func:`load_rubrics` feeds them
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import os
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.io.files import write_text_atomic
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
@@ -734,10 +734,10 @@ async def arun_adaptive(
 
 
 def run_rubric(records: Sequence[Mapping[str, Any]], model: JudgeModel, method: Rubric, **kwargs: Any) -> RubricReport:
-    """The synchronous :func:`arun_rubric`."""
-    return asyncio.run(arun_rubric(records, model, method, **kwargs))
+    """The synchronous :func:`arun_rubric` (inside a running event loop too)."""
+    return run_sync(arun_rubric(records, model, method, **kwargs))
 
 
 def run_adaptive(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> RubricReport:
-    """The synchronous :func:`arun_adaptive`."""
-    return asyncio.run(arun_adaptive(records, model, **kwargs))
+    """The synchronous :func:`arun_adaptive` (inside a running event loop too)."""
+    return run_sync(arun_adaptive(records, model, **kwargs))
