@@ -57,9 +57,14 @@ ENTRY_POINTS: dict[str, Callable[[], Any]] = {
         ).cases
         for m in c.metrics
     ),
-    "run_gate": lambda: run_gate(  # not an exact match, no lexical thresholds: the judge decides
-        [{**ROWS[0], "response": "It is Paris."}], GateConfig(lexical=Thresholds(None, None)), model=FakeModel(_verdicts), options=OPTIONS
-    ).accepted,
+    "run_gate": lambda: (
+        run_gate(  # not an exact match, no lexical thresholds: the judge decides
+            [{**ROWS[0], "response": "It is Paris."}],
+            GateConfig(lexical=Thresholds(None, None)),
+            model=FakeModel(_verdicts),
+            options=OPTIONS,
+        ).accepted
+    ),
 }
 
 
