@@ -35,7 +35,7 @@ from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
-from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.methods.base import MethodOptions, first_request, reask_request
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -46,7 +46,7 @@ from respeval.judge.methods.prompts import (
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
-from respeval.judge.results import SCORED, UNSCORED, wilson_interval
+from respeval.judge.results import SCORED, UNSCORED, BatchSettled, wilson_interval
 
 __all__ = [
     "FLIP_MODES",
@@ -56,6 +56,7 @@ __all__ = [
     "Pairwise",
     "PairwiseItem",
     "PairwiseReport",
+    "PairwiseRun",
     "PairwiseVerdict",
     "arun_pairwise",
     "combine_orders",
@@ -382,7 +383,7 @@ def _rate(k: int, n: int, confidence: float) -> dict[str, Any] | None:
 
 
 @dataclass
-class PairwiseReport:
+class PairwiseReport(BatchSettled):
     """Every pair, what the run spent, and the aggregate figures (:meth:`to_json`)."""
 
     pairs: list[PairResult]
@@ -393,6 +394,13 @@ class PairwiseReport:
     confidence: float = 0.95
     stop_reason: str | None = None
     stop_kind: str | None = None
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
+
+    @property
+    def rows(self) -> list[PairResult]:
+        """The pairs (:class:`~respeval.judge.results.JudgeReport`'s rows)."""
+        return self.pairs
 
     @property
     def scored(self) -> list[PairResult]:
@@ -443,6 +451,7 @@ class PairwiseReport:
             "confidence": self.confidence,
             "stop_reason": self.stop_reason,
             **self.spend.to_json(),
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
     def format(self) -> str:
@@ -482,6 +491,8 @@ class PairwiseReport:
         lines.append(self.spend.format())
         if self.stop_reason:
             lines.append(f"STOPPED        {self.stop_reason}")
+        if self.batch is not None:
+            lines.append(self.batch.format())
         return "\n".join(lines)
 
 
@@ -640,6 +651,66 @@ async def arun_pairwise(
         stop_reason=result.stop_reason,
         stop_kind=result.stop_kind,
     )
+
+
+class PairwiseRun:
+    """Pairwise preference over whole pairs, in the orders ``flip`` asks for, ``samples``
+    times per order (see :func:`arun_pairwise`): the ``pairwise`` method of
+    :func:`respeval.judge.run`.  ``method`` is the per-order method; without one, the other
+    keywords are :class:`Pairwise`'s (``allow_tie``, ``template``, ...)."""
+
+    name = "pairwise"
+
+    def __init__(
+        self,
+        *,
+        flip: str = "both",
+        samples: int = 1,
+        temperature: float | None = None,
+        method: Pairwise | None = None,
+        **pairwise: Any,
+    ) -> None:
+        if method is not None and pairwise:
+            raise ValueError(f"give method= or Pairwise's options ({', '.join(sorted(pairwise))}), not both")
+        orientations_for(0, flip)  # a bad flip fails here, not at the first pair
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        self.flip, self.samples, self.temperature = flip, samples, temperature
+        self.method = method or Pairwise(**pairwise)
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> PairwiseRun:
+        """Pairwise as the command line builds it."""
+        method = Pairwise(
+            max_tokens=options.max_tokens,
+            seed=options.seed,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+        return cls(flip=options.flip, samples=options.samples, temperature=options.sample_temperature, method=method)
+
+    async def arun(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        model: JudgeModel,
+        *,
+        cache: JudgeCache | None = None,
+        options: EngineOptions | None = None,
+        fields: Mapping[str, str] | None = None,
+        on_row: Callable[[PairResult], None] | None = None,
+    ) -> PairwiseReport:
+        return await arun_pairwise(
+            records,
+            model,
+            flip=self.flip,
+            samples=self.samples,
+            method=self.method,
+            cache=cache,
+            options=options,
+            fields=fields,
+            temperature=self.temperature,
+            on_pair=on_row,
+        )
 
 
 def run_pairwise(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> PairwiseReport:
