@@ -13,10 +13,12 @@ import pytest
 
 from respeval import judge
 from respeval._sync import run_sync
+from respeval.agents.conversation import Conversation, Exchange
+from respeval.agents.multiturn import JudgeCase
 from respeval.gate import GateConfig, Thresholds, run_gate
 from respeval.judge import EngineOptions, FakeModel
 from respeval.judge.batch import run_batched
-from respeval.judge.methods.multiturn import Conversation, Exchange, JudgeCase, run_multiturn
+from respeval.judge.methods.multiturn import run_multiturn
 from respeval.judge.methods.pairwise import run_pairwise
 from respeval.judge.methods.rubrics import Rubric, run_adaptive, run_rubric
 

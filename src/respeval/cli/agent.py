@@ -208,9 +208,10 @@ def _judge(args: argparse.Namespace, report: object, config: str | Path | None) 
     """Add the judged metrics to ``report``; the judge's stop reason, if it stopped."""
     import asyncio
 
-    from respeval.agents.judging import JudgeSettings, judge_agent, judge_settings_from_config
+    from respeval.agents.judging import JudgeSettings, judge_settings_from_config
     from respeval.judge.cache import JudgeCache
     from respeval.judge.engine import EngineOptions
+    from respeval.judge.methods.multiturn import judge_agent
     from respeval.judge.specs import load_model
 
     settings = (judge_settings_from_config(config) if config else None) or JudgeSettings()
