@@ -53,6 +53,13 @@ class RowResult:
     def scored(self) -> bool:
         return self.status == SCORED
 
+    def digest_entry(self) -> tuple[int, Any, Any, float | None] | None:
+        """What a report's score distribution and worst rows take of this row: (row,
+        score, explanation, rank; None: the score ranks it), or None for an unscored row."""
+        if not self.scored or self.verdict is None:
+            return None
+        return self.row, self.verdict.get("score"), self.verdict.get("reasoning"), None
+
     def to_json(self, verdict_fields: Sequence[str]) -> dict[str, Any]:
         """The output row: ``id``, ``row``, the verdict fields (null when unscored), then
         status and accounting."""

@@ -344,6 +344,10 @@ def combine_orders(winners: Mapping[str, str]) -> str:
     return values.pop() if len(values) == 1 else "inconsistent"
 
 
+_DIGEST_SCORES = {"B": 1.0, "tie": 0.5, "A": 0.0}
+_DIGEST_RANKS = {"A": 0.0, "inconsistent": 1.0, "tie": 2.0}  # what a report lists first
+
+
 @dataclass
 class PairResult:
     """One pair: ``outcome`` (A, B, tie, inconsistent; None when unscored), the winner per
@@ -356,6 +360,16 @@ class PairResult:
     winners: dict[str, str | None]
     unscored_reason: str | None = None
     orders: dict[str, SampledRow] = field(default_factory=dict)
+
+    def digest_entry(self) -> tuple[int, float | None, str | None, float] | None:
+        """What a report's score distribution and worst rows take of this pair: the pairs
+        the baseline won, then those the orders disagreed on, then ties (a candidate's win
+        is not listed); None for the others."""
+        if self.status != SCORED or self.outcome not in _DIGEST_RANKS:
+            return None
+        data = self.to_json()
+        why = data.get("reasoning_ab") or data.get("reasoning_ba")
+        return self.row, _DIGEST_SCORES.get(self.outcome), why, _DIGEST_RANKS[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -809,6 +809,8 @@ class AdaptiveRubricRun:
     applied (the rubric phase reads ``prompt``)."""
 
     name = "adaptive-rubric"
+    writes_rubrics = True
+    """Its report has the rubrics it wrote (``RubricReport.rubrics``), to export."""
 
     def __init__(
         self,

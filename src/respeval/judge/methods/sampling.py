@@ -121,6 +121,23 @@ class SampledRow:
     def scored(self) -> bool:
         return self.status == SCORED
 
+    def digest_entry(self) -> tuple[int, float, str | None, None] | None:
+        """What a report's score distribution and worst rows take of this row: (row,
+        score, explanation, None), or None for a row without a score (a rubric's
+        explanation is its verdict and reason per criterion)."""
+        if self.status != SCORED:
+            return None
+        verdict = self.verdict or {}
+        score, reasoning = verdict.get("score"), verdict.get("reasoning")
+        if isinstance(reasoning, dict):  # rubrics: a verdict and its reason per criterion
+            passed = verdict.get("criteria") or {}
+            reasoning = "\n".join(
+                f"{cid}: {'pass' if passed.get(cid) else 'FAIL'}. {why}" for cid, why in reasoning.items()
+            )
+        if not isinstance(score, (int, float)):
+            return None
+        return self.row, float(score), reasoning if isinstance(reasoning, str) else None, None
+
     def to_json(self) -> dict[str, Any]:
         """The output row: ``id``, ``row``, the aggregated verdict's fields, status and reason."""
         return {
