@@ -46,6 +46,15 @@ DEFAULT_THRESHOLD = 0.5
 DEFAULT_MAX_TOKENS = 512
 
 
+_GROUP_OPTIONS = {
+    "model": ("base-url", "api-key-env", "no-json-schema", "structured"),
+    "verdict": ("threshold", "max-tokens", "seed"),
+    "engine": ("concurrency", "max-retries", "timeout", "rpm", "tpm", "backoff-base", "backoff-max", "no-reask"),
+    "cache": ("cache", "no-cache", "replay-only"),
+    "budget": ("budget-usd", "budget-calls", "budget-tokens", "price-in", "price-out"),
+}
+
+
 class InputFileError(ValueError):
     """Bad input or options: the message says which and what to do (exit status 1)."""
 
@@ -210,6 +219,12 @@ def add_judge_arguments(
         if prefix:
             raise ValueError("the --batch options have no prefixed form")
         add_batch_arguments(parser)
+    # what was added, for from_args: a command's own option may share a name (evaluate's --seed)
+    parser.set_defaults(**{_groups_dest(prefix): tuple(groups)})
+
+
+def _groups_dest(prefix: str) -> str:
+    return f"judge_option_groups_{prefix or 'plain'}"
 
 
 @dataclass(frozen=True)
@@ -253,35 +268,40 @@ class JudgeConfig:
         spec = spec or {}
         from_spec = dict(spec.get("judge") or {})
 
+        groups = getattr(args, _groups_dest(prefix), None)
+        if groups is None:
+            raise ValueError(f"the parser has no judge options{f' with prefix {prefix!r}' if prefix else ''}")
+        added = {name for group in groups for name in _GROUP_OPTIONS.get(group, ())}
+
         def given(name: str, spec_key: str | None = None) -> Any:
-            value = getattr(args, dest(name), None)
+            value = getattr(args, dest(name), None) if name in added else None
             if value is None and spec_key is not None:
                 value = from_spec.get(spec_key)
             return value
 
-        engine = _engine_options(given, flag, batch=bool(getattr(args, "batch", False)), spec=from_spec)
+        engine = _engine_options(given, flag, batch="batch" in groups and bool(args.batch), spec=from_spec)
         cache = _cache_path(
             given("cache", "cache"),
-            no_cache=bool(getattr(args, dest("no-cache"), False)),
+            no_cache=bool(given("no-cache")),
             replay_only=engine.replay_only,
             default=f"{out}.cache.sqlite" if cache_beside_out and out else None,
             beside_out=cache_beside_out,
             flag=flag,
         )
-        spec_model = getattr(args, model_dest, None) or spec.get("model")
+        spec_model = (getattr(args, model_dest, None) if "model" in groups else None) or spec.get("model")
         model = None
         if isinstance(spec_model, str):
             from respeval.judge.specs import load_model
 
             model = load_model(
                 spec_model,
-                base_url=getattr(args, dest("base-url"), None) or spec.get("base_url"),
-                api_key_env=getattr(args, dest("api-key-env"), None) or spec.get("api_key_env"),
-                json_schema=not getattr(args, dest("no-json-schema"), False),
-                structured=getattr(args, dest("structured"), None),
+                base_url=given("base-url") or spec.get("base_url"),
+                api_key_env=given("api-key-env") or spec.get("api_key_env"),
+                json_schema=not given("no-json-schema"),
+                structured=given("structured"),
                 timeout=engine.timeout,
             )
-        batch = batch_options(args, model) if hasattr(args, "batch") else None
+        batch = batch_options(args, model) if "batch" in groups else None
         if batch is not None and cache is None:
             where = "a cache (--cache FILE, or --out)" if cache_beside_out else "--cache FILE"
             raise InputFileError(
