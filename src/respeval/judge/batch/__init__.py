@@ -31,6 +31,7 @@ Library use::
     from respeval import judge
     result = judge.run(rows, "openai:gpt-4o-mini", cache="judge.sqlite", batch=True)
     print(result.summary.format())          # includes the batch section and its cost
+    pairs = judge.run(rows, model, method="pairwise", cache="judge.sqlite", batch=True)  # any method
 
     # any pipeline: a coroutine function (model, cache, options) -> result
     run = await judge.batch.arun_batched(
