@@ -20,7 +20,6 @@ score is *not* counted as passing (a CI gate errs on the side of failing) and is
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,12 +27,15 @@ from typing import Any
 
 import numpy as np
 
+from respeval._sync import run_sync
+from respeval.judge.batch import BatchOptions
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions, JudgeEngine
+from respeval.judge.engine import EngineOptions
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.models import JudgeModel
 from respeval.judge.results import RunSummary
+from respeval.judge.run import arun
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.rouge import rouge
 from respeval.stats import wilson_interval
@@ -426,7 +428,7 @@ async def arun_gate(
     options: EngineOptions | None = None,
     labels: Mapping[Any, bool] | None = None,
     scores: Mapping[str, np.ndarray] | None = None,
-    batch: Any = False,
+    batch: bool | BatchOptions = False,
 ) -> GateReport:
     """Run the gate over ``records`` (``response``, ``reference`` = a string or a list,
     optional ``prompt`` and ``id``).  Without ``model`` the rows left after the cheap
@@ -491,26 +493,10 @@ async def _judge(
     cache: JudgeCache | None,
     options: EngineOptions | None,
     report: StageReport,
-    batch: Any = False,
+    batch: bool | BatchOptions = False,
 ) -> RunSummary:
     judge_records = [_judge_record(records[i], i) for i in pending]
-    if batch:
-        from respeval.judge.batch import BatchOptions, arun_rows_batched
-
-        if cache is None:
-            raise ValueError("batch mode needs a cache: batch answers and batch state are kept there")
-        result, _ = await arun_rows_batched(
-            judge_records,
-            model,
-            method,
-            cache=cache,
-            options=options,
-            batch=batch if isinstance(batch, BatchOptions) else None,
-        )
-    else:
-        async with model:
-            engine = JudgeEngine(model, method, options, cache=cache)
-            result = await engine.run(judge_records)
+    result = await arun(judge_records, model, method=method, cache=cache, options=options, batch=batch)
     finished = set()
     for judged in result.rows:
         row = rows[pending[judged.row]]
@@ -535,5 +521,6 @@ async def _judge(
 
 
 def run_gate(records: Sequence[Mapping[str, Any]], config: GateConfig, **kwargs: Any) -> GateReport:
-    """The synchronous :func:`arun_gate` (not for use inside a running event loop)."""
-    return asyncio.run(arun_gate(records, config, **kwargs))
+    """The synchronous :func:`arun_gate` (inside a running event loop too: see
+    :func:`respeval._sync.run_sync`)."""
+    return run_sync(arun_gate(records, config, **kwargs))

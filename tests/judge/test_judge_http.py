@@ -14,7 +14,7 @@ import pytest
 from _helpers.judge_server import FAULTS, FaultPlan, JudgeServer
 from respeval import judge
 from respeval.judge import AnthropicModel, FatalError, OpenAIChatModel, Pointwise, TransientError
-from respeval.judge.models._http import LoopbackTransport, ShardedTransport, default_transport
+from respeval.judge.models._transports import LoopbackTransport, ShardedTransport, default_transport
 
 FAST = {"backoff_base": 0.001, "backoff_max": 0.005}
 OK_BODY = {
@@ -170,6 +170,53 @@ def test_transport_choice():
     remote = default_transport("https://api.openai.com/v1", max_connections=20)
     assert isinstance(remote, ShardedTransport) and len(remote.pools) == 3
     assert isinstance(default_transport("http://10.1.2.3:8000/v1"), ShardedTransport)
+
+
+class _BytesOnly(httpx.AsyncBaseTransport):
+    """A transport of the user's that answers a POST on bytes (``PostTransport``) and
+    refuses httpx objects: the adapters' POST must take its ``post``, whatever its class."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, bytes]] = []
+
+    async def post(self, url, headers, body, timeout):
+        self.posts.append((str(url), body))
+        return 200, [(b"content-type", b"application/json")], json.dumps(OK_BODY).encode()
+
+    async def handle_async_request(self, request):
+        raise AssertionError("a PostTransport's POST went through httpx objects")
+
+
+def test_post_goes_through_the_transport_protocol():
+    from respeval.judge.models._transports import HttpxPost, PostTransport, post_transport
+
+    own = _BytesOnly()
+    assert post_transport(own) is own and isinstance(LoopbackTransport(), PostTransport)
+    mock = httpx.MockTransport(lambda request: httpx.Response(200, json=OK_BODY))
+    assert isinstance(post_transport(mock), HttpxPost)
+    result = judge.run(items(2), OpenAIChatModel("m", base_url="http://judge.invalid/v1", transport=own))
+    assert [r.status for r in result.rows] == ["scored", "scored"]
+    assert [url for url, _ in own.posts] == ["http://judge.invalid/v1/chat/completions"] * 2
+
+
+def test_an_error_status_is_decoded_the_same_through_either_path():
+    body = {"error": {"message": "slow down"}}
+    headers = {"retry-after": "7"}
+    mock = httpx.MockTransport(lambda request: httpx.Response(429, json=body, headers=headers))
+
+    class Raw(_BytesOnly):
+        async def post(self, url, headers_, body_, timeout):
+            return 429, [(b"retry-after", b"7")], json.dumps(body).encode()
+
+    for transport in (mock, Raw()):
+        result = judge.run(
+            items(1),
+            OpenAIChatModel("m", base_url="http://judge.invalid/v1", transport=transport),
+            max_retries=0,
+            **FAST,
+        )
+        assert result.summary.errors == {"rate_limited": 1}, transport
+        assert "HTTP 429" in result.stop_reason and "slow down" in result.stop_reason
 
 
 # ------------------------------------------------------------------------- against the server

@@ -11,7 +11,8 @@ import pytest
 
 from respeval.judge import Budget, FatalError, Price, RateLimiter, TransientError, wilson_interval
 from respeval.judge.limits import BudgetTracker, backoff_delay, jitter_unit, price_for
-from respeval.judge.models._http import error_for_status, is_loopback_host, parse_retry_after
+from respeval.judge.models._http import error_for_status, parse_retry_after
+from respeval.judge.models._transports import is_loopback_host
 
 
 class FakeClock:

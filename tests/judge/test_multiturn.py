@@ -11,21 +11,19 @@ import pytest
 
 from _helpers.judge_server import JudgeServer
 from _helpers.paths import shared_data
-from respeval.judge import FakeModel, OpenAIChatModel
-from respeval.judge.engine import EngineOptions
-from respeval.judge.errors import TransientError
-from respeval.judge.methods.multiturn import (
-    PRESET_RUBRICS,
-    Conversation,
-    Exchange,
+from respeval.agents.conversation import Conversation, Exchange, Step
+from respeval.agents.multiturn import (
+    CONVERSATION_RUBRICS,
+    ConversationRubric,
     JudgeCase,
-    Rubric,
-    Step,
-    arun_multiturn,
     majority,
     split_sentences,
     support_fraction,
 )
+from respeval.judge import FakeModel, OpenAIChatModel
+from respeval.judge.engine import EngineOptions
+from respeval.judge.errors import TransientError
+from respeval.judge.methods.multiturn import arun_multiturn
 
 OPTIONS = EngineOptions(concurrency=4, max_retries=0, backoff_base=0.0)
 _BLOCK = re.compile(r"\[([A-Z]+) ([0-9a-f]{10})\]\n(.*?)\n\[/\1 \2\]", re.S)
@@ -233,9 +231,9 @@ def test_final_response_match_needs_expected_responses():
 def test_adk_rubric_metric_pools_every_rubric_score():
     """Exchange 1 has rubrics r1 (yes) and r2 (no), exchange 2 only r1 (yes): pooled
     (1 + 0 + 1) / 3, not the mean of exchange means (0.75)."""
-    r1 = Rubric("r1", "answers politely", "FINAL_RESPONSE_QUALITY")
-    r2 = Rubric("r2", "gives the price", "FINAL_RESPONSE_QUALITY")
-    other = Rubric("t1", "uses the right tool", "TOOL_USE_QUALITY")
+    r1 = ConversationRubric("r1", "answers politely", "FINAL_RESPONSE_QUALITY")
+    r2 = ConversationRubric("r2", "gives the price", "FINAL_RESPONSE_QUALITY")
+    other = ConversationRubric("t1", "uses the right tool", "TOOL_USE_QUALITY")
     case = JudgeCase(
         "c",
         conversation("Sure [[no:r2]]", "Here you go"),
@@ -260,7 +258,7 @@ def test_rubric_metrics_need_rubrics_and_refuse_duplicates():
     report = run([JudgeCase("c", conversation("x"))], fake(), metrics=["rubric_based_tool_use_quality_v1"], samples=1)
     (m,) = report.cases[0].metrics
     assert m.status == "NOT_EVALUATED" and "rubrics are required" in m.reasons[0]
-    dup = JudgeCase("d", conversation("x"), rubrics=[Rubric("a", "x", "TOOL_USE_QUALITY")] * 2)
+    dup = JudgeCase("d", conversation("x"), rubrics=[ConversationRubric("a", "x", "TOOL_USE_QUALITY")] * 2)
     with pytest.raises(ValueError, match="duplicate rubric ids a"):
         run([dup], fake(), metrics=["rubric_based_tool_use_quality_v1"], samples=1)
 
@@ -274,7 +272,7 @@ def test_conversation_presets_and_not_applicable():
     assert task.per_rubric == {"goal_met": 0.0, "answer_grounded": 1.0, "no_false_claims": 1.0}
     assert task.value == 2 / 3
     assert traj.value == 1.0  # not applicable counts as passed
-    assert tools.per_rubric == dict.fromkeys((r.id for r in PRESET_RUBRICS["tool_use_quality"]), 1.0)
+    assert tools.per_rubric == dict.fromkeys((r.id for r in CONVERSATION_RUBRICS["tool_use_quality"]), 1.0)
 
 
 def test_unknown_rubric_ids_are_dropped_and_missing_ones_do_not_vote():
@@ -408,13 +406,13 @@ def test_every_metric_against_the_local_http_server():
             "good",
             conversation("Hello. Your flight is at 5 pm.", steps=steps),
             expected_responses=["Your flight leaves at 5 pm."],
-            rubrics=[Rubric("tool_ok", "the search had a destination", "TOOL_USE_QUALITY")],
+            rubrics=[ConversationRubric("tool_ok", "the search had a destination", "TOOL_USE_QUALITY")],
         ),
         JudgeCase(
             "bad",
             conversation("WRONG: I invented a 6 pm flight.", steps=steps),
             expected_responses=["Your flight leaves at 5 pm."],
-            rubrics=[Rubric("tool_ok", "the search had a destination", "TOOL_USE_QUALITY")],
+            rubrics=[ConversationRubric("tool_ok", "the search had a destination", "TOOL_USE_QUALITY")],
         ),
     ]
     with JudgeServer(responder=responder) as server:

@@ -57,19 +57,13 @@ ALLOWED_UPWARD = {
     ("respeval.evaluate.summary", "respeval.report.schema"): "issue 29 point 7",
     ("respeval.agents.report", "respeval.report.schema"): "issue 29 point 7",
     ("respeval.agents.report", "respeval.report.agents"): "issue 29 point 7",
-    # point 4: the conversation model and ADK's multi-turn metrics move beside the agents code
-    ("respeval.agents.judging", "respeval.judge.methods.multiturn"): "issue 29 point 4",
 }
 
 # Import circles (each the set of modules it runs through) -> what removes it.
 ALLOWED_CIRCLES = {
-    # point 3: the batch-or-live switch moves to judge/run.py (engine.py:594 today)
-    frozenset({"respeval.judge.batch", "respeval.judge.engine"}): "issue 29 point 3",
     # point 5: transports and the providers' batch APIs in their own modules
     frozenset({"respeval.judge.models.openai", "respeval.judge.models.openai_batch"}): "issue 29 point 5",
     frozenset({"respeval.judge.models.anthropic", "respeval.judge.models.anthropic_batch"}): "issue 29 point 5",
-    # point 6: one add_judge_arguments() / JudgeConfig.from_args()
-    frozenset({"respeval.cli.judge", "respeval.cli.judge_methods"}): "issue 29 point 6",
     # not in issue 29's list (this test found it: plan.py:106 and spec.py:115 import each other
     # inside functions); evaluate is being restructured under point 2, which should end it
     frozenset({"respeval.evaluate.plan", "respeval.evaluate.spec"}): "issue 29 point 2",

@@ -155,7 +155,7 @@ class AgentReport:
     diagnostic_rows: list[tuple[int, str, int]] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     actual_runs: list[dict[str, list[Invocation]]] = field(default_factory=list, repr=False)
-    judge: Any = None  # a MultiTurnReport when LLM-judged metrics were added (respeval.agents.judging)
+    judge: Any = None  # a MultiTurnReport when LLM-judged metrics were added (judge.methods.multiturn.judge_agent)
     unreadable_files: list[tuple[str, str]] = field(default_factory=list)  # (file, reason), recorded
     skipped_entries: list[str] = field(default_factory=list)  # directory entries that are not *.json files
 

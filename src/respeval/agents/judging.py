@@ -1,10 +1,13 @@
-"""LLM-judged metrics of an agent run (``respeval agent --judge MODEL``): each eval case's
-actual conversation goes to :mod:`respeval.judge.methods.multiturn`, and the judged metrics
-join ADK's deterministic ones in the case's outcome (a FAILED judged metric fails the case,
-as in ADK).  Thresholds, samples and rubrics come from the options or, for ADK's judged
-metrics (``final_response_match_v2``, ``rubric_based_*_v1``, ``hallucinations_v1``), from
-the EvalConfig's criteria (``threshold``, ``judge_model_options.num_samples``,
-``rubrics``)."""
+"""What to judge of an agent run (``respeval agent --judge MODEL``) and the cases to judge:
+:class:`JudgeSettings` (metrics, thresholds, samples, rubrics), read from the options or, for
+ADK's judged metrics (``final_response_match_v2``, ``rubric_based_*_v1``,
+``hallucinations_v1``), from the EvalConfig's criteria (``threshold``,
+``judge_model_options.num_samples``, ``rubrics``); and :func:`judge_cases`, each eval case's
+actual conversation as a :class:`~respeval.agents.multiturn.JudgeCase`.
+
+The judging itself is :func:`respeval.judge.methods.multiturn.judge_agent` (the judge layer
+sits above this one): the judged metrics join ADK's deterministic ones in each case's
+outcome, and a FAILED judged metric fails the case, as in ADK."""
 
 from __future__ import annotations
 
@@ -13,19 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.agents.adk import FAILED, PASSED, Criterion, MetricOutcome, case_status
+from respeval.agents.conversation import Conversation
 from respeval.agents.loaders import AgentDataError, EvalSet, read_json
-from respeval.judge.methods.multiturn import (
-    ADK_METRICS,
-    METRICS,
-    Conversation,
-    JudgeCase,
-    MultiTurnReport,
-    Rubric,
-    arun_multiturn,
-)
+from respeval.agents.multiturn import ADK_JUDGED_METRICS, JUDGED_METRICS, ConversationRubric, JudgeCase
 
-__all__ = ["JudgeSettings", "judge_agent", "judge_settings_from_config"]
+__all__ = ["JudgeSettings", "judge_cases", "judge_settings_from_config"]
 
 
 @dataclass
@@ -35,14 +30,14 @@ class JudgeSettings:
     metrics: tuple[str, ...] = ("final_response_match_v2", "task_success")
     thresholds: dict[str, float] = field(default_factory=dict)
     samples: int = 5
-    rubrics: dict[str, list[Rubric]] = field(default_factory=dict)
+    rubrics: dict[str, list[ConversationRubric]] = field(default_factory=dict)
     segmenter: str = "judge"
     intermediate: bool = False
 
     def __post_init__(self) -> None:
-        unknown = [m for m in self.metrics if m not in METRICS]
+        unknown = [m for m in self.metrics if m not in JUDGED_METRICS]
         if unknown:
-            raise ValueError(f"unknown judge metric(s) {', '.join(unknown)}; available: {', '.join(METRICS)}")
+            raise ValueError(f"unknown judge metric(s) {', '.join(unknown)}; available: {', '.join(JUDGED_METRICS)}")
 
 
 def judge_settings_from_config(path: str | os.PathLike[str] | Mapping[str, Any]) -> JudgeSettings | None:
@@ -55,7 +50,7 @@ def judge_settings_from_config(path: str | os.PathLike[str] | Mapping[str, Any])
     metrics, thresholds, rubrics = [], {}, {}
     samples = None
     for name, value in criteria.items():
-        if name not in ADK_METRICS:
+        if name not in ADK_JUDGED_METRICS:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float, Mapping)):
             raise AgentDataError(f"{where}: criterion {name!r} must be a threshold or an object with one")
@@ -72,7 +67,7 @@ def judge_settings_from_config(path: str | os.PathLike[str] | Mapping[str, Any])
                     raise AgentDataError(f"{where}: criterion {name!r}: num_samples must be a positive integer")
                 samples = n if samples is None else max(samples, n)
             try:
-                rubrics[name] = [Rubric.from_adk(r) for r in value.get("rubrics") or ()]
+                rubrics[name] = [ConversationRubric.from_adk(r) for r in value.get("rubrics") or ()]
             except ValueError as exc:
                 raise AgentDataError(f"{where}: criterion {name!r}: {exc}") from None
     if not metrics:
@@ -80,14 +75,16 @@ def judge_settings_from_config(path: str | os.PathLike[str] | Mapping[str, Any])
     return JudgeSettings(tuple(metrics), thresholds, samples or 5, rubrics)
 
 
-def _rubrics(items: Sequence[Mapping[str, Any]], where: str) -> list[Rubric]:
+def _rubrics(items: Sequence[Mapping[str, Any]], where: str) -> list[ConversationRubric]:
     try:
-        return [Rubric.from_adk(r) for r in items]
+        return [ConversationRubric.from_adk(r) for r in items]
     except ValueError as exc:
         raise AgentDataError(f"{where}: {exc}") from None
 
 
-def _cases(report: Any) -> tuple[list[JudgeCase], list[tuple[int, str]]]:
+def judge_cases(report: Any) -> tuple[list[JudgeCase], list[tuple[int, str]]]:
+    """Every (run, eval case) of an ``AgentReport`` with something to judge, as a
+    :class:`JudgeCase`, and where each came from: (run index, eval id)."""
     expected: EvalSet = report.expected
     cases, where = [], []
     for run, actual in enumerate(report.actual_runs):
@@ -109,41 +106,3 @@ def _cases(report: Any) -> tuple[list[JudgeCase], list[tuple[int, str]]]:
             )
             where.append((run, case.eval_id))
     return cases, where
-
-
-async def judge_agent(report: Any, model: Any, settings: JudgeSettings, **engine: Any) -> MultiTurnReport:
-    """Judge every (run, case) of an ``AgentReport`` and add the judged metrics to its case
-    outcomes (statuses recomputed); the judge's own report is kept as ``report.judge``.
-    ``engine``: ``cache`` and ``options`` for :func:`arun_multiturn`."""
-    cases, where = _cases(report)
-    judged = await arun_multiturn(
-        cases,
-        model,
-        metrics=settings.metrics,
-        samples=settings.samples,
-        thresholds=settings.thresholds,
-        rubrics=settings.rubrics,
-        segmenter=settings.segmenter,
-        intermediate=settings.intermediate,
-        **engine,
-    )
-    by_key = {key: result for key, result in zip(where, judged.cases)}
-    for run, outcomes in enumerate(report.runs):
-        for outcome in outcomes:
-            result = by_key.get((run, outcome.eval_id))
-            if result is None:
-                continue
-            for m in result.metrics:
-                reasons = sorted({r for r in m.reasons if r})
-                outcome.metrics.append(
-                    MetricOutcome(
-                        Criterion(m.metric, m.threshold),
-                        m.value,
-                        m.status,
-                        [v for v in m.per_unit if v is not None],
-                        "; ".join(reasons)[:500] if reasons and m.status not in (PASSED, FAILED) else None,
-                    )
-                )
-            outcome.status = case_status(outcome.metrics)
-    report.judge = judged
-    return judged

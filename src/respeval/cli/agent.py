@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from respeval.cli.common import Exit, positive_int, unit_interval
+from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
 from respeval.io.files import check_outputs, write_text_atomic
 
 NAME = "agent"
@@ -88,10 +89,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report` to merge with others"
     )
-    judge = parser.add_argument_group("judged metrics (an LLM judge; off unless --judge is given)")
-    judge.add_argument(
-        "--judge", metavar="MODEL", help="judge model: openai:NAME, anthropic:NAME, python:module:function, fake:..."
+    add_judge_arguments(
+        parser,
+        prefix="judge",
+        groups=("model", "engine", "cache", "budget"),
+        title="judged metrics (an LLM judge; off unless --judge is given)",
     )
+    judge = parser.add_argument_group("judged metrics: what is judged")
     judge.add_argument(
         "--judge-metrics",
         metavar="LIST",
@@ -111,14 +115,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="METRIC=X",
         help="pass threshold of a judged metric (repeatable; default: the config's, else 0.5)",
-    )
-    judge.add_argument("--judge-base-url", metavar="URL", help="base URL of an OpenAI/Anthropic-compatible server")
-    judge.add_argument("--judge-api-key-env", metavar="VAR", help="environment variable holding the API key")
-    judge.add_argument(
-        "--judge-cache", metavar="FILE", help="SQLite answer cache: a rerun pays for no answer twice (default: none)"
-    )
-    judge.add_argument(
-        "--judge-concurrency", type=positive_int, default=8, metavar="N", help="judge calls in flight (default 8)"
     )
     judge.add_argument(
         "--judge-segmenter",
@@ -149,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.expected or not args.actual:
             raise ValueError("give --expected EVALSET and at least one --actual SOURCE (or --example)")
         expected_path, actual_paths = Path(args.expected), list(args.actual)
+    judge_config = JudgeConfig.from_args(args, prefix="judge") if args.judge else None
     inputs = [("--expected", expected_path), *[("--actual", a) for a in actual_paths], ("--config", args.config)]
     check_outputs([*inputs, ("--initial-session", args.initial_session)], [("--out", args.out)])
     expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=args.on_error)
@@ -164,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         )
         criteria = [changed] + [c for c in criteria if c.metric != "tool_trajectory_avg_score"]
     report = evaluate_agent(expected, actual_paths, criteria, on_error=args.on_error)
-    judge_stop = _judge(args, report, config) if args.judge else None
+    judge_stop = _judge(args, judge_config, report, config) if judge_config is not None else None
     if args.out:
         write_text_atomic(args.out, json.dumps(report.to_dict(), indent=2, default=str) + "\n")
     if args.json:
@@ -204,14 +201,13 @@ def _criteria(config: str | Path, *, judged: bool) -> tuple:
         raise
 
 
-def _judge(args: argparse.Namespace, report: object, config: str | Path | None) -> str | None:
+def _judge(args: argparse.Namespace, judge: JudgeConfig, report: object, config: str | Path | None) -> str | None:
     """Add the judged metrics to ``report``; the judge's stop reason, if it stopped."""
     import asyncio
 
-    from respeval.agents.judging import JudgeSettings, judge_agent, judge_settings_from_config
+    from respeval.agents.judging import JudgeSettings, judge_settings_from_config
     from respeval.judge.cache import JudgeCache
-    from respeval.judge.engine import EngineOptions
-    from respeval.judge.specs import load_model
+    from respeval.judge.methods.multiturn import judge_agent
 
     settings = (judge_settings_from_config(config) if config else None) or JudgeSettings()
     if args.judge_metrics:
@@ -230,12 +226,10 @@ def _judge(args: argparse.Namespace, report: object, config: str | Path | None) 
         settings.thresholds[metric.strip()] = unit_interval(value)
     settings.segmenter = args.judge_segmenter
     settings.intermediate = args.judge_intermediate
-    model = load_model(args.judge, base_url=args.judge_base_url, api_key_env=args.judge_api_key_env)
-    cache = JudgeCache(args.judge_cache) if args.judge_cache else None
+    assert judge.model is not None
+    cache = JudgeCache(judge.cache) if judge.cache else None
     try:
-        judged = asyncio.run(
-            judge_agent(report, model, settings, cache=cache, options=EngineOptions(concurrency=args.judge_concurrency))
-        )
+        judged = asyncio.run(judge_agent(report, judge.model, settings, cache=cache, options=judge.engine))
     finally:
         if cache is not None:
             cache.close()

@@ -1,38 +1,27 @@
 """``--batch`` on the command line: the options every judging command shares, and the runs.
 
-``judge``, ``gate`` and ``evaluate`` add the options with :func:`add_batch_arguments` and
-read them back with :func:`batch_options` (None without ``--batch``).  A command whose judge
-step is a coroutine function ``(model, cache, options) -> result`` runs it in batch mode with
-:func:`run_batched_step`; ``judge``'s streaming pointwise run is :func:`run_batch_judge`.
+``judge``, ``gate`` and ``evaluate`` add the options with :func:`add_batch_arguments` (through
+:func:`respeval.cli.judge_options.add_judge_arguments`) and read them back with
+:func:`batch_options` (None without ``--batch``; through ``JudgeConfig.from_args``); the runs
+themselves go through :func:`respeval.judge.arun` (``batch=``), whatever the method.
 :func:`exit_status` maps how a batch run ended to the exit codes of :mod:`respeval.cli.common`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import json
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from respeval.cli.common import Exit, non_negative_float, non_negative_int, positive_float, positive_int, stop_exit
-from respeval.io.files import partial_name
 from respeval.judge.batch import (
     RETRY_MODES,
     STOP_BUDGET,
     STOP_WAITING,
     BatchOptions,
     BatchReport,
-    BatchRun,
-    Pipeline,
-    arun_batched,
-    arun_rows_batched,
 )
-from respeval.judge.engine import EngineOptions, RunResult
 from respeval.judge.limits import Price
-from respeval.judge.methods import JudgeMethod
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.prices import ModelPrice, load_price_table, model_price
 
@@ -42,8 +31,6 @@ __all__ = [
     "batch_options",
     "exit_status",
     "progress_printer",
-    "run_batch_judge",
-    "run_batched_step",
 ]
 
 BATCH_EPILOG = """\
@@ -180,63 +167,3 @@ def exit_status(report: BatchReport, stop_kind: str | None) -> int:
     if report.stop_kind == STOP_WAITING:
         return Exit.BATCH_PENDING
     return stop_exit(stop_kind)
-
-
-def run_batched_step(
-    pipeline: Pipeline[Any],
-    model: JudgeModel,
-    cache_path: str | None,
-    options: EngineOptions,
-    batch: BatchOptions,
-    *,
-    on_progress: Callable[[str], None] | None = None,
-) -> BatchRun[Any]:
-    """Run a command's judge step ``pipeline(model, cache, options)`` in batch mode (see
-    :func:`respeval.judge.batch.arun_batched`); ``cache_path`` is required."""
-    if cache_path is None:
-        raise ValueError("--batch needs a cache (--cache FILE): batch answers and batch state are kept there")
-    return asyncio.run(
-        arun_batched(pipeline, model, cache=cache_path, options=options, batch=batch, on_progress=on_progress)
-    )
-
-
-def run_batch_judge(
-    args: argparse.Namespace,
-    model: JudgeModel,
-    method: JudgeMethod,
-    fields: dict[str, str],
-    options: EngineOptions,
-    cache_path: str | None,
-    batch: BatchOptions,
-    records: list[dict[str, Any]],
-) -> tuple[RunResult, BatchReport]:
-    """``respeval judge --batch`` for the pointwise method: rows go to ``OUT.partial`` as
-    they complete, pass after pass (each row once); the caller renames it over ``--out``
-    when the run is complete, so the output appears once, whole."""
-    if cache_path is None:
-        raise ValueError("--batch needs a cache (--cache FILE, or --out): batch answers and batch state are kept there")
-    columns = list(method.verdict_fields)
-    # rows go to OUT.partial as passes complete; the caller renames it over OUT when the run is complete
-    scratch = partial_name(args.out) if args.out else None
-    with contextlib.ExitStack() as stack:
-        fh = stack.enter_context(open(scratch, "w", encoding="utf-8")) if scratch else None
-
-        def on_row(row: Any) -> None:
-            assert fh is not None
-            fh.write(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
-
-        result, report = asyncio.run(
-            arun_rows_batched(
-                records,
-                model,
-                method,
-                cache=cache_path,
-                options=options,
-                batch=batch,
-                fields=fields,
-                on_row=on_row if fh is not None else None,
-                keep_rows=False,
-                on_progress=progress_printer(args, "judge"),
-            )
-        )
-    return result, report

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, progress_printer
+from respeval.cli.batching import BATCH_EPILOG, progress_printer
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int, stop_exit
+from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
 from respeval.io.files import check_outputs
 from respeval.judge.batch import STOP_WAITING
 
@@ -71,15 +72,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="unreadable records: fail (default), skip, record (to --errors)",
     )
     src.add_argument("--errors", metavar="FILE", help="bad records for --on-error record (default OUT.errors.jsonl)")
-    jd = p.add_argument_group("judge")
-    jd.add_argument("--model", metavar="SPEC", help="judge model: openai:MODEL, anthropic:MODEL, python:..., fake:...")
-    jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
-    jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
+    jd = p.add_argument_group("judged metrics")
     jd.add_argument("--template", metavar="FILE", help="a pointwise judge prompt template (adds metric 'judge')")
     jd.add_argument("--system-instruction", metavar="TEXT", help="system instruction for --template (TEXT or @FILE)")
-    jd.add_argument("--concurrency", type=positive_int, default=None, help="judge calls in flight (default 16)")
     jd.add_argument("--samples", type=positive_int, default=None, help="judge samples per row (strict majority)")
-    jd.add_argument("--cache", metavar="FILE", help="judge answer cache (default OUT.cache.sqlite)")
+    add_judge_arguments(
+        p,
+        groups=("model", "engine", "cache", "budget", "batch"),
+        no_cache=False,
+        default_cache="OUT.cache.sqlite; the spec's judge: keys under the options",
+    )
     out = p.add_argument_group("output")
     out.add_argument("--out", metavar="FILE", help="per-row results (.parquet, .jsonl, .csv); resumable")
     out.add_argument("--resume", action="store_true", help="continue an interrupted run into the same --out")
@@ -90,7 +92,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--title", help="report title")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     add_bootstrap_arguments(out)
-    add_batch_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -112,18 +113,9 @@ def run(args: argparse.Namespace) -> int:
     if not data:
         raise ValueError("no dataset: give --input FILE (or input: in the spec)")
     columns = spec["columns"]
-    judge = spec["judge"]
-    model = args.model or spec.get("model")
-    if isinstance(model, str):
-        from respeval.judge.specs import load_model
-
-        model = load_model(
-            model,
-            base_url=args.base_url or spec.get("base_url"),
-            api_key_env=args.api_key_env or spec.get("api_key_env"),
-        )
-    engine_options = _engine_options(judge)
     out = args.out or spec.get("out")
+    judge = JudgeConfig.from_args(args, out=out, cache_beside_out=True, spec=spec)
+    model = judge.model if judge.model is not None else spec.get("model")
     report = args.report or spec.get("report")
     check_outputs([("--input", data)], [("--out", out), ("--summary-out", args.summary_out), ("--report", report)])
     bar = None
@@ -155,16 +147,16 @@ def run(args: argparse.Namespace) -> int:
             on_error=args.on_error,
             errors_out=args.errors,
             chunk_size=args.chunk_size,
-            cache=args.cache or judge.get("cache"),
-            concurrency=args.concurrency or judge.get("concurrency", 16),
-            samples=args.samples or judge.get("samples", 1),
-            engine_options=engine_options,
+            cache=judge.cache,
+            concurrency=judge.engine.concurrency,
+            samples=args.samples or spec["judge"].get("samples", 1),
+            engine_options=judge.engine,
             bootstrap=args.bootstrap,
             confidence=args.confidence,
             seed=args.seed,
             title=args.title or spec.get("title"),
             progress=bar.update if bar is not None else None,
-            batch=batch_options(args, model if not isinstance(model, str) else None),
+            batch=judge.batch,
             batch_progress=progress_printer(args, "evaluate"),
         )
     except JudgeStopped as exc:
@@ -182,20 +174,3 @@ def run(args: argparse.Namespace) -> int:
         print(result.format() + (f"\n{result.batch.format()}" if result.batch is not None else ""))
     write_run_outputs(result.run_summary, summary_out=args.summary_out, report=report)
     return Exit.OK
-
-
-def _engine_options(judge: dict[str, Any]) -> Any:
-    from respeval.judge.engine import EngineOptions
-    from respeval.judge.limits import Budget, Price
-
-    options: dict[str, Any] = {}
-    for key in ("concurrency", "timeout", "max_retries"):
-        if key in judge:
-            options[key] = judge[key]
-    if ("price_in" in judge) != ("price_out" in judge):
-        raise ValueError("judge: give both price_in and price_out (USD per million tokens)")
-    if "price_in" in judge:
-        options["prices"] = Price(float(judge["price_in"]), float(judge["price_out"]))
-    if "budget_usd" in judge:
-        options["budget"] = Budget(max_cost=float(judge["budget_usd"]))
-    return EngineOptions(**options)

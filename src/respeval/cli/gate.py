@@ -8,8 +8,9 @@ import json
 import sys
 from typing import Any
 
-from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, exit_status
+from respeval.cli.batching import BATCH_EPILOG, exit_status
 from respeval.cli.common import Exit, unit_interval
+from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
 from respeval.gate import (
     ACCEPT,
     LEXICAL_METRICS,
@@ -26,10 +27,7 @@ from respeval.io import read_jsonl as read_records
 from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.batch import BatchCache
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions
-from respeval.judge.limits import Price
-from respeval.judge.methods.pointwise import Pointwise
-from respeval.judge.specs import load_model
+from respeval.judge.methods import MethodOptions, build_method
 from respeval.redact import redact
 
 NAME = "gate"
@@ -97,16 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     st.add_argument(
         "--min-support", type=int, default=20, metavar="N", help="labelled rows a fitted side must rest on (default 20)"
     )
-    jd = p.add_argument_group("judge")
-    jd.add_argument("--model", metavar="SPEC", help="judge for the rows left (openai:..., fake:..., python:...)")
-    jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: models")
-    jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key")
-    jd.add_argument("--threshold", type=unit_interval, default=0.5, help="judge pass threshold (default 0.5)")
-    jd.add_argument("--concurrency", type=int, default=8, help="judge calls in flight (default 8)")
-    jd.add_argument("--cache", metavar="FILE", help="judge answer cache (SQLite)")
-    jd.add_argument("--price-in", type=float, metavar="USD", help="USD per million input tokens")
-    jd.add_argument("--price-out", type=float, metavar="USD", help="USD per million output tokens")
-    add_batch_arguments(p)
+    add_judge_arguments(p, title="judge (for the rows left; without --model they are undecided)")
     out = p.add_argument_group("output and CI")
     out.add_argument("--out", metavar="FILE", help="per-row decisions (.jsonl)")
     out.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -176,34 +165,28 @@ def write_junit(report: GateReport, path: str) -> None:
     write(path, "respeval.gate", cases)
 
 
-def engine_options(args: argparse.Namespace) -> EngineOptions:
-    prices = None
-    if (args.price_in is None) != (args.price_out is None):
-        raise ValueError("give both --price-in and --price-out")
-    if args.price_in is not None:
-        prices = Price(args.price_in, args.price_out)
-    return EngineOptions(concurrency=args.concurrency, prices=prices)
-
-
 async def _run(
-    args: argparse.Namespace, records: list[dict[str, Any]], config: GateConfig, scores: Any, labels: dict[Any, bool]
+    judge: JudgeConfig,
+    records: list[dict[str, Any]],
+    config: GateConfig,
+    scores: Any,
+    labels: dict[Any, bool],
 ) -> GateReport:
-    model = load_model(args.model, base_url=args.base_url, api_key_env=args.api_key_env) if args.model else None
-    batch = batch_options(args, model)
-    if batch is not None and not args.cache:
-        raise ValueError("--batch needs --cache FILE: batch answers and batch state are kept there, so a rerun resumes")
-    cache = (BatchCache(args.cache) if batch is not None else JudgeCache(args.cache)) if args.cache else None
+    cache = (BatchCache(judge.cache) if judge.batch is not None else JudgeCache(judge.cache)) if judge.cache else None
+    method = build_method(
+        "pointwise", MethodOptions(threshold=judge.threshold, max_tokens=judge.max_tokens, seed=judge.seed)
+    )
     try:
         return await arun_gate(
             records,
             config,
-            model=model,
-            method=Pointwise(threshold=args.threshold),
+            model=judge.model,
+            method=method,
             cache=cache,
-            options=engine_options(args),
+            options=judge.engine,
             labels=labels,
             scores=scores,
-            batch=batch or False,
+            batch=judge.batch or False,
         )
     finally:
         if cache is not None:
@@ -221,13 +204,14 @@ def run(args: argparse.Namespace) -> int:
     ]
     with guarded_outputs(inputs, outputs, unlocked=[("--cache", args.cache)]):
         try:
+            judge = JudgeConfig.from_args(args)
             records = read_jsonl(args.input)
             if args.calibrate and args.labels:
                 raise ValueError("--calibrate already reads the labels: drop --labels")
             label_path = args.calibrate or args.labels
             labels = read_labels(label_path) if label_path else {}
             config, scores = _config(args, records, labels)
-            report = asyncio.run(_run(args, records, config, scores, labels))
+            report = asyncio.run(_run(judge, records, config, scores, labels))
         except (ValueError, OSError) as exc:
             print(f"respeval gate: error: {redact(exc)}", file=sys.stderr)
             return Exit.INPUT

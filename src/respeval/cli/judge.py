@@ -1,8 +1,12 @@
 """``respeval judge``: judge a JSONL file with an LLM, resumably and within a budget.
 
-``run`` hands every method but plain pointwise to ``respeval.cli.judge_methods``;
-``run_judge`` runs the pointwise judge.  Results go to ``--out`` as rows finish and the summary to stdout; progress and errors go to
-stderr.  The API key is read from the environment only and is never printed or stored.
+``run`` builds the method the options name through the registry
+(:func:`~respeval.judge.methods.build_method`) and runs it with :func:`respeval.judge.arun`,
+live or as provider batches.  A per-request method (pointwise) streams: the input is checked
+whole first, then read as the engine goes, and rows go to ``--out`` as they finish.  A
+whole-run method (pairwise, rubrics, multi-sampling) reads the input once into memory.  The
+summary goes to stdout; progress and errors go to stderr.  The API key is read from the
+environment only and is never printed or stored.
 """
 
 from __future__ import annotations
@@ -11,32 +15,30 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from respeval.cli.batching import BATCH_EPILOG, add_batch_arguments, batch_options, exit_status, run_batch_judge
-from respeval.cli.common import (
-    Exit,
-    field_mapping,
-    non_negative_float,
-    non_negative_int,
-    positive_float,
-    positive_int,
-    stop_exit,
+from respeval.cli.batching import BATCH_EPILOG, exit_status, progress_printer
+from respeval.cli.common import Exit, field_mapping, stop_exit
+from respeval.cli.judge_methods import (
+    add_method_arguments,
+    check_method_options,
+    method_options,
+    read_records,
+    rows_as_they_finish,
+    run_example,
+    write_summary,
 )
-from respeval.io import format_of
-from respeval.io import read_jsonl as read_records
-from respeval.io.files import commit, guarded_outputs, is_regular, partial_name
-from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import STOP_CACHE, EngineOptions, JudgeEngine, RunResult
-from respeval.judge.limits import Budget, Price
-from respeval.judge.methods import JudgeMethod, get_method
-from respeval.judge.models.base import JudgeModel
+from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
+from respeval.io import format_of, read_jsonl
+from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name
+from respeval.judge.engine import STOP_CACHE, RunResult
+from respeval.judge.methods import JudgeMethod, build_method
+from respeval.judge.methods.rubrics import export_rubrics
 from respeval.judge.results import RowResult
-from respeval.judge.specs import load_model
+from respeval.judge.run import EnginePass, JudgePlan, RunControl, arun, resolve_method
 from respeval.redact import redact
 
 NAME = "judge"
@@ -47,7 +49,7 @@ DESCRIPTION = (
     "as unscored with their reason, and the summary gives coverage."
 )
 METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
-STRUCTURED_CHOICES = ("response_format", "guided_json", "structured_outputs", "detect", "tool", "none")
+"""The registry's methods (:data:`respeval.judge.methods.METHODS`) that judge JSONL rows."""
 
 # Vertex AI's evaluation dataset columns (``baseline_model_response`` is read by pairwise
 # methods); --field may rename any of them, whichever method runs.
@@ -113,7 +115,8 @@ examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Every ``respeval judge`` option: the pointwise judge's, then the other methods'."""
+    """Every ``respeval judge`` option: the input, the prompt, the shared judge options, the
+    output, then the methods'."""
     src = p.add_argument_group("input")
     src.add_argument("--input", metavar="FILE", help="items to judge (.jsonl); required unless --example")
     src.add_argument(
@@ -143,97 +146,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="who the judge is, e.g. 'You are an expert claims auditor.' (@FILE reads it from a file); "
         "put before the method's grading contract",
     )
-    mod = p.add_argument_group("model")
-    mod.add_argument(
-        "--model",
-        metavar="SPEC",
-        help="openai:MODEL, anthropic:MODEL, python:module:function or fake:... (see below)",
-    )
-    mod.add_argument(
-        "--base-url", metavar="URL", help="API root for openai:/anthropic: models, e.g. http://localhost:8000/v1"
-    )
-    mod.add_argument(
-        "--api-key-env",
-        metavar="NAME",
-        help="environment variable holding the API key (default: OPENAI_API_KEY or ANTHROPIC_API_KEY)",
-    )
-    mod.add_argument(
-        "--no-json-schema", action="store_true", help="do not send response_format (servers without structured output)"
-    )
-    mod.add_argument(
-        "--structured",
-        choices=STRUCTURED_CHOICES,
-        default=None,
-        help="how the verdict schema is sent: openai: response_format (default), guided_json or structured_outputs "
-        "(vLLM), detect (ask the server); anthropic: tool (default: a forced tool call); none: prompt only",
-    )
-    mod.add_argument(
-        "--max-tokens", metavar="N", type=positive_int, default=512, help="reply limit per call (default 512)"
-    )
-    mod.add_argument("--seed", metavar="N", type=int, default=None, help="sampling seed, for models that support one")
-    mod.add_argument(
-        "--threshold",
-        metavar="T",
-        type=float,
-        default=0.5,
-        help="a row passes when the judge says pass and score >= THRESHOLD (default 0.5)",
-    )
-    mod.add_argument("--no-reask", action="store_true", help="do not re-ask once when a reply cannot be parsed")
-    eng = p.add_argument_group("engine")
-    eng.add_argument("--concurrency", metavar="N", type=positive_int, default=8, help="calls in flight (default 8)")
-    eng.add_argument(
-        "--max-retries",
-        metavar="N",
-        type=non_negative_int,
-        default=5,
-        help="retries per call on 429/5xx/timeouts/connection errors (default 5)",
-    )
-    eng.add_argument("--timeout", metavar="S", type=positive_float, default=60.0, help="seconds per call (default 60)")
-    eng.add_argument("--rpm", metavar="N", type=positive_float, default=None, help="max requests per minute")
-    eng.add_argument("--tpm", metavar="N", type=positive_float, default=None, help="max tokens per minute")
-    eng.add_argument(
-        "--backoff-base",
-        metavar="S",
-        type=non_negative_float,
-        default=0.5,
-        help="first retry delay in seconds, doubled per retry, with jitter (default 0.5)",
-    )
-    eng.add_argument(
-        "--backoff-max",
-        metavar="S",
-        type=non_negative_float,
-        default=30.0,
-        help="longest retry delay in seconds (default 30); Retry-After is honoured",
-    )
-    eng.add_argument("--cache", metavar="FILE", help="answer cache, SQLite (default: OUT.cache.sqlite)")
-    eng.add_argument("--no-cache", action="store_true", help="do not cache answers (no resuming)")
-    eng.add_argument(
-        "--replay-only", action="store_true", help="answer from the cache only; stop with an error on a miss (for CI)"
-    )
-    bud = p.add_argument_group("budget and prices")
-    bud.add_argument(
-        "--budget-usd",
-        metavar="USD",
-        type=non_negative_float,
-        default=None,
-        help="stop once this much is spent (needs --price-in/--price-out)",
-    )
-    bud.add_argument(
-        "--budget-calls", metavar="N", type=non_negative_int, default=None, help="stop after this many calls"
-    )
-    bud.add_argument(
-        "--budget-tokens",
-        metavar="N",
-        type=non_negative_int,
-        default=None,
-        help="stop once this many tokens (in + out) are used",
-    )
-    bud.add_argument(
-        "--price-in", type=non_negative_float, default=None, metavar="USD", help="USD per million input tokens"
-    )
-    bud.add_argument(
-        "--price-out", type=non_negative_float, default=None, metavar="USD", help="USD per million output tokens"
-    )
+    add_judge_arguments(p, default_cache="OUT.cache.sqlite")
     out = p.add_argument_group("output")
     out.add_argument(
         "--out", metavar="FILE", help="per-row results (.jsonl); rows go to FILE.partial until the run completes"
@@ -242,29 +155,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--summary-out", metavar="FILE", help="write the run summary (JSON) for `respeval report`")
     out.add_argument("--report", metavar="FILE", help="write the HTML report")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
-    from respeval.cli.judge_methods import add_method_arguments
-
     add_method_arguments(p)
-    add_batch_arguments(p)
     p.epilog = (p.epilog or "") + "\n" + BATCH_EPILOG
 
 
 def run(args: argparse.Namespace) -> int:
-    from respeval.cli.judge_methods import run_methods
+    """Run ``respeval judge`` with parsed arguments; returns the exit status."""
+    if args.example:
+        return run_example(args)
+    if args.input is None or args.model is None:
+        print("respeval judge: error: --input and --model are required (or --example)", file=sys.stderr)
+        return EXIT_INPUT
+    try:
+        config = JudgeConfig.from_args(args, out=args.out, cache_beside_out=True)
+        template, instruction = prompt_options(args)
+        method = build_method(args.method, method_options(args, config, template, instruction))
+        check_method_options(args, method)
+        plan = resolve_method(method, keep_rows=False)
+    except (InputFileError, ValueError, OSError) as exc:
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    if isinstance(plan, EnginePass):
+        return _run_rows(args, config, plan.method)
+    return _run_plan(args, config, plan)
 
-    return run_methods(args)
+
+def _stopped(stop_kind: str | None, batch: Any) -> int:
+    """The exit status of a run that ended with ``stop_kind`` (and batch mode's report)."""
+    return exit_status(batch, stop_kind) if batch is not None else stop_exit(stop_kind)
+
+
+def _resume_hint(stop_kind: str | None) -> str:
+    # a damaged cache's reason says what to do; a rerun would meet it again
+    return "" if stop_kind == STOP_CACHE else " (rerun the same command to resume)"
 
 
 # --------------------------------------------------------------------------- input
-
-
-class InputFileError(ValueError):
-    pass
-
-
-def read_jsonl(path: str) -> Iterator[tuple[int, Any]]:
-    """(line number, object) per record: the one JSONL reader (:func:`respeval.io.read_jsonl`)."""
-    return read_records(path)
 
 
 def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> tuple[int, list[Any] | None]:
@@ -300,7 +226,7 @@ def _renamed(message: str, fields: dict[str, str]) -> str:
     return message
 
 
-# --------------------------------------------------------------------------- run
+# --------------------------------------------------------------------------- output
 
 
 class _LineWriter:
@@ -379,60 +305,48 @@ def prompt_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return template, instruction
 
 
-def engine_options(args: argparse.Namespace) -> EngineOptions:
-    prices = None
-    if args.price_in is not None or args.price_out is not None:
-        if args.price_in is None or args.price_out is None:
-            raise InputFileError("give both --price-in and --price-out (USD per million tokens)")
-        prices = Price(args.price_in, args.price_out)
-    if args.budget_usd is not None and prices is None and not getattr(args, "batch", False):
-        raise InputFileError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
-    budget = Budget(max_calls=args.budget_calls, max_tokens=args.budget_tokens, max_cost=args.budget_usd)
-    return EngineOptions(
-        concurrency=args.concurrency,
-        max_retries=args.max_retries,
-        timeout=args.timeout,
-        backoff_base=args.backoff_base,
-        backoff_max=args.backoff_max,
-        requests_per_minute=args.rpm,
-        tokens_per_minute=args.tpm,
-        budget=budget,
-        prices=prices,
-        reask=not args.no_reask,
-        replay_only=args.replay_only,
-        seed=args.seed or 0,
-    )
+# --------------------------------------------------------------------------- a per-request method
 
 
-def cache_path_for(args: argparse.Namespace) -> str | None:
-    if args.no_cache:
-        if args.cache or args.replay_only:
-            raise InputFileError("--no-cache contradicts --cache/--replay-only")
-        return None
-    path = args.cache or (f"{args.out}.cache.sqlite" if args.out else None)
-    if args.replay_only:
-        if path is None:
-            raise InputFileError("--replay-only needs --cache FILE (or --out, whose default cache it reads)")
-        if not os.path.exists(path):
-            raise InputFileError(f"--replay-only: no cache at {path}")
-    return path
+@contextlib.contextmanager
+def _signals_interrupt(loop: asyncio.AbstractEventLoop, control: RunControl) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the run cleanly (a second Ctrl-C abandons the calls in flight)."""
+
+    def on_signal() -> None:
+        if control.interrupt() == 1:
+            print(
+                f"\nstopping: letting {control.in_flight} calls in flight finish (Ctrl-C again to abandon them)",
+                file=sys.stderr,
+            )
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+            pass
+    try:
+        yield
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover
+                pass
 
 
-async def _judge(
+async def _judge_rows(
     args: argparse.Namespace,
+    config: JudgeConfig,
     method: JudgeMethod,
     fields: dict[str, str],
     total: int,
     kept: list[Any] | None,
-    options: EngineOptions,
-    cache_path: str | None,
     digest: Any = None,
 ) -> RunResult:
-    model = model_for(args)
     columns = list(method.verdict_fields)
     loop = asyncio.get_running_loop()
+    control = RunControl()
     with contextlib.ExitStack() as stack:
-        cache = stack.enter_context(JudgeCache(cache_path)) if cache_path else None
         writer = None
         if args.out:
             # rows go to OUT.partial as they finish; OUT is replaced only by a completed run
@@ -440,7 +354,7 @@ async def _judge(
             writer = _LineWriter(out, loop)
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
-        if not args.quiet:
+        if not args.quiet and config.batch is None:
             from tqdm import tqdm
 
             bar = stack.enter_context(
@@ -450,89 +364,50 @@ async def _judge(
         def on_row(row: RowResult) -> None:
             if writer is not None:
                 writer.add(json.dumps(row.to_json(columns), ensure_ascii=False) + "\n")
-            if digest is not None and row.verdict is not None and row.scored:
-                digest.add(row.row, row.verdict.get("score"), row.verdict.get("reasoning"))
+            entry = row.digest_entry() if digest is not None else None
+            if entry is not None:
+                digest.add(entry[0], entry[1], entry[2])
             if bar is not None:
                 bar.update(1)
 
-        async with model:
-            engine = JudgeEngine(model, method, options, cache=cache, fields=fields)
-
-            def on_signal() -> None:
-                if engine.interrupt() == 1:
-                    print(
-                        f"\nstopping: letting {engine.in_flight} calls in flight finish (Ctrl-C again to abandon them)",
-                        file=sys.stderr,
-                    )
-
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                try:
-                    loop.add_signal_handler(sig, on_signal)
-                except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
-                    pass
-            try:
-                records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
-                return await engine.run(records, on_row=on_row, keep_rows=False)
-            finally:
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    try:
-                        loop.remove_signal_handler(sig)
-                    except (NotImplementedError, RuntimeError):  # pragma: no cover
-                        pass
+        if config.batch is None:
+            stack.enter_context(_signals_interrupt(loop, control))
+        records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
+        assert config.model is not None
+        return await arun(
+            records,
+            config.model,
+            method=method,
+            cache=config.cache,
+            fields=fields,
+            on_row=on_row,
+            keep_rows=False,
+            options=config.engine,
+            batch=config.batch or False,
+            on_progress=progress_printer(args, "judge"),
+            control=control,
+        )
     raise AssertionError("unreachable")  # pragma: no cover - for type checkers
 
 
-def model_for(args: argparse.Namespace) -> JudgeModel:
-    """The judge model the parsed options name."""
-    return load_model(
-        args.model,
-        base_url=args.base_url,
-        api_key_env=args.api_key_env,
-        json_schema=not args.no_json_schema,
-        structured=getattr(args, "structured", None),
-        timeout=args.timeout,
-    )
-
-
-def run_judge(args: argparse.Namespace) -> int:
-    """Run ``respeval judge`` with parsed arguments; returns the exit status."""
+def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod) -> int:
+    """``respeval judge`` for a per-request method: check the input whole, then stream it."""
     try:
-        template, instruction = prompt_options(args)
-        method = get_method(
-            args.method,
-            threshold=args.threshold,
-            max_tokens=args.max_tokens,
-            seed=args.seed,
-            template=template,
-            system_instruction=instruction,
-        )
         known = {*VERTEX_FIELDS, *method.fields}
         fields = dict(args.field)
         unknown = sorted(set(fields) - known)
         if unknown:
             raise InputFileError(f"--field: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        options = engine_options(args)
-        cache_path = cache_path_for(args)
-        model = model_for(args)  # fail fast on a bad spec
-        batch = batch_options(args, model)
-        report = None
         digest = None
         if args.summary_out or args.report:
             from respeval.report import RowDigest
 
             digest = RowDigest(method.name)
         outputs = [("--out", args.out), *run_outputs(args)]
-        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", cache_path)]):
+        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", config.cache)]):
             total, kept = _check_input(args.input, method, fields)
-            if batch is not None:
-                records = kept if kept is not None else [r for _, r in read_jsonl(args.input)]
-                result, report = run_batch_judge(args, model, method, fields, options, cache_path, batch, records)
-                if digest is not None and args.out:  # the rows went to OUT.partial as the passes completed
-                    for _, row in read_jsonl(partial_name(args.out)):
-                        if row.get("status") == "scored":
-                            digest.add(int(row["row"]), row.get("score"), row.get("reasoning"))
-            else:
-                result = asyncio.run(_judge(args, method, fields, total, kept, options, cache_path, digest))
+            result = asyncio.run(_judge_rows(args, config, method, fields, total, kept, digest))
+            report = result.batch
             complete = result.stop_kind is None and (report is None or report.stop_kind is None)
             output = finish_output(args.out, complete=complete)
             if digest is not None:
@@ -540,7 +415,7 @@ def run_judge(args: argparse.Namespace) -> int:
 
                 source = kept if kept is not None else (record for _, record in read_jsonl(args.input))
                 texts = texts_of(source, digest.rows(), fields)
-                data = {**result.summary.to_json(), "output": output}
+                data = {**result.to_json(), "output": output}
                 write_run_outputs(
                     judge_run_summary(data, digest=digest, texts=texts),
                     summary_out=args.summary_out,
@@ -551,20 +426,84 @@ def run_judge(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     summary = result.summary
     if args.json:
-        print(json.dumps({**summary.to_json(), "output": output, "cache": cache_path}, indent=2))
+        print(json.dumps({**summary.to_json(), "output": output, "cache": config.cache}, indent=2))
     else:
         print(summary.format())
         if output:
             print(describe_output(args.out, output))
-        if cache_path:
-            print(f"cache: {cache_path}")
-    if report is not None:
-        status = exit_status(report, result.stop_kind)
-        if status != Exit.OK:
-            print(f"respeval judge: stopped: {summary.stop_reason}", file=sys.stderr)
+        if config.cache:
+            print(f"cache: {config.cache}")
+    status = _stopped(result.stop_kind, report)
+    if status == Exit.OK:
         return status
-    if result.stop_kind is None:
-        return 0
-    then = "" if result.stop_kind == STOP_CACHE else " (rerun the same command to resume)"  # the reason says what
-    print(f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left{then}", file=sys.stderr)
-    return stop_exit(result.stop_kind)
+    if report is not None:
+        print(f"respeval judge: stopped: {summary.stop_reason}", file=sys.stderr)
+    else:
+        print(
+            f"respeval judge: stopped: {summary.stop_reason}; {summary.not_run} rows left"
+            f"{_resume_hint(result.stop_kind)}",
+            file=sys.stderr,
+        )
+    return status
+
+
+# --------------------------------------------------------------------------- a whole-run method
+
+
+def _run_plan(args: argparse.Namespace, config: JudgeConfig, plan: JudgePlan[Any]) -> int:
+    """``respeval judge`` for a whole-run method (pairwise, rubrics, multi-sampling)."""
+    try:
+        inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
+        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)]):
+            records = read_records(args.input)
+            assert config.model is not None
+            # live, every row goes to OUT.partial as it becomes final; a batch run's rows are
+            # final only after its last pass
+            scratch = partial_name(args.out) if args.out and config.batch is None else None
+            with rows_as_they_finish(scratch) as on_row:
+                result = asyncio.run(
+                    arun(
+                        records,
+                        config.model,
+                        method=plan,
+                        cache=config.cache,
+                        fields=dict(args.field),
+                        on_row=on_row,
+                        options=config.engine,
+                        batch=config.batch or False,
+                        on_progress=progress_printer(args, "judge"),
+                    )
+                )
+            if args.rubrics_out:
+                export_rubrics(args.rubrics_out, result.rubrics)
+            output = None
+            if args.out:
+                # a stopped run's rows go to OUT.partial; OUT is replaced only by a completed run
+                with atomic_output(partial_name(args.out)) as fh:
+                    fh.writelines(json.dumps(row.to_json(), ensure_ascii=False) + "\n" for row in result.rows)
+                complete = result.stop_reason is None and (result.batch is None or result.batch.stop_kind is None)
+                output = finish_output(args.out, complete=complete)
+    except (InputFileError, ValueError, OSError) as exc:
+        print(f"respeval judge: error: {redact(exc)}", file=sys.stderr)
+        return EXIT_INPUT
+    data = result.to_json()
+    data.setdefault("model", args.model)
+    data["samples"] = args.samples
+    text = result.format()
+    if output and not args.json:
+        text += "\n" + describe_output(args.out, output)
+    print(json.dumps({**data, "output": output, "cache": config.cache}, indent=2) if args.json else text)
+    if args.summary_out or args.report:
+        write_summary(args, data, result.rows, records, args.out)
+    if result.batch is not None:
+        status = exit_status(result.batch, result.stop_kind)
+    elif result.stop_reason is None:
+        status = Exit.OK
+    else:  # stopped, whatever its kind says
+        status = _stopped(result.stop_kind, None) or EXIT_FATAL
+    if status != Exit.OK:
+        again = "" if result.batch is not None else _resume_hint(result.stop_kind)
+        reason = (result.batch.stop_reason if result.batch is not None else None) or result.stop_reason
+        print(f"respeval judge: stopped: {reason}{again}", file=sys.stderr)
+    return status

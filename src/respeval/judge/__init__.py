@@ -17,14 +17,18 @@ Quick start::
         print(row.id, row.status, row.verdict, row.unscored_reason)
 
 Inside a running event loop use ``await judge.arun(...)`` (``run`` works there too, on a
-helper thread).  ``batch=True`` (or ``batch=judge.BatchOptions(...)``) sends the requests as
-OpenAI or Anthropic batches instead, at half the price (:mod:`respeval.judge.batch`).  See :mod:`respeval.judge.engine` for what the engine does, and
+helper thread).  ``method=`` picks any registered method (``"pairwise"``, ``"rubric"``,
+``"adaptive-rubric"``, ``"sampled"``, ``"multi-turn"``: :data:`respeval.judge.methods.METHODS`)
+and the result is that method's report.  ``batch=True`` (or ``batch=judge.BatchOptions(...)``)
+sends the requests as OpenAI or Anthropic batches instead, at half the price, for every
+method (:mod:`respeval.judge.batch`).  See :mod:`respeval.judge.run` for how a run is
+resolved, :mod:`respeval.judge.engine` for what the engine does, and
 :mod:`respeval.judge.parsing` for how verdicts are read.
 """
 
 from respeval.judge.batch import BatchOptions, BatchReport
 from respeval.judge.cache import JudgeCache, cache_key
-from respeval.judge.engine import EngineOptions, JudgeEngine, RunResult, arun, run
+from respeval.judge.engine import EngineOptions, JudgeEngine, RunResult
 from respeval.judge.errors import CacheMissError, FatalError, JudgeError, TransientError
 from respeval.judge.limits import Budget, Price, RateLimiter
 from respeval.judge.methods import JudgeMethod, get_method
@@ -48,6 +52,7 @@ from respeval.judge.models import (
 from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.prices import ModelPrice
 from respeval.judge.results import RowResult, RunSummary, wilson_interval
+from respeval.judge.run import arun, run
 from respeval.judge.specs import load_model
 
 __all__ = [

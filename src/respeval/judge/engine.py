@@ -19,22 +19,21 @@ interrupt stops new calls from starting; calls already in flight finish, their a
 are cached and their rows reported, and every row that did not finish is counted as not run, so the summary says what is left.  Rows already reported are
 never lost, and a rerun with the same cache pays for none of their answers again.
 
-``run()`` is the synchronous entry point (it works inside a running event loop too, by
-running in a helper thread); ``arun()`` is the coroutine.
+The entry points are :func:`respeval.judge.run` and :func:`respeval.judge.arun`
+(:mod:`respeval.judge.run`), which resolve the method, the model and the cache, and run the
+engine live or through provider batches.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from respeval.judge.cache import CacheError, JudgeCache, KeyMaker, PathLike
+from respeval.judge.cache import CacheError, JudgeCache, KeyMaker
 from respeval.judge.errors import DeferredError, FatalError, JudgeError, RequestFailedError, TransientError
 from respeval.judge.limits import (
     Budget,
@@ -45,14 +44,13 @@ from respeval.judge.limits import (
     jitter_unit,
     price_for,
 )
-from respeval.judge.methods import get_method
 from respeval.judge.methods.base import JudgeMethod
 from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
 from respeval.judge.parsing import ParseFailure
-from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
+from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary, Spend
 from respeval.redact import redact
 
-__all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "arun", "run"]
+__all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult"]
 
 STOP_BUDGET = "budget"
 STOP_ERROR = "error"
@@ -127,6 +125,21 @@ class RunResult:
     def completed(self) -> bool:
         """True when every input row was judged (scored or unscored)."""
         return self.stop_reason is None and not self.not_run
+
+    # the rest of respeval.judge.results.JudgeReport: the summary's
+    @property
+    def spend(self) -> Spend:
+        return Spend.of(self.summary)
+
+    @property
+    def batch(self) -> Any:
+        return self.summary.batch
+
+    def to_json(self) -> dict[str, Any]:
+        return self.summary.to_json()
+
+    def format(self) -> str:
+        return self.summary.format()
 
 
 class _Stop(Exception):
@@ -551,100 +564,3 @@ class JudgeEngine:
         except asyncio.TimeoutError:
             return
         raise _Stop
-
-
-# ---------------------------------------------------------------------- entry points
-
-
-async def arun(
-    records: Iterable[Mapping[str, Any]],
-    model: JudgeModel | str,
-    *,
-    method: JudgeMethod | str = "pointwise",
-    cache: JudgeCache | PathLike | None = None,
-    fields: Mapping[str, str] | None = None,
-    on_row: Callable[[RowResult], None] | None = None,
-    keep_rows: bool = True,
-    options: EngineOptions | None = None,
-    batch: Any = False,
-    **overrides: Any,
-) -> RunResult:
-    """Judge ``records`` (mappings with ``prompt``, ``response``, ``reference``, ``id``).
-
-    Args:
-        model: a :class:`JudgeModel`, or a model string (``openai:gpt-4o-mini``,
-            ``anthropic:claude-...``, ``python:module:function``, ``fake:...``; see
-            :func:`respeval.judge.load_model`).
-        method: a method object, or its name (``"pointwise"``).
-        cache: a JudgeCache or the path of its SQLite file (None: no cache).
-        fields: renames, method field -> record key (``{"response": "answer"}``).
-        on_row: called with each RowResult as it finishes.
-        keep_rows: keep every RowResult in the result (turn off for huge runs).
-        batch: True (or a :class:`respeval.judge.batch.BatchOptions`) sends the requests
-            as provider batches, at batch prices, resumably (needs ``cache``; see
-            :mod:`respeval.judge.batch`).  ``on_row`` then sees the rows once all are in.
-        options, overrides: :class:`EngineOptions`, and/or its fields as keywords
-            (``concurrency=32, max_retries=3, budget=Budget(max_cost=5.0)``).
-
-    Returns a RunResult; a stopped run (budget, fatal error) returns normally with its
-    ``stop_reason`` and ``not_run`` rows.
-    """
-    from respeval.judge.specs import load_model
-
-    opts = dataclasses.replace(options or EngineOptions(), **overrides)
-    judge_method = get_method(method) if isinstance(method, str) else method
-    judge_model = load_model(model) if isinstance(model, str) else model
-    if batch:
-        return await _arun_batch(records, judge_model, judge_method, cache, fields, on_row, keep_rows, opts, batch)
-    own_cache = cache is not None and not isinstance(cache, JudgeCache)
-    judge_cache = JudgeCache(cache) if own_cache else cache  # type: ignore[arg-type]
-    try:
-        async with judge_model:
-            engine = JudgeEngine(judge_model, judge_method, opts, cache=judge_cache, fields=fields)  # type: ignore[arg-type]
-            return await engine.run(records, on_row=on_row, keep_rows=keep_rows)
-    finally:
-        if own_cache:
-            judge_cache.close()  # type: ignore[union-attr]
-
-
-async def _arun_batch(
-    records: Iterable[Mapping[str, Any]],
-    model: JudgeModel,
-    method: JudgeMethod,
-    cache: JudgeCache | PathLike | None,
-    fields: Mapping[str, str] | None,
-    on_row: Callable[[RowResult], None] | None,
-    keep_rows: bool,
-    options: EngineOptions,
-    batch: Any,
-) -> RunResult:
-    from respeval.judge.batch import BatchCache, BatchOptions, arun_rows_batched
-
-    if cache is None:
-        raise ValueError("batch mode needs a cache (cache=PATH): batch answers and batch state are kept there")
-    if isinstance(cache, JudgeCache) and not isinstance(cache, BatchCache):
-        cache = cache.path  # the same file, with the batch tables
-    result, _ = await arun_rows_batched(
-        list(records),  # later passes read some of them again
-        model,
-        method,
-        cache=cache,
-        options=options,
-        batch=batch if isinstance(batch, BatchOptions) else None,
-        fields=fields,
-        on_row=on_row,
-        keep_rows=keep_rows,
-    )
-    return result
-
-
-def run(records: Iterable[Mapping[str, Any]], model: JudgeModel | str, **kwargs: Any) -> RunResult:
-    """The synchronous :func:`arun`, callable from plain code and from inside a running
-    event loop (a notebook, an async app), where it runs on a helper thread with its own
-    loop instead of needing nest_asyncio.  In async code, prefer ``await arun(...)``."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun(records, model, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-judge") as pool:
-        return pool.submit(asyncio.run, arun(records, model, **kwargs)).result()

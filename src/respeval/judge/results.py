@@ -1,17 +1,18 @@
-"""Per-row results and the run summary (pass rate with a confidence interval, coverage,
-calls, tokens, cost, time)."""
+"""Per-row results, the run summary (pass rate with a confidence interval, coverage, calls,
+tokens, cost, time), what several runs spent together (:class:`Spend`), and what every
+method's report offers (:class:`JudgeReport`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from respeval.redact import redact, redact_data
 from respeval.stats.intervals import wilson_interval
 
-__all__ = ["RowResult", "RunSummary", "wilson_interval"]
+__all__ = ["JudgeReport", "RowResult", "RunSummary", "Spend", "wilson_interval"]
 
 SCORED = "scored"
 UNSCORED = "unscored"
@@ -50,6 +51,13 @@ class RowResult:
     @property
     def scored(self) -> bool:
         return self.status == SCORED
+
+    def digest_entry(self) -> tuple[int, Any, Any, float | None] | None:
+        """What a report's score distribution and worst rows take of this row: (row,
+        score, explanation, rank; None: the score ranks it), or None for an unscored row."""
+        if not self.scored or self.verdict is None:
+            return None
+        return self.row, self.verdict.get("score"), self.verdict.get("reasoning"), None
 
     def to_json(self, verdict_fields: Sequence[str]) -> dict[str, Any]:
         """The output row: ``id``, ``row``, the verdict fields (null when unscored), then
@@ -235,3 +243,106 @@ class RunSummary:
             )
         lines.append(f"signature   {self.signature}")
         return "\n".join(lines)
+
+
+_SUMMED = ("calls", "retries", "reasks", "cache_hits", "tokens_in", "tokens_out", "cost", "seconds")
+
+
+@dataclass
+class Spend:
+    """What several engine runs spent together."""
+
+    calls: int = 0
+    retries: int = 0
+    reasks: int = 0
+    cache_hits: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def add(self, spent: RunSummary | Spend) -> None:
+        """Add what a run (its summary) or another Spend spent."""
+        for name in _SUMMED:
+            setattr(self, name, getattr(self, name) + getattr(spent, name))
+        self.errors.update(spent.errors)
+
+    merge = add
+
+    @classmethod
+    def of(cls, summary: RunSummary) -> Spend:
+        """What one run spent."""
+        spend = cls()
+        spend.add(summary)
+        return spend
+
+    def settle_batch(self, report: Any) -> None:
+        """Tokens and cost become everything a batch-mode run spent (a
+        :class:`~respeval.judge.batch.BatchReport`: the batches at batch prices, plus
+        interactive retries), since its rows were answered from the cache the batches filled."""
+        self.tokens_in = report.tokens_in + report.live_tokens_in
+        self.tokens_out = report.tokens_out + report.live_tokens_out
+        self.cost = report.total_cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "retries": self.retries,
+            "reasks": self.reasks,
+            "cache_hits": self.cache_hits,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost,
+            "seconds": self.seconds,
+            "errors": dict(self.errors),
+        }
+
+    def format(self) -> str:
+        return (
+            f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
+            f"{self.cache_hits} answers from the cache\n"
+            f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}"
+        )
+
+
+class JudgeReport(Protocol):
+    """What every judging method's run returns (:func:`respeval.judge.run` and the methods'
+    own ``arun_*``): its rows, what it spent, why it stopped early if it did, and the batch
+    report when it ran as provider batches; ``to_json()`` is the summary as data, ``format()``
+    the summary as text."""
+
+    @property
+    def rows(self) -> Sequence[Any]:
+        """One result per input record (a pair, a case), in input order."""
+
+    @property
+    def spend(self) -> Spend: ...
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the run stopped before every row was judged (None: it did not)."""
+
+    @property
+    def stop_kind(self) -> str | None:
+        """``budget``, ``error``, ``interrupted``, ``deferred`` (None: not stopped)."""
+
+    @property
+    def batch(self) -> Any:
+        """What batch mode did (a :class:`~respeval.judge.batch.BatchReport`), or None."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def format(self) -> str: ...
+
+
+class BatchSettled:
+    """The batch side of :class:`JudgeReport` for a report with a ``spend`` and a ``batch``
+    field: :meth:`attach_batch` records batch mode's report and settles the spend by it."""
+
+    spend: Spend
+    batch: Any
+
+    def attach_batch(self, report: Any) -> None:
+        self.batch = report
+        self.spend.settle_batch(report)

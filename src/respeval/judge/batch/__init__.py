@@ -31,6 +31,7 @@ Library use::
     from respeval import judge
     result = judge.run(rows, "openai:gpt-4o-mini", cache="judge.sqlite", batch=True)
     print(result.summary.format())          # includes the batch section and its cost
+    pairs = judge.run(rows, model, method="pairwise", cache="judge.sqlite", batch=True)  # any method
 
     # any pipeline: a coroutine function (model, cache, options) -> result
     run = await judge.batch.arun_batched(
@@ -40,14 +41,13 @@ Library use::
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from respeval._sync import run_sync
 from respeval.judge.batch.runner import STOP_BUDGET, STOP_WAITING, BatchOptions, BatchReport, BatchRunner
 from respeval.judge.batch.store import RETRY_MODES, BatchCache, BatchStore, Job, job_summary
 from respeval.judge.cache import JudgeCache, PathLike
@@ -285,9 +285,4 @@ async def arun_rows_batched(
 
 def run_batched(pipeline: Pipeline[T], model: JudgeModel, **kwargs: Any) -> BatchRun[T]:
     """The synchronous :func:`arun_batched` (works inside a running event loop too)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(arun_batched(pipeline, model, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-batch") as pool:
-        return pool.submit(asyncio.run, arun_batched(pipeline, model, **kwargs)).result()
+    return run_sync(arun_batched(pipeline, model, **kwargs), thread_name="respeval-batch")

@@ -1,31 +1,78 @@
-"""Judging methods, and the registry of the ones the engine can build by name.
+"""Judging methods, and the registry of the ones :func:`respeval.judge.run` and the command
+line build by name.
 
 One module per method: :mod:`~respeval.judge.methods.pointwise` (equivalence against a
 reference), :mod:`~respeval.judge.methods.pairwise` (preference in both orders),
 :mod:`~respeval.judge.methods.rubrics` (static and adaptive rubrics),
-:mod:`~respeval.judge.methods.sampling` (K samples per item, aggregated) and
+:mod:`~respeval.judge.methods.sampling` (K samples per item, aggregated),
+:mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules) and
 :mod:`~respeval.judge.methods.llmbar` (recorded judgments replayed).  What the engine needs
-of a method is :class:`~respeval.judge.methods.base.JudgeMethod`.
+of a per-request method is :class:`~respeval.judge.methods.base.JudgeMethod`; a whole-run
+method is a :class:`~respeval.judge.run.JudgePlan`.
+
+:data:`METHODS` maps each name to its class (loaded on first use: the whole-run methods sit
+above the engine, which itself reads :mod:`~respeval.judge.methods.base`); every class
+takes its options as keywords, and ``from_options(MethodOptions)`` builds it from the
+command line's one set of settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from respeval.judge.methods.base import JudgeMethod
-from respeval.judge.methods.pointwise import Pointwise
+from respeval.judge.methods.base import JudgeMethod, MethodOptions
 
-__all__ = ["METHODS", "JudgeMethod", "get_method"]
-
-METHODS: dict[str, Callable[..., Any]] = {"pointwise": Pointwise}
+__all__ = ["METHODS", "JudgeMethod", "MethodOptions", "MethodRegistry", "build_method", "get_method"]
 
 
-def get_method(name: str, **options: Any) -> JudgeMethod:
-    """A method by name (``pointwise``), constructed with ``options``."""
+class MethodRegistry(Mapping[str, Callable[..., Any]]):
+    """Method name -> class, each imported when first looked up."""
+
+    def __init__(self, where: Mapping[str, str]) -> None:
+        self._where = dict(where)  # name -> "module:attribute"
+        self._loaded: dict[str, Callable[..., Any]] = {}
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        loaded = self._loaded.get(name)
+        if loaded is None:
+            module, _, attribute = self._where[name].partition(":")
+            loaded = self._loaded[name] = getattr(importlib.import_module(module), attribute)
+        return loaded
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
+METHODS = MethodRegistry(
+    {
+        "pointwise": "respeval.judge.methods.pointwise:Pointwise",
+        "pairwise": "respeval.judge.methods.pairwise:PairwiseRun",
+        "rubric": "respeval.judge.methods.rubrics:RubricRun",
+        "adaptive-rubric": "respeval.judge.methods.rubrics:AdaptiveRubricRun",
+        "sampled": "respeval.judge.methods.sampling:SampledRun",
+        "multi-turn": "respeval.judge.methods.multiturn:MultiTurnRun",
+    }
+)
+
+
+def _class(name: str) -> Callable[..., Any]:
     try:
-        cls = METHODS[name]
+        return METHODS[name]
     except KeyError:
         raise ValueError(f"unknown judge method {name!r}; available: {', '.join(sorted(METHODS))}") from None
-    method: JudgeMethod = cls(**options)
-    return method
+
+
+def get_method(name: str, **options: Any) -> Any:
+    """A method by name (``pointwise``, ``pairwise``, ...), constructed with ``options``."""
+    return _class(name)(**options)
+
+
+def build_method(name: str, options: MethodOptions) -> Any:
+    """A method by name, built from the flat :class:`MethodOptions` (the command line's)."""
+    cls: Any = _class(name)
+    return cls.from_options(options)

@@ -25,17 +25,17 @@ only an output label (``Output (a)``, LLMBar's reply format) is read too.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
-from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.methods.base import MethodOptions, first_request, reask_request
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -46,7 +46,7 @@ from respeval.judge.methods.prompts import (
 from respeval.judge.methods.sampling import SampledRow, Spend, arun_sampled
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
-from respeval.judge.results import SCORED, UNSCORED
+from respeval.judge.results import SCORED, UNSCORED, BatchSettled
 from respeval.stats import wilson_interval
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "Pairwise",
     "PairwiseItem",
     "PairwiseReport",
+    "PairwiseRun",
     "PairwiseVerdict",
     "arun_pairwise",
     "combine_orders",
@@ -344,6 +345,10 @@ def combine_orders(winners: Mapping[str, str]) -> str:
     return values.pop() if len(values) == 1 else "inconsistent"
 
 
+_DIGEST_SCORES = {"B": 1.0, "tie": 0.5, "A": 0.0}
+_DIGEST_RANKS = {"A": 0.0, "inconsistent": 1.0, "tie": 2.0}  # what a report lists first
+
+
 @dataclass
 class PairResult:
     """One pair: ``outcome`` (A, B, tie, inconsistent; None when unscored), the winner per
@@ -356,6 +361,16 @@ class PairResult:
     winners: dict[str, str | None]
     unscored_reason: str | None = None
     orders: dict[str, SampledRow] = field(default_factory=dict)
+
+    def digest_entry(self) -> tuple[int, float | None, str | None, float] | None:
+        """What a report's score distribution and worst rows take of this pair: the pairs
+        the baseline won, then those the orders disagreed on, then ties (a candidate's win
+        is not listed); None for the others."""
+        if self.status != SCORED or self.outcome not in _DIGEST_RANKS:
+            return None
+        data = self.to_json()
+        why = data.get("reasoning_ab") or data.get("reasoning_ba")
+        return self.row, _DIGEST_SCORES.get(self.outcome), why, _DIGEST_RANKS[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -383,7 +398,7 @@ def _rate(k: int, n: int, confidence: float) -> dict[str, Any] | None:
 
 
 @dataclass
-class PairwiseReport:
+class PairwiseReport(BatchSettled):
     """Every pair, what the run spent, and the aggregate figures (:meth:`to_json`)."""
 
     pairs: list[PairResult]
@@ -394,6 +409,13 @@ class PairwiseReport:
     confidence: float = 0.95
     stop_reason: str | None = None
     stop_kind: str | None = None
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
+
+    @property
+    def rows(self) -> list[PairResult]:
+        """The pairs (:class:`~respeval.judge.results.JudgeReport`'s rows)."""
+        return self.pairs
 
     @property
     def scored(self) -> list[PairResult]:
@@ -444,6 +466,7 @@ class PairwiseReport:
             "confidence": self.confidence,
             "stop_reason": self.stop_reason,
             **self.spend.to_json(),
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
     def format(self) -> str:
@@ -483,6 +506,8 @@ class PairwiseReport:
         lines.append(self.spend.format())
         if self.stop_reason:
             lines.append(f"STOPPED        {self.stop_reason}")
+        if self.batch is not None:
+            lines.append(self.batch.format())
         return "\n".join(lines)
 
 
@@ -643,6 +668,67 @@ async def arun_pairwise(
     )
 
 
+class PairwiseRun:
+    """Pairwise preference over whole pairs, in the orders ``flip`` asks for, ``samples``
+    times per order (see :func:`arun_pairwise`): the ``pairwise`` method of
+    :func:`respeval.judge.run`.  ``method`` is the per-order method; without one, the other
+    keywords are :class:`Pairwise`'s (``allow_tie``, ``template``, ...)."""
+
+    name = "pairwise"
+
+    def __init__(
+        self,
+        *,
+        flip: str = "both",
+        samples: int = 1,
+        temperature: float | None = None,
+        method: Pairwise | None = None,
+        **pairwise: Any,
+    ) -> None:
+        if method is not None and pairwise:
+            raise ValueError(f"give method= or Pairwise's options ({', '.join(sorted(pairwise))}), not both")
+        orientations_for(0, flip)  # a bad flip fails here, not at the first pair
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        self.flip, self.samples, self.temperature = flip, samples, temperature
+        self.method = method or Pairwise(**pairwise)
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> PairwiseRun:
+        """Pairwise as the command line builds it."""
+        method = Pairwise(
+            max_tokens=options.max_tokens,
+            seed=options.seed,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+        return cls(flip=options.flip, samples=options.samples, temperature=options.sample_temperature, method=method)
+
+    async def arun(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        model: JudgeModel,
+        *,
+        cache: JudgeCache | None = None,
+        options: EngineOptions | None = None,
+        fields: Mapping[str, str] | None = None,
+        on_row: Callable[[PairResult], None] | None = None,
+    ) -> PairwiseReport:
+        return await arun_pairwise(
+            records,
+            model,
+            flip=self.flip,
+            samples=self.samples,
+            method=self.method,
+            cache=cache,
+            options=options,
+            fields=fields,
+            temperature=self.temperature,
+            on_pair=on_row,
+        )
+
+
 def run_pairwise(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> PairwiseReport:
-    """The synchronous :func:`arun_pairwise` (not for use inside a running event loop)."""
-    return asyncio.run(arun_pairwise(records, model, **kwargs))
+    """The synchronous :func:`arun_pairwise` (inside a running event loop too: see
+    :func:`respeval._sync.run_sync`)."""
+    return run_sync(arun_pairwise(records, model, **kwargs))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from respeval.judge.data import InsertedData
-from respeval.judge.methods.base import first_request, reask_request
+from respeval.judge.methods.base import MethodOptions, first_request, reask_request
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -22,6 +22,7 @@ from respeval.judge.methods.prompts import (
     user_message,
     with_system_instruction,
 )
+from respeval.judge.methods.sampling import SampledRun
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool, parse_number
 
@@ -144,6 +145,19 @@ class Pointwise:
         self._system = with_system_instruction(
             SYSTEM_PROMPT if self.template is None else TEMPLATE_SYSTEM_PROMPT, self.system_instruction
         )
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> Pointwise | SampledRun:
+        """Pointwise as the command line builds it; with ``samples > 1``, K samples per row
+        aggregated (a :class:`~respeval.judge.methods.sampling.SampledRun`)."""
+        pointwise = cls(
+            threshold=options.threshold,
+            max_tokens=options.max_tokens,
+            seed=options.seed,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+        return pointwise if options.samples == 1 else SampledRun.from_options(options)
 
     def signature(self) -> str:
         return f"{self.template_version}|threshold:{self.threshold:g}"

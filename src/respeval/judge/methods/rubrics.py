@@ -20,7 +20,6 @@ writes the rubrics as JSON for a person to edit; :func:`load_rubrics` feeds them
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import os
@@ -29,11 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval._sync import run_sync
 from respeval.io.files import write_text_atomic
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
-from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods.base import first_request, reask_for_json
+from respeval.judge.engine import EngineOptions
+from respeval.judge.methods.base import MethodOptions, first_request, reask_for_json
 from respeval.judge.methods.prompts import (
     DATA_RULE,
     PromptTemplate,
@@ -51,15 +51,19 @@ from respeval.judge.models.base import (
     object_list,
 )
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_bool
+from respeval.judge.results import BatchSettled
+from respeval.judge.run import arun
 from respeval.stats import wilson_interval
 
 __all__ = [
     "IMPORTANCE_WEIGHTS",
     "PRESETS",
+    "AdaptiveRubricRun",
     "Criterion",
     "Rubric",
     "RubricGenerator",
     "RubricReport",
+    "RubricRun",
     "arun_adaptive",
     "arun_rubric",
     "export_rubrics",
@@ -492,7 +496,7 @@ class RubricGenerator:
 
 
 @dataclass
-class RubricReport:
+class RubricReport(BatchSettled):
     """Rows (aggregated over samples), what the run spent and, for adaptive rubrics, the
     frozen rubric per prompt and the prompts whose rubric could not be written."""
 
@@ -505,6 +509,9 @@ class RubricReport:
     confidence: float = 0.95
     stop_reason: str | None = None
     stop_kind: str | None = None
+    samples: int = 1
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
 
     def to_json(self) -> dict[str, Any]:
         scored = [r for r in self.rows if r.scored and r.verdict is not None]
@@ -539,6 +546,8 @@ class RubricReport:
             "rubric_failures": dict(self.rubric_failures),
             "stop_reason": self.stop_reason,
             **self.spend.to_json(),
+            "samples": self.samples,
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
         }
 
     def format(self) -> str:
@@ -563,6 +572,8 @@ class RubricReport:
         lines.append(self.spend.format())
         if self.stop_reason:
             lines.append(f"STOPPED     {self.stop_reason}")
+        if self.batch is not None:
+            lines.append(self.batch.format())
         return "\n".join(lines)
 
 
@@ -600,6 +611,7 @@ async def arun_rubric(
         confidence=(options or EngineOptions()).confidence,
         stop_reason=result.stop_reason,
         stop_kind=result.stop_kind,
+        samples=samples,
     )
 
 
@@ -618,9 +630,9 @@ async def generate_rubrics(
     failures: dict[str, str] = {}
     if not unique:
         return rubrics, failures
-    async with model:
-        engine = JudgeEngine(model, generator, options, cache=cache)
-        result = await engine.run([{"id": i, "prompt": p} for i, p in enumerate(unique)])
+    result = await arun(
+        [{"id": i, "prompt": p} for i, p in enumerate(unique)], model, method=generator, cache=cache, options=options
+    )
     if spend is not None:
         spend.add(result.summary)
     done = set()
@@ -730,14 +742,138 @@ async def arun_adaptive(
         confidence=(options or EngineOptions()).confidence,
         stop_reason=result.stop_reason,
         stop_kind=result.stop_kind,
+        samples=samples,
     )
 
 
+class RubricRun:
+    """Per-criterion verdicts against a static rubric, ``samples`` times per row (see
+    :func:`arun_rubric`): the ``rubric`` method of :func:`respeval.judge.run`.  ``criteria``
+    is a :class:`Rubric`, or its criteria, with the other keywords :class:`Rubric`'s."""
+
+    name = "rubric"
+
+    def __init__(
+        self,
+        criteria: Rubric | Sequence[Criterion | Mapping[str, Any]],
+        *,
+        samples: int = 1,
+        aggregate: str = "majority",
+        **rubric: Any,
+    ) -> None:
+        if isinstance(criteria, Rubric) and rubric:
+            raise ValueError(f"give a Rubric or Rubric's options ({', '.join(sorted(rubric))}), not both")
+        self.method = criteria if isinstance(criteria, Rubric) else Rubric(criteria, **rubric)
+        self.samples, self.aggregate = samples, aggregate
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> RubricRun:
+        """A static rubric as the command line builds it (``criteria`` required)."""
+        if options.criteria is None:
+            raise ValueError("--method rubric needs --rubric FILE (a JSON list of criteria)")
+        rubric = Rubric(
+            options.criteria,
+            threshold=options.threshold,
+            seed=options.seed,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+        return cls(rubric, samples=options.samples, aggregate=options.aggregate)
+
+    async def arun(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        model: JudgeModel,
+        *,
+        cache: JudgeCache | None = None,
+        options: EngineOptions | None = None,
+        fields: Mapping[str, str] | None = None,
+        on_row: Callable[[SampledRow], None] | None = None,
+    ) -> RubricReport:
+        return await arun_rubric(
+            records,
+            model,
+            self.method,
+            samples=self.samples,
+            aggregate=self.aggregate,
+            cache=cache,
+            options=options,
+            fields=fields,
+            on_row=on_row,
+        )
+
+
+class AdaptiveRubricRun:
+    """Adaptive rubrics: one rubric written (or given) per prompt, frozen, then every
+    response checked against it (see :func:`arun_adaptive`, whose keywords these are): the
+    ``adaptive-rubric`` method of :func:`respeval.judge.run`.  ``fields`` renames are not
+    applied (the rubric phase reads ``prompt``)."""
+
+    name = "adaptive-rubric"
+    writes_rubrics = True
+    """Its report has the rubrics it wrote (``RubricReport.rubrics``), to export."""
+
+    def __init__(
+        self,
+        *,
+        generator: RubricGenerator | None = None,
+        rubrics: Mapping[str, Sequence[Criterion]] | None = None,
+        threshold: float = 0.5,
+        samples: int = 1,
+        aggregate: str = "majority",
+        template: str | PromptTemplate | None = None,
+        system_instruction: str | None = None,
+    ) -> None:
+        self.generator, self.rubrics, self.threshold = generator, rubrics, threshold
+        self.samples, self.aggregate = samples, aggregate
+        self.template, self.system_instruction = template, system_instruction
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> AdaptiveRubricRun:
+        """Adaptive rubrics as the command line builds them."""
+        return cls(
+            generator=RubricGenerator(
+                options.preset, options.guidelines, system_instruction=options.system_instruction
+            ),
+            rubrics=options.rubrics,
+            threshold=options.threshold,
+            samples=options.samples,
+            aggregate=options.aggregate,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+
+    async def arun(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        model: JudgeModel,
+        *,
+        cache: JudgeCache | None = None,
+        options: EngineOptions | None = None,
+        fields: Mapping[str, str] | None = None,
+        on_row: Callable[[SampledRow], None] | None = None,
+    ) -> RubricReport:
+        return await arun_adaptive(
+            records,
+            model,
+            generator=self.generator,
+            rubrics=self.rubrics,
+            threshold=self.threshold,
+            samples=self.samples,
+            aggregate=self.aggregate,
+            cache=cache,
+            options=options,
+            template=self.template,
+            system_instruction=self.system_instruction,
+            on_row=on_row,
+        )
+
+
 def run_rubric(records: Sequence[Mapping[str, Any]], model: JudgeModel, method: Rubric, **kwargs: Any) -> RubricReport:
-    """The synchronous :func:`arun_rubric`."""
-    return asyncio.run(arun_rubric(records, model, method, **kwargs))
+    """The synchronous :func:`arun_rubric` (inside a running event loop too)."""
+    return run_sync(arun_rubric(records, model, method, **kwargs))
 
 
 def run_adaptive(records: Sequence[Mapping[str, Any]], model: JudgeModel, **kwargs: Any) -> RubricReport:
-    """The synchronous :func:`arun_adaptive`."""
-    return asyncio.run(arun_adaptive(records, model, **kwargs))
+    """The synchronous :func:`arun_adaptive` (inside a running event loop too)."""
+    return run_sync(arun_adaptive(records, model, **kwargs))

@@ -34,12 +34,21 @@ from typing import Any
 
 from respeval.judge.cache import JudgeCache
 from respeval.judge.engine import EngineOptions, JudgeEngine
-from respeval.judge.methods.base import JudgeMethod
+from respeval.judge.methods.base import JudgeMethod, MethodOptions
 from respeval.judge.models.base import Capabilities, Completion, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure
-from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary
+from respeval.judge.results import SCORED, UNSCORED, BatchSettled, RowResult, Spend, wilson_interval
 
-__all__ = ["AGGREGATIONS", "SampledMethod", "SampledResult", "SampledRow", "Spend", "arun_sampled", "majority_vote"]
+__all__ = [
+    "AGGREGATIONS",
+    "SampledMethod",
+    "SampledResult",
+    "SampledRow",
+    "SampledRun",
+    "Spend",
+    "arun_sampled",
+    "majority_vote",
+]
 
 AGGREGATIONS = ("majority", "mean", "median")
 UNDECIDED = "undecided"
@@ -96,52 +105,6 @@ class SampledMethod:
         return self.base.row_fields(verdict)
 
 
-_SUMMED = ("calls", "retries", "reasks", "cache_hits", "tokens_in", "tokens_out", "cost", "seconds")
-
-
-@dataclass
-class Spend:
-    """What several engine runs spent together."""
-
-    calls: int = 0
-    retries: int = 0
-    reasks: int = 0
-    cache_hits: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def add(self, spent: RunSummary | Spend) -> None:
-        """Add what a run (its summary) or another Spend spent."""
-        for name in _SUMMED:
-            setattr(self, name, getattr(self, name) + getattr(spent, name))
-        self.errors.update(spent.errors)
-
-    merge = add
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "retries": self.retries,
-            "reasks": self.reasks,
-            "cache_hits": self.cache_hits,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "cost_usd": self.cost,
-            "seconds": self.seconds,
-            "errors": dict(self.errors),
-        }
-
-    def format(self) -> str:
-        return (
-            f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
-            f"{self.cache_hits} answers from the cache\n"
-            f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}"
-        )
-
-
 @dataclass
 class SampledRow:
     """One input record after K samples: ``verdict`` is the aggregated verdict (None when
@@ -158,14 +121,92 @@ class SampledRow:
     def scored(self) -> bool:
         return self.status == SCORED
 
+    def digest_entry(self) -> tuple[int, float, str | None, None] | None:
+        """What a report's score distribution and worst rows take of this row: (row,
+        score, explanation, None), or None for a row without a score (a rubric's
+        explanation is its verdict and reason per criterion)."""
+        if self.status != SCORED:
+            return None
+        verdict = self.verdict or {}
+        score, reasoning = verdict.get("score"), verdict.get("reasoning")
+        if isinstance(reasoning, dict):  # rubrics: a verdict and its reason per criterion
+            passed = verdict.get("criteria") or {}
+            reasoning = "\n".join(
+                f"{cid}: {'pass' if passed.get(cid) else 'FAIL'}. {why}" for cid, why in reasoning.items()
+            )
+        if not isinstance(score, (int, float)):
+            return None
+        return self.row, float(score), reasoning if isinstance(reasoning, str) else None, None
+
+    def to_json(self) -> dict[str, Any]:
+        """The output row: ``id``, ``row``, the aggregated verdict's fields, status and reason."""
+        return {
+            "id": self.id,
+            "row": self.row,
+            **(self.verdict or {}),
+            "status": self.status,
+            "unscored_reason": self.unscored_reason,
+        }
+
 
 @dataclass
-class SampledResult:
+class SampledResult(BatchSettled):
+    """Every record's aggregated row, what the run spent, and why it stopped early if it
+    did; :meth:`to_json` and :meth:`format` summarise it (pass rate, unanimous rows)."""
+
     rows: list[SampledRow]
     spend: Spend
     stop_reason: str | None = None
     stop_kind: str | None = None
     not_run: list[int] = field(default_factory=list)
+    method: str = "pointwise"
+    model: str | None = None
+    samples: int = 1
+    confidence: float = 0.95
+    batch: Any = None
+    """What batch mode did (a :class:`respeval.judge.batch.BatchReport`), or None."""
+
+    def to_json(self) -> dict[str, Any]:
+        scored = [r for r in self.rows if r.scored and r.verdict is not None]
+        passed = sum(bool(r.verdict["pass"]) for r in scored if r.verdict is not None)
+        stable = sum(bool(r.verdict.get("unanimous")) for r in scored if r.verdict is not None)
+        interval = wilson_interval(passed, len(scored), self.confidence) if scored else None
+        reasons: dict[str, int] = {}
+        for r in self.rows:
+            if not r.scored:
+                key = (r.unscored_reason or "unknown").split(":", 1)[0]
+                reasons[key] = reasons.get(key, 0) + 1
+        numbers = [float(v["score"]) for r in scored if isinstance((v := r.verdict or {}).get("score"), (int, float))]
+        return {
+            "method": self.method,
+            "rows": len(self.rows),
+            "scored": len(scored),
+            "coverage": len(scored) / len(self.rows) if self.rows else None,
+            "passed": passed,
+            "pass_rate": passed / len(scored) if scored else None,
+            "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1]},
+            "mean_score": sum(numbers) / len(numbers) if numbers else None,
+            "unanimous": stable,
+            "unscored_reasons": reasons,
+            "stop_reason": self.stop_reason,
+            **self.spend.to_json(),
+            **({"model": self.model} if self.model is not None else {}),
+            "samples": self.samples,
+            **({"batch": self.batch.to_json()} if self.batch is not None else {}),
+        }
+
+    def format(self) -> str:
+        data = self.to_json()
+        rate = data["pass_rate"]
+        lines = [
+            f"{data['rows']} rows, {data['scored']} scored ({self.method}, multi-sampled)",
+            f"pass rate   {rate if rate is None else round(rate, 4)} ({data['passed']}/{data['scored']}); "
+            f"{data['unanimous']} of {data['scored']} unanimous",
+            self.spend.format(),
+        ]
+        if self.batch is not None:
+            lines.append(self.batch.format())
+        return "\n".join(lines)
 
 
 def majority_vote(votes: Sequence[Any], asked: int, k: int) -> tuple[Any, bool]:
@@ -274,7 +315,98 @@ async def arun_sampled(
         for i, s in enumerate(states)
     ]
     not_run = [r.row for r in rows if r.status == "not_run"]
-    return SampledResult(rows=rows, spend=spend, stop_reason=stop_reason, stop_kind=stop_kind, not_run=not_run)
+    return SampledResult(
+        rows=rows,
+        spend=spend,
+        stop_reason=stop_reason,
+        stop_kind=stop_kind,
+        not_run=not_run,
+        method=method.name,
+        model=model.model_id,
+        samples=samples,
+        confidence=(options or EngineOptions()).confidence,
+    )
+
+
+class SampledRun:
+    """K samples per record of a per-request method, aggregated (see the module docstring):
+    the ``sampled`` method of :func:`respeval.judge.run`.
+
+    ``method``: the per-request method, or its registry name (default ``pointwise``); the
+    other arguments are :func:`arun_sampled`'s."""
+
+    name = "sampled"
+
+    def __init__(
+        self,
+        method: JudgeMethod | str = "pointwise",
+        *,
+        samples: int = 1,
+        aggregate: str = "majority",
+        vote_field: str = "pass",
+        threshold: float = 0.5,
+        temperature: float | None = None,
+        early_stop: bool = True,
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, got {samples}")
+        if aggregate not in AGGREGATIONS:
+            raise ValueError(f"aggregate must be one of {', '.join(AGGREGATIONS)}, got {aggregate!r}")
+        if isinstance(method, str):
+            from respeval.judge.methods import get_method
+
+            self.method: JudgeMethod = get_method(method)
+        else:
+            self.method = method
+        self.samples, self.aggregate, self.vote_field = samples, aggregate, vote_field
+        self.threshold, self.temperature, self.early_stop = threshold, temperature, early_stop
+
+    @classmethod
+    def from_options(cls, options: MethodOptions) -> SampledRun:
+        """Pointwise, K samples per row, as the command line builds it."""
+        from respeval.judge.methods import get_method  # the registry: pointwise imports this module
+
+        pointwise = get_method(
+            "pointwise",
+            threshold=options.threshold,
+            max_tokens=options.max_tokens,
+            seed=options.seed,
+            template=options.template,
+            system_instruction=options.system_instruction,
+        )
+        return cls(
+            pointwise,
+            samples=options.samples,
+            aggregate=options.aggregate,
+            threshold=options.threshold,
+            temperature=options.sample_temperature,
+        )
+
+    async def arun(
+        self,
+        records: Sequence[Mapping[str, Any]],
+        model: JudgeModel,
+        *,
+        cache: JudgeCache | None = None,
+        options: EngineOptions | None = None,
+        fields: Mapping[str, str] | None = None,
+        on_row: Callable[[SampledRow], None] | None = None,
+    ) -> SampledResult:
+        return await arun_sampled(
+            records,
+            model,
+            self.method,
+            samples=self.samples,
+            aggregate=self.aggregate,
+            vote_field=self.vote_field,
+            threshold=self.threshold,
+            temperature=self.temperature,
+            early_stop=self.early_stop,
+            cache=cache,
+            options=options,
+            fields=fields,
+            on_row=on_row,
+        )
 
 
 class _FinalRows:

@@ -5,7 +5,8 @@ capabilities); one module per adapter: :mod:`~respeval.judge.models.openai`
 (OpenAI-compatible chat completions), :mod:`~respeval.judge.models.anthropic` (Messages),
 :mod:`~respeval.judge.models.callables` (a Python function), :mod:`~respeval.judge.models.fake`
 (scripted, with fault dials) and :mod:`~respeval.judge.models.replay` (answers from a cache).
-The HTTP adapters share the plumbing in ``_http``.
+The HTTP adapters share the plumbing in ``_http`` and the transports in ``_transports``
+(one module each).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from respeval.judge.models.base import (
 )
 
 if TYPE_CHECKING:
-    from respeval.judge.models._http import HttpJudgeModel, LoopbackTransport, ShardedTransport
+    from respeval.judge.models._http import HttpJudgeModel
+    from respeval.judge.models._transports import LoopbackTransport, ShardedTransport
     from respeval.judge.models.anthropic import AnthropicModel
     from respeval.judge.models.callables import CallableModel
     from respeval.judge.models.fake import FakeModel
@@ -40,10 +42,10 @@ _ADAPTERS = {
     "CallableModel": "callables",
     "FakeModel": "fake",
     "HttpJudgeModel": "_http",
-    "LoopbackTransport": "_http",
+    "LoopbackTransport": "_transports",
     "OpenAIChatModel": "openai",
     "ReplayModel": "replay",
-    "ShardedTransport": "_http",
+    "ShardedTransport": "_transports",
 }
 
 

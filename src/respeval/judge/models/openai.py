@@ -58,7 +58,7 @@ class OpenAIChatModel(HttpJudgeModel):
         max_tokens_field: ``"max_tokens"`` (most servers) or ``"max_completion_tokens"``
             (OpenAI's reasoning models).
         transport: an ``httpx.AsyncBaseTransport`` (tests inject ``httpx.MockTransport``);
-            default: see :func:`respeval.judge.models._http.default_transport`.
+            default: see :func:`respeval.judge.models._transports.default_transport`.
         timeout: seconds per HTTP call (the engine also enforces its own per-call timeout).
         headers: extra headers (never part of the cache key: keep secrets here, not in the URL).
 
