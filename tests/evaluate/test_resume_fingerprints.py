@@ -283,9 +283,13 @@ SCORE_VARIANTS = [
 @pytest.mark.parametrize(("name", "change", "words"), SCORE_VARIANTS, ids=[v[0] for v in SCORE_VARIANTS])
 def test_score_resume_refuses_any_one_changed_input(tmp_path, name, change, words):
     write_score_inputs(tmp_path)
+    # killed as the 2nd-4th part starts to be written, so 1-3 parts are on disk to resume into (a
+    # kill at the nth score_chunk can come before any part exists: the writer runs up to two
+    # chunks behind, and a resume with nothing to resume into rightly starts afresh)
     point = random.Random(f"{SEED}:score:{name}").randint(2, 4)
-    code, output = kill.run(score_args(), cwd=tmp_path, kill_at=("respeval.bulk.run.score_chunk", point))
+    code, output = kill.run(score_args(), cwd=tmp_path, kill_at=("respeval.bulk.parts.Parts.write", point))
     assert code == -9, output
+    assert len(list((tmp_path / "scores.jsonl.parts").glob("part-*.meta.json"))) == point - 1
     args = score_args()
     if change is None:  # the predictions, in the rows the interrupted run read
         text = (tmp_path / "preds.jsonl").read_text()

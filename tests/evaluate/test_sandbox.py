@@ -376,3 +376,26 @@ def test_the_suite_as_an_unprivileged_user():
     # only this test skips there (and, without Landlock, the tests that need it skip here too)
     assert counts["skipped"] == 1 if LANDLOCK else counts["skipped"] >= 1, counts
     assert counts["tests"] - counts["skipped"] >= 30, counts
+
+
+# --------------------------------------------------------------------------- the code that runs
+
+
+def test_the_worker_runs_the_module_file_this_process_imported(tmp_path, monkeypatch):
+    """A module imported here from one folder, with another folder holding a module of the same
+    name first on sys.path by the time the run starts (or the first folder gone from sys.path):
+    the worker runs the file that was imported and fingerprinted, not the other one, nor fails to
+    find it (CI found the second when two tests used the docs' my_checks from different copies)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, value in ((first, "first"), (second, "second")):
+        folder.mkdir()
+        (folder / "same_name_checks.py").write_text(f"def which(row):\n    return {{'which': {value!r}}}\n")
+    monkeypatch.delitem(sys.modules, "same_name_checks", raising=False)
+    monkeypatch.syspath_prepend(str(first))
+    import same_name_checks
+
+    monkeypatch.syspath_prepend(str(second))
+    sys.path.remove(str(first))
+    with WorkerPool(same_name_checks.which, Limits(timeout=20, network=False), workers=1, batch=1) as pool:
+        ((ok, value),) = pool.map([{}])
+    assert ok and value == {"which": "first"}, value

@@ -38,8 +38,9 @@ def run_with_outputs(capsys, tmp_path: Path, name: str, argv: list[str]) -> tupl
     summary_path, report_path = tmp_path / f"{name}.summary.json", tmp_path / f"{name}.html"
     capsys.readouterr()
     status = main([*argv, "--summary-out", str(summary_path), "--report", str(report_path), "--json"])
-    out = capsys.readouterr().out
-    assert status == 0, out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert status == 0, (out, captured.err)
     printed = json.loads(out[out.index("{") :])
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     rep.check_summary(summary)

@@ -260,7 +260,17 @@ def function_ref(fn: Callable[..., Any]) -> dict[str, Any]:
             raise ValueError(f"{label} is {what}; {advice}")
         module = sys.modules.get(module_name)
         if module is not None and module_name != "__main__" and getattr(module, "__dict__", None) is fn.__globals__:
-            return {"module": module_name, "qualname": qualname, "label": label}
+            ref = {"module": module_name, "qualname": qualname, "label": label}
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str):
+                # the folder this process imported the module from goes first on the worker's path,
+                # so the worker runs the file that was fingerprinted, not another of the same name
+                # found earlier on sys.path (or none, when that folder has left sys.path)
+                root = os.path.dirname(os.path.abspath(file))
+                for _ in range(module_name.count(".") + os.path.basename(file).startswith("__init__.")):
+                    root = os.path.dirname(root)
+                ref["root"] = root
+            return ref
         path = fn.__globals__.get("__file__")
         if isinstance(path, str) and os.path.isfile(path):
             return {"module": module_name, "qualname": qualname, "path": os.path.abspath(path), "label": label}
@@ -342,7 +352,8 @@ class _Worker:
         plan = {**pool.plan, "write": [self.tmp], "parent": os.getpid()}
         plan["pdeathsig"] = threading.current_thread() is threading.main_thread()
         setup = {
-            "sys_path": [os.path.join(os.getcwd(), p) if p else os.getcwd() for p in sys.path if isinstance(p, str)],
+            "sys_path": [pool.ref["root"]] * ("root" in pool.ref)
+            + [os.path.join(os.getcwd(), p) if p else os.getcwd() for p in sys.path if isinstance(p, str)],
             "plan": plan,
             "function": pool.ref,
             "memory_mb": pool.limits.memory_mb,
@@ -398,6 +409,8 @@ class WorkerPool:
         self.plan = sandbox_plan(limits)
         if "path" in self.ref:  # a file.py loaded by path: its folder holds its code
             self.plan["read"].append(os.path.dirname(self.ref["path"]))
+        if "root" in self.ref:  # the folder the module was imported from (listed by the import)
+            self.plan["read"].append(self.ref["root"])
         if self.plan["seccomp"] and not self.plan["landlock"]:
             warnings.warn(
                 "Landlock is not available on this kernel: sandboxed workers can read every file this user can "
