@@ -352,7 +352,7 @@ class _Worker:
         plan = {**pool.plan, "write": [self.tmp], "parent": os.getpid()}
         plan["pdeathsig"] = threading.current_thread() is threading.main_thread()
         setup = {
-            "sys_path": [pool.ref["root"]] * ("root" in pool.ref)
+            "sys_path": ([pool.ref["root"]] if "root" in pool.ref else [])
             + [os.path.join(os.getcwd(), p) if p else os.getcwd() for p in sys.path if isinstance(p, str)],
             "plan": plan,
             "function": pool.ref,
