@@ -5,7 +5,7 @@ Each probe in ``_hostile.py`` runs in a real sandboxed worker and reports what h
 parent checks it, and checks the control (that the thing the worker was refused works from
 here).  The suite runs as whoever runs pytest and, when that is root (CI), once more as an
 unprivileged user (``setpriv`` to uid 65534) in a subprocess: see the last test.  What it
-measures is what README's "What respeval guarantees" says.
+measures is what docs/guarantees.md ("What respeval guarantees") says.
 """
 
 from __future__ import annotations

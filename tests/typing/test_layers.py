@@ -1,4 +1,4 @@
-"""The layers, as the README's Architecture table lists them, against the import graph of
+"""The layers, as the table in docs/architecture.md lists them, against the import graph of
 ``src/respeval``: no import circle, and no import from a lower layer to a higher one.
 
 The graph has an edge for every import a module can execute: at module level or inside a
@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src" / "respeval"
 CEXT = ROOT / "cext"
-README = ROOT / "README.md"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 pytestmark = pytest.mark.skipif(not (SRC.is_dir() and CEXT.is_dir()), reason="needs the source tree")
 
@@ -70,14 +70,14 @@ ALLOWED_CIRCLES = {
 }
 
 
-# --- the layers, from the README ------------------------------------------------------------
+# --- the layers, from docs/architecture.md ------------------------------------------------------------
 
 
 def readme_layers(text: str) -> list[tuple[str, list[str]]]:
     """(layer name, its paths) for each row of the table under "## Architecture", bottom first."""
-    section = text.split("\n## Architecture\n", 1)
+    section = text.split("# Architecture\n", 1)
     if len(section) != 2:
-        raise AssertionError("the README has no '## Architecture' section")
+        raise AssertionError("docs/architecture.md has no '# Architecture' heading")
     layers = []
     in_table = False
     for line in section[1].splitlines():
@@ -95,7 +95,7 @@ def readme_layers(text: str) -> list[tuple[str, list[str]]]:
             where = cells[1].split("→")[-1] if "→" in cells[1] else cells[1]
             layers.append((cells[0], re.findall(r"`([^`]+)`", where)))
     if not layers:
-        raise AssertionError("the README's Architecture section has no '| layer | where | ... |' table")
+        raise AssertionError("docs/architecture.md has no '| layer | where | ... |' table")
     return layers
 
 
@@ -306,7 +306,7 @@ def unplaced(graph, layers, package: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def layers():
-    return readme_layers(README.read_text(encoding="utf-8"))
+    return readme_layers(ARCHITECTURE.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +321,7 @@ def test_the_readme_lists_the_layers_bottom_first(layers):
 
 
 def test_every_module_has_a_layer(graph, layers):
-    assert unplaced(graph, layers, "respeval") == [], "add them to the README's Architecture table"
+    assert unplaced(graph, layers, "respeval") == [], "add them to the table in docs/architecture.md"
 
 
 def test_no_import_circle(graph):
@@ -457,5 +457,5 @@ def test_the_table_must_name_each_room_once():
     twice = _TABLE.replace("| top | `top.py`", "| top | `mid.py`, `top.py`")
     with pytest.raises(AssertionError, match="listed twice"):
         layer_index(readme_layers(twice), "pkg")
-    with pytest.raises(AssertionError, match="no '## Architecture'"):
+    with pytest.raises(AssertionError, match="no '# Architecture'"):
         readme_layers("# pkg\n")

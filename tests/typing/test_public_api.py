@@ -81,3 +81,20 @@ def test_lower_layers_never_import_the_package_root_for_the_version():
         if "from respeval import __version__" in p.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def test_every_function_at_the_front_door_shows_its_real_parameters():
+    """help(respeval.X) and inspect.signature show the parameters, never (*args, **kwargs)
+    (respeval.evaluate and respeval.compare are callable packages: issue 32, point 5)."""
+    import inspect
+
+    import respeval
+
+    for name in respeval.__all__:
+        obj = getattr(respeval, name)
+        if not callable(obj) or inspect.isclass(obj):
+            continue
+        parameters = inspect.signature(obj).parameters.values()
+        kinds = [p.kind for p in parameters]
+        assert inspect.Parameter.VAR_POSITIONAL not in kinds, name
+        assert kinds.count(inspect.Parameter.VAR_KEYWORD) == 0 or name == "trajectory", name

@@ -51,3 +51,5 @@ class _CallableModule(_types.ModuleType):
 
 
 _sys.modules[__name__].__class__ = _CallableModule
+# help() and inspect.signature(respeval.compare) show the function's own parameters, not (*args, **kwargs)
+__signature__ = __import__("inspect").signature(compare)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -217,6 +218,10 @@ def compare(data: Source | None = None, **kwargs: Any) -> Comparison:
         return asyncio.run(acompare(data, **kwargs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-compare") as pool:
         return pool.submit(asyncio.run, acompare(data, **kwargs)).result()
+
+
+# help() and inspect.signature show acompare's keyword arguments (compare passes them on as they are)
+compare.__signature__ = inspect.signature(acompare)  # type: ignore[attr-defined]
 
 
 def _load_judge(judge: Any) -> Any:

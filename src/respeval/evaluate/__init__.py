@@ -69,3 +69,5 @@ class _CallableModule(_types.ModuleType):
 
 
 _sys.modules[__name__].__class__ = _CallableModule
+# help() and inspect.signature(respeval.evaluate) show the function's own parameters, not (*args, **kwargs)
+__signature__ = __import__("inspect").signature(evaluate)
