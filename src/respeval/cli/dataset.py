@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from respeval.cli.common import Exit, non_negative_int, unit_interval
+from respeval.cli.progress import progress
 
 NAME = "dataset"
 HELP = "build eval datasets from production traces (OpenTelemetry GenAI, OpenInference, chat logs, ADK)"
@@ -306,26 +307,13 @@ def _from_traces(args: argparse.Namespace) -> int:
     with guarded_outputs([("--input", f) for f in files], outputs), contextlib.ExitStack() as stack:
         bar = None
         if not args.quiet:
-            from tqdm import tqdm
-
             total = 0
             for f in files:
                 try:
                     total += os.path.getsize(f)
                 except OSError:
                     pass
-            bar = stack.enter_context(
-                tqdm(
-                    total=total or None,
-                    unit="B",
-                    unit_scale=True,
-                    file=sys.stderr,
-                    delay=2.0,
-                    dynamic_ncols=True,
-                    desc="reading traces",
-                    disable=None,  # only on a terminal
-                )
-            )
+            bar = stack.enter_context(progress(total or None, unit="B", desc="reading traces", unit_scale=True))
         sink = None
         if errors_path is not None:
             # written as bad records come, renamed into place only when the build completes

@@ -11,6 +11,7 @@ from typing import Any
 from respeval.cli.batching import BATCH_EPILOG, progress_printer
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int, stop_exit
 from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
+from respeval.cli.progress import progress
 from respeval.io.files import check_outputs
 from respeval.judge.batch import STOP_WAITING
 
@@ -120,18 +121,9 @@ def run(args: argparse.Namespace) -> int:
     check_outputs([("--input", data)], [("--out", out), ("--summary-out", args.summary_out), ("--report", report)])
     bar = None
     if not args.quiet:
-        from tqdm import tqdm
-
         from respeval.evaluate.inputs import open_dataset
 
-        bar = tqdm(
-            total=open_dataset(data).count(),
-            unit="rows",
-            file=sys.stderr,
-            delay=2.0,
-            dynamic_ncols=True,
-            desc="evaluating",
-        )
+        bar = progress(open_dataset(data).count(), unit="rows", desc="evaluating")
     try:
         result = evaluate(
             data,

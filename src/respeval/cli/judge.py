@@ -32,6 +32,7 @@ from respeval.cli.judge_methods import (
     write_summary,
 )
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
+from respeval.cli.progress import progress
 from respeval.io import format_of, read_jsonl
 from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name
 from respeval.judge.engine import STOP_CACHE, RunResult
@@ -355,11 +356,7 @@ async def _judge_rows(
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
         if not args.quiet and config.batch is None:
-            from tqdm import tqdm
-
-            bar = stack.enter_context(
-                tqdm(total=total, unit="rows", file=sys.stderr, delay=2.0, dynamic_ncols=True, desc="judging")
-            )
+            bar = stack.enter_context(progress(total, unit="rows", desc="judging"))
 
         def on_row(row: RowResult) -> None:
             if writer is not None:

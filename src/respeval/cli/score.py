@@ -6,11 +6,11 @@ import argparse
 import contextlib
 import gc
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
+from respeval.cli.progress import progress
 from respeval.io.files import check_outputs, lock_outputs
 
 NAME = "score"
@@ -220,18 +220,9 @@ def run(args: argparse.Namespace) -> int:
     with lock_outputs([path for _, path in run_outputs(args)]):
         bar = None
         if not args.quiet:
-            from tqdm import tqdm
-
             # appears only for runs longer than a couple of seconds; a pipe is not counted first
             # (that would drain it): rows and rows/s then, without an ETA
-            bar = tqdm(
-                total=total_rows(args.pred[0]),
-                unit="rows",
-                file=sys.stderr,
-                delay=2.0,
-                dynamic_ncols=True,
-                desc="scoring",
-            )
+            bar = progress(total_rows(args.pred[0]), unit="rows", desc="scoring")
         try:
             with _fewer_collections(), _how_to_go_on(args.on_error):
                 summary = score_files(
@@ -365,18 +356,9 @@ def _score_dask(args: argparse.Namespace) -> int:
     files = expand_inputs(args.pred)
     check_outputs([("--pred", f) for f in files], [("--out", args.out), *run_outputs(args)])
     if not args.quiet:
-        from tqdm import tqdm
-
         from respeval.io import count_rows
 
-        bar = tqdm(
-            total=sum(count_rows(f) for f in files),
-            unit="rows",
-            file=sys.stderr,
-            delay=2.0,
-            dynamic_ncols=True,
-            desc="scoring (dask)",
-        )
+        bar = progress(sum(count_rows(f) for f in files), unit="rows", desc="scoring (dask)")
     try:
         summary = score_parquet(
             files,
