@@ -55,4 +55,3 @@ def test_the_choice_follows_the_stream():
     finally:
         os.close(main)
         os.close(other)
-
