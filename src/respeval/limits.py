@@ -9,6 +9,8 @@ and go on with the others.
 
 from __future__ import annotations
 
+from respeval.errors import RespevalError
+
 __all__ = ["LCS_MAX_CELLS", "TER_MAX_WORDS", "RowTooLongError"]
 
 #: Longest hypothesis or reference, in words after TER's tokenization, of one row.
@@ -20,7 +22,7 @@ TER_MAX_WORDS = 1 << 17
 LCS_MAX_CELLS = 1 << 40
 
 
-class RowTooLongError(ValueError):
+class RowTooLongError(RespevalError, ValueError):
     """A row is beyond a documented size limit of the core (see ``respeval.limits``).
 
     ``row`` is the row's index in the call's input, ``what`` names what is too large

@@ -98,3 +98,34 @@ def test_every_function_at_the_front_door_shows_its_real_parameters():
         kinds = [p.kind for p in parameters]
         assert inspect.Parameter.VAR_POSITIONAL not in kinds, name
         assert kinds.count(inspect.Parameter.VAR_KEYWORD) == 0 or name == "trajectory", name
+
+
+def test_every_error_respeval_raises_on_purpose_has_one_root():
+    """issue 29, point 7: one exception tree.  Every public exception class defined in respeval
+    derives from respeval.errors.RespevalError (and still from the built-in class callers
+    catch); private ones (``_Stop``, signals between respeval's own functions) are exempt."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import respeval
+    from respeval.errors import RespevalError
+
+    checked, rootless = [], []
+    for info in pkgutil.walk_packages(respeval.__path__, "respeval."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, Exception)
+                and not issubclass(obj, Warning)
+                and obj.__module__ == info.name
+                and not name.startswith("_")
+            ):
+                checked.append(f"{info.name}.{name}")
+                if not issubclass(obj, RespevalError):
+                    rootless.append(f"{info.name}.{name}")
+    assert len(checked) >= 15, checked
+    assert rootless == [], rootless

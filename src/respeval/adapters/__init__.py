@@ -21,8 +21,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from respeval.errors import RespevalError
 
-class MissingExtraError(ImportError):
+
+class MissingExtraError(RespevalError, ImportError):
     """An adapter's third-party library is not installed; the message says which extra to install."""
 
 

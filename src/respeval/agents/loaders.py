@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval.errors import RespevalError
+
 __all__ = [
     "FORMAT_EVAL_SET",
     "FORMAT_LEGACY_LIST",
@@ -49,7 +51,7 @@ FORMAT_LEGACY_TURNS = "legacy turn list (one eval case per file)"
 FORMAT_LEGACY_LIST = "legacy eval-set list [{name, data, initial_session}]"
 
 
-class AgentDataError(ValueError):
+class AgentDataError(RespevalError, ValueError):
     """An eval set, session or trajectory that cannot be read; the message names the file,
     the eval case and the invocation."""
 

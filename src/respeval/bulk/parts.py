@@ -31,6 +31,7 @@ import numpy as np
 
 from respeval._version import __version__
 from respeval.bulk.chunks import ChunkStats, Inputs
+from respeval.errors import RespevalError
 from respeval.io import ResultWriter, join_parquet, parquet_writer
 from respeval.io.files import OutputError, commit
 from respeval.io.formats import WRITE_FORMATS, format_of
@@ -38,7 +39,7 @@ from respeval.io.writers import close_writer, write_parquet
 from respeval.metrics.base import MetricFamily
 
 
-class ResumeRefused(ValueError):
+class ResumeRefused(RespevalError, ValueError):
     """A resume that would mix results of different runs: the message names what changed."""
 
 
@@ -173,7 +174,7 @@ class PartMeta:
 _RESUME = " with --resume (the completed parts are kept)"
 
 
-class PartsError(OSError):
+class PartsError(RespevalError, OSError):
     """The parts cannot be joined into a complete output (one is missing or damaged)."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from respeval.cli.batching import add_batch_arguments, batch_options
 from respeval.cli.common import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
+from respeval.errors import RespevalError
 from respeval.judge.batch import BatchOptions
 from respeval.judge.engine import EngineOptions
 from respeval.judge.limits import Budget, Price
@@ -55,7 +56,7 @@ _GROUP_OPTIONS = {
 }
 
 
-class InputFileError(ValueError):
+class InputFileError(RespevalError, ValueError):
     """Bad input or options: the message says which and what to do (exit status 1)."""
 
 

@@ -68,6 +68,7 @@ from typing import Any
 
 from respeval import _sandbox
 from respeval._sandbox import describe_exception
+from respeval.errors import RespevalError
 
 __all__ = [
     "DEFAULT_MEMORY_MB",
@@ -142,7 +143,7 @@ _BOOT = (
 )
 
 
-class SandboxError(ValueError):
+class SandboxError(RespevalError, ValueError):
     """A worker could not be started: its function cannot be loaded, or the sandbox set up."""
 
 

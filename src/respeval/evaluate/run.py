@@ -45,6 +45,7 @@ import numpy as np
 
 from respeval._version import __version__
 from respeval.bulk.parts import RunFingerprint, check_manifest, write_manifest
+from respeval.errors import RespevalError
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
@@ -59,7 +60,7 @@ SCORED, UNSCORED = "scored", "unscored"
 PAIR_LABELS = {"A": "BASELINE", "B": "CANDIDATE", "tie": "TIE", "inconsistent": "INCONSISTENT"}
 
 
-class JudgeStopped(RuntimeError):
+class JudgeStopped(RespevalError, RuntimeError):
     """The judge stopped (budget, fatal model error, interrupt): rerun with ``resume`` to go on."""
 
     def __init__(self, reason: str, kind: str | None) -> None:

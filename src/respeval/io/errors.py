@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from respeval.errors import RespevalError
+
 # fail: stop at the first bad record, naming file, line and field;
 # skip: leave bad records out, counted; record: leave them out and write each with its reason.
 ON_ERROR = ("fail", "skip", "record")
 
 
-class InputError(ValueError):
+class InputError(RespevalError, ValueError):
     """A problem with an input file: unreadable, wrong schema, or a bad record.
 
     ``row_error`` holds the :class:`RowError` when the problem is one record.

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from respeval.errors import RespevalError
+
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -64,11 +66,11 @@ def check_readable(path: PathLike) -> os.stat_result:
         raise FileError(describe_os_error(exc, os.fspath(path))) from exc
 
 
-class FileError(ValueError):
+class FileError(RespevalError, ValueError):
     """A file that cannot be used as asked (missing, a loop, the input as output, locked...)."""
 
 
-class OutputError(OSError):
+class OutputError(RespevalError, OSError):
     """Writing an output failed (disk full, permissions...): ``str()`` is the whole message."""
 
     def __init__(self, code: int | None, message: str) -> None:

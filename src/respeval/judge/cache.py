@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
+from respeval.errors import RespevalError
 from respeval.judge.models.base import Completion, JudgeRequest
 from respeval.redact import redact, redact_url
 
@@ -70,7 +71,7 @@ class KeyMaker:
 INSERT_COMPLETION = "INSERT OR IGNORE INTO completions VALUES (?, ?, ?, ?, ?, ?)"
 
 
-class CacheError(sqlite3.DatabaseError, ValueError):
+class CacheError(RespevalError, sqlite3.DatabaseError, ValueError):
     """The cache file cannot be read or written (a damaged page, a full disk, a lock held
     too long): the message names the file and says what to do.  The engine stops the run
     cleanly on it (rows judged so far are kept); it is a ValueError for the command line

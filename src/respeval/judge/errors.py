@@ -25,6 +25,7 @@ an error body that echoes the request's ``Authorization`` header, or a URL with 
 
 from __future__ import annotations
 
+from respeval.errors import RespevalError
 from respeval.redact import redact
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-class JudgeError(Exception):
+class JudgeError(RespevalError):
     """Base class of judge-layer errors; the message is stored scrubbed of secrets."""
 
     def __init__(self, message: object = "", *args: object) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from respeval.errors import RespevalError
 from respeval.stats import DEFAULT_SEED, bootstrap_add, new_accumulator, percentile_interval, replicate_sums
 from respeval.stats import resolve_seed as _resolve_seed
 from respeval.stats.exact import exact_mean, exact_sum
@@ -32,7 +33,7 @@ from respeval.stats.intervals import Interval
 INPUT_KINDS = ("text", "json", "row")
 
 
-class RowValueError(ValueError):
+class RowValueError(RespevalError, ValueError):
     """A row the metric cannot score (bad shape, beyond a documented limit, ...).
 
     ``row`` is the 0-based row in the call (or chunk) and ``reason`` says what is wrong

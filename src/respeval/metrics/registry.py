@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval.errors import RespevalError
 from respeval.metrics.base import INPUT_KINDS, MetricFamily
 
 
@@ -62,7 +63,7 @@ class MetricSpec:
             raise ValueError(f"{self.name}: inputs must be one of {INPUT_KINDS}, not {self.inputs!r}")
 
 
-class UnknownMetricError(ValueError):
+class UnknownMetricError(RespevalError, ValueError):
     """A metric name the registry does not know."""
 
 

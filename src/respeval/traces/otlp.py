@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval.errors import RespevalError
+
 __all__ = [
     "SPAN_KINDS",
     "STATUS_CODES",
@@ -98,7 +100,7 @@ class LogEvent:
     source: str = ""
 
 
-class BadField(ValueError):
+class BadField(RespevalError, ValueError):
     """A field of a request that cannot be read: ``field`` is its JSON path."""
 
     def __init__(self, field: str, reason: str) -> None:
