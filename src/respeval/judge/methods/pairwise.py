@@ -296,6 +296,8 @@ class Pairwise:
 
     def _validate(self, obj: Mapping[str, Any]) -> PairwiseVerdict | str:
         keys = {k.lower(): v for k, v in obj.items() if isinstance(k, str)}
+        if "winner" in keys and "choice" in keys and keys["winner"] != keys["choice"]:
+            return f"two winners: 'winner' is {keys['winner']!r} and 'choice' is {keys['choice']!r}"
         raw = keys.get("winner", keys.get("choice"))
         if raw is None:
             return "missing field 'winner'"
