@@ -233,7 +233,7 @@ def _labels(text: str, labels: Mapping[str, Sequence[str]], data: DataShown) -> 
     echoed = 0
     for field, names in labels.items():
         pattern = re.compile(
-            r"(?im)^[\s>#*_`-]*(?:{})[\s*_`]*[:=][\s*_`]*(.+?)[\s*_`.]*$".format(
+            r"""(?im)^[\s>#*_`-]*(?:{})[\s*_`"']*[:=][\s*_`"']*(.+?)[\s*_`."']*$""".format(
                 "|".join(re.escape(name) for name in names)
             )
         )
