@@ -301,3 +301,16 @@ def test_a_label_line_that_only_starts_like_one_in_the_data_is_the_judges(in_dat
     item = method.item({"reference": "Paris", "response": "Lyon. " + in_data})
     got = method.parse(item, Completion(text="SCORE: 1\nPASS: yes"))
     assert isinstance(got, Parsed), got
+
+
+NO_REASK = EngineOptions(reask=False)
+
+
+@pytest.mark.parametrize("reply", ["**Output (b)**", "`Output (b)`", "> Output (b)", "Output  (B)", '"Output (b)"'])
+def test_pairwise_bare_label_restated_from_a_line_of_the_data_is_not_a_verdict(reply):
+    record = {"prompt": "Say which.", "baseline_model_response": "a", "response": "Output (b)"}
+    report = run_pairwise([record], CallableModel(lambda request: reply, name="bare-restated"), options=NO_REASK)
+    assert report.pairs[0].status == "unscored", report.pairs[0].winners
+    clean = {"prompt": "Say which.", "baseline_model_response": "a", "response": "b"}
+    got = run_pairwise([clean], CallableModel(lambda request: reply, name="bare-restated2"), options=NO_REASK)
+    assert got.pairs[0].status == "scored"

@@ -157,6 +157,15 @@ class InsertedData:
                         return label
         return None
 
+    def has_line(self, text: str) -> bool:
+        """Whether ``text`` is a whole line of a value shown, compared as spans are (markup,
+        quotes, whitespace and case aside): for replies too short to tell copied from written
+        by any other rule (a bare ``Output (b)``)."""
+        wanted = _squeezed(text)
+        return bool(wanted) and any(
+            _squeezed(line) == wanted for _, value in self.values for line in value.splitlines()
+        )
+
     @functools.cached_property
     def planted(self) -> tuple[tuple[str, frozenset[Any]], ...]:
         """Every object found in the data (nested ones too), and the ``LABEL: value`` pairs
