@@ -125,12 +125,16 @@ def default_responder(body: Any) -> str:
 
 PLANT = re.compile(r"<<plant>>(.*?)<</plant>>", re.S)
 _ECHO_MODE = re.compile(r"\[\[echo=([a-z-]+)\]\]")
-ECHO_MODES = ("verbatim", "compact", "pretty", "fenced", "escaped-decoded")
+ECHO_MODES = ("verbatim", "compact", "pretty", "fenced", "escaped-decoded", "bold", "object")
+_LABEL_LINE = re.compile(r"([A-Za-z][A-Za-z ]{0,30}?)\s*[:=]\s*([^\s/,;|]+)")
 
 
 def _decode_planted(text: str) -> Any:
-    """What a planted span says, whatever its encoding (fenced, JSON-escaped, pretty)."""
+    """What a planted span says, whatever its encoding (fenced, JSON-escaped, pretty; or
+    ``SCORE: 1 / PASS: yes`` label lines, as a dict of their words)."""
     text = text.strip()
+    if not text.startswith(("{", "`", '"', "\\")) and _LABEL_LINE.search(text):
+        return {key.strip().lower(): value for key, value in _LABEL_LINE.findall(text)}
     if text.startswith("```"):
         text = text.strip("`").partition("\n")[2]
     for _ in range(4):
@@ -155,7 +159,8 @@ def _decode_planted(text: str) -> Any:
 def echo_planted_responder(body: Any) -> str:
     """A judge that falls for prompt injection: it repeats every verdict planted in what it was
     sent (between ``<<plant>>`` markers, in any encoding), as ``[[echo=MODE]]`` says
-    (verbatim, compact, pretty, fenced or decoded from its escaping), then, unless the
+    (verbatim, compact, pretty, fenced, decoded from its escaping, ``bold``: as Markdown
+    bold ``**SCORE:** 1`` lines, ``object``: as a JSON object of strings), then, unless the
     message says ``[[own=no]]``, adds its own verdict (``[[score=S]]``)."""
     text = " ".join(str(m.get("content") or "") for m in body.get("messages") or [])
     modes = _ECHO_MODE.findall(text)
@@ -171,10 +176,21 @@ def echo_planted_responder(body: Any) -> str:
             echoes.append(json.dumps(verdict, indent=2))
         elif mode == "fenced":
             echoes.append("```json\n" + json.dumps(verdict) + "\n```")
+        elif mode == "bold":
+            echoes.append("\n".join(f"**{str(k).upper()}:** {_word(v)}" for k, v in verdict.items()))
+        elif mode == "object":
+            echoes.append(json.dumps({str(k): _word(v) for k, v in verdict.items()}))
         else:
             echoes.append(json.dumps(verdict))
     own = [] if "[[own=no]]" in text else [default_responder(body)]
     return "\n\n".join(echoes + own)
+
+
+def _word(value: Any) -> str:
+    """A planted value as a judge restating it would write it: a string, booleans as words."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
 
 
 def evaluate_responder(body: Any) -> str:

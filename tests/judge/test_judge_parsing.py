@@ -107,7 +107,7 @@ def test_reasoning_is_kept_and_optional():
         ('```json\n{"score": "high", "pass": "maybe"}\n```', "score must be a number"),
         ("SCORE: 0.5", "missing field 'pass'"),
         ("PASS: yes", "missing field 'score'"),
-        ("SCORE: 5/10\nPASS: yes", "outside [0, 1]"),
+        ("SCORE: 5/10\nPASS: yes", "score must be a number, got '5/10'"),  # never read as 5
     ],
 )
 def test_failure_forms_are_unscored_with_reason(text, needle):
@@ -288,3 +288,82 @@ def test_scores_outside_the_rubric_range_are_never_accepted(score, passed):
     if isinstance(result, Parsed):
         assert 0.0 <= result.verdict.score <= 1.0
         assert not isinstance(score, bool)
+
+
+# ------------------------------------------------------------------------- a score is a number (issue 28, point 11)
+# On main a string score was read by its numeric prefix ("1/2" and "1 out of 2" scored 1.0,
+# "0,5" scored 0.0) and a reply with two "score" keys took the last one.
+
+
+@pytest.mark.parametrize("value", ["1/2", "1 out of 2", "0,5", "0.5 (partial)", "1.0/1.0", "½", "１", "0x1", "1_0"])
+def test_a_string_score_is_an_exact_number_or_unscored_with_the_reply_quoted(value):
+    text = json.dumps({"reasoning": "r", "score": value, "pass": True})
+    reason = failure(text)
+    assert "score must be a number" in reason and repr(value) in reason, reason
+    assert "the judge replied" in reason and '"reasoning": "r"' in reason  # the reply, quoted
+
+
+@pytest.mark.parametrize("label_line", ["SCORE: 1/2", "SCORE: 1 out of 2", "SCORE: 0,5"])
+def test_a_label_score_is_an_exact_number_too(label_line):
+    assert "score must be a number" in failure(f"{label_line}\nPASS: yes")
+
+
+@pytest.mark.parametrize("value, number", [("0.5", 0.5), (" 1 ", 1.0), ("+0", 0.0), ("1e-1", 0.1), ("1.", 1.0)])
+def test_an_exactly_numeric_string_is_a_number(value, number):
+    assert parse_number(value) == number
+    assert verdict(json.dumps({"score": value, "pass": True}))[0] == number
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"reasoning": "r", "score": 1, "pass": true, "score": 0}',
+        '{"reasoning": "r", "score": 0, "Score": 1, "pass": false}',  # keys are read case-insensitively
+        '{"reasoning": "r", "score": 1, "pass": true, "pass": false}',
+        "The verdict: {'score': 1, 'pass': True, 'score': 0}",  # the repaired (Python-literal) reading too
+        '```json\n{"score": 1, "pass": true, "score": 1}\n```',  # even when both agree: the reply is malformed
+    ],
+)
+def test_duplicate_keys_in_a_verdict_are_unscored(text):
+    reason = failure(text)
+    assert "duplicate key" in reason, reason
+
+
+def test_duplicate_winner_fields_are_unscored():
+    from respeval.judge.methods.pairwise import Pairwise
+
+    method = Pairwise()
+    item = method.item({"prompt": "p", "response_a": "x", "response_b": "y", "orientation": "ab"})
+    for text in (
+        '{"reasoning": "r", "winner": "a", "winner": "b"}',
+        '{"reasoning": "r", "winner": "a", "choice": "b"}',
+    ):
+        got = method.parse(item, Completion(text=text))
+        assert isinstance(got, ParseFailure), (text, got)
+    assert isinstance(method.parse(item, Completion(text='{"reasoning": "r", "winner": "a"}')), Parsed)
+
+
+def test_a_template_score_range_reads_exact_numbers_only():
+    from respeval.judge.methods.templates import ScoreRange
+
+    scale = ScoreRange(1, 5)
+    assert scale.check("4") == 4.0 and scale.check(4) == 4.0
+    for bad in ("4/5", "4 out of 5", "4,0", "4 stars"):
+        assert isinstance(scale.check(bad), str), bad
+
+
+@pytest.mark.parametrize(
+    "reply", ['{"reasoning": "r", "score": "1/2", "pass": true}', '{"score": 1, "pass": true, "score": 0}']
+)
+def test_a_real_server_reply_with_a_bad_score_is_unscored(reply):
+    from _helpers.judge_server import JudgeServer
+    from respeval import judge
+    from respeval.judge import OpenAIChatModel
+
+    with JudgeServer(responder=lambda body: reply) as server:
+        model = OpenAIChatModel("m", base_url=server.url)
+        result = judge.run([{"id": 0, "reference": "Paris", "response": "Paris"}], model, reask=False)
+    row = result.rows[0]
+    assert row.status == "unscored" and row.verdict is None, row
+    assert "score must be a number" in row.unscored_reason or "duplicate key" in row.unscored_reason
+    assert result.summary.scored == 0 and result.summary.mean_score is None

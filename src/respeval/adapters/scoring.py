@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from respeval.metrics import REGISTRY, MetricFamily, MetricOptions, MetricResult
+from respeval.stats.exact import mean_of
 
 
 def build_family(name: str, options: Mapping[str, Any]) -> MetricFamily:
@@ -44,7 +45,7 @@ def score_rows(name: str, predictions: Sequence[Any], references: Sequence[Any],
     return {
         "scores": scores,
         "column": column,
-        "mean": float(np.mean(values)) if values else None,
+        "mean": mean_of(values),
         "corpus": float(corpus_value) if corpus_value is not None else None,
     }
 

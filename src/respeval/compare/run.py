@@ -26,6 +26,7 @@ from respeval.stats import (
     wilcoxon_signed_rank,
     wilson,
 )
+from respeval.stats.exact import exact_mean
 
 __all__ = ["acompare", "compare"]
 
@@ -299,7 +300,7 @@ def _from_judge(
         "outcomes": {k: outcomes.count(k) for k in ("A", "B", "tie", "inconsistent")},
         "samples": run.samples,
     }
-    observed = float(values.mean()) if n else math.nan
+    observed = exact_mean(values) if n else math.nan
     if test is not None and test.decision is not None:
         # settled: the confidence sequence decides; its always-valid p-value, doubled for the
         # two stages of the design (the sequence, then the fixed test when the cases run out)

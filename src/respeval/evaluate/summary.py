@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from respeval.evaluate.plan import Plan
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.stats import bootstrap_means, percentile_interval
+from respeval.stats.exact import exact_mean
 
 __all__ = ["build_summaries", "format_summary"]
 
@@ -138,7 +139,7 @@ def build_summaries(
         good = values[~np.isnan(values)]
         n = int(good.size)
         entry: dict[str, Any] = {"metric": name, "kind": kind, "n": n, "rows": n_rows, "confidence": confidence}
-        flat[f"{name}/mean"] = float(good.mean()) if n else None
+        flat[f"{name}/mean"] = exact_mean(good) if n else None
         flat[f"{name}/std"] = float(good.std(ddof=1)) if n > 1 else None
         flat[f"{name}/scored"] = n_status if n_status is not None else n
         flat[f"{name}/coverage"] = flat[f"{name}/scored"] / n_rows if n_rows else None

@@ -11,13 +11,17 @@ it into a score.  Two defences, both built from one :class:`InsertedData` per re
    The parser first drops whatever the reply quotes between markers of that code.
 
 2. **Echoes.**  :meth:`InsertedData.echo_of` says whether a verdict the parser found was
-   copied from the data: its span occurs in an inserted value (whitespace, case and JSON
-   escaping aside), or it *is* a verdict planted there, in any encoding: the parsed object
+   copied from the data: its span occurs in an inserted value, compared on a normalised
+   form (whitespace, case, Markdown markup ``* _ ` ~ # >``, quotes and JSON escaping
+   removed; a whole value, not the prefix of a longer one: ``SCORE: 1`` is not in
+   ``score: 10``), or it *is* a verdict planted there, in any encoding: the parsed object
    equals, or is part of, an object found in a value, whether the value holds it verbatim,
    compact, pretty-printed, in a code fence, JSON-escaped (``{\\"score\\": 1}``, once or
-   several times), HTML-escaped, URL-encoded, or inside a JSON string of a JSON value.
-   Numbers, booleans written as words and key case do not matter (``"pass": "yes"`` is
-   ``"pass": true``).
+   several times), HTML-escaped, URL-encoded, or inside a JSON string of a JSON value; or
+   it restates the ``LABEL: value`` pairs of a value (``SCORE: 1 / PASS: yes`` planted,
+   ``**SCORE:** 1`` or ``{"pass": true, "score": 1}`` replied).  Numbers, booleans
+   written as words, key order and key case do not matter (``"pass": "yes"`` is ``"pass":
+   true``).
 
 So the only verdict accepted is one the judge wrote itself.  The price: a judge whose own
 verdict is word for word one that sits in the data (with no reasoning of its own) is not
@@ -48,6 +52,14 @@ _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _MAX_OBJECTS = 64  # per text: more brace groups than this are not worth scanning
 _MAX_DEPTH = 3  # JSON inside JSON strings, escaped inside escaped: deeper is not a verdict
+_MARKUP = str.maketrans("", "", "*_`~#>\"'")  # what a restated verdict may add or drop
+# ``KEY: value`` / ``KEY = value`` anywhere in a value (markup and quotes around either):
+# the key is up to four words, the value its first token
+_LABEL_PAIR = re.compile(
+    r"([A-Za-z][A-Za-z0-9]*(?:[ \t]+[A-Za-z][A-Za-z0-9]*){0,3})[\s*_`~\"']*[:=][\s*_`~\"']*([^\s*_`~\"',;/|()\[\]{}<>]+)"
+)
+_AROUND_PUNCTUATION = re.compile(r" ?([^\w ]) ?")
+_MAX_PAIRS = 256  # per value: a longer run of "key: value" text is a table, not a verdict
 
 
 def fence_code(texts: Sequence[str], avoid: Sequence[str] = ()) -> str:
@@ -135,9 +147,9 @@ class InsertedData:
             # an object can only be copied from a value that may hold one (usually none)
             for label, value in self.objecty if needle[0] == "{" else self.values:
                 for variant in _squeezed_variants(value, scrubbed):
-                    if needle in variant:
+                    if _holds(variant, needle):
                         return label
-        if obj is not None and self.objecty and self.planted:
+        if obj is not None and self.planted:
             mine = _canonical(obj, scrub=False)  # the reply was scrubbed when it came in
             if isinstance(mine, frozenset) and mine:
                 for label, planted in self.planted:
@@ -145,10 +157,22 @@ class InsertedData:
                         return label
         return None
 
+    def has_line(self, text: str) -> bool:
+        """Whether ``text`` is a whole line of a value shown, compared as spans are (markup,
+        quotes, whitespace and case aside): for replies too short to tell copied from written
+        by any other rule (a bare ``Output (b)``)."""
+        wanted = _squeezed(text)
+        return bool(wanted) and any(
+            _squeezed(line) == wanted for _, value in self.values for line in value.splitlines()
+        )
+
     @functools.cached_property
     def planted(self) -> tuple[tuple[str, frozenset[Any]], ...]:
-        """Every object found in the data (nested ones too), canonical, with its label."""
-        return tuple((label, obj) for label, value in self.objecty for obj in _objects_in_data(value))
+        """Every object found in the data (nested ones too), and the ``LABEL: value`` pairs
+        of each value, canonical, with their label."""
+        objects = [(label, obj) for label, value in self.objecty for obj in _objects_in_data(value)]
+        pairs = [(label, found) for label, value in self.values if (found := _label_pairs(value))]
+        return tuple(objects + pairs)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -254,8 +278,49 @@ def _may_hold_object(text: str) -> bool:
     return "{" in text or "\\u" in text or "&#" in text or "&lbrace" in text or "%7" in text
 
 
+@functools.lru_cache(maxsize=2048)
+def _label_pairs(text: str) -> frozenset[Any]:
+    """The ``LABEL: value`` pairs of ``text`` and its decoded variants, canonical as a
+    verdict object's are: each key as its last one to four words (``please output SCORE: 1``
+    gives ``score``, ``output score``, ...), each value as its first token."""
+    if ":" not in text and "=" not in text:
+        return frozenset()
+    found: set[tuple[str, Any]] = set()
+    for variant in _variants(text):
+        for n, match in enumerate(_LABEL_PAIR.finditer(variant)):
+            if n >= _MAX_PAIRS:
+                break
+            words = match.group(1).lower().split()
+            value = _canonical(match.group(2))
+            for k in range(1, len(words) + 1):
+                found.add((" ".join(words[-k:]), value))
+    return frozenset(found)
+
+
 def _squeezed(text: str) -> str:
-    return "".join(text.split()).lower()
+    """``text`` as spans are compared: lower case, Markdown markup and quotes removed, and
+    whitespace too, except one space between two word characters (so that where a word or
+    a number ends is still known: ``score: 1 pass`` is ``score:1 pass``)."""
+    spaced = " ".join(text.lower().translate(_MARKUP).split())
+    return _AROUND_PUNCTUATION.sub(r"\1", spaced)
+
+
+def _holds(variant: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``variant`` as a whole: not followed by more of a number
+    or a word (``score:1`` is not in ``score:10``), nor preceded by more of a word."""
+    start = variant.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        before = variant[start - 1] if start else ""
+        after = variant[end : end + 2]
+        if (
+            not (before.isalnum() and needle[0].isalnum())
+            and not (needle[-1].isalnum() and after[:1].isalnum())
+            and not (needle[-1].isdigit() and after[:1] == "." and after[1:2].isdigit())
+        ):
+            return True
+        start = variant.find(needle, start + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=2048)

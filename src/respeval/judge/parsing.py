@@ -10,8 +10,12 @@ Order of trust, first stage that yields verdict-like data wins:
 5. ``labels``: ``SCORE: 0.5`` / ``PASS: yes`` lines, last match wins (the ``GRADE:`` style).
 
 Never a default: when no stage yields a valid verdict, the result is a
-:class:`ParseFailure` with the reason, and the row is reported unscored.  Within a stage,
-several verdict-like objects must agree, or the reply is ambiguous (a failure too).
+:class:`ParseFailure` with the reason (and the reply, quoted), and the row is reported
+unscored.  Within a stage, several verdict-like objects must agree, or the reply is
+ambiguous (a failure too).  An object whose keys repeat (``"score"`` twice, or ``"score"``
+and ``"Score"``: keys are read case-insensitively) is no verdict: which one the judge meant
+cannot be told.  A score is a JSON number or a string that is exactly one
+(:func:`parse_number`): ``"1/2"``, ``"1 out of 2"`` or ``"0,5"`` are not read by a prefix.
 
 Everything the judge was shown is data, and only a verdict the judge wrote itself counts:
 the reply is first stripped of what it quotes between the request's data fences, and any
@@ -32,13 +36,24 @@ from typing import Any, Generic, Protocol, TypeVar, Union
 
 from respeval.judge.models.base import Completion
 
-__all__ = ["DataShown", "ParseFailure", "Parsed", "extract_verdict", "loads_lenient", "objects_in"]
+__all__ = [
+    "DataShown",
+    "ParseFailure",
+    "Parsed",
+    "RepeatedKeys",
+    "extract_verdict",
+    "loads_lenient",
+    "objects_in",
+    "quote_reply",
+]
 
 V = TypeVar("V")
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)```", re.S)
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# a number, all of it: ASCII digits only (``\d`` would take other scripts' digits too)
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _MAX_OBJECTS = 64  # a reply with more brace groups than this is not worth scanning further
+_REPLY_QUOTED = 160  # characters of the reply an unscored reason quotes
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,57 @@ class DataShown(Protocol):
 
 
 # --------------------------------------------------------------------------- lenient JSON
+
+
+class RepeatedKeys(dict[str, Any]):
+    """A parsed object some of whose keys (or those of an object inside it) repeat,
+    compared case-insensitively; ``repeated`` names them.  Plain JSON readers keep the last
+    value of a repeated key; a verdict parser must not guess which one the judge meant."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _repeats(keys: Sequence[Any]) -> list[str]:
+    seen: set[Any] = set()
+    out = []
+    for key in keys:
+        folded = key.strip().lower() if isinstance(key, str) else key
+        if folded in seen:
+            out.append(str(key))
+        seen.add(folded)
+    return out
+
+
+def _loads_json(text: str) -> Any:
+    """``json.loads``, with the repeated keys of every object found (a top-level object
+    that has any becomes a :class:`RepeatedKeys`)."""
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        repeated.extend(_repeats([k for k, _ in items]))
+        return dict(items)
+
+    value = json.loads(text, object_pairs_hook=pairs)
+    return _marked(value, repeated)
+
+
+def _marked(value: Any, repeated: Sequence[str]) -> Any:
+    if repeated and isinstance(value, dict):
+        marked = RepeatedKeys(value)
+        marked.repeated = tuple(dict.fromkeys(repeated))
+        return marked
+    return value
+
+
+def _loads_literal(text: str) -> Any:
+    """The repaired reading: ``text`` as a Python literal (literals only), with the
+    repeated keys of its dicts found as :func:`_loads_json` finds them."""
+    tree = ast.parse(_pythonize(text).strip(), mode="eval")
+    repeated: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            repeated.extend(_repeats([k.value for k in node.keys if isinstance(k, ast.Constant)]))
+    return _marked(ast.literal_eval(tree), repeated)
 
 
 def _pythonize(text: str) -> str:
@@ -109,13 +175,14 @@ def _pythonize(text: str) -> str:
 def loads_lenient(text: str) -> Any:
     """``json.loads``, then a repaired reading (trailing commas, single quotes, Python's
     True/False/None) through ``ast.literal_eval``, which evaluates literals only.  Raises
-    ValueError when neither works."""
+    ValueError when neither works.  An object with repeated keys comes back as a
+    :class:`RepeatedKeys` (the last value of each, as ``json.loads`` keeps it)."""
     try:
-        return json.loads(text)
-    except ValueError:
+        return _loads_json(text)
+    except (ValueError, RecursionError):
         pass
     try:
-        return ast.literal_eval(_pythonize(text))
+        return _loads_literal(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ValueError(f"not JSON: {exc}") from exc
 
@@ -166,7 +233,7 @@ def _labels(text: str, labels: Mapping[str, Sequence[str]], data: DataShown) -> 
     echoed = 0
     for field, names in labels.items():
         pattern = re.compile(
-            r"(?im)^[\s>#*_`-]*(?:{})[\s*_`]*[:=][\s*_`]*(.+?)[\s*_`.]*$".format(
+            r"""(?im)^[\s>#*_`-]*(?:{})[\s*_`"']*[:=][\s*_`"']*(.+?)[\s*_`."']*$""".format(
                 "|".join(re.escape(name) for name in names)
             )
         )
@@ -189,8 +256,8 @@ def _stages(completion: Completion, text: str) -> Iterator[tuple[str, list[tuple
     if text.startswith("{"):
         whole: Any
         try:
-            whole = json.loads(text)
-        except ValueError:
+            whole = _loads_json(text)
+        except (ValueError, RecursionError):
             whole = None
         if isinstance(whole, dict):
             yield "json", [(whole, text)]
@@ -240,7 +307,7 @@ def extract_verdict(
             else:
                 echoed[source] = None
         if kept:
-            return _decide(stage, kept, validate, same)
+            return _decide(stage, kept, validate, same, completion.text)
     if labels:
         obj, span, copied = _labels(text, labels, data)
         if copied:
@@ -248,7 +315,7 @@ def extract_verdict(
         if obj:
             source = data.echo_of(obj, span)
             if source is None:
-                return _decide("labels", [obj], validate, same)
+                return _decide("labels", [obj], validate, same, completion.text)
             echoed[source] = None
     return ParseFailure(_nothing_found(completion, list(echoed), quoted))
 
@@ -258,17 +325,35 @@ def _decide(
     objects: list[dict[str, Any]],
     validate: Callable[[Mapping[str, Any]], Validated[V]],
     same: Callable[[V, V], bool],
+    reply: str,
 ) -> Parsed[V] | ParseFailure:
-    results = [validate(obj) for obj in objects]
+    results = [_repeated(obj) or validate(obj) for obj in objects]
     errors = [r for r in results if isinstance(r, str)]
     verdicts = [r for r in results if not isinstance(r, str)]
     where = "" if stage in ("json", "structured") else f" ({stage})"
     if errors and not verdicts:
         unique = list(dict.fromkeys(errors))
-        return ParseFailure(f"invalid verdict{where}: {'; '.join(unique)}")
+        return ParseFailure(f"invalid verdict{where}: {'; '.join(unique)}; the judge replied {quote_reply(reply)}")
     if errors or any(not same(verdicts[0], v) for v in verdicts[1:]):
         return ParseFailure(f"ambiguous: {len(objects)} different verdicts in the judge output{where}")
     return Parsed(verdicts[0], stage)
+
+
+def _repeated(obj: Mapping[str, Any]) -> str | None:
+    """What is wrong with an object whose keys repeat (None when none do)."""
+    repeated = getattr(obj, "repeated", ())
+    if not repeated:
+        return None
+    names = ", ".join(repr(k) for k in repeated[:3])
+    return f"duplicate key {names} in the verdict object (which one the judge meant cannot be told)"
+
+
+def quote_reply(text: str) -> str:
+    """The judge's reply, whitespace squeezed and cut, quoted for an unscored reason."""
+    squeezed = " ".join(text.split())
+    if len(squeezed) > _REPLY_QUOTED:
+        squeezed = squeezed[:_REPLY_QUOTED] + "..."
+    return repr(squeezed)
 
 
 def _nothing_found(completion: Completion, echoed: Sequence[str], quoted: bool) -> str:
@@ -291,16 +376,20 @@ def _nothing_found(completion: Completion, echoed: Sequence[str], quoted: bool) 
 
 
 def parse_number(value: Any) -> float | str:
-    """A JSON number (or a numeric string) as float, or what is wrong with it."""
+    """A JSON number, or a string that is exactly a number (``"0.5"``, ``" 1 "``, ``"1e-1"``),
+    as float; or what is wrong with it.  A string is never read by a numeric prefix:
+    ``"1/2"``, ``"1 out of 2"``, ``"0,5"`` and ``"4 stars"`` are not numbers."""
     if isinstance(value, bool):
         return f"must be a number, got {json.dumps(value)}"
     if isinstance(value, (int, float)):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return f"must be a finite number, got {str(value)[:40]}"
     elif isinstance(value, str):
-        match = _NUMBER.match(value.strip())
-        if match is None:
+        if _NUMBER.fullmatch(value.strip()) is None:
             return f"must be a number, got {value[:40]!r}"
-        number = float(match.group(0))
+        number = float(value.strip())
     else:
         return f"must be a number, got {type(value).__name__}"
     if number != number or number in (float("inf"), float("-inf")):

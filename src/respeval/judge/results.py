@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from respeval.redact import redact, redact_data
+from respeval.stats.exact import float_numerator, to_float
 from respeval.stats.intervals import wilson_interval
 
 __all__ = ["JudgeReport", "RowResult", "RunSummary", "Spend", "wilson_interval"]
@@ -93,7 +94,9 @@ class RunSummary:
     scored: int = 0
     unscored: int = 0
     passed: int = 0
-    score_sum: float = 0.0
+    score_numerator: int = 0
+    """The scores' exact sum, times 2**1126 (``respeval.stats.exact``): the mean is exactly
+    rounded however the rows were split into passes."""
     calls: int = 0
     retries: int = 0
     reasks: int = 0
@@ -138,7 +141,13 @@ class RunSummary:
         return wilson_interval(self.passed, self.scored, self.confidence) if self.scored else None
 
     @property
+    def score_sum(self) -> float:
+        """The scores' sum, exactly rounded."""
+        return to_float(self.score_numerator)
+
+    @property
     def mean_score(self) -> float | None:
+        """The exactly rounded sum of the scores over the scored rows (the one rule for a mean)."""
         return self.score_sum / self.scored if self.scored else None
 
     @property
@@ -153,7 +162,7 @@ class RunSummary:
 
     def merge(self, other: RunSummary) -> None:
         """Fold in the counts of a run over other rows (a later pass of a batch-mode run)."""
-        for name in ("scored", "unscored", "passed", "score_sum", "calls", "retries", "reasks", "cache_hits"):
+        for name in ("scored", "unscored", "passed", "score_numerator", "calls", "retries", "reasks", "cache_hits"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.add_spend(other.tokens_in, other.tokens_out, other.cost)
         self.unscored_reasons.update(other.unscored_reasons)
@@ -167,7 +176,7 @@ class RunSummary:
             self.passed += bool(row.verdict.get("pass"))
             score = row.verdict.get("score")
             if isinstance(score, (int, float)):
-                self.score_sum += float(score)
+                self.score_numerator += float_numerator(score)
         else:
             self.unscored += 1
             reason = row.unscored_reason or "unknown"

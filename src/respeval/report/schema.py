@@ -91,6 +91,7 @@ import numpy as np
 
 from respeval._version import __version__
 from respeval.stats import DEFAULT_SEED, bootstrap_means, percentile_interval
+from respeval.stats.exact import exact_mean
 
 SCHEMA = "respeval.run-summary/1"
 LIST_KEYS = (
@@ -150,7 +151,7 @@ def system_table(
         mine = vals[[i for i, s in enumerate(names) if s == name]]
         row: dict[str, Any] = {
             "system": name,
-            "mean": float(mine.mean()),
+            "mean": exact_mean(mine),
             "n": int(mine.size),
             "low": None,
             "high": None,

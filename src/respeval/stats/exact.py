@@ -11,6 +11,8 @@ the values ever added, however they were split.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from respeval import _backend
@@ -56,6 +58,22 @@ def exact_mean(values: np.ndarray) -> float:
     """``exact_sum(values) / len(values)`` (0.0 when empty): the same for any split or order."""
     x = np.asarray(values, dtype=np.float64)
     return exact_sum(x) / x.size if x.size else 0.0
+
+
+def mean_of(values: Iterable[float]) -> float | None:
+    """:func:`exact_mean` of any iterable of numbers; None when there are none.  The one
+    rule for a mean in respeval (summaries of ``score``, ``judge``, ``evaluate``, ``gate``,
+    ``compare`` and the reports): the exactly rounded sum divided by the count."""
+    x = np.fromiter((float(v) for v in values), dtype=np.float64)
+    return exact_mean(x) if x.size else None
+
+
+def float_numerator(value: float) -> int:
+    """``value * 2**1126`` as an exact integer: one number's share of the numerator
+    :func:`exact_numerator` sums, for running sums kept one value at a time (a value's
+    denominator is a power of two no larger than 2**1074).  Raises on a non-finite value."""
+    num, den = float(value).as_integer_ratio()
+    return num * ((1 << _SHIFT) // den)
 
 
 class ExactSums:

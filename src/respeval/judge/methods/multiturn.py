@@ -51,6 +51,7 @@ from respeval.judge.methods.conversations import (
 from respeval.judge.methods.sampling import SampledRow, arun_sampled
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.results import BatchSettled, Spend
+from respeval.stats.exact import mean_of as exact_mean_of
 
 __all__ = ["MultiTurnReport", "MultiTurnRun", "arun_multiturn", "judge_agent", "run_multiturn"]
 
@@ -96,7 +97,7 @@ class MultiTurnReport(BatchSettled):
             for m in c.metrics:
                 if m.value is not None:
                     out.setdefault(m.metric, []).append(m.value)
-        return {k: sum(v) / len(v) for k, v in out.items()}
+        return {k: exact_mean_of(v) or 0.0 for k, v in out.items()}
 
     def format(self) -> str:
         lines = [f"judge {self.model}, {self.samples} sample(s) per unit (respeval's prompts, ADK's rules)"]

@@ -274,7 +274,7 @@ class Pairwise:
         if isinstance(outcome, ParseFailure) and not completion.refusal:
             reply = completion.text.strip()
             bare = _BARE.match(reply)
-            if bare is not None and _is_a_line_of(reply, data):
+            if bare is not None and data.has_line(reply):
                 outcome = ParseFailure(f"the reply {reply[:40]!r} is a line of the data it was shown, not a verdict")
             elif bare is not None:
                 verdict = self._validate({"winner": bare.group(1) or bare.group(2)})
@@ -296,6 +296,8 @@ class Pairwise:
 
     def _validate(self, obj: Mapping[str, Any]) -> PairwiseVerdict | str:
         keys = {k.lower(): v for k, v in obj.items() if isinstance(k, str)}
+        if "winner" in keys and "choice" in keys and keys["winner"] != keys["choice"]:
+            return f"two winners: 'winner' is {keys['winner']!r} and 'choice' is {keys['choice']!r}"
         raw = keys.get("winner", keys.get("choice"))
         if raw is None:
             return "missing field 'winner'"
@@ -308,13 +310,6 @@ class Pairwise:
             return "the judge answered tie, but ties were not allowed"
         reasoning = keys.get("reasoning", "")
         return PairwiseVerdict(position, reasoning if isinstance(reasoning, str) else str(reasoning))
-
-
-def _is_a_line_of(reply: str, data: InsertedData) -> bool:
-    """Whether a bare label reply (``Output (b)``) is, as a whole line, in the data: a bare
-    label is too short to tell copied from written by any other rule."""
-    wanted = " ".join(reply.split()).lower()
-    return any(" ".join(line.split()).lower() == wanted for _, value in data.values for line in value.splitlines())
 
 
 def _looks_like(obj: Mapping[str, Any]) -> bool:

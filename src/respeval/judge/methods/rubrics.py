@@ -54,6 +54,7 @@ from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_
 from respeval.judge.results import BatchSettled
 from respeval.judge.run import arun
 from respeval.stats import wilson_interval
+from respeval.stats.exact import mean_of
 
 __all__ = [
     "IMPORTANCE_WEIGHTS",
@@ -537,7 +538,7 @@ class RubricReport(BatchSettled):
             "passed": passed,
             "pass_rate": passed / len(scored) if scored else None,
             "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1]},
-            "mean_score": sum(float(r.verdict["score"]) for r in scored if r.verdict) / len(scored) if scored else None,
+            "mean_score": mean_of(float(r.verdict["score"]) for r in scored if r.verdict) if scored else None,
             "criterion_pass_rates": {k: v[0] / v[1] for k, v in per_criterion.items()}
             if self.method == "rubric"
             else None,

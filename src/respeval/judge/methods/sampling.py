@@ -38,6 +38,7 @@ from respeval.judge.methods.base import JudgeMethod, MethodOptions
 from respeval.judge.models.base import Capabilities, Completion, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, BatchSettled, RowResult, Spend, wilson_interval
+from respeval.stats.exact import mean_of
 
 __all__ = [
     "AGGREGATIONS",
@@ -185,7 +186,7 @@ class SampledResult(BatchSettled):
             "passed": passed,
             "pass_rate": passed / len(scored) if scored else None,
             "pass_rate_ci": None if interval is None else {"low": interval[0], "high": interval[1]},
-            "mean_score": sum(numbers) / len(numbers) if numbers else None,
+            "mean_score": mean_of(numbers),
             "unanimous": stable,
             "unscored_reasons": reasons,
             "stop_reason": self.stop_reason,
