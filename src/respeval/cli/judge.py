@@ -33,7 +33,7 @@ from respeval.cli.judge_methods import (
 )
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
 from respeval.io import format_of, read_jsonl
-from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name
+from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name, replace_with_new
 from respeval.judge.engine import STOP_CACHE, RunResult
 from respeval.judge.methods import JudgeMethod, build_method
 from respeval.judge.methods.rubrics import export_rubrics
@@ -270,6 +270,11 @@ def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return [("--summary-out", getattr(args, "summary_out", None)), ("--report", getattr(args, "report", None))]
 
 
+def partial_scratch(out: str | None) -> list[tuple[str, str | None]]:
+    """OUT.partial, for the input/output guard (rows go there until the run completes)."""
+    return [("--out's partial file", partial_name(out) if out else None)]
+
+
 def finish_output(out: str | None, *, complete: bool) -> str | None:
     """Rename OUT.partial into place when the run completed; otherwise leave OUT as it was.
     Returns the file that holds this run's rows."""
@@ -350,7 +355,7 @@ async def _judge_rows(
         writer = None
         if args.out:
             # rows go to OUT.partial as they finish; OUT is replaced only by a completed run
-            out = stack.enter_context(open(partial_name(args.out), "w", encoding="utf-8"))
+            out = stack.enter_context(replace_with_new(partial_name(args.out)))
             writer = _LineWriter(out, loop)
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
@@ -404,7 +409,9 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
 
             digest = RowDigest(method.name)
         outputs = [("--out", args.out), *run_outputs(args)]
-        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", config.cache)]):
+        with guarded_outputs(
+            [("--input", args.input)], outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)
+        ):
             total, kept = _check_input(args.input, method, fields)
             result = asyncio.run(_judge_rows(args, config, method, fields, total, kept, digest))
             report = result.batch
@@ -455,7 +462,7 @@ def _run_plan(args: argparse.Namespace, config: JudgeConfig, plan: JudgePlan[Any
     try:
         inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
         outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
-        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)]):
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)):
             records = read_records(args.input)
             assert config.model is not None
             # live, every row goes to OUT.partial as it becomes final; a batch run's rows are
