@@ -192,3 +192,32 @@ def test_every_output_follows_the_umask(tmp_path, capsys, monkeypatch):
     }
     assert len(modes) >= 15, modes
     assert {name: mode for name, mode in modes.items() if mode != 0o640} == {}
+
+
+@pytest.mark.parametrize("which", ["judge-template", "judge-instruction", "pairwise-summary", "evaluate-template"])
+def test_the_guard_checks_every_file_a_command_reads(tmp_path, capsys, which):
+    """Siblings: a prompt template, an @FILE system instruction and a spec are inputs too, and a
+    whole-run judge method's --summary-out and --report are outputs (they were not checked)."""
+    data = str(items(tmp_path / "items.jsonl"))
+    template = tmp_path / "t.jsonl"  # a name every command takes as an output
+    template.write_text("Judge {response} against {reference}.", encoding="utf-8")
+    before = template.read_bytes()
+    t = str(template)
+    argv, option = {
+        "judge-template": (["judge", "--input", data, "--model", "fake:", "--template", t, "--out", t], "--template"),
+        "judge-instruction": (
+            ["judge", "--input", data, "--model", "fake:", "--system-instruction", "@" + t, "--summary-out", t],
+            "--system-instruction",
+        ),
+        "pairwise-summary": (
+            ["judge", "--method", "pairwise", "--input", data, "--model", "fake:", "--out", t, "--summary-out", t],
+            "are the same file",
+        ),
+        "evaluate-template": (
+            ["evaluate", "--input", data, "--template", t, "--model", "fake:", "--out", t, "--quiet"],
+            "--template",
+        ),
+    }[which]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and option in err and ("is the same file as" in err or "are the same file" in err), err
+    assert template.read_bytes() == before

@@ -31,7 +31,7 @@ from respeval.cli.judge_methods import (
     run_example,
     write_summary,
 )
-from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
+from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments, prompt_inputs
 from respeval.io import format_of, read_jsonl
 from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name, replace_with_new
 from respeval.judge.engine import STOP_CACHE, RunResult
@@ -409,9 +409,8 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
 
             digest = RowDigest(method.name)
         outputs = [("--out", args.out), *run_outputs(args)]
-        with guarded_outputs(
-            [("--input", args.input)], outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)
-        ):
+        inputs = [("--input", args.input), *prompt_inputs(args)]
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)):
             total, kept = _check_input(args.input, method, fields)
             result = asyncio.run(_judge_rows(args, config, method, fields, total, kept, digest))
             report = result.batch
@@ -460,8 +459,13 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
 def _run_plan(args: argparse.Namespace, config: JudgeConfig, plan: JudgePlan[Any]) -> int:
     """``respeval judge`` for a whole-run method (pairwise, rubrics, multi-sampling)."""
     try:
-        inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
-        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
+        inputs = [
+            ("--input", args.input),
+            ("--rubric", args.rubric),
+            ("--rubrics-in", args.rubrics_in),
+            *prompt_inputs(args),
+        ]
+        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out), *run_outputs(args)]
         with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)):
             records = read_records(args.input)
             assert config.model is not None
