@@ -14,6 +14,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.long cimport PyLong_FromLongLong
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_DecodeUTF8
+from cpython.version cimport PY_VERSION_HEX
 from cython.parallel cimport parallel, prange
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc

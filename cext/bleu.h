@@ -2,6 +2,8 @@
 #ifndef RESPEVAL_BLEU_H
 #define RESPEVAL_BLEU_H
 
+#include <math.h>
+
 #include "ngram.h"
 
 /* BLEU's clipped matches: for n = 1..max_order,
@@ -99,6 +101,68 @@ static inline int rv_ngram_clip_maxref(rv_scratch *s, const int32_t *a, int64_t 
     }
     s->nkeys_cap = saved_cap;
     return 0;
+}
+
+/* sacreBLEU's compute_bleu (sacrebleu 2.6.0, metrics/bleu.py) of one row of statistics
+ * [hyp_len, ref_len, correct_1..N, total_1..N], in its float order step for step, so the
+ * score is the same double:
+ *   bp = exp(1 - ref_len / sys_len) when shorter (0 when empty);
+ *   no match at any order -> 0; per order n: add-k adds k to correct and total (n > 1),
+ *   a total of 0 ends the loop, effective order = the last order reached;
+ *   p_n = 100. * correct / total, or on no match 100. / (2^m * total) (exp) or
+ *   100. * k / total (floor) or 0 (none, add-k);
+ *   score = bp * exp(sum(my_log(p_n) for n <= eff) / eff), my_log(0) = -9999999999.
+ * The sum is Python's sum() of floats: left to right before Python 3.12, Neumaier's
+ * compensated sum from 3.12 on (``compensated``), as sacreBLEU gets it from the
+ * interpreter it runs on.  exp and log are the C library's, as math.exp/math.log. */
+enum { RV_SMOOTH_NONE = 0, RV_SMOOTH_FLOOR = 1, RV_SMOOTH_ADD_K = 2, RV_SMOOTH_EXP = 3 };
+
+static inline double rv_bleu_sentence_score(const int64_t *row, int max_order, int smooth,
+                                            double value, int effective_order, int compensated) {
+    const int64_t sys_len = row[0], ref_len = row[1];
+    const int64_t *correct = row + 2, *total = row + 2 + max_order;
+    double bp = 1.0;
+    if (sys_len < ref_len) bp = sys_len > 0 ? exp(1.0 - (double)ref_len / (double)sys_len) : 0.0;
+    int any = 0;
+    for (int n = 0; n < max_order; n++) any |= correct[n] != 0;
+    if (!any) return 0.0;
+    double p[64];
+    for (int n = 0; n < max_order; n++) p[n] = 0.0;
+    double smooth_mteval = 1.0;
+    int eff = max_order;
+    for (int n = 0; n < max_order; n++) {
+        double c = (double)correct[n], t = (double)total[n];
+        if (smooth == RV_SMOOTH_ADD_K && n > 0) {
+            c += value;
+            t += value;
+        }
+        if (t == 0.0) break;
+        if (effective_order) eff = n + 1;
+        if (c == 0.0) {
+            if (smooth == RV_SMOOTH_EXP) {
+                smooth_mteval *= 2.0;
+                p[n] = 100.0 / (smooth_mteval * t);
+            } else if (smooth == RV_SMOOTH_FLOOR) {
+                p[n] = 100.0 * value / t;
+            }
+        } else {
+            p[n] = 100.0 * c / t;
+        }
+    }
+    double f = 0.0, comp = 0.0;
+    for (int n = 0; n < eff; n++) {
+        double x = p[n] == 0.0 ? -9999999999.0 : log(p[n]);
+        if (compensated && n > 0) {
+            double s = f + x;
+            if (fabs(f) >= fabs(x)) comp += (f - s) + x;
+            else comp += (x - s) + f;
+            f = s;
+        } else {
+            f += x;
+        }
+    }
+    if (compensated && comp != 0.0 && isfinite(comp)) f += comp;
+    return bp * exp(f / (double)eff);
 }
 
 #endif

@@ -99,3 +99,36 @@ def bleu_clipped_counts(const int32_t[::1] hyp_ids, const int64_t[::1] hyp_off,
     x.max_order, x.vocab_size, x.correct = max_order, vocab_size, &correct[0, 0]
     _run_rows(n, _resolve_threads(threads, n), 32, _bleu_row, &x,
               _id_scratch_new, _id_scratch_free, vocab_size, "bleu_clipped_counts")
+
+
+_SMOOTH_KINDS = {"none": RV_SMOOTH_NONE, "floor": RV_SMOOTH_FLOOR, "add-k": RV_SMOOTH_ADD_K, "exp": RV_SMOOTH_EXP}
+_SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+
+
+def bleu_sentence_scores(const int64_t[:, ::1] stats, int max_order, smooth, smooth_value,
+                         bint effective_order, double[::1] out):
+    """sacreBLEU's ``BLEU.compute_bleu(...).score`` of every row of ``stats``
+    (``int64[rows, 2 + 2 * max_order]``: hyp_len, ref_len, correct_1..N, total_1..N) into
+    ``out``, in sacreBLEU's float order to the last bit (``smooth``: exp, floor, add-k,
+    none; ``smooth_value`` None for sacreBLEU's default)."""
+    cdef Py_ssize_t k, n = stats.shape[0]
+    cdef int kind
+    cdef double value
+    cdef int compensated = PY_VERSION_HEX >= 0x030C0000  # sum() of floats is Neumaier's from 3.12
+    if max_order < 1 or max_order > 64:
+        raise ValueError(f"max_order must be in 1..64, got {max_order}")
+    if smooth not in _SMOOTH_KINDS:
+        raise ValueError(f"Unknown smooth_method {smooth!r}")
+    kind = _SMOOTH_KINDS[smooth]
+    if smooth_value is None:
+        smooth_value = _SMOOTH_DEFAULTS[smooth]
+    value = 0.0 if smooth_value is None else float(smooth_value)
+    if n > 0 and stats.shape[1] != 2 + 2 * max_order:
+        raise ValueError(f"stats must have {2 + 2 * max_order} columns for max_order={max_order}")
+    if out.shape[0] != n:
+        raise ValueError(f"out must have {n} rows")
+    if n == 0:
+        return
+    with nogil:
+        for k in range(n):
+            out[k] = rv_bleu_sentence_score(&stats[k, 0], max_order, kind, value, effective_order, compensated)

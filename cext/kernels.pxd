@@ -137,6 +137,13 @@ cdef extern from "bleu.h":
     int rv_ngram_clip_maxref(rv_scratch* s, const int32_t* a, int64_t la, const int32_t* refs,
                              const int64_t* ref_off, int64_t nrefs, int max_order,
                              int64_t* correct) noexcept nogil
+    enum:
+        RV_SMOOTH_NONE
+        RV_SMOOTH_FLOOR
+        RV_SMOOTH_ADD_K
+        RV_SMOOTH_EXP
+    double rv_bleu_sentence_score(const int64_t* row, int max_order, int smooth, double value,
+                                  int effective_order, int compensated) noexcept nogil
 
 cdef extern from "mt_tokenize.h":
     int rv_is_space(uint32_t c) noexcept nogil

@@ -83,6 +83,9 @@ def bleu_clipped_counts(
     correct: _Buf,
     threads: int | None = None,
 ) -> None: ...
+def bleu_sentence_scores(
+    stats: _Buf, max_order: int, smooth: str, smooth_value: float | None, effective_order: bool, out: _Buf
+) -> None: ...
 def tercom_tokens(
     texts: Any, normalized: bool = False, no_punct: bool = False, asian_support: bool = False, twice: bool = False
 ) -> list[list[str]]: ...

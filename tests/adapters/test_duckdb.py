@@ -76,6 +76,8 @@ def test_sentence_functions_equal_respeval_columns(con_wmt):
     assert np.array_equal(got["sb"], respeval.bleu(hyps, reference).sentence)
     assert np.array_equal(got["cf"], respeval.chrf(hyps, reference).sentence)
     assert np.array_equal(got["em"], respeval.exact_match(hyps, reference)["exact_match"])
+    sacrebleu = pytest.importorskip("sacrebleu")  # and sacreBLEU's own, bit for bit (issue 28.14)
+    assert got["sb"].tolist() == [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, reference)]
 
 
 def test_squad_functions_equal_respeval_on_squad_dev():

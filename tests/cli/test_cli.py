@@ -225,3 +225,34 @@ def test_score_collects_cyclic_garbage_rarely_while_rows_stream_and_puts_the_set
     bad.write_text('{"response": "a", "reference": "b"}\n{not json\n', encoding="utf-8")
     assert main(["score", "--pred", str(bad), "--quiet"]) == 1
     assert seen[-1][0] == 100_000 and gc.get_threshold() == before
+
+
+def test_score_out_sentence_bleu_is_sacrebleus_to_the_last_bit(tmp_path: Path):
+    """Issue 28.14: the per-row BLEU that ``score --out`` writes is sacreBLEU's
+    ``sentence_bleu`` (==), on WMT17 lines where the numpy path differed in the last bit."""
+    sacrebleu = pytest.importorskip("sacrebleu")
+    from _helpers.corpora import load_wmt17
+    from _helpers.paths import shared_data
+
+    reference, systems = load_wmt17(shared_data())
+    hyps, refs = systems[sorted(systems)[0]][:600], reference[:600]
+    (tmp_path / "p.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    (tmp_path / "r.txt").write_text("\n".join(refs) + "\n", encoding="utf-8")
+    out = tmp_path / "rows.jsonl"
+    run(
+        "score",
+        "--pred",
+        str(tmp_path / "p.txt"),
+        "--ref",
+        str(tmp_path / "r.txt"),
+        "--metrics",
+        "bleu",
+        "--out",
+        str(out),
+        "--bootstrap",
+        "0",
+        "--quiet",
+        "--json",
+    )
+    got = [json.loads(line)["bleu"] for line in out.read_text(encoding="utf-8").splitlines()]
+    assert got == [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs)]

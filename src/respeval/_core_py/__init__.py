@@ -7,7 +7,13 @@ family, mirroring the core's ``cext/*.pxi``: a new kernel family adds a module h
 and one import line below.
 """
 
-from respeval._core_py.bleu import bleu_clipped_counts, mt_reference_rows, tokenize_13a_ids, tokenize_13a_tokens
+from respeval._core_py.bleu import (
+    bleu_clipped_counts,
+    bleu_sentence_scores,
+    mt_reference_rows,
+    tokenize_13a_ids,
+    tokenize_13a_tokens,
+)
 from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, poisson_weights
 from respeval._core_py.chrf import chrf_chars, chrf_words_ids
 from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
@@ -40,6 +46,7 @@ __all__ = [
     "Vocab",
     "arrow_json_texts",
     "bleu_clipped_counts",
+    "bleu_sentence_scores",
     "chrf_chars",
     "chrf_words_ids",
     "csv_columns",

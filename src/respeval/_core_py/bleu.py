@@ -3,6 +3,7 @@ matches against the maximum count over a row's references."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -78,3 +79,57 @@ def bleu_clipped_counts(
             for ref in refs:
                 max_ref |= _ngrams(ref, order)  # | keeps the maximum count
             correct[k, order - 1] = sum((_ngrams(hyp, order) & max_ref).values())
+
+
+_SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+
+
+def _sentence_score(row: list[int], max_order: int, smooth: str, value: Any, effective_order: bool) -> float:
+    """sacreBLEU's ``compute_bleu`` of one row, step for step (the same Python arithmetic)."""
+    sys_len, ref_len = row[0], row[1]
+    correct, total = row[2 : 2 + max_order], row[2 + max_order : 2 + 2 * max_order]
+    bp = 1.0
+    if sys_len < ref_len:
+        bp = math.exp(1 - ref_len / sys_len) if sys_len > 0 else 0.0
+    if not any(correct):
+        return 0.0
+    precisions = [0.0] * max_order
+    smooth_mteval = 1.0
+    eff_order = max_order
+    for n in range(1, max_order + 1):
+        if smooth == "add-k" and n > 1:
+            correct[n - 1] += value
+            total[n - 1] += value
+        if total[n - 1] == 0:
+            break
+        if effective_order:
+            eff_order = n
+        if correct[n - 1] == 0:
+            if smooth == "exp":
+                smooth_mteval *= 2
+                precisions[n - 1] = 100.0 / (smooth_mteval * total[n - 1])
+            elif smooth == "floor":
+                precisions[n - 1] = 100.0 * value / total[n - 1]
+        else:
+            precisions[n - 1] = 100.0 * correct[n - 1] / total[n - 1]
+    logs = [-9999999999 if p == 0.0 else math.log(p) for p in precisions[:eff_order]]
+    return bp * math.exp(sum(logs) / eff_order)
+
+
+def bleu_sentence_scores(
+    stats: Any, max_order: int, smooth: str, smooth_value: Any, effective_order: bool, out: Any
+) -> None:
+    """sacreBLEU's ``BLEU.compute_bleu(...).score`` of every row of ``stats``
+    (``int64[rows, 2 + 2 * max_order]``) into ``out``, in sacreBLEU's float order."""
+    if not 1 <= max_order <= 64:
+        raise ValueError(f"max_order must be in 1..64, got {max_order}")
+    if smooth not in _SMOOTH_DEFAULTS:
+        raise ValueError(f"Unknown smooth_method {smooth!r}")
+    value = _SMOOTH_DEFAULTS[smooth] if smooth_value is None else float(smooth_value)
+    n = stats.shape[0]
+    if n > 0 and stats.shape[1] != 2 + 2 * max_order:
+        raise ValueError(f"stats must have {2 + 2 * max_order} columns for max_order={max_order}")
+    if out.shape[0] != n:
+        raise ValueError(f"out must have {n} rows")
+    for k, row in enumerate(stats.tolist()):
+        out[k] = _sentence_score(row, max_order, smooth, value, bool(effective_order))

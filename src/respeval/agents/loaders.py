@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.errors import RespevalError
+from respeval.io.readers import lone_surrogate
 
 __all__ = [
     "FORMAT_EVAL_SET",
@@ -437,13 +438,17 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if not text.strip():
         raise AgentDataError(f"{path}: empty file, expected ADK JSON (an eval set or a session dump)")
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise AgentDataError(f"{path}: not JSON: {exc}") from None
     except RecursionError:
         raise AgentDataError(
             f"{path}: JSON nested too deeply to decode (more than about 1000 levels of arrays and objects)"
         ) from None
+    problem = lone_surrogate(doc, text)  # the one rule of every reader (respeval.io.readers)
+    if problem is not None:
+        raise AgentDataError(f"{path}: {problem[1]}")
+    return doc
 
 
 def load_eval_set(

@@ -33,7 +33,7 @@ from respeval._version import __version__
 from respeval.bulk.chunks import ChunkStats, Inputs
 from respeval.errors import RespevalError
 from respeval.io import ResultWriter, join_parquet, parquet_writer
-from respeval.io.files import OutputError, commit
+from respeval.io.files import OutputError, atomic_output, commit, create_temporary, refuse_link
 from respeval.io.formats import WRITE_FORMATS, format_of
 from respeval.io.writers import close_writer, write_parquet
 from respeval.metrics.base import MetricFamily
@@ -116,10 +116,8 @@ def check_manifest(directory: Path, fingerprint: RunFingerprint, out: str) -> bo
 
 
 def write_manifest(directory: Path, fingerprint: RunFingerprint, out: str) -> None:
-    manifest = directory / "manifest.json"
-    tmp = manifest.with_name("manifest.json.tmp")
-    tmp.write_text(json.dumps({**fingerprint.manifest(), "output": os.path.basename(out)}), encoding="utf-8")
-    commit(tmp, manifest, durable=False)
+    with atomic_output(directory / "manifest.json", durable=False) as fh:
+        fh.write(json.dumps({**fingerprint.manifest(), "output": os.path.basename(out)}))
 
 
 def fingerprint(
@@ -178,6 +176,11 @@ class PartsError(RespevalError, OSError):
     """The parts cannot be joined into a complete output (one is missing or damaged)."""
 
 
+def parts_folder(out: str) -> str:
+    """Where a run writing ``out`` keeps its finished chunks (``OUT.parts``)."""
+    return out + ".parts"
+
+
 class Parts:
     """Completed chunks on disk: results, errors and statistics per chunk."""
 
@@ -192,7 +195,7 @@ class Parts:
     ) -> None:
         self.out = out
         self.rows_per_record = rows_per_record  # result or error rows per input record
-        self.dir = Path(out + ".parts")
+        self.dir = Path(parts_folder(out))
         self.ext = Path(out).suffix.lower()
         fmt = format_of(out)
         if fmt not in WRITE_FORMATS:
@@ -201,6 +204,7 @@ class Parts:
         self.empty_table = empty_table
         self.fingerprint = fingerprint
         self._remove_trash()
+        refuse_link(self.dir, "run's parts")  # a folder planted as a link: the parts would go into its target
         resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
         if self.dir.exists() and not resuming:
             self._discard(self.dir)  # not resuming, or nothing usable to resume from
@@ -213,7 +217,8 @@ class Parts:
         # A Parquet output is also built as the parts are written (a run that does not
         # resume sees every chunk in order), so finishing is a rename rather than a
         # second decode and encode of everything.
-        self._joined = self.dir / f"joined{self.ext}"
+        self._joined: str | None = None  # the output being built: a temporary file in the parts folder
+        self._joined_fh: Any = None
         self._live: Any = None
         self._live_next = 0 if self.fmt == "parquet" else -1
 
@@ -281,10 +286,7 @@ class Parts:
         """Write chunk ``k``'s files, the meta file last.  Called in chunk order."""
         try:
             return self._write(k, start_row, end_row, table, errors, stats, digests)
-        except OSError as exc:
-            for tmp in self.dir.glob(f"part-{k:06d}.*.tmp"):  # give back the space a rerun needs
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+        except OSError as exc:  # (each temporary file is removed by atomic_output)
             raise OutputError.wrap(exc, self.out, _RESUME) from exc
 
     def _write(
@@ -302,45 +304,61 @@ class Parts:
         rows = 0
         if table is not None:
             results = files["results"]
-            tmp = results.with_name(results.name + ".tmp")
             if self.fmt == "parquet":
                 import pyarrow as pa
 
                 arrow = pa.table(table)
-                write_parquet(arrow, str(tmp), scratch=True)
+                with atomic_output(results, "wb", durable=False) as fh:
+                    write_parquet(arrow, fh, scratch=True)
                 self._write_live(k, arrow)
                 rows = arrow.num_rows
             else:
-                with ResultWriter(tmp, fmt=self.fmt) as w:
+                with (
+                    atomic_output(results, "w", newline="", durable=False) as fh,
+                    ResultWriter(results, fmt=self.fmt, stream=fh) as w,
+                ):
                     w.write(table)
                 rows = w.rows_written
-            os.replace(tmp, results)
             sizes["results"] = results.stat().st_size
         elif self._live_next == k:
             self._live_next += 1
         err = files["errors"]
-        with open(err.with_name(err.name + ".tmp"), "w", encoding="utf-8") as fh:
+        with atomic_output(err, durable=False) as fh:
             for e in errors:
                 fh.write(json.dumps(e, ensure_ascii=False) + "\n")
-        os.replace(err.with_name(err.name + ".tmp"), err)
         sizes["errors"] = err.stat().st_size
         st = files["stats"]
-        with open(st.with_name(st.name + ".tmp"), "wb") as fh:
+        with atomic_output(st, "wb", durable=False) as fh:
             np.savez(fh, **stats.to_arrays())  # type: ignore[arg-type]
-        os.replace(st.with_name(st.name + ".tmp"), st)
         sizes["stats"] = st.stat().st_size
         meta = PartMeta(k, start_row, end_row, rows, len(errors), list(digests), sizes)
-        target = self._name(k, "meta.json")
-        tmp_meta = target.with_name(target.name + ".tmp")
-        tmp_meta.write_text(json.dumps(asdict(meta)), encoding="utf-8")
-        os.replace(tmp_meta, target)
+        with atomic_output(self._name(k, "meta.json"), durable=False) as fh:
+            fh.write(json.dumps(asdict(meta)))
         return meta
+
+    def _new_joined(self, mode: str) -> Any:
+        """A new temporary file in the parts folder for the output being built."""
+        self._joined, self._joined_fh = create_temporary(self.dir / f"joined{self.ext}", mode, newline="")
+        return self._joined_fh
+
+    def _close_joined(self) -> None:
+        if self._joined_fh is not None:
+            fh, self._joined_fh = self._joined_fh, None
+            fh.close()
+
+    def _remove_joined(self) -> None:
+        with contextlib.suppress(OSError):
+            self._close_joined()
+        if self._joined is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._joined)
+            self._joined = None
 
     def _write_live(self, k: int, arrow: Any) -> None:
         if self._live_next != k:
             return
         if self._live is None:
-            self._live = parquet_writer(str(self._joined), arrow.schema)
+            self._live = parquet_writer(self._new_joined("wb"), arrow.schema)
         if arrow.schema != self._live.schema:
             self._drop_live()  # finish() joins the parts, and names the mismatch
             return
@@ -358,8 +376,7 @@ class Parts:
     def _drop_live(self) -> None:
         if self._live is not None:
             close_writer(self._live, failed=True)  # its file is discarded either way
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._joined)
+            self._remove_joined()
         self._live, self._live_next = None, -1
 
     # ------------------------------------------------------------------ finishing
@@ -370,8 +387,7 @@ class Parts:
             self._finish(metas, errors_out)
         except OSError as exc:
             self._drop_live()
-            with contextlib.suppress(OSError):
-                os.unlink(self._joined)  # a half-joined file only takes the space a rerun needs
+            self._remove_joined()  # a half-joined file only takes the space a rerun needs
             if isinstance(exc, PartsError):
                 raise
             raise OutputError.wrap(exc, self.out, _RESUME) from exc
@@ -389,7 +405,6 @@ class Parts:
         self._check(metas)
         total = sum(m.rows for m in metas)
         results = [self._files(m.chunk)["results"] for m in metas if "results" in m.sizes]
-        joined = str(self._joined)
         if self._live is not None and self._live_next == len(metas):
             live, self._live = self._live, None
             try:
@@ -397,18 +412,28 @@ class Parts:
             except BaseException:
                 close_writer(live, failed=True)
                 raise
+            self._close_joined()
         elif not results:
             self._drop_live()
-            with ResultWriter(joined, fmt=self.fmt) as w:  # no row: a valid empty file with the schema
+            fh = self._new_joined("wb" if self.fmt == "parquet" else "w")
+            with ResultWriter(self.out, fmt=self.fmt, stream=fh) as w:  # no row: a valid empty file with the schema
                 if self.empty_table is not None:
                     w.write(self.empty_table)
+            self._close_joined()
         elif self.fmt == "parquet":
             self._drop_live()
             import pyarrow.parquet as pq
 
-            join_parquet((pq.read_table(p) for p in results), joined)
+            join_parquet((pq.read_table(p) for p in results), self._new_joined("wb"))
+            self._close_joined()
         else:
-            self._join_text(results, joined, sum(m.sizes["results"] for m in metas if "results" in m.sizes))
+            self._drop_live()
+            self._join_text(
+                results, self._new_joined("wb"), sum(m.sizes["results"] for m in metas if "results" in m.sizes)
+            )
+            self._close_joined()
+        assert self._joined is not None
+        joined = self._joined
         if self.fmt == "parquet":
             written = int(pq_rows(joined))
             if written != total:
@@ -417,29 +442,28 @@ class Parts:
                     "nothing was replaced: rerun the same command with --resume"
                 )
         if errors_out:
-            tmp = errors_out + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as dst:
+            with atomic_output(errors_out) as dst:
+                lines = 0
                 for m in metas:
-                    dst.write(self._name(m.chunk, "errors.jsonl").read_text(encoding="utf-8"))
-            bad = sum(m.bad for m in metas)
-            with open(tmp, "rb") as fh:
-                lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
-            if lines != bad:
-                raise PartsError(f"the errors of {self.out} add up to {lines} rows, not {bad}; rerun with --resume")
-            commit(tmp, errors_out)
+                    text = self._name(m.chunk, "errors.jsonl").read_text(encoding="utf-8")
+                    lines += text.count("\n")
+                    dst.write(text)
+                bad = sum(m.bad for m in metas)
+                if lines != bad:  # (the temporary file is removed, the errors file left as it was)
+                    raise PartsError(f"the errors of {self.out} add up to {lines} rows, not {bad}; rerun with --resume")
         commit(joined, self.out)
+        self._joined = None
 
-    def _join_text(self, results: list[Path], joined: str, expected: int) -> None:
-        """Concatenate JSONL or CSV parts (each CSV part's header but the first dropped); the
-        bytes copied must be the bytes the parts' metas record."""
+    def _join_text(self, results: list[Path], dst: Any, expected: int) -> None:
+        """Concatenate JSONL or CSV parts into ``dst`` (each CSV part's header but the first
+        dropped); the bytes copied must be the bytes the parts' metas record."""
         copied = 0
-        with open(joined, "wb") as dst:
-            for i, p in enumerate(results):
-                with open(p, "rb") as src:
-                    if self.fmt == "csv" and i > 0:
-                        copied += len(src.readline())  # each part carries the header; keep the first only
-                    shutil.copyfileobj(src, dst, 1 << 20)
-            copied += dst.tell()
+        for i, p in enumerate(results):
+            with open(p, "rb") as src:
+                if self.fmt == "csv" and i > 0:
+                    copied += len(src.readline())  # each part carries the header; keep the first only
+                shutil.copyfileobj(src, dst, 1 << 20)
+        copied += dst.tell()
         if copied != expected:
             raise PartsError(
                 f"joining the parts of {self.out} copied {copied} bytes, not the {expected} the parts hold; "

@@ -32,7 +32,7 @@ from respeval.bulk.chunks import (
     table_chunk,
 )
 from respeval.bulk.collector import StatsCollector
-from respeval.bulk.parts import PartMeta, Parts, fingerprint
+from respeval.bulk.parts import PartMeta, Parts, fingerprint, parts_folder
 from respeval.bulk.prefetch import prefetch
 from respeval.bulk.summary import RunSummary, summarize, summary_without_failures
 from respeval.io import count_rows, input_format, read_columns
@@ -172,6 +172,7 @@ def score_files(
     check_outputs(
         [("--pred", p) for p in inputs.preds] + ([("--ref", inputs.ref)] if inputs.ref else []),
         [("--out", out), ("--errors", errors_out)],
+        scratch=[("--out's parts folder", parts_folder(out) if out else None)],
     )
     with lock_outputs([out, errors_out]):
         return _run(

@@ -147,7 +147,10 @@ def run(args: argparse.Namespace) -> int:
         expected_path, actual_paths = Path(args.expected), list(args.actual)
     judge_config = JudgeConfig.from_args(args, prefix="judge") if args.judge else None
     inputs = [("--expected", expected_path), *[("--actual", a) for a in actual_paths], ("--config", args.config)]
-    check_outputs([*inputs, ("--initial-session", args.initial_session)], [("--out", args.out)])
+    check_outputs(
+        [*inputs, ("--initial-session", args.initial_session)],
+        [("--out", args.out), ("--summary-out", args.summary_out), ("--report", args.report)],
+    )
     expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=args.on_error)
     config = args.config or find_eval_config(expected_path)
     criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
@@ -175,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
         summary = agent_summary(report, worst=max(args.worst, 10))
         if args.summary_out:
-            Path(args.summary_out).write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+            write_text_atomic(args.summary_out, json.dumps(summary, indent=2, default=str) + "\n")
             print(f"run summary written to {args.summary_out}", file=sys.stderr)
         if args.report:
             from respeval.report import write_report

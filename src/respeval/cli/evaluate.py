@@ -10,7 +10,7 @@ from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, progress_printer
 from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int, stop_exit
-from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
+from respeval.cli.judge_options import JudgeConfig, add_judge_arguments, prompt_inputs
 from respeval.cli.progress import progress
 from respeval.io.files import check_outputs
 from respeval.judge.batch import STOP_WAITING
@@ -118,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
     judge = JudgeConfig.from_args(args, out=out, cache_beside_out=True, spec=spec)
     model = judge.model if judge.model is not None else spec.get("model")
     report = args.report or spec.get("report")
-    check_outputs([("--input", data)], [("--out", out), ("--summary-out", args.summary_out), ("--report", report)])
+    check_outputs(
+        [("--input", data), ("--spec", args.spec), *prompt_inputs(args)],
+        [("--out", out), ("--summary-out", args.summary_out), ("--report", report)],
+    )
     bar = None
     if not args.quiet:
         from respeval.evaluate.inputs import open_dataset

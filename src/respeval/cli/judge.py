@@ -31,10 +31,10 @@ from respeval.cli.judge_methods import (
     run_example,
     write_summary,
 )
-from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
+from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments, prompt_inputs
 from respeval.cli.progress import progress
 from respeval.io import format_of, read_jsonl
-from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name
+from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name, replace_with_new
 from respeval.judge.engine import STOP_CACHE, RunResult
 from respeval.judge.methods import JudgeMethod, build_method
 from respeval.judge.methods.rubrics import export_rubrics
@@ -271,6 +271,11 @@ def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return [("--summary-out", getattr(args, "summary_out", None)), ("--report", getattr(args, "report", None))]
 
 
+def partial_scratch(out: str | None) -> list[tuple[str, str | None]]:
+    """OUT.partial, for the input/output guard (rows go there until the run completes)."""
+    return [("--out's partial file", partial_name(out) if out else None)]
+
+
 def finish_output(out: str | None, *, complete: bool) -> str | None:
     """Rename OUT.partial into place when the run completed; otherwise leave OUT as it was.
     Returns the file that holds this run's rows."""
@@ -351,7 +356,7 @@ async def _judge_rows(
         writer = None
         if args.out:
             # rows go to OUT.partial as they finish; OUT is replaced only by a completed run
-            out = stack.enter_context(open(partial_name(args.out), "w", encoding="utf-8"))
+            out = stack.enter_context(replace_with_new(partial_name(args.out)))
             writer = _LineWriter(out, loop)
             stack.callback(writer.flush)  # runs before the file closes, whatever happens
         bar = None
@@ -401,7 +406,8 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
 
             digest = RowDigest(method.name)
         outputs = [("--out", args.out), *run_outputs(args)]
-        with guarded_outputs([("--input", args.input)], outputs, unlocked=[("--cache", config.cache)]):
+        inputs = [("--input", args.input), *prompt_inputs(args)]
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)):
             total, kept = _check_input(args.input, method, fields)
             result = asyncio.run(_judge_rows(args, config, method, fields, total, kept, digest))
             report = result.batch
@@ -450,9 +456,14 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
 def _run_plan(args: argparse.Namespace, config: JudgeConfig, plan: JudgePlan[Any]) -> int:
     """``respeval judge`` for a whole-run method (pairwise, rubrics, multi-sampling)."""
     try:
-        inputs = [("--input", args.input), ("--rubric", args.rubric), ("--rubrics-in", args.rubrics_in)]
-        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out)]
-        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)]):
+        inputs = [
+            ("--input", args.input),
+            ("--rubric", args.rubric),
+            ("--rubrics-in", args.rubrics_in),
+            *prompt_inputs(args),
+        ]
+        outputs = [("--out", args.out), ("--rubrics-out", args.rubrics_out), *run_outputs(args)]
+        with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)], scratch=partial_scratch(args.out)):
             records = read_records(args.input)
             assert config.model is not None
             # live, every row goes to OUT.partial as it becomes final; a batch run's rows are

@@ -17,6 +17,7 @@ from typing import Any
 
 from respeval.cli.judge_options import InputFileError, JudgeConfig
 from respeval.io import format_of, read_jsonl
+from respeval.io.files import replace_with_new
 from respeval.judge.engine import EngineOptions
 from respeval.judge.methods import MethodOptions
 from respeval.judge.methods.llmbar import (
@@ -163,7 +164,7 @@ def rows_as_they_finish(out: str | None) -> Iterator[Callable[[Any], None] | Non
     if not out:
         yield None
         return
-    with open(out, "w", encoding="utf-8") as fh:
+    with replace_with_new(out) as fh:  # a link planted at OUT.partial is replaced, never written through
 
         def write(row: Any) -> None:
             fh.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")

@@ -385,3 +385,16 @@ def _cache_path(
         if not os.path.exists(path):
             raise InputFileError(f"{flag('replay-only')}: no cache at {path}")
     return os.fspath(path) if path is not None else None
+
+
+def prompt_inputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """The prompt files a run reads (``--template FILE``, ``--system-instruction @FILE``), for
+    the input/output guard."""
+    instruction = getattr(args, "system_instruction", None)
+    return [
+        ("--template", getattr(args, "template", None)),
+        (
+            "--system-instruction",
+            instruction[1:] if isinstance(instruction, str) and instruction.startswith("@") else None,
+        ),
+    ]

@@ -36,9 +36,10 @@ from respeval.bulk import (
     build_families,
     score_arrow,
 )
+from respeval.bulk.parts import parts_folder
 from respeval.bulk.summary import summary_without_failures
 from respeval.io import join_parquet
-from respeval.io.files import OutputError, OutputLock, check_outputs, commit
+from respeval.io.files import OutputError, OutputLock, atomic_output, check_outputs, refuse_link
 from respeval.io.formats import format_of
 from respeval.io.writers import write_parquet
 from respeval.stats import DEFAULT_SEED
@@ -95,9 +96,8 @@ def score_file_task(
         group_by=config.group_by,
         source=path,
     )
-    tmp = part_path + f".tmp-{os.getpid()}"
-    write_parquet(results, tmp)
-    os.replace(tmp, part_path)
+    with atomic_output(part_path, "wb", durable=False) as fh:
+        write_parquet(results, fh)
     return index, table.num_rows, stats.to_arrays()
 
 
@@ -165,7 +165,9 @@ def score_parquet(
     files = expand_inputs(inputs)
     if format_of(output) != "parquet":
         raise ValueError(f"the Dask engine writes Parquet: give an output ending in .parquet, not {output}")
-    check_outputs([("--pred", f) for f in files], [("--out", output)])
+    check_outputs(
+        [("--pred", f) for f in files], [("--out", output)], scratch=[("--out's parts folder", parts_folder(output))]
+    )
     config = TaskConfig(tuple(metrics), pred_field, ref_field, id_field, system_field, group_by, stemmer, tokenizer)
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer)  # validates names early
     with OutputLock(output):
@@ -203,7 +205,8 @@ def _run(
     import pyarrow.parquet as pq
     from distributed import Client, as_completed
 
-    root = Path(output + ".parts")
+    root = Path(parts_folder(output))
+    refuse_link(root, "run's parts")
     _remove(root)
     parts_dir = root / f"run-{uuid.uuid4().hex[:12]}"
     parts_dir.mkdir(parents=True)
@@ -256,10 +259,9 @@ def _run(
                 t = t.set_column(t.column_names.index("row"), "row", _shift(t.column("row"), _offset(by_index, i)))
             yield t
 
-    joined = str(parts_dir / "joined.parquet")
     try:
-        join_parquet(parts(), joined)
-        commit(joined, output)
+        with atomic_output(output, "wb") as fh:
+            join_parquet(parts(), fh)
     except OSError as exc:
         raise OutputError.wrap(exc, output) from exc
     _remove(root)

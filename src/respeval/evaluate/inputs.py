@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval.io.errors import RowError
 from respeval.io.files import check_readable, is_regular
-from respeval.io.readers import csv_reader, lift_csv_field_limit
+from respeval.io.readers import csv_reader, lift_csv_field_limit, parse_json_object
 
 __all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
 
@@ -275,21 +276,20 @@ class Dataset:
             yield chunk
 
     def _jsonl_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
+        """Records through the one JSONL line parser (respeval.io): every command reads a line,
+        and names a bad one, the same way."""
+        assert self.path is not None
         row = 0
-        with open(self.path, "rb") as fh:  # type: ignore[arg-type]
+        with open(self.path, "rb") as fh:
             for lineno, raw in enumerate(fh, 1):
                 if not raw.strip():
                     continue
-                where = f"{self.path}:{lineno}"
-                try:
-                    record = json.loads(raw)
-                except (ValueError, UnicodeDecodeError) as exc:
-                    yield row, BadRecord(row, where, f"not JSON: {exc}")
+                record = parse_json_object(raw, self.path, lineno)
+                if isinstance(record, RowError):
+                    what = f"field {record.field!r}: " if record.field is not None else ""
+                    yield row, BadRecord(row, f"{self.path}:{lineno}", what + record.reason)
                 else:
-                    if isinstance(record, dict):
-                        yield row, record
-                    else:
-                        yield row, BadRecord(row, where, f"expected a JSON object, got {type(record).__name__}")
+                    yield row, record
                 row += 1
 
     def _csv_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:

@@ -44,12 +44,12 @@ from typing import Any
 import numpy as np
 
 from respeval._version import __version__
-from respeval.bulk.parts import RunFingerprint, check_manifest, write_manifest
+from respeval.bulk.parts import RunFingerprint, check_manifest, parts_folder, write_manifest
 from respeval.errors import RespevalError
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
-from respeval.io.files import guarded_outputs
+from respeval.io.files import atomic_output, guarded_outputs, refuse_link
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED
 
@@ -425,7 +425,8 @@ class _Parts:
     renamed into place when complete (the results file last)."""
 
     def __init__(self, out: str, fingerprint: RunFingerprint, resume: bool) -> None:
-        self.dir = Path(out + ".parts")
+        self.dir = Path(parts_folder(out))
+        refuse_link(self.dir, "run's parts")  # a folder planted as a link: the parts would go into its target
         # the one resume check (respeval.bulk.parts): a refusal names what changed
         resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
         if self.dir.exists() and not resuming:
@@ -451,13 +452,10 @@ class _Parts:
             ("npz", lambda fh: np.savez(fh, **stats)),  # type: ignore[arg-type]  # (numpy's stub)
             ("bad.jsonl", lambda fh: fh.write("".join(json.dumps(b.to_json()) + "\n" for b in bad).encode())),
         ):
-            path = self._name(k, what)
-            with open(path.with_name(path.name + ".tmp"), "wb") as fh:
+            with atomic_output(self._name(k, what), "wb", durable=False) as fh:
                 writer(fh)
-            os.replace(path.with_name(path.name + ".tmp"), path)
-        path = self._name(k, "parquet")
-        pq.write_table(table, path.with_name(path.name + ".tmp"))
-        os.replace(path.with_name(path.name + ".tmp"), path)
+        with atomic_output(self._name(k, "parquet"), "wb", durable=False) as fh:
+            pq.write_table(table, fh)
 
     def tables(self, n: int) -> list[Any]:
         import pyarrow.parquet as pq
@@ -506,23 +504,23 @@ def _to_arrow(columns: dict[str, Any]) -> Any:
 
 def _write_output(table: Any, out: str) -> None:
     suffix = Path(out).suffix.lower()
-    tmp = out + ".tmp"
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
 
-        pq.write_table(table, tmp)
+        with atomic_output(out, "wb") as fh:
+            pq.write_table(table, fh)
     elif suffix in (".jsonl", ".ndjson"):
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with atomic_output(out) as fh:
             for batch in table.to_batches(max_chunksize=10_000):
                 for row in batch.to_pylist():
                     fh.write(json.dumps(_plain(row), ensure_ascii=False) + "\n")
     elif suffix == ".csv":
         import pyarrow.csv as pacsv
 
-        pacsv.write_csv(table, tmp)
+        with atomic_output(out, "wb") as fh:
+            pacsv.write_csv(table, fh)
     else:
         raise ValueError(f"{out}: the results file is .parquet, .jsonl or .csv")
-    os.replace(tmp, out)
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
@@ -647,7 +645,8 @@ def evaluate(
     outputs = [("--out", out_path), ("--errors", errors_path)]
     cache_file = cache if isinstance(cache, (str, os.PathLike)) else None
     # an output that is the input is refused, and each output is locked for the run
-    with guarded_outputs([("--input", data.path)], outputs, unlocked=[("--cache", cache_file)]):
+    scratch = [("--out's parts folder", parts_folder(out_path) if out_path else None)]
+    with guarded_outputs([("--input", data.path)], outputs, unlocked=[("--cache", cache_file)], scratch=scratch):
         judge_model = _judge_model(plan, model)
         parts = None
         if out_path is not None:  # the fingerprint (a pass over in-memory data) only guards a resume
@@ -715,9 +714,8 @@ def evaluate(
         if out_path is not None:
             _write_output(table, out_path)
             if errors_path is not None:
-                with open(errors_path + ".tmp", "w", encoding="utf-8") as fh:
+                with atomic_output(errors_path) as fh:
                     fh.writelines(json.dumps(b) + "\n" for b in bad)
-                os.replace(errors_path + ".tmp", errors_path)
             assert parts is not None
             parts.remove()
         summary_metrics, run_summary = build_summaries(

@@ -5,9 +5,13 @@
 * :func:`check_outputs` -- refuse, before anything is touched, an output that is one of the
   inputs (same device and inode: symlinks, hard links and other spellings are caught) or
   the same file as another output.
-* :func:`atomic_output` / :func:`commit` -- results go to a temporary name beside the
-  output and are renamed into place only when complete (after an ``fsync``), so an
-  existing file is never truncated by a run that has not replaced it.
+* :func:`atomic_output` / :func:`create_temporary` / :func:`commit` -- results go to a
+  temporary file beside the output and are renamed into place only when complete (after an
+  ``fsync``), so an existing file is never truncated by a run that has not replaced it.
+* :func:`open_new` / :func:`replace_with_new` -- the one way a file is opened for writing:
+  created exclusively (``O_EXCL | O_NOFOLLOW``: never through a symbolic link or into an
+  existing file planted at the name), with the permissions ``open()`` gives (``0o666``
+  less the umask).  Temporary files get a unique random name in the output's directory.
 * :func:`check_readable` and :func:`describe_os_error` -- what went wrong with a file, in
   words that say what to do (a symbolic link loop is not "No such file or directory";
   a full disk names the file and says how to continue).
@@ -20,9 +24,9 @@ import datetime as _dt
 import errno
 import json
 import os
+import secrets
 import socket
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -37,6 +41,10 @@ except ImportError:  # pragma: no cover - Windows
 
 PathLike = str | os.PathLike
 SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation below the file object
+LOCK_SUFFIX = ".lock"
 
 
 def describe_os_error(exc: OSError, path: str | None = None, *, writing: bool = False, rerun: str = "") -> str:
@@ -109,22 +117,52 @@ def same_file(a: PathLike, b: PathLike) -> bool:
     return ia is not None and ia == ib
 
 
+def lock_name(output: PathLike) -> str:
+    """The lock file beside an output (:class:`OutputLock`)."""
+    return os.fspath(output) + LOCK_SUFFIX
+
+
+def _inside(path: str, folder: str) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real != base and real.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def check_outputs(
-    inputs: Iterable[tuple[str, PathLike | None]], outputs: Iterable[tuple[str, PathLike | None]]
+    inputs: Iterable[tuple[str, PathLike | None]],
+    outputs: Iterable[tuple[str, PathLike | None]],
+    *,
+    unlocked: Iterable[tuple[str, PathLike | None]] = (),
+    scratch: Iterable[tuple[str, PathLike | None]] = (),
 ) -> None:
-    """Refuse an output that is an input, or two outputs that are one file.
+    """Refuse an output that is an input, or two outputs that are one file, checking every
+    path the run writes: each output, its lock file (``OUT.lock``; not for ``unlocked``
+    outputs, such as a SQLite cache, which does its own locking), and the ``scratch`` paths a
+    command writes or removes beside them (the judge's ``OUT.partial``, a parts folder: an
+    input inside such a folder is refused too).
 
     ``inputs`` and ``outputs`` are ``(option, path)`` pairs (``("--pred", "x.jsonl")``), so the
     message names the options the user typed.  Called before anything is opened for writing.
     """
     ins = [(name, os.fspath(p)) for name, p in inputs if p is not None]
-    outs = [(name, os.fspath(p)) for name, p in outputs if p is not None]
-    for out_name, out in outs:
+    locked = [(name, os.fspath(p)) for name, p in outputs if p is not None]
+    outs = locked + [(name, os.fspath(p)) for name, p in unlocked if p is not None]
+    extra = [(name, os.fspath(p)) for name, p in scratch if p is not None]
+    written = [
+        *((name, out, name) for name, out in outs),
+        *((f"{name}'s lock file", lock_name(out), name) for name, out in locked),
+        *((name, path, name.split("'")[0]) for name, path in extra),
+    ]
+    for label, out, option in written:
         for in_name, src in ins:
             if same_file(out, src):
                 raise FileError(
-                    f"{out_name} {out} is the same file as {in_name} {src}: writing it would destroy the "
-                    f"input; give {out_name} another file"
+                    f"{label} {out} is the same file as {in_name} {src}: writing it would destroy the "
+                    f"input; give {option} another file"
+                )
+            if os.path.isdir(out) and _inside(src, out):
+                raise FileError(
+                    f"{in_name} {src} is inside {label} {out}, which the run writes and removes: move the "
+                    f"input elsewhere or give {option} another file"
                 )
     for i, (name_a, a) in enumerate(outs):
         for name_b, b in outs[i + 1 :]:
@@ -168,7 +206,8 @@ class OutputLock:
             os.makedirs(directory, exist_ok=True)  # an output's folder is created, as for any output
         except OSError as exc:
             raise FileError(describe_os_error(exc, self.output, writing=True)) from exc
-        key = os.path.realpath(self.path)
+        # the folder resolved, not the name: a link planted at OUT.lock is refused, not followed
+        key = os.path.join(os.path.realpath(directory), os.path.basename(self.path))
         with _HELD_GUARD:
             if key in _HELD:
                 raise LockedError(
@@ -187,9 +226,18 @@ class OutputLock:
     def _lock_file(self) -> int:
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666)
             except OSError as exc:
+                if os.path.islink(self.path):
+                    raise FileError(_link_refused(self.path, "lock file")) from None
                 raise FileError(describe_os_error(exc, self.path, writing=True)) from exc
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                os.close(fd)
+                raise FileError(
+                    f"{self.path} is not a lock file of respeval's (it is not a plain file, or has other names, "
+                    "hard links): remove it and rerun"
+                )
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
@@ -229,6 +277,13 @@ class OutputLock:
         self.release()
 
 
+def _link_refused(path: str, what: str) -> str:
+    return (
+        f"{path} is a symbolic link: respeval never writes a {what} through one (it could overwrite any file); "
+        "remove the link and rerun"
+    )
+
+
 def _holder_json() -> str:
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started})
@@ -262,12 +317,15 @@ def guarded_outputs(
     outputs: Iterable[tuple[str, PathLike | None]],
     *,
     unlocked: Iterable[tuple[str, PathLike | None]] = (),
+    scratch: Iterable[tuple[str, PathLike | None]] = (),
 ) -> Iterator[None]:
     """What every command does before writing: refuse an output that is an input (or two
-    outputs that are one file), then hold the lock on each output for the block.
-    ``unlocked`` outputs (a SQLite cache, which does its own locking) are checked only."""
-    outputs, unlocked = list(outputs), list(unlocked)
-    check_outputs(inputs, [*outputs, *unlocked])
+    outputs that are one file), every path the run writes checked (:func:`check_outputs`),
+    then hold the lock on each output for the block.  ``unlocked`` outputs (a SQLite cache,
+    which does its own locking) are checked only; ``scratch`` paths are the files and folders
+    the command writes beside its outputs."""
+    outputs = list(outputs)
+    check_outputs(inputs, outputs, unlocked=unlocked, scratch=scratch)
     with lock_outputs([p for _, p in outputs]):
         yield
 
@@ -307,38 +365,101 @@ def commit(tmp: PathLike, final: PathLike, *, durable: bool = True) -> None:
         _fsync_directory(os.path.dirname(os.path.abspath(final)))
 
 
-def temporary_name(final: PathLike, tag: str = "tmp") -> str:
-    """A unique name beside ``final`` (same directory, so the rename is atomic)."""
-    final = os.fspath(final)
-    directory, name = os.path.split(os.path.abspath(final))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{tag}", dir=directory)
-    os.close(fd)
-    return tmp
+def open_new(path: PathLike, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None) -> IO[Any]:
+    """Create ``path`` and open it for writing; the one way respeval opens a file to write.
+
+    The file must not exist: ``O_CREAT | O_EXCL | O_NOFOLLOW``, so neither a symbolic link
+    nor a file (or hard link) planted at the name is ever written through.  Its permissions
+    are ``open()``'s, ``0o666`` less the umask.  ``mode`` is ``"w"`` or ``"wb"``.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"open_new writes a new file: mode 'w' or 'wb', not {mode!r}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | _BINARY, 0o666)
+    try:
+        if "b" in mode:
+            return os.fdopen(fd, mode)
+        return os.fdopen(fd, mode, encoding=encoding, newline=newline)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def replace_with_new(
+    path: PathLike, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None
+) -> IO[Any]:
+    """Open a file at a fixed name (the judge's ``OUT.partial``) for writing from scratch:
+    whatever is at the name (a previous file, a symbolic link) is removed, never written
+    through, and the file is created anew with :func:`open_new`."""
+    path = os.fspath(path)
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OutputError.wrap(exc, path) from exc
+    try:
+        return open_new(path, mode, encoding=encoding, newline=newline)
+    except FileExistsError:  # planted again between the two steps
+        raise OutputError(errno.EEXIST, f"cannot write {path}: another process keeps creating it") from None
+    except OSError as exc:
+        raise OutputError.wrap(exc, path) from exc
+
+
+def create_temporary(
+    final: PathLike,
+    mode: str = "w",
+    *,
+    tag: str = "tmp",
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+) -> tuple[str, IO[Any]]:
+    """A new temporary file beside ``final`` (same directory, so the rename is atomic), under
+    a unique random name (``.NAME.<random>.TAG``), created with :func:`open_new`: its name and
+    the open file."""
+    directory, name = os.path.split(os.path.abspath(os.fspath(final)))
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.{tag}")
+        try:
+            return tmp, open_new(tmp, mode, encoding=encoding, newline=newline)
+        except FileExistsError:
+            continue
+    raise OutputError(errno.EEXIST, f"cannot write {final}: no free temporary name in {directory}")
+
+
+def refuse_link(path: PathLike, what: str = "output") -> None:
+    """A FileError when ``path`` is a symbolic link (a folder a run writes into, a lock)."""
+    if os.path.islink(path):
+        raise FileError(_link_refused(os.fspath(path), what))
 
 
 @contextlib.contextmanager
 def atomic_output(
-    final: PathLike, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None
+    final: PathLike,
+    mode: str = "w",
+    *,
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+    durable: bool = True,
 ) -> Iterator[IO[Any]]:
-    """Write ``final`` through a temporary file renamed into place when the block succeeds.
+    """Write ``final`` through a temporary file (:func:`create_temporary`) renamed into place
+    when the block succeeds (``durable``: after an ``fsync`` of the file and its folder).
 
     On an exception the temporary file is removed and ``final`` is left as it was.
     """
     final = os.fspath(final)
     try:
-        tmp = temporary_name(final)
+        tmp, fh = create_temporary(final, mode, encoding=encoding, newline=newline)
     except OSError as exc:
         raise OutputError.wrap(exc, final) from exc
     try:
-        kwargs: dict[str, Any] = {} if "b" in mode else {"encoding": encoding, "newline": newline}
         try:
-            with open(tmp, mode, **kwargs) as fh:
+            with fh:
                 yield fh
         except OSError as exc:
             if exc.errno in SPACE_ERRNOS:  # the block's writes (or the close) failed for lack of space
                 raise OutputError.wrap(exc, final) from exc
             raise
-        commit(tmp, final)
+        commit(tmp, final, durable=durable)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -240,6 +241,55 @@ def _select(obj: dict[str, Any], fields: _Fields, path: str, number: int) -> lis
 # --------------------------------------------------------------------------- JSON lines
 
 
+# A JSON escape of a UTF-16 surrogate: the only way a lone one gets into a str (UTF-8 bytes
+# cannot hold one; Python's strict decoder refuses them), so only lines with one are walked.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_in(value: Any, where: str) -> tuple[str, str] | None:
+    """``(where, the character)`` of the first string (or key) of ``value`` holding a lone surrogate."""
+    if isinstance(value, str):
+        m = _SURROGATE.search(value)
+        return (where, m.group()) if m else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            m = _SURROGATE.search(key)
+            if m:
+                return (f"{where} (a key)" if where else "a key", m.group())
+            found = _surrogate_in(item, f"{where}.{key}" if where else key)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _surrogate_in(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def lone_surrogate(value: Any, raw: str | bytes | None = None) -> tuple[str | None, str] | None:
+    """The one rule for text holding a lone surrogate (``"\\ud800"`` in JSON: valid JSON,
+    but half of a UTF-16 pair, no character, and nothing UTF-8 can write): the record is bad.
+    ``(top-level field or None, reason)`` for the first such string of a record, else None.
+    ``raw``: the JSON text ``value`` was parsed from (only text with such an escape is walked)."""
+    if raw is not None:
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogatepass")
+        if not _SURROGATE_ESCAPE.search(raw):
+            return None
+    found = _surrogate_in(value, "")
+    if found is None:
+        return None
+    where, char = found
+    field = where.split(".")[0].split("[")[0] if isinstance(value, dict) and not where.startswith("a key") else None
+    at = "" if where in ("", field) else f"at {where}: "
+    return field, (
+        f"{at}text holds a lone surrogate \\u{ord(char):04x} (half of a UTF-16 pair: no character, and not "
+        "writable as UTF-8); fix the text (the escape needs its other half, or remove it)"
+    )
+
+
 def parse_json_line(raw: bytes, path: str, number: int) -> Any:
     """Decode and parse one JSONL line: the JSON value, or the :class:`RowError` saying why not.
 
@@ -255,11 +305,15 @@ def parse_json_line(raw: bytes, path: str, number: int) -> Any:
     if not text.strip():
         return RowError(path, number, None, "empty line")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         return RowError(path, number, None, f"malformed JSON: {exc.msg} (column {exc.colno})")
     except RecursionError:
         return RowError(path, number, None, NESTED_TOO_DEEPLY)
+    problem = lone_surrogate(value, raw)
+    if problem is not None:
+        return RowError(path, number, problem[0], problem[1])
+    return value
 
 
 def parse_json_object(raw: bytes, path: str, number: int) -> dict[str, Any] | RowError:

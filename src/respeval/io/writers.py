@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from respeval.io.files import OutputError
+from respeval.io.files import OutputError, replace_with_new
 from respeval.io.formats import WRITE_FORMATS, resolve_format
 from respeval.io.readers import PathLike
 
@@ -130,9 +130,10 @@ def close_writer(writer: Any, *, failed: bool = False) -> None:
             writer.is_open = False
 
 
-def write_parquet(table: Any, path: str, *, scratch: bool = False) -> None:
-    """One table as one Parquet file (one row group), closed whatever happens."""
-    writer = parquet_writer(path, table.schema, scratch=scratch)
+def write_parquet(table: Any, sink: Any, *, scratch: bool = False) -> None:
+    """One table as one Parquet file (one row group) into ``sink`` (a binary file opened by
+    :func:`respeval.io.files.open_new`, or a path), the writer closed whatever happens."""
+    writer = parquet_writer(sink, table.schema, scratch=scratch)
     try:
         writer.write_table(table)
     except BaseException:
@@ -141,21 +142,20 @@ def write_parquet(table: Any, path: str, *, scratch: bool = False) -> None:
     close_writer(writer)
 
 
-def join_parquet(tables: Iterable[Any], path: str) -> None:
-    """Write ``tables`` (same schema, in order) as the row groups of one Parquet file at
-    ``path``; no tables make an empty file.  The file is closed even if a table fails."""
+def join_parquet(tables: Iterable[Any], sink: IO[bytes]) -> None:
+    """Write ``tables`` (same schema, in order) as the row groups of one Parquet file into
+    the binary file ``sink``; no tables leave it empty.  The writer is closed even if a table
+    fails."""
     writer = None
     try:
         for table in tables:
             if writer is None:
-                writer = parquet_writer(path, table.schema)
+                writer = parquet_writer(sink, table.schema)
             writer.write_table(table)
     except BaseException:
         close_writer(writer, failed=True)
         raise
     close_writer(writer)
-    if writer is None:
-        open(path, "wb").close()
 
 
 class ResultWriter:
@@ -178,7 +178,10 @@ class ResultWriter:
     Python's json module, not by strict JSON parsers).
     """
 
-    def __init__(self, path: PathLike, fmt: str | None = None) -> None:
+    def __init__(self, path: PathLike, fmt: str | None = None, *, stream: IO[Any] | None = None) -> None:
+        """``stream``: write into this open file instead of opening ``path`` (a temporary file
+        from :func:`respeval.io.files.create_temporary`: binary for Parquet, text opened with
+        ``newline=""`` for JSONL and CSV); ``path`` then names the output in messages."""
         self.path = os.fspath(path)
         self.fmt = resolve_format(self.path, fmt, WRITE_FORMATS)
         self._names: list[str] | None = None
@@ -187,12 +190,17 @@ class ResultWriter:
         self._csv: Any = None
         self.rows_written = 0
         self._fh: IO[Any]
-        try:
+        if stream is not None:
+            self._fh = stream
+            if self.fmt == "csv":
+                self._csv = csv.writer(stream, lineterminator="\n")
+            return
+        try:  # a new file: whatever is at the name (a link) is replaced, never written through
             if self.fmt == "parquet":
-                self._fh = open(self.path, "wb")
+                self._fh = replace_with_new(self.path, "wb")
             else:
                 # newline="" keeps csv's and our own line endings exactly as written.
-                text = open(self.path, "w", encoding="utf-8", newline="")
+                text = replace_with_new(self.path, "w", encoding="utf-8", newline="")
                 self._fh = text
                 if self.fmt == "csv":
                     self._csv = csv.writer(text, lineterminator="\n")

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from respeval.io.files import write_text_atomic
 from respeval.report.schema import SCHEMA, check_summary, new_summary
 
 __all__ = [
@@ -624,8 +625,6 @@ def write_run_outputs(
     if summary_out:
         path = Path(summary_out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(_json_safe(summary), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(_json_safe(summary), indent=2, allow_nan=False) + "\n")
     if report:
         write_report(summary, Path(report))

@@ -33,7 +33,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
-from respeval.io.files import OutputError, commit, remove_quietly, temporary_name
+from respeval.io.files import OutputError, commit, create_temporary, remove_quietly
 from respeval.io.formats import WRITE_FORMATS, resolve_format
 from respeval.io.writers import ResultWriter
 from respeval.traces.case import CASE_FIELDS
@@ -67,12 +67,12 @@ def _json_text(value: Any) -> str | None:
 class _Atomic:
     """A file written under a temporary name and renamed into place by :meth:`commit`."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, mode: str = "w", *, encoding: str = "utf-8", newline: str | None = None) -> None:
         self.path = os.fspath(path)
         directory = os.path.dirname(os.path.abspath(self.path))
         try:
             os.makedirs(directory, exist_ok=True)
-            self.tmp = temporary_name(self.path)
+            self.tmp, self._file = create_temporary(self.path, mode, encoding=encoding, newline=newline)
         except OSError as exc:
             raise OutputError.wrap(exc, self.path) from exc
 
@@ -96,8 +96,8 @@ class DatasetWriter(_Atomic):
 
     def __init__(self, path: str, fmt: str | None = None) -> None:
         self.fmt = resolve_format(os.fspath(path), fmt, WRITE_FORMATS)
-        super().__init__(path)
-        self._writer = ResultWriter(self.tmp, self.fmt)
+        super().__init__(path, "wb" if self.fmt == "parquet" else "w", newline="")
+        self._writer = ResultWriter(self.path, self.fmt, stream=self._file)
         self.rows = 0
 
     def write(self, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -238,7 +238,7 @@ class AdkEvalSetWriter(_Atomic):
 
     def __init__(self, path: str, eval_set_id: str, description: str = "") -> None:
         super().__init__(path)
-        self._fh: IO[str] = open(self.tmp, "w", encoding="utf-8")
+        self._fh: IO[str] = self._file
         head = {"eval_set_id": eval_set_id, "name": eval_set_id, "description": description}
         self._fh.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "eval_cases": [')
         self.cases = 0
@@ -272,8 +272,8 @@ class LabelSheetWriter(_Atomic):
     """The labelling sheet (CSV), one case row at a time."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(path)
-        self._fh: IO[str] = open(self.tmp, "w", encoding="utf-8-sig", newline="")
+        super().__init__(path, encoding="utf-8-sig", newline="")
+        self._fh: IO[str] = self._file
         self._csv = csv.writer(self._fh, lineterminator="\n")
         self._csv.writerow(SHEET_FIELDS)
         self.rows = 0

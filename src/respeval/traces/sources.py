@@ -26,7 +26,7 @@ from typing import Any, Union
 
 from respeval.io.errors import RowError
 from respeval.io.files import describe_os_error
-from respeval.io.readers import NESTED_TOO_DEEPLY, parse_json_line, type_name
+from respeval.io.readers import NESTED_TOO_DEEPLY, lone_surrogate, parse_json_line, type_name
 from respeval.traces.case import Case, TraceParts
 from respeval.traces.errors import BadRecord, BadRecords, TraceInputError
 from respeval.traces.otlp import BadField, LogEvent, Span, is_payload, payload_records
@@ -134,6 +134,9 @@ def _document_records(text: str, path: str, bad: Callable[[BadRecord], None], st
         ) from None
     except RecursionError:
         raise TraceInputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    problem = lone_surrogate(doc, text)  # the one rule of every reader (respeval.io.readers)
+    if problem is not None:
+        raise TraceInputError(f"{path}: {problem[1]}")
     from respeval.traces.adk import is_session, session_case
 
     if is_session(doc):
