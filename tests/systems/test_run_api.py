@@ -107,7 +107,10 @@ def test_an_async_function_and_the_request_it_is_given(tmp_path):
     run(variables(tmp_path, 1), [load_system("e", "python:_helpers.systems:echo", system_instruction="Be brief.",
                                              temperature=0.0, max_tokens=9, seed=3)], templates="Q: {question}")  # fmt: skip
     request = helpers.CALLS[0]
-    assert request["system_instruction"] == "Be brief." and request["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert request["system_instruction"] == "Be brief." and request["messages"][0] == {
+        "role": "system",
+        "content": "Be brief.",
+    }
     assert (request["temperature"], request["max_tokens"], request["seed"]) == (0.0, 9, 3)
     assert request["prompt"].startswith("Q: \n[QUESTION ") and request["tools"] == []
 

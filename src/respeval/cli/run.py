@@ -125,7 +125,9 @@ SYSTEM_KEYS = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("input")
-    src.add_argument("--input", metavar="FILE", help="the cases: prompts, or a template's variables (.jsonl, .csv, .parquet)")
+    src.add_argument(
+        "--input", metavar="FILE", help="the cases: prompts, or a template's variables (.jsonl, .csv, .parquet)"
+    )
     src.add_argument(
         "--template",
         action="append",
@@ -133,7 +135,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="[NAME=]TEXT|@FILE",
         help="a prompt template naming fields as {field}; repeatable (a matrix with the systems)",
     )
-    src.add_argument("--id-field", default=None, metavar="NAME", help="the case id column (default id; else the row number)")
+    src.add_argument(
+        "--id-field", default=None, metavar="NAME", help="the case id column (default id; else the row number)"
+    )
     src.add_argument(
         "--keep",
         action="append",
@@ -178,7 +182,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_judge_arguments(p, groups=("engine", "cache", "budget", "batch"), default_cache="OUT.cache.sqlite", title="run")
     out = p.add_argument_group("output")
-    out.add_argument("--out", metavar="FILE", help="the responses (.jsonl); rows go to FILE.parts/ until the run completes")
+    out.add_argument(
+        "--out", metavar="FILE", help="the responses (.jsonl); rows go to FILE.parts/ until the run completes"
+    )
     out.add_argument("--resume", action="store_true", help="keep the rows an interrupted run into --out wrote")
     out.add_argument("--json", action="store_true", help="print the summary as JSON")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -491,7 +497,9 @@ def run_example(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         out = args.out
         if not out:
-            out = os.path.join(stack.enter_context(tempfile.TemporaryDirectory(prefix="respeval-run-")), "responses.jsonl")
+            out = os.path.join(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="respeval-run-")), "responses.jsonl"
+            )
         try:
             result = run_systems(dataset_path(), systems, templates=EXAMPLE_TEMPLATE, out=out, cache=False)
             comparison = compare(out, metrics=["exact_match", "rouge1"], ref_field="expected")

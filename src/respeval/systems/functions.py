@@ -142,8 +142,10 @@ class IsolatedFunction(BaseJudgeModel):
                     raise FatalError(f"system function {self.name}: the worker pool is closed")
                 results = await asyncio.to_thread(pool.map, [payload for payload, _ in batch])
             except Exception as exc:  # noqa: BLE001 - a worker that cannot start (SandboxError) stops the run
-                failure = exc if isinstance(exc, FatalError) else FatalError(
-                    f"system function {self.name} cannot run isolated: {describe_exception(exc)}"
+                failure = (
+                    exc
+                    if isinstance(exc, FatalError)
+                    else FatalError(f"system function {self.name} cannot run isolated: {describe_exception(exc)}")
                 )
                 for _, future in batch:
                     if not future.done():

@@ -393,9 +393,7 @@ class _Folder:
                     for s in order:
                         line = handles[s].readline()
                         if not line.endswith("\n"):
-                            raise OSError(
-                                f"{self.files[s]} holds fewer rows than the run wrote; rerun with --resume"
-                            )
+                            raise OSError(f"{self.files[s]} holds fewer rows than the run wrote; rerun with --resume")
                         fh.write(line)
         finally:
             for h in handles:

@@ -108,7 +108,9 @@ def _model(
         try:
             target, version = split_version(rest)
         except ValueError:
-            raise ValueError(f"system {spec!r}: expected python:module:function or python:module:function@VERSION") from None
+            raise ValueError(
+                f"system {spec!r}: expected python:module:function or python:module:function@VERSION"
+            ) from None
         fn = _import(spec, target, "python:module:function")
         if not callable(fn):
             raise ValueError(f"system {spec!r}: {target} is not callable")

@@ -201,9 +201,7 @@ def build_cases(
         at = _where(where, row)
         for name in record:
             if name in reserved:
-                raise InputError(
-                    f"{at}: field {name!r}: the run writes a column of that name; rename it in the input"
-                )
+                raise InputError(f"{at}: field {name!r}: the run writes a column of that name; rename it in the input")
         if templates:
             for template in templates:
                 for name in template.fields:
@@ -270,4 +268,3 @@ def prompts_of(case: Case, templates: Sequence[Template]) -> list[Prompt]:
         values = {name: text_value(case.record[name]) for name in template.fields}
         out.append(Prompt(template.name, template.render(values)))
     return out
-
