@@ -511,7 +511,7 @@ def run_example(args: argparse.Namespace) -> int:
         return Exit.OK
     print(
         f"respeval run --example: {result.cases} questions (respeval/data/run_example.jsonl), template "
-        f"{EXAMPLE_TEMPLATE!r}, one toy local model (respeval.systems.example, no network) under two system "
+        f"{EXAMPLE_TEMPLATE!r},\none toy local model (respeval.systems.example, no network) under two system "
         "instructions:\n"
         f"  baseline:  {BASELINE_INSTRUCTION!r}\n  candidate: {CANDIDATE_INSTRUCTION!r}\n"
     )
