@@ -126,8 +126,12 @@ def _model(
     if provider == "adk":
         from respeval.systems.adk import AdkAgent
 
-        agent = _import(spec, rest, "adk:module:agent (a module-level ADK agent object)")
-        return AdkAgent(agent, name=rest), "adk"
+        try:
+            target, version = split_version(rest)
+        except ValueError:
+            raise ValueError(f"system {spec!r}: expected adk:module:agent or adk:module:agent@VERSION") from None
+        agent = _import(spec, target, "adk:module:agent (a module-level ADK agent object)")
+        return AdkAgent(agent, name=target, version=version or ""), "adk"
     raise ValueError(f"system {spec!r}: unknown kind {provider!r}; expected one of {', '.join(KINDS)}")
 
 
@@ -169,6 +173,11 @@ def load_system(
         label = spec.strip()
     else:
         model, kind, label = spec, "model", spec.model_id
+    if kind == "adk" and (system_instruction or tools or temperature is not None or seed is not None):
+        raise ValueError(
+            f"system {name!r}: an ADK agent keeps its own instruction, model settings and tools; "
+            "give them to the agent, not to the system"
+        )
     return System(
         name=name,
         model=model,
