@@ -171,7 +171,7 @@ def _kill_and_resume(tmp_path: Path, n: int, plan: FaultPlan, latency: float, se
         clean_run = len(server.records)
         out = tmp_path / "responses.jsonl"
         killed = 0
-        for attempt in range(kills + 20):
+        for _ in range(kills + 20):
             how = {"kill_after": rng.uniform(0.2, 1.2)} if killed < kills else {}
             code, output = kill.run(
                 [*args, "--base-url", base, "--out", str(out), "--resume"], cwd=tmp_path, timeout=600, **how

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, exit_status, progress_printer
-from respeval.cli.common import Exit, non_negative_float, positive_int, stop_exit
+from respeval.cli.common import Exit, non_negative_float, positive_int, signals_interrupt, stop_exit
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
 from respeval.redact import redact
 
@@ -319,9 +319,9 @@ def _plan(args: argparse.Namespace, config: JudgeConfig) -> dict[str, Any]:
     names = set(entries)
     instructions: dict[str | None, str] = {}
     for value in args.system_instruction:
-        name, text = _split_named(value, names)
+        target, text = _split_named(value, names)
         try:
-            instructions[name] = _text(text)
+            instructions[target] = _text(text)
         except ValueError as exc:
             raise InputFileError(f"--system-instruction: {exc}") from None
     for name in args.isolate:
@@ -395,14 +395,13 @@ def _progress(args: argparse.Namespace, total_hint: str) -> Iterator[Any]:
 
 
 async def _run(args: argparse.Namespace, config: JudgeConfig, plan: dict[str, Any], on_progress: Any) -> Any:
-    from respeval.cli.judge import _signals_interrupt
     from respeval.judge.run import RunControl
     from respeval.systems import arun
 
     control = RunControl()
     with contextlib.ExitStack() as stack:
         if config.batch is None:
-            stack.enter_context(_signals_interrupt(asyncio.get_running_loop(), control))
+            stack.enter_context(signals_interrupt(asyncio.get_running_loop(), control))
         return await arun(
             plan["data"],
             plan["systems"],

@@ -86,7 +86,7 @@ class AdkAgent(BaseJudgeModel):
 
         if not isinstance(agent, BaseAgent):
             raise ValueError(f"adk:{name}: expected an ADK agent object, got {type(agent).__name__}")
-        label = name or getattr(agent, "name", "agent")
+        label = str(name or getattr(agent, "name", None) or "agent")
         super().__init__(label, capabilities=Capabilities(temperature=False, seed=False, tools=False))
         self._agent = agent
         self._version = version

@@ -133,7 +133,7 @@ class Generate:
 
     def build(self, prompt: str, capabilities: Capabilities) -> JudgeRequest:
         s = self.system
-        messages = (Message("user", prompt),)
+        messages: tuple[Message, ...] = (Message("user", prompt),)
         if s.system_instruction:
             messages = (Message("system", s.system_instruction), *messages)
         return JudgeRequest(

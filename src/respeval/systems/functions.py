@@ -41,7 +41,7 @@ class SystemFunction(CallableModel):
     provider = "python"
 
     def __init__(self, fn: Callable[[dict[str, Any]], Any], *, name: str | None = None, version: str = "") -> None:
-        super().__init__(fn, name=name, version=version, capabilities=_CAPABILITIES)
+        super().__init__(fn, name=name, version=version, capabilities=_CAPABILITIES)  # type: ignore[arg-type]
 
     def _identity_extra(self) -> dict[str, Any]:
         return {**super()._identity_extra(), "contract": "agent-contract/1"}

@@ -446,13 +446,19 @@ async def arun(
     n_templates = max(1, len(template_list))
     out_path = os.fspath(out) if out is not None else None
     batch_options = batch if isinstance(batch, BatchOptions) else (BatchOptions() if batch else None)
-    if cache is None and out_path is not None:
-        cache = out_path + ".cache.sqlite"
+    given_cache: JudgeCache | None = cache if isinstance(cache, JudgeCache) else None
+    cache_path: str | None
+    if given_cache is not None:
+        cache_path = given_cache.path
+    elif cache is None or cache is True:
+        cache_path = out_path + ".cache.sqlite" if out_path is not None else None
     elif cache is False:
-        cache = None
-    if batch_options is not None and cache is None:
+        cache_path = None
+    else:
+        assert not isinstance(cache, (bool, JudgeCache))
+        cache_path = os.fspath(cache)
+    if batch_options is not None and cache_path is None:
         raise ValueError("batch mode needs a cache (cache=PATH, or out=): batch answers and batch state are kept there")
-    cache_path = cache.path if isinstance(cache, JudgeCache) else (os.fspath(cache) if cache else None)
     inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
     outputs = [("--out", out_path)] if out_path else []
     with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
@@ -471,7 +477,7 @@ async def arun(
             _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
             for i in range(len(system_list))
         ]
-        shared_cache = cache if isinstance(cache, JudgeCache) else (JudgeCache(cache_path) if cache_path else None)
+        shared_cache = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
         done_rows = sum(p.next for p in parts)
         total_rows = per_system * len(system_list)
         spent = [0.0]
@@ -514,18 +520,25 @@ async def arun(
                     on_progress(done_rows, total_rows, spent[0])
 
             records: Iterator[dict[str, Any]] = (record(k) for k in range(start, per_system))
+            method = Generate(system)
+            if batched:
+                assert batch_options is not None
+                result: EngineResult = await judge_arun(
+                    list(records),
+                    system.model,
+                    method=method,
+                    cache=cache_path,
+                    on_row=emit,
+                    keep_rows=False,
+                    options=opts,
+                    batch=batch_options,
+                    on_progress=on_batch_progress,
+                )
+                return result
             return await judge_arun(
-                list(records) if batched else records,
-                system.model,
-                method=Generate(system),
-                cache=cache_path if batched else shared_cache,
-                on_row=emit,
-                keep_rows=False,
-                options=opts,
-                batch=batch_options if batched else False,
-                on_progress=on_batch_progress,
-                control=control,
-            )
+                records, system.model, method=method, cache=shared_cache, on_row=emit, keep_rows=False,
+                options=opts, control=control,
+            )  # fmt: skip
 
         for _ in system_list:
             row_counts.append(
@@ -540,7 +553,7 @@ async def arun(
         finally:
             for part in parts:
                 part.close()
-            if shared_cache is not None and shared_cache is not cache:
+            if shared_cache is not None and shared_cache is not given_cache:
                 shared_cache.close()
         complete = True
         for i, (system, result) in enumerate(zip(system_list, results)):

@@ -165,10 +165,15 @@ class AnthropicModel(HttpJudgeModel):
         structured = None
         calls = None
         if tools is not False:
-            calls = tuple(
-                ToolCall(str(b.get("name", "")), b.get("input"), b.get("id") if isinstance(b.get("id"), str) else None)
-                for b in uses
-            ) or None
+            calls = (
+                tuple(
+                    ToolCall(
+                        str(b.get("name", "")), b.get("input"), b.get("id") if isinstance(b.get("id"), str) else None
+                    )
+                    for b in uses
+                )
+                or None
+            )
         if not tools:
             inputs = [b.get("input") for b in uses]
             structured = inputs[0] if len(inputs) == 1 and isinstance(inputs[0], dict) else None
