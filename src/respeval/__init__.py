@@ -14,12 +14,17 @@ Every result has ``columns``, ``res[name]``, ``corpus_scores()``, ``mean()``,
     respeval.score_files("preds.jsonl", out="rows.parquet")
     respeval.score_table(arrow_table, metrics=["rouge1", "bleu"])
 
-Baseline against candidate, with paired statistics and a decision::
+Systems under test (models, agent endpoints, functions) over a dataset, then baseline
+against candidate, with paired statistics and a decision::
+
+    respeval.run("questions.jsonl", {"baseline": "openai:gpt-4o-mini", "candidate": "openai:gpt-4.1-mini"},
+                 templates="Q: {question}", out="responses.jsonl")
 
     respeval.compare("responses.jsonl", baseline="baseline", candidate="candidate",
                      metrics=["exact_match", "rouge1"], ref_field="expected").decision
 
-The judge layer (``respeval.judge``) and ``respeval.compare`` are loaded on first use.
+The judge layer (``respeval.judge``), ``respeval.run`` and ``respeval.compare`` are loaded on
+first use.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ from respeval.metrics.ter import TerResult, ter
 from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
 
 if TYPE_CHECKING:
-    from respeval import agents, compare, evaluate, judge
+    from respeval import agents, compare, evaluate, judge, systems
     from respeval.bulk import RunSummary, score_files, score_table
+    from respeval.systems import run
 
 # Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
 # cost import time that a metric call does not need.
@@ -49,6 +55,8 @@ _LAZY = {
     "agents": ("respeval.agents", None),
     "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
     "compare": ("respeval.compare", None),  # the package is callable: respeval.compare(data, ...)
+    "run": ("respeval.systems", "run"),
+    "systems": ("respeval.systems", None),
 }
 
 
@@ -94,9 +102,11 @@ __all__ = [
     "exact_match",
     "judge",
     "rouge",
+    "run",
     "score_files",
     "score_table",
     "squad",
+    "systems",
     "response_match_score",
     "ter",
     "trajectory",

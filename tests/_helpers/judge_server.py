@@ -34,6 +34,12 @@ error body repeats the request line and headers (``Authorization: Bearer <key>``
 ``x-api-key``) and the path with its query string.  That is what the secret-scrubbing
 tests need: the key arrives back inside an error message.
 
+Systems under test (``respeval run``): ``system_responder`` answers a ``[[answer=X]]`` tag
+of the prompt (``no idea`` from a model whose name contains ``bad``); ``tool_caller(body)``
+may return tool calls (``[{"name", "arguments"}]``) to put in the reply, in each wire
+format; and ``agent(body)`` answers ``POST .../agent`` (the agent contract of
+:mod:`respeval.systems.base`): a JSON-able object, or ``bytes`` sent as the raw body (garbage).
+
 The default judge answers ``{"reasoning": ..., "score": S, "pass": S >= 0.5}`` with S taken
 from a ``[[score=S]]`` tag in the user message (1.0 when there is none), and reports usage
 as ``chars // 4 + 1`` tokens.  The server only ever binds 127.0.0.1 and stops by itself
@@ -205,8 +211,23 @@ def evaluate_responder(body: Any) -> str:
     return json.dumps({"reasoning": "server judge", "score": 1 + digest % 5})
 
 
+_ANSWER_TAG = re.compile(r"\[\[answer=([^\]]*)\]\]")
+
+
+def system_responder(body: Any) -> str:
+    """A system under test: the prompt's last ``[[answer=X]]`` tag, or ``no idea`` when the
+    model's name contains ``bad`` or the prompt has no tag."""
+    messages = body.get("messages") or []
+    text = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    tags = _ANSWER_TAG.findall(text)
+    if not tags or "bad" in str(body.get("model") or ""):
+        return "no idea"
+    return tags[-1]
+
+
 RESPONDERS: dict[str, Callable[[Any], str]] = {
     "default": default_responder,
+    "system": system_responder,
     "echo-planted": echo_planted_responder,
     "evaluate": evaluate_responder,
 }
@@ -226,8 +247,12 @@ class _Core:
         keep_bodies: bool = True,
         echo_headers: bool = False,
         batch_api: Any = None,
+        tool_caller: Callable[[Any], Any] | None = None,
+        agent: Callable[[Any], Any] | None = None,
     ) -> None:
         self.batch_api = batch_api  # _helpers.batch_api.BatchAPI: the providers' batch endpoints
+        self.tool_caller = tool_caller
+        self.agent = agent
         self.plan = plan
         self.script = script
         self.responder = responder
@@ -341,7 +366,8 @@ class _Core:
                 sent = headers.get("x-api-key") if anthropic else headers.get("authorization")
                 if sent != (self.api_key if anthropic else f"Bearer {self.api_key}"):
                     record.fault = fault = "401"
-            known = anthropic or path.split("?", 1)[0].endswith("/chat/completions")
+            agent_call = self.agent is not None and path.split("?", 1)[0].endswith("/agent")
+            known = anthropic or agent_call or path.split("?", 1)[0].endswith("/chat/completions")
             if method != "POST" or not known or not isinstance(body, dict):
                 record.status = 404 if method == "POST" and isinstance(body, dict) else 400
                 writer.write(error(record.status, "not a chat-completions or messages request"))
@@ -363,11 +389,24 @@ class _Core:
                 return True
             if fault == "slow":
                 await asyncio.sleep(self.plan.slow_seconds)
+            if agent_call:
+                assert self.agent is not None
+                answer = self.agent(body)
+                payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+                if fault == "malformed-body":
+                    payload = payload[: len(payload) // 2]
+                record.status = 200
+                writer.write(_response(200, payload))
+                await writer.drain()
+                return True
             content = BAD_JUDGE_TEXT if fault == "bad-judge-json" else self.responder(body)
             prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
             record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
+            calls = self.tool_caller(body) if self.tool_caller is not None else None
             payload = json.dumps(
-                _anthropic_reply(record, body, content) if anthropic else _openai_reply(record, body, content)
+                _anthropic_reply(record, body, content, calls)
+                if anthropic
+                else _openai_reply(record, body, content, calls)
             ).encode()
             if fault == "malformed-body":
                 payload = payload[: len(payload) // 2]
@@ -379,12 +418,25 @@ class _Core:
             record.finished = time.monotonic()
 
 
-def _openai_reply(record: Record, body: Any, content: str) -> dict[str, Any]:
+def _openai_reply(record: Record, body: Any, content: str, calls: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    finish = "stop"
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{record.index}_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+            }
+            for i, c in enumerate(calls)
+        ]
+        message["content"] = content or None
+        finish = "tool_calls"
     return {
         "id": f"chatcmpl-{record.index}",
         "object": "chat.completion",
         "model": body.get("model"),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": record.prompt_tokens,
             "completion_tokens": record.completion_tokens,
@@ -393,14 +445,19 @@ def _openai_reply(record: Record, body: Any, content: str) -> dict[str, Any]:
     }
 
 
-def _anthropic_reply(record: Record, body: Any, content: str) -> dict[str, Any]:
+def _anthropic_reply(record: Record, body: Any, content: str, calls: Any = None) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content or not calls else []
+    for i, c in enumerate(calls or []):
+        blocks.append(
+            {"type": "tool_use", "id": f"toolu_{record.index}_{i}", "name": c["name"], "input": c.get("arguments", {})}
+        )
     return {
         "id": f"msg_{record.index}",
         "type": "message",
         "role": "assistant",
         "model": body.get("model"),
-        "content": [{"type": "text", "text": content}],
-        "stop_reason": "end_turn",
+        "content": blocks,
+        "stop_reason": "tool_use" if calls else "end_turn",
         "usage": {"input_tokens": record.prompt_tokens, "output_tokens": record.completion_tokens},
     }
 
@@ -441,6 +498,8 @@ class JudgeServer:
         api_key: when set, requests without ``Authorization: Bearer <api_key>`` (OpenAI) or
             ``x-api-key: <api_key>`` (Anthropic) get 401.
         echo_headers: error bodies repeat the request's path and headers (a leaky proxy).
+        tool_caller: ``body -> tool calls | None`` put into chat replies (a system under test's).
+        agent: ``body -> object | bytes`` answers ``POST .../agent`` (the agent contract).
     """
 
     def __init__(
@@ -453,6 +512,8 @@ class JudgeServer:
         api_key: str | None = None,
         echo_headers: bool = False,
         batch_api: Any = None,
+        tool_caller: Callable[[Any], Any] | None = None,
+        agent: Callable[[Any], Any] | None = None,
     ) -> None:
         self.core = _Core(
             plan or FaultPlan(),
@@ -462,6 +523,8 @@ class JudgeServer:
             api_key=api_key,
             echo_headers=echo_headers,
             batch_api=batch_api,
+            tool_caller=tool_caller,
+            agent=agent,
         )
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -11,6 +11,7 @@ import pytest
 
 from respeval import judge
 from respeval.judge import Completion, JsonSchema, JudgeCache, JudgeRequest, Message, OpenAIChatModel, cache_key
+from respeval.judge.models.base import ToolSpec
 
 IDENTITY = {"provider": "openai", "model": "m", "endpoint": "http://localhost:8000/v1", "defaults": {"seed": None}}
 REQUEST = JudgeRequest(
@@ -46,6 +47,7 @@ def test_the_key_is_pinned():
         {"template_version": "t/2"},
         {"sample_index": 1},
         {"flip": True},
+        {"tools": (ToolSpec("lookup", "find a record", {"type": "object"}),)},
     ],
 )
 def test_every_request_field_is_in_the_key(change):

@@ -23,6 +23,7 @@ from respeval.redact import redact
 
 # subcommand modules, in the order --help lists them
 COMMANDS = (
+    "respeval.cli.run",
     "respeval.cli.score",
     "respeval.cli.agent",
     "respeval.cli.dataset",

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import enum
-from collections.abc import Callable
-from typing import TypeVar
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from respeval.stats import DEFAULT_SEED
 
@@ -142,3 +146,30 @@ def add_bootstrap_arguments(
     group.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, metavar="S", help=f"bootstrap seed (default {DEFAULT_SEED})"
     )
+
+
+@contextlib.contextmanager
+def signals_interrupt(loop: asyncio.AbstractEventLoop, control: Any) -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop the run cleanly (a second Ctrl-C abandons the calls in flight);
+    ``control`` is a :class:`respeval.judge.run.RunControl`."""
+
+    def on_signal() -> None:
+        if control.interrupt() == 1:
+            print(
+                f"\nstopping: letting {control.in_flight} calls in flight finish (Ctrl-C again to abandon them)",
+                file=sys.stderr,
+            )
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, on_signal)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+            pass
+    try:
+        yield
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover
+                pass

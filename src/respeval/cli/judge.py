@@ -15,13 +15,11 @@ import argparse
 import asyncio
 import contextlib
 import json
-import signal
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, exit_status, progress_printer
-from respeval.cli.common import Exit, field_mapping, stop_exit
+from respeval.cli.common import Exit, field_mapping, signals_interrupt, stop_exit
 from respeval.cli.judge_methods import (
     add_method_arguments,
     check_method_options,
@@ -314,32 +312,6 @@ def prompt_options(args: argparse.Namespace) -> tuple[str | None, str | None]:
 # --------------------------------------------------------------------------- a per-request method
 
 
-@contextlib.contextmanager
-def _signals_interrupt(loop: asyncio.AbstractEventLoop, control: RunControl) -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop the run cleanly (a second Ctrl-C abandons the calls in flight)."""
-
-    def on_signal() -> None:
-        if control.interrupt() == 1:
-            print(
-                f"\nstopping: letting {control.in_flight} calls in flight finish (Ctrl-C again to abandon them)",
-                file=sys.stderr,
-            )
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, on_signal)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
-            pass
-    try:
-        yield
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.remove_signal_handler(sig)
-            except (NotImplementedError, RuntimeError):  # pragma: no cover
-                pass
-
-
 async def _judge_rows(
     args: argparse.Namespace,
     config: JudgeConfig,
@@ -373,7 +345,7 @@ async def _judge_rows(
                 bar.update(1)
 
         if config.batch is None:
-            stack.enter_context(_signals_interrupt(loop, control))
+            stack.enter_context(signals_interrupt(loop, control))
         records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
         assert config.model is not None
         return await arun(

@@ -64,6 +64,8 @@ class KeyMaker:
             request.flip,
             schema,
         ]
+        if request.tools:  # only then: every key of a request without tools stays what it was
+            params.append(request.tools_json)
         h.update(b"\x00p" + json.dumps(params, ensure_ascii=False).encode("utf-8"))
         return h.hexdigest()
 

@@ -27,6 +27,7 @@ engine live or through provider batches.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -493,6 +494,9 @@ class JudgeEngine:
             except FatalError as exc:
                 self.halt(f"{exc}", STOP_ERROR)
                 raise _Stop from exc
+            except RequestFailedError as exc:  # this request failed for good: its row says why, the rest go on
+                self.summary.errors["failed"] += 1
+                raise _GaveUp(str(exc)) from None
             self._account(completion, spend, estimate)
             if key is not None and self.cache is not None:
                 try:
@@ -509,11 +513,14 @@ class JudgeEngine:
 
     async def _generate(self, request: JudgeRequest) -> Completion:
         timeout = self.options.timeout
+        started = time.perf_counter()
         try:
             if timeout is None:
                 completion: Completion = await self.model.generate(request)
             else:
                 completion = await _with_timeout(self.model.generate(request), timeout)
+            if completion.latency_s is None:  # kept with the answer: a rerun reports what the call took
+                completion = dataclasses.replace(completion, latency_s=round(time.perf_counter() - started, 6))
             # A model or proxy may repeat what it was sent: no secret goes past this point
             # (into the parser, the cache, a row or a summary).
             return completion.redacted()

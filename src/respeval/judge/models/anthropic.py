@@ -22,7 +22,7 @@ import httpx
 
 from respeval.judge.errors import TransientError
 from respeval.judge.models._http import HttpJudgeModel, token_count
-from respeval.judge.models.base import Capabilities, Completion, JudgeRequest
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, ToolCall
 
 if TYPE_CHECKING:
     from respeval.judge.models.anthropic_batch import AnthropicBatchClient
@@ -78,6 +78,7 @@ class AnthropicModel(HttpJudgeModel):
                 n=False,
                 logprobs=False,
                 json_schema=structured == "tool",
+                tools=True,
             ),
             transport=transport,
             timeout=timeout,
@@ -135,27 +136,49 @@ class AnthropicModel(HttpJudgeModel):
                 }
             ]
             body["tool_choice"] = {"type": "tool", "name": name}
+        elif request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                for t in request.tools
+            ]
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
         data = await self.post(self.build_body(request), defaults=self.default_headers, auth=self.auth_headers())
-        return self.parse_response(data)
+        return self.parse_response(data, tools=bool(request.tools) and request.json_schema is None)
 
-    def parse_response(self, data: Any) -> Completion:
+    def parse_response(self, data: Any, *, tools: bool | None = None) -> Completion:
         """A Messages response body (a call's, or a batch result's ``message``) as a
         Completion: text blocks joined; a ``tool_use`` block's input as the structured
-        verdict (and, as JSON, the text, when there is no other text)."""
+        verdict (and, as JSON, the text, when there is no other text).  ``tools``: True when
+        the request offered the caller's tools (``tool_use`` blocks are the model's tool
+        calls, not a verdict), False when it did not, None when unknown (a batch result
+        line: both readings are kept)."""
         try:
             blocks = data["content"]
             text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-            tools = [b.get("input") for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+            uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
         except (KeyError, TypeError, AttributeError) as exc:
             raise TransientError(
                 f"malformed response from {self.endpoint}: no content blocks", kind="malformed_response"
             ) from exc
-        structured = tools[0] if len(tools) == 1 and isinstance(tools[0], dict) else None
-        if structured is not None and not text.strip():
-            text = json.dumps(structured)
+        structured = None
+        calls = None
+        if tools is not False:
+            calls = (
+                tuple(
+                    ToolCall(
+                        str(b.get("name", "")), b.get("input"), b.get("id") if isinstance(b.get("id"), str) else None
+                    )
+                    for b in uses
+                )
+                or None
+            )
+        if not tools:
+            inputs = [b.get("input") for b in uses]
+            structured = inputs[0] if len(inputs) == 1 and isinstance(inputs[0], dict) else None
+            if structured is not None and not text.strip():
+                text = json.dumps(structured)
         usage = data.get("usage") or {}
         stop = data.get("stop_reason")
         return Completion(
@@ -163,7 +186,8 @@ class AnthropicModel(HttpJudgeModel):
             structured=structured,
             tokens_in=token_count(usage.get("input_tokens")),
             tokens_out=token_count(usage.get("output_tokens")),
-            finish_reason=_FINISH.get(stop, stop),
+            finish_reason="tool_calls" if tools and calls and stop == "tool_use" else _FINISH.get(stop, stop),
             model=data.get("model"),
             refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None,
+            tool_calls=calls,
         )

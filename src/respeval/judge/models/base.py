@@ -32,6 +32,8 @@ __all__ = [
     "JudgeModel",
     "JudgeRequest",
     "Message",
+    "ToolCall",
+    "ToolSpec",
     "object_list",
     "strict_object",
 ]
@@ -60,6 +62,60 @@ class JsonSchema:
     def canonical_json(self) -> str:
         """Sorted-keys JSON, computed once per schema object (it is part of every cache key)."""
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call (a tool definition, passed through to the provider):
+    its ``name``, a ``description`` and the JSON schema of its ``parameters``.  Each
+    adapter writes it in its provider's shape (OpenAI ``{"type": "function", "function":
+    {...}}``, Anthropic ``{"name", "description", "input_schema"}``)."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = dataclasses.field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str = "tool") -> ToolSpec:
+        """A definition in either provider's shape, or respeval's own; ValueError naming
+        ``where`` when it is none of them."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+        if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+            data = data["function"]
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"{where}: a tool needs a non-empty 'name'")
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise ValueError(f"{where}: tool {name!r}: 'description' must be a string")
+        parameters = data.get("parameters", data.get("input_schema", {"type": "object", "properties": {}}))
+        if not isinstance(parameters, Mapping):
+            raise ValueError(f"{where}: tool {name!r}: 'parameters' must be a JSON schema object")
+        return cls(name, description, dict(parameters))
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model made: the tool's ``name``, its ``arguments`` (decoded JSON;
+    the raw text when it was not JSON) and the provider's call ``id``."""
+
+    name: str
+    arguments: Any = None
+    id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "arguments": self.arguments}
+        if self.id is not None:
+            out["id"] = self.id
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCall:
+        return cls(str(data.get("name", "")), data.get("arguments"), data.get("id"))
 
 
 def strict_object(properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,6 +154,14 @@ class JudgeRequest:
     template_version: str = ""
     sample_index: int = 0
     flip: bool = False
+    tools: tuple[ToolSpec, ...] = ()
+
+    @functools.cached_property
+    def tools_json(self) -> str | None:
+        """The tool definitions as canonical JSON (part of the cache key), None without tools."""
+        if not self.tools:
+            return None
+        return json.dumps([t.to_json() for t in self.tools], sort_keys=True, separators=(",", ":"))
 
     def to_json(self) -> dict[str, Any]:
         """The request as plain JSON data (for logs and debugging; the cache key covers
@@ -112,6 +176,7 @@ class JudgeRequest:
             "template_version": self.template_version,
             "sample_index": self.sample_index,
             "flip": self.flip,
+            "tools": [t.to_json() for t in self.tools],
         }
 
     def prompt_chars(self) -> int:
@@ -130,6 +195,10 @@ class Completion:
         structured: an already-parsed structured reply (a mapping), for adapters whose API
             returns one; parsing tries it before the text.
         refusal: the provider's explicit refusal message, if any.
+        tool_calls: the tool calls the model made (None: it made none, or was given no tools).
+        latency_s: seconds the call took, measured by the engine when the answer arrived
+            (kept with the answer in the cache, so a rerun reports the same); None when not
+            measured (a batch answer).  Not part of equality.
     """
 
     text: str
@@ -139,10 +208,12 @@ class Completion:
     model: str | None = None
     structured: Any = None
     refusal: str | None = None
+    tool_calls: tuple[ToolCall, ...] | None = None
+    latency_s: float | None = dataclasses.field(default=None, compare=False)
     _scrubbed: bool = dataclasses.field(default=False, init=False, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "text": self.text,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
@@ -151,6 +222,12 @@ class Completion:
             "structured": self.structured,
             "refusal": self.refusal,
         }
+        # only when present: a judge's answers keep the shape they always had in the cache
+        if self.tool_calls is not None:
+            out["tool_calls"] = [call.to_json() for call in self.tool_calls]
+        if self.latency_s is not None:
+            out["latency_s"] = self.latency_s
+        return out
 
     def redacted(self) -> Completion:
         """This completion with secrets scrubbed from its texts (a model or a proxy may
@@ -161,14 +238,30 @@ class Completion:
         model = redact(self.model) if self.model is not None else None
         refusal = redact(self.refusal) if self.refusal is not None else None
         structured = redact_data(self.structured)
+        calls = self.tool_calls
+        if calls is not None:
+            calls = tuple(
+                ToolCall(redact(c.name), redact_data(c.arguments), redact(c.id) if c.id is not None else None)
+                for c in calls
+            )
         clean = self
-        if (text, model, refusal, structured) != (self.text, self.model, self.refusal, self.structured):
-            clean = dataclasses.replace(self, text=text, model=model, refusal=refusal, structured=structured)
+        if (text, model, refusal, structured, calls) != (
+            self.text,
+            self.model,
+            self.refusal,
+            self.structured,
+            self.tool_calls,
+        ):
+            clean = dataclasses.replace(
+                self, text=text, model=model, refusal=refusal, structured=structured, tool_calls=calls
+            )
         object.__setattr__(clean, "_scrubbed", True)  # the engine and the cache both ask: scrub once
         return clean
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Completion:
+        calls = data.get("tool_calls")
+        latency = data.get("latency_s")
         return cls(
             text=data["text"],
             tokens_in=int(data.get("tokens_in") or 0),
@@ -177,6 +270,8 @@ class Completion:
             model=data.get("model"),
             structured=data.get("structured"),
             refusal=data.get("refusal"),
+            tool_calls=tuple(ToolCall.from_json(c) for c in calls) if isinstance(calls, list) else None,
+            latency_s=float(latency) if isinstance(latency, (int, float)) else None,
         )
 
 
@@ -190,6 +285,7 @@ class Capabilities:
     n: bool = False
     logprobs: bool = False
     json_schema: bool = False
+    tools: bool = False
 
 
 @runtime_checkable

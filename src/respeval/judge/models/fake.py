@@ -78,7 +78,7 @@ class FakeModel(BaseJudgeModel):
         super().__init__(
             name,
             capabilities=capabilities
-            or Capabilities(temperature=True, seed=True, n=True, logprobs=True, json_schema=True),
+            or Capabilities(temperature=True, seed=True, n=True, logprobs=True, json_schema=True, tools=True),
         )
         self._outputs = outputs
         self._script = list(outputs) if isinstance(outputs, (list, tuple)) else None

@@ -21,13 +21,14 @@ fallback: a server that ignores the schema still gets its replies read honestly.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from respeval.judge.errors import JudgeError, TransientError
 from respeval.judge.models._http import HttpJudgeModel, api_url, decode_json, send, token_count
-from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, messages_as_dicts
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, ToolCall, messages_as_dicts
 
 if TYPE_CHECKING:
     from respeval.judge.models.openai_batch import OpenAIBatchClient
@@ -96,7 +97,12 @@ class OpenAIChatModel(HttpJudgeModel):
             path="/chat/completions",
             api_key_env=api_key_env,
             capabilities=Capabilities(
-                temperature=True, seed=supports_seed, n=True, logprobs=True, json_schema=structured != "none"
+                temperature=True,
+                seed=supports_seed,
+                n=True,
+                logprobs=True,
+                json_schema=structured != "none",
+                tools=True,
             ),
             transport=transport,
             timeout=timeout,
@@ -190,6 +196,14 @@ class OpenAIChatModel(HttpJudgeModel):
                 body["response_format"] = {"type": "json_schema", "json_schema": request.json_schema.to_json()}
         if request.logprobs and caps.logprobs:
             body["logprobs"] = True
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
+                }
+                for t in request.tools
+            ]
         return body
 
     async def generate(self, request: JudgeRequest) -> Completion:
@@ -218,4 +232,32 @@ class OpenAIChatModel(HttpJudgeModel):
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
             refusal=message.get("refusal") or None,
+            tool_calls=self._tool_calls(message.get("tool_calls")),
         )
+
+    def _tool_calls(self, raw: Any) -> tuple[ToolCall, ...] | None:
+        """``message.tool_calls`` (``[{"id", "type": "function", "function": {"name",
+        "arguments": JSON text}}]``) as ToolCalls, arguments decoded; None when there are none."""
+        if not raw:
+            return None
+        if not isinstance(raw, list):
+            raise TransientError(
+                f"malformed response from {self.endpoint}: tool_calls is not a list", kind="malformed_response"
+            )
+        calls = []
+        for item in raw:
+            function = item.get("function") if isinstance(item, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise TransientError(
+                    f"malformed response from {self.endpoint}: a tool call without function.name",
+                    kind="malformed_response",
+                )
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments) if arguments.strip() else {}
+                except ValueError:
+                    pass  # kept as the text the model wrote
+            call_id = item.get("id")
+            calls.append(ToolCall(function["name"], arguments, call_id if isinstance(call_id, str) else None))
+        return tuple(calls)

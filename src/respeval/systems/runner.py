@@ -1,0 +1,677 @@
+"""``respeval.run``: every case through every (template, system), into one table.
+
+Each system is run by the judge's engine (:func:`respeval.judge.run.arun` with
+:class:`~respeval.systems.base.Generate`): live, or as provider batches with ``batch=True``,
+with one answer cache for the whole run.  The systems run at the same time, each with its own
+``concurrency`` calls in flight, rate limits and budget.
+
+**The output** has one row per (case, template, system), in that order: the input row's
+fields, ``id`` (the input's ``id_field``, or the row number when the input has no ids),
+``system``, ``template`` (when there are several), ``prompt`` (the message sent, unless the
+input has a ``prompt`` of its own), then ``response``, ``tool_calls`` (null when none),
+``latency_s``, ``tokens_in``, ``tokens_out``, ``cost_usd`` (null without a price for the
+model), ``finish_reason`` and ``error`` (null, or why the row has no response: retries
+exhausted, the system's own error, a refusal, an empty reply).  It is what ``respeval
+compare --input OUT --baseline A --candidate B`` reads, and ``score``, ``judge``,
+``evaluate`` and ``gate`` read its ``response`` column like any other.  Usage and latency
+are the answer's, kept with it in the cache, so a rerun writes the same rows.
+
+**Writing, stopping and resuming** (with ``out``): ``OUT`` is locked for the run.  Each
+system's rows go, in order, to ``OUT.parts/system-N.jsonl`` as they finish (whole lines,
+flushed every 50 ms), beside a manifest of what makes the run this run (the rows read, the
+templates, each system's model and settings, the options: :class:`respeval.bulk.parts.RunFingerprint`).
+``OUT`` is written (atomically, a temporary file renamed into place) only when every row is
+done; then the parts are removed.  Every answer is in the cache before its row is written,
+so after a crash, a ``kill -9``, Ctrl-C or a budget stop a rerun sends no request whose
+answer arrived; ``resume=True`` also keeps the rows already written and refuses, naming what
+changed, when the run is not the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from respeval._sync import run_sync
+from respeval._version import __version__
+from respeval.bulk.parts import RunFingerprint, check_manifest, write_manifest
+from respeval.fingerprint import CodeFingerprint
+from respeval.io.files import atomic_output, guarded_outputs
+from respeval.judge.batch import BatchOptions, price_of
+from respeval.judge.cache import JudgeCache
+from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import RunResult as EngineResult
+from respeval.judge.limits import Price, price_for
+from respeval.judge.models.base import JudgeModel
+from respeval.judge.models.batching import SupportsBatch
+from respeval.judge.prices import model_price
+from respeval.judge.results import RowResult
+from respeval.judge.run import RunControl
+from respeval.judge.run import arun as judge_arun
+from respeval.systems.base import Generate, System
+from respeval.systems.specs import load_system
+from respeval.systems.templates import Case, Prompt, Template, build_cases, prompts_of
+
+__all__ = ["RunResult", "SystemSummary", "arun", "run"]
+
+_FLUSH_SECONDS = 0.05
+
+
+@dataclass
+class SystemSummary:
+    """What one system did in a run.  ``calls``, ``retries``, ``spent_tokens_in``/``_out``
+    and ``spent_usd`` count this run's calls only (a cached answer is free); ``rows``,
+    ``responses`` and ``errors`` every row the output holds for the system (resumed ones
+    too), and ``tokens_in``, ``tokens_out``, ``cost_usd`` their answers' usage."""
+
+    name: str
+    model: str
+    rows: int = 0
+    total: int = 0
+    responses: int = 0
+    errors: int = 0
+    resumed: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+    spent_tokens_in: int = 0
+    spent_tokens_out: int = 0
+    spent_usd: float = 0.0
+    seconds: float = 0.0
+    stop_reason: str | None = None
+    stop_kind: str | None = None
+    error_reasons: dict[str, int] = field(default_factory=dict)
+    batch: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "batch"}
+        out["batch"] = self.batch.to_json() if self.batch is not None else None
+        return out
+
+    def format(self) -> str:
+        cost = "" if self.cost_usd is None else f", ${self.cost_usd:.4f}"
+        line = (
+            f"{self.name} ({self.model}): {self.rows:,}/{self.total:,} rows, {self.responses:,} responses, "
+            f"{self.errors:,} errors; {self.calls:,} calls, {self.cache_hits:,} from the cache, {self.retries:,} retries; "
+            f"tokens {self.tokens_in:,} in, {self.tokens_out:,} out{cost}"
+        )
+        if self.resumed:
+            line += f"; {self.resumed:,} rows resumed"
+        if self.error_reasons:
+            top = sorted(self.error_reasons.items(), key=lambda kv: -kv[1])[:3]
+            line += "\n    errors: " + "; ".join(f"{n} x {reason}" for reason, n in top)
+        if self.stop_reason:
+            line += f"\n    stopped: {self.stop_reason}"
+        return line
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` did: a summary per system, where the rows went (``output``: ``OUT``
+    when complete, else the parts folder), and the rows themselves when no ``out`` was given."""
+
+    systems: dict[str, SystemSummary]
+    templates: list[str]
+    cases: int
+    output: str | None
+    complete: bool
+    seconds: float
+    rows: list[dict[str, Any]] | None = None
+
+    @property
+    def stop_kind(self) -> str | None:
+        """The first system's reason to stop (the engine's kinds: ``budget``, ``error``,
+        ``interrupted``, ``cache``, ``deferred``), None when every system finished."""
+        for summary in self.systems.values():
+            if summary.stop_kind is not None:
+                return summary.stop_kind
+        return None
+
+    @property
+    def stop_reason(self) -> str | None:
+        for summary in self.systems.values():
+            if summary.stop_reason is not None:
+                return f"{summary.name}: {summary.stop_reason}"
+        return None
+
+    @property
+    def spent_usd(self) -> float:
+        return sum(s.spent_usd for s in self.systems.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "templates": self.templates,
+            "systems": {name: s.to_json() for name, s in self.systems.items()},
+            "rows": sum(s.rows for s in self.systems.values()),
+            "errors": sum(s.errors for s in self.systems.values()),
+            "calls": sum(s.calls for s in self.systems.values()),
+            "spent_usd": self.spent_usd,
+            "seconds": self.seconds,
+            "complete": self.complete,
+            "stop_reason": self.stop_reason,
+            "output": self.output,
+        }
+
+    def format(self) -> str:
+        shape = f"{self.cases:,} cases x {len(self.systems)} systems"
+        if len(self.templates) > 1:
+            shape += f" x {len(self.templates)} templates"
+        lines = [f"respeval run: {shape}, {self.seconds:.1f} s" + ("" if self.complete else " (not complete)")]
+        lines += [summary.format() for summary in self.systems.values()]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- resolving
+
+
+def _systems(systems: Any, **settings: Any) -> list[System]:
+    if isinstance(systems, Mapping):
+        items: Iterable[Any] = [
+            value if isinstance(value, System) else load_system(name, value, **settings)
+            for name, value in systems.items()
+        ]
+    else:
+        items = systems
+    out: list[System] = []
+    for item in items:
+        if not isinstance(item, System):
+            raise TypeError(f"systems: expected System objects or a mapping name -> spec, got {type(item).__name__}")
+        out.append(item)
+    if not out:
+        raise ValueError("no systems to run: give at least one (baseline=openai:MODEL)")
+    names = [s.name for s in out]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"system {dupes[0]!r} is given twice: every system needs its own name")
+    return out
+
+
+def _templates(templates: Any, fence: bool) -> list[Template]:
+    if templates is None:
+        return []
+    if isinstance(templates, (str, Template)):
+        templates = [templates]
+    if isinstance(templates, Mapping):
+        out = [Template(name, text, fence) for name, text in templates.items()]
+    else:
+        out = [t if isinstance(t, Template) else Template(f"t{i}", t, fence) for i, t in enumerate(templates, 1)]
+    names = [t.name for t in out]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"template {dupes[0]!r} is given twice: every template needs its own name")
+    return out
+
+
+def _price(system: System, options: EngineOptions, batched: bool, batch: BatchOptions | None) -> Price | None:
+    """The system's price per million tokens: the options' (``--price-in``/``--price-out``),
+    else the judge's price table; the batch price in batch mode."""
+    model = system.model
+    if batched:
+        found = price_of(model, batch or BatchOptions(), options.prices)
+        return found.batch if found is not None else None
+    given = price_for(options.prices, model.name, model.model_id)
+    if given is not None:
+        return given
+    listed = model_price(model.model_id, model.name) if system.kind == "provider" else None
+    return listed.interactive if listed is not None else None
+
+
+def _fingerprint(
+    systems: Sequence[System],
+    templates: Sequence[Template],
+    data_digest: str,
+    options: dict[str, Any],
+) -> RunFingerprint:
+    parts: dict[str, Any] = {
+        "the rows read": data_digest,
+        "the templates": [t.to_json() for t in templates],
+        "the systems": [s.name for s in systems],
+    }
+    unproven: dict[str, str] = {}
+    for system in systems:
+        parts[f"system {system.name!r}"] = system.identity()
+        code = getattr(system.model, "code", None)
+        if isinstance(code, CodeFingerprint) and not code.proven:
+            unproven[f"system {system.name!r}'s code"] = (
+                f"{code.reason}; give it a version (python:module:function@VERSION)"
+            )
+    parts.update(options)
+    parts["the respeval version"] = __version__
+    return RunFingerprint(parts, unproven)
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def _row(
+    case: Case,
+    prompt: Prompt,
+    system: System,
+    result: RowResult,
+    price: Price | None,
+    several_templates: bool,
+) -> dict[str, Any]:
+    out = dict(case.record)
+    out["id"] = case.id
+    out["system"] = system.name
+    if several_templates:
+        out["template"] = prompt.template
+    if "prompt" not in case.record:
+        out["prompt"] = prompt.text
+    verdict = result.verdict if result.scored else None
+    if verdict is None:
+        out.update(
+            response=None,
+            tool_calls=None,
+            latency_s=None,
+            tokens_in=0,
+            tokens_out=0,
+            cost_usd=None if price is None else 0.0,
+            finish_reason=None,
+            error=result.unscored_reason or "no response",
+        )
+        return out
+    tokens_in, tokens_out = int(verdict["tokens_in"]), int(verdict["tokens_out"])
+    out.update(
+        response=verdict["response"],
+        tool_calls=verdict["tool_calls"],
+        latency_s=verdict["latency_s"],
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost_usd=None if price is None else price.cost(tokens_in, tokens_out),
+        finish_reason=verdict["finish_reason"],
+        error=verdict["error"],
+    )
+    return out
+
+
+def _reason(error: Any) -> str:
+    """An error as the summary groups it (its first 120 characters)."""
+    text = str(error)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _dumps(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, default=str) + "\n"
+
+
+class _Part:
+    """One system's rows in order: a reorder buffer over what finishes, and (with a file) the
+    contiguous prefix written out, flushed within 50 ms."""
+
+    def __init__(self, path: Path | None, total: int, start: int) -> None:
+        self.path = path
+        self.next = start
+        self.total = total
+        self.waiting: dict[int, str] = {}
+        self.lines: list[str] | None = None if path is not None else []
+        self._fh = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115 - closed in close()
+        self._last_flush = time.monotonic()
+        self._unflushed = False
+
+    def add(self, k: int, line: str) -> None:
+        self.waiting[k] = line
+        ready = []
+        while self.next in self.waiting:
+            ready.append(self.waiting.pop(self.next))
+            self.next += 1
+        if not ready:
+            return
+        if self._fh is None:
+            assert self.lines is not None
+            self.lines.extend(ready)
+            return
+        self._fh.write("".join(ready))
+        self._unflushed = True
+        now = time.monotonic()
+        if now - self._last_flush >= _FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._fh is not None and self._unflushed:
+            self._fh.flush()
+            self._unflushed = False
+            self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self.flush()
+            self._fh.close()
+            self._fh = None
+
+    @property
+    def done(self) -> bool:
+        return self.next >= self.total
+
+
+def _resumed_count(path: Path) -> int:
+    """Whole lines of a part a killed run left (a line cut by the kill is dropped: its answer
+    is in the cache and it is written again)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+    return data.count(b"\n", 0, end)
+
+
+class _Folder:
+    """``OUT.parts/``: the manifest and one file of rows per system."""
+
+    def __init__(self, out: str, fingerprint: RunFingerprint, resume: bool, systems: int) -> None:
+        self.out = out
+        self.dir = Path(out + ".parts")
+        resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
+        if self.dir.exists() and not resuming:
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not resuming:
+            write_manifest(self.dir, fingerprint, out)
+        self.files = [self.dir / f"system-{i}.jsonl" for i in range(systems)]
+        self.done = [_resumed_count(p) if resuming else 0 for p in self.files]
+
+    def join(self, order: Sequence[int], per_system: int) -> None:
+        """Write ``OUT`` from the parts, row by row in the run's order, then remove them."""
+        handles = [open(p, encoding="utf-8") for p in self.files]  # noqa: SIM115 - closed below
+        try:
+            with atomic_output(self.out) as fh:
+                for _ in range(per_system):
+                    for s in order:
+                        line = handles[s].readline()
+                        if not line.endswith("\n"):
+                            raise OSError(f"{self.files[s]} holds fewer rows than the run wrote; rerun with --resume")
+                        fh.write(line)
+        finally:
+            for h in handles:
+                h.close()
+        trash = self.dir.with_name(f"{self.dir.name}.trash-{os.getpid()}")
+        os.replace(self.dir, trash)  # a kill during the removal leaves no parts to resume from
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+async def arun(
+    data: Any,
+    systems: Mapping[str, str | JudgeModel | System] | Sequence[System],
+    *,
+    templates: Sequence[str | Template] | Mapping[str, str] | str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    cache: JudgeCache | str | os.PathLike[str] | bool | None = None,
+    resume: bool = False,
+    batch: bool | BatchOptions = False,
+    id_field: str = "id",
+    keep: Iterable[str] = (),
+    fence: bool = True,
+    options: EngineOptions | None = None,
+    control: RunControl | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_progress: Callable[[int, int, float], None] | None = None,
+    on_batch_progress: Callable[[str], None] | None = None,
+    **overrides: Any,
+) -> RunResult:
+    """The asynchronous :func:`run` (same arguments)."""
+    import dataclasses
+
+    started = time.perf_counter()
+    opts = dataclasses.replace(options or EngineOptions(), **overrides)
+    template_list = _templates(templates, fence)
+    system_list = _systems(systems)
+    keep = tuple(keep)
+    cases, data_digest = build_cases(data, template_list, id_field=id_field, keep=keep)
+    if id_field != "id":
+        for case in cases:
+            if "id" in case.record:
+                raise ValueError(
+                    f"{case.where}: field 'id': the run writes the case id ({id_field!r}) as 'id'; "
+                    "rename the input's own 'id' column"
+                )
+    prompts = [p for case in cases for p in prompts_of(case, template_list)]
+    per_system = len(prompts)
+    n_templates = max(1, len(template_list))
+    out_path = os.fspath(out) if out is not None else None
+    batch_options = batch if isinstance(batch, BatchOptions) else (BatchOptions() if batch else None)
+    given_cache: JudgeCache | None = cache if isinstance(cache, JudgeCache) else None
+    cache_path: str | None
+    if given_cache is not None:
+        cache_path = given_cache.path
+    elif cache is None or cache is True:
+        cache_path = out_path + ".cache.sqlite" if out_path is not None else None
+    elif cache is False:
+        cache_path = None
+    else:
+        assert not isinstance(cache, (bool, JudgeCache))
+        cache_path = os.fspath(cache)
+    if batch_options is not None and cache_path is None:
+        raise ValueError("batch mode needs a cache (cache=PATH, or out=): batch answers and batch state are kept there")
+    inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
+    outputs = [("--out", out_path)] if out_path else []
+    with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
+        folder = None
+        if out_path is not None:
+            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+            fingerprint = _fingerprint(
+                system_list,
+                template_list,
+                data_digest,
+                {"the id field": id_field, "the fields kept": sorted(keep), "fencing": fence},
+            )
+            folder = _Folder(out_path, fingerprint, resume, len(system_list))
+        starts = folder.done if folder is not None else [0] * len(system_list)
+        parts = [
+            _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
+            for i in range(len(system_list))
+        ]
+        shared_cache = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
+        done_rows = sum(p.next for p in parts)
+        total_rows = per_system * len(system_list)
+        spent = [0.0]
+        summaries: dict[str, SystemSummary] = {}
+        row_counts: list[dict[str, Any]] = []
+
+        async def run_system(i: int, system: System) -> EngineResult:
+            nonlocal done_rows
+            part = parts[i]
+            batched = batch_options is not None and isinstance(system.model, SupportsBatch)
+            price = _price(system, opts, batched, batch_options)
+            start = part.next
+            tally = row_counts[i]
+
+            def record(k: int) -> dict[str, Any]:
+                prompt = prompts[k]
+                return {"id": cases[k // n_templates].id, "prompt": prompt.text}
+
+            def emit(result: RowResult) -> None:
+                nonlocal done_rows
+                k = start + result.row
+                row = _row(cases[k // n_templates], prompts[k], system, result, price, len(template_list) > 1)
+                tally["rows"] += 1
+                if row["error"] is not None:
+                    tally["errors"] += 1
+                    reason = _reason(row["error"])
+                    tally["reasons"][reason] = tally["reasons"].get(reason, 0) + 1
+                if row["response"] is not None and row["error"] is None:
+                    tally["responses"] += 1
+                tally["tokens_in"] += row["tokens_in"]
+                tally["tokens_out"] += row["tokens_out"]
+                if row["cost_usd"] is not None:
+                    tally["cost"] = (tally["cost"] or 0.0) + row["cost_usd"]
+                part.add(k, _dumps(row))
+                if on_row is not None:
+                    on_row(row)
+                done_rows += 1
+                spent[0] += result.cost
+                if on_progress is not None:
+                    on_progress(done_rows, total_rows, spent[0])
+
+            records: Iterator[dict[str, Any]] = (record(k) for k in range(start, per_system))
+            method = Generate(system)
+            if batched:
+                assert batch_options is not None
+                result: EngineResult = await judge_arun(
+                    list(records),
+                    system.model,
+                    method=method,
+                    cache=cache_path,
+                    on_row=emit,
+                    keep_rows=False,
+                    options=opts,
+                    batch=batch_options,
+                    on_progress=on_batch_progress,
+                )
+                return result
+            return await judge_arun(
+                records, system.model, method=method, cache=shared_cache, on_row=emit, keep_rows=False,
+                options=opts, control=control,
+            )  # fmt: skip
+
+        for _ in system_list:
+            row_counts.append(
+                {"rows": 0, "errors": 0, "responses": 0, "tokens_in": 0, "tokens_out": 0, "cost": None, "reasons": {}}
+            )
+        if out_path is not None and folder is not None:
+            _count_resumed(folder, parts, row_counts)
+        try:
+            if on_progress is not None:
+                on_progress(done_rows, total_rows, 0.0)
+            results = await asyncio.gather(*(run_system(i, s) for i, s in enumerate(system_list)))
+        finally:
+            for part in parts:
+                part.close()
+            if shared_cache is not None and shared_cache is not given_cache:
+                shared_cache.close()
+        complete = True
+        for i, (system, result) in enumerate(zip(system_list, results)):
+            s = result.summary
+            tally = row_counts[i]
+            stop_kind = result.stop_kind
+            if stop_kind is None and not parts[i].done:
+                stop_kind = "not_run"
+            report = getattr(s, "batch", None)
+            if report is not None and getattr(report, "stop_kind", None) is not None and stop_kind is None:
+                stop_kind = report.stop_kind
+            complete = complete and stop_kind is None
+            summaries[system.name] = SystemSummary(
+                name=system.name,
+                model=system.model.model_id,
+                rows=tally["rows"],
+                total=per_system,
+                responses=tally["responses"],
+                errors=tally["errors"],
+                resumed=starts[i],
+                calls=s.calls,
+                cache_hits=s.cache_hits,
+                retries=s.retries,
+                tokens_in=tally["tokens_in"],
+                tokens_out=tally["tokens_out"],
+                cost_usd=tally["cost"],
+                spent_tokens_in=s.tokens_in,
+                spent_tokens_out=s.tokens_out,
+                spent_usd=s.cost,
+                seconds=s.seconds,
+                stop_reason=s.stop_reason or (None if stop_kind is None else "rows left not run"),
+                stop_kind=stop_kind,
+                error_reasons=tally["reasons"],
+                batch=report,
+            )
+        order = list(range(len(system_list)))
+        output = None
+        rows = None
+        if folder is not None:
+            if complete:
+                folder.join(order, per_system)
+                output = out_path
+            else:
+                output = str(folder.dir)
+        elif complete:
+            rows = [json.loads(parts[s].lines[k]) for k in range(per_system) for s in order]  # type: ignore[index]
+        return RunResult(
+            systems=summaries,
+            templates=[t.name for t in template_list],
+            cases=len(cases),
+            output=output,
+            complete=complete,
+            seconds=time.perf_counter() - started,
+            rows=rows,
+        )
+
+
+def _count_resumed(folder: _Folder, parts: Sequence[_Part], tallies: list[dict[str, Any]]) -> None:
+    """Fold the rows a resumed run kept into the summary's counts."""
+    for i, part in enumerate(parts):
+        if not part.next:
+            continue
+        tally = tallies[i]
+        with open(folder.files[i], encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                tally["rows"] += 1
+                if row.get("error") is not None:
+                    tally["errors"] += 1
+                    reason = _reason(row["error"])
+                    tally["reasons"][reason] = tally["reasons"].get(reason, 0) + 1
+                elif row.get("response") is not None:
+                    tally["responses"] += 1
+                tally["tokens_in"] += int(row.get("tokens_in") or 0)
+                tally["tokens_out"] += int(row.get("tokens_out") or 0)
+                if row.get("cost_usd") is not None:
+                    tally["cost"] = (tally["cost"] or 0.0) + float(row["cost_usd"])
+
+
+def run(data: Any, systems: Any, **kwargs: Any) -> RunResult:
+    """Run every case of ``data`` through every system (and template); see the module
+    docstring for the output, writing and resuming.
+
+    Args:
+        data: a JSONL, CSV or Parquet file, a list of dicts, an Arrow table or a DataFrame:
+            rows with a ``prompt``, or the variables of ``templates``.
+        systems: ``{"baseline": "openai:gpt-4o-mini", "candidate": "python:app:answer"}``
+            (specs: :mod:`respeval.systems.specs`; a :class:`respeval.judge.JudgeModel`
+            works too), or :class:`~respeval.systems.System` objects (for a system
+            instruction, temperature, max tokens, seed and tools: :func:`~respeval.systems.load_system`).
+        templates: one template, several (named ``t1``, ``t2``, ...), a mapping name ->
+            template, or :class:`~respeval.systems.Template` objects; None: the rows' ``prompt``.
+        out: write the rows here (JSONL), resumably; without it they are returned in ``rows``.
+        cache: the answer cache (a path or a :class:`respeval.judge.JudgeCache`; default
+            ``OUT.cache.sqlite`` with ``out``; False: none).
+        resume: keep the rows an interrupted run into the same ``out`` wrote (after
+            checking it is the same run).
+        batch: send the requests of ``openai:``/``anthropic:`` systems as provider batches
+            (half price; a :class:`respeval.judge.batch.BatchOptions` for its options).
+        id_field: the input's id column (default ``id``; the row number when no row has one).
+        keep: input fields carried to the output that no template names (besides the id and
+            the reference columns, :data:`respeval.systems.templates.DEFAULT_KEEP`).
+        fence: insert template values fenced as data (default) or verbatim.
+        options, overrides: the engine's :class:`respeval.judge.EngineOptions` (concurrency
+            per system, retries, timeout, rate limits, budget per system, prices, replay-only).
+        control: a :class:`respeval.judge.run.RunControl` to interrupt the run from outside.
+        on_row: called with each output row as it is made; on_progress: with (rows done,
+            rows in all, USD spent so far); on_batch_progress: batch mode's messages.
+
+    Returns a :class:`RunResult`; a run stopped early (budget, a model error, Ctrl-C)
+    returns normally with ``complete=False`` and its ``stop_reason``.
+
+    Example::
+
+        result = respeval.run(
+            "questions.jsonl", {"baseline": "openai:gpt-4o-mini", "candidate": "openai:gpt-4.1-mini"},
+            templates="Q: {question}", out="responses.jsonl",
+        )
+        respeval.compare("responses.jsonl", metrics=["exact_match"], ref_field="expected")
+    """
+    return run_sync(arun(data, systems, **kwargs), thread_name="respeval-run")
