@@ -30,6 +30,7 @@ changed, when the run is not the same run.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import shutil
@@ -675,3 +676,7 @@ def run(data: Any, systems: Any, **kwargs: Any) -> RunResult:
         respeval.compare("responses.jsonl", metrics=["exact_match"], ref_field="expected")
     """
     return run_sync(arun(data, systems, **kwargs), thread_name="respeval-run")
+
+
+# help() and inspect.signature show arun's parameters (run passes them on as they are)
+run.__signature__ = inspect.signature(arun)  # type: ignore[attr-defined]
