@@ -120,7 +120,10 @@ class Store:
                     unproven_advice="; give the code a version, and a new --store",
                 )
             except ResumeRefused as exc:
-                raise StoreError(str(exc).replace("cannot resume into", "cannot go on with the store", 1)) from None
+                message = str(exc).replace("cannot resume into", "cannot go on with the store", 1)
+                message = message.replace("changed since the interrupted run", "changed since the store was started")
+                message = message.replace("what the interrupted run used", "what the store was started with")
+                raise StoreError(message) from None
         self._counters = {k: 0 for k in COUNTERS}
         self._counters["first_window"] = -1
         for key, value in self.db.execute("SELECT key, value FROM counters"):
