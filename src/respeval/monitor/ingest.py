@@ -90,6 +90,7 @@ class IngestReport:
     untimed: int = 0
     bad: int = 0
     restarted: list[str] = field(default_factory=list)  # files read again from the start (rotated, truncated)
+    incomplete: list[str] = field(default_factory=list)  # JSON documents that do not parse yet (being written?)
 
     def to_json(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -221,8 +222,10 @@ class Reader:
         self._bad.clear()
 
     # ------------------------------------------------------------------ files
-    def poll(self) -> IngestReport:
-        """Read everything new in the source once."""
+    def poll(self, *, final: bool = False) -> IngestReport:
+        """Read everything new in the source once.  A JSON document that does not parse is
+        taken to be still being written and is read again at the next poll; ``final`` (the
+        source is complete) makes it a bad record."""
         report = IngestReport()
         known = self.store.files()
         policy = self._policy()
@@ -243,12 +246,14 @@ class Reader:
             state.dev, state.ino = st.st_dev, st.st_ino
             if state.kind is None:
                 state.kind = file_kind(path)
+                if state.kind is None and final and st.st_size > 0:
+                    state.kind = DOCUMENT  # the source is complete: what does not parse is bad
                 if state.kind is None:
                     continue  # empty, or a first line still being written
             if state.kind == DOCUMENT:
                 if state.done and (state.size, state.mtime_ns) == (st.st_size, st.st_mtime_ns):
                     continue
-                self._document(path, state, st, policy, report)
+                self._document(path, state, st, policy, report, final)
             elif state.kind == JSON_LINES:
                 if st.st_size == state.offset and state.size == st.st_size:
                     continue
@@ -256,12 +261,15 @@ class Reader:
         report.bad = self.counters["bad_records"] - bad_before
         return report
 
-    def _document(self, path: str, state: FileState, st: os.stat_result, policy: Any, report: IngestReport) -> None:
+    def _document(
+        self, path: str, state: FileState, st: os.stat_result, policy: Any, report: IngestReport, final: bool
+    ) -> None:
         try:
             records = read_document(path, policy)
         except TraceInputError as exc:
-            if self.config.on_error == "fail":
-                raise
+            if not final:
+                report.incomplete.append(path)
+                return
             records = []
             policy(BadRecord(path, None, None, str(exc).removeprefix(f"{path}: ")))
         self._line(records, report)
@@ -292,6 +300,12 @@ class Reader:
         self._commit(state)
         if self.progress is not None:
             self.progress(state.offset - start_offset)
+
+    def closed(self, trace_ids: Sequence[str]) -> None:
+        """The traces of a window just scored (committed): no longer pending, handled."""
+        for trace_id in trace_ids:
+            self.pending.pop(trace_id, None)
+            self._handled_cache[trace_id] = True
 
     def drain(self) -> int:
         """Treat the source as complete: move the watermark past every window with pending

@@ -158,13 +158,14 @@ class Monitor:
             result, traces = self.scorer.score(window)
             with store.transaction():
                 store.finish_window(window, result["start"], result, traces)
+            self.reader.closed([t[0] for t in traces])
             out.append(result)
         return out
 
     def step(self, *, drain: bool = False) -> list[dict[str, Any]]:
         """Read what is new, score what closed (``drain``: the source is complete, so every
         window with traces closes); returns the results of the windows scored."""
-        got = self.reader.poll()
+        got = self.reader.poll(final=drain)
         total = self.report.ingest
         for name, value in got.to_json().items():
             if isinstance(value, int):
