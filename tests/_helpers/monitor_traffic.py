@@ -119,7 +119,9 @@ def write(
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": "assistant"}), id_generator=_ids(random.Random(seed + 1)))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "assistant"}), id_generator=_ids(random.Random(seed + 1))
+    )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("monitor-traffic", "1.0")
     traffic = Traffic()
@@ -143,7 +145,8 @@ def write(
             chat.set_attribute("gen_ai.usage.input_tokens", rng.randint(20, 200))
             chat.set_attribute("gen_ai.usage.output_tokens", rng.randint(5, 60))
             chat.set_attribute(
-                "gen_ai.input.messages", json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}])
+                "gen_ai.input.messages",
+                json.dumps([{"role": "user", "parts": [{"type": "text", "content": question}]}]),
             )
             chat.set_attribute(
                 "gen_ai.output.messages",

@@ -205,7 +205,11 @@ def test_a_submodule_of_a_namespace_package_imported_in_a_function_is_not_an_err
         "fp = code_fingerprint(uses_otel.judge); print(fp.proven)\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path)}
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"

@@ -129,7 +129,7 @@ def test_the_command_line_exit_status_and_reports(tmp_path):
     summary = json.loads((tmp_path / "t.json").read_text())
     assert summary["schema"] == "respeval.run-summary/1" and summary["meta"]["windows"] == 11
     html = (tmp_path / "t.html").read_text()
-    assert 'id="trends"' in html and "class=\"band\"" in html and "regressed" in html
+    assert 'id="trends"' in html and 'class="band"' in html and "regressed" in html
     # nothing new: no window scored now, no alarm (--fail-on new); latest: the last window regressed
     assert main([*argv, "--once"]) == 0
     assert main([*argv, "--once", "--fail-on", "latest"]) == 2

@@ -83,12 +83,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     win.add_argument("--lateness", metavar="DURATION", help="how long a window stays open after its end (default 5m)")
     win.add_argument("--sample-rate", type=unit_interval, metavar="P", help="keep each trace with probability P")
     win.add_argument("--seed", type=non_negative_int, metavar="S", help="the sampling seed")
-    win.add_argument("--all-failures", action="store_true", default=None, help="keep every trace that recorded an error")
+    win.add_argument(
+        "--all-failures", action="store_true", default=None, help="keep every trace that recorded an error"
+    )
     win.add_argument("--stratify", metavar="FIELD", help="sample each value of a case field on its own, per window")
     win.add_argument("--per-stratum", type=non_negative_int, metavar="N", help="with --stratify: N traces of each")
     gate = parser.add_argument_group("gate and judge budget")
-    gate.add_argument("--references", metavar="FILE", help="the gate's references: JSONL/CSV/Parquet with prompt, reference")
-    gate.add_argument("--reference-key", metavar="FIELD", help="the case field the references are keyed by (default prompt)")
+    gate.add_argument(
+        "--references", metavar="FILE", help="the gate's references: JSONL/CSV/Parquet with prompt, reference"
+    )
+    gate.add_argument(
+        "--reference-key", metavar="FIELD", help="the case field the references are keyed by (default prompt)"
+    )
     gate.add_argument("--reference-field", metavar="NAME", help="the references' column (default reference)")
     gate.add_argument(
         "--judge-budget", type=non_negative_int, metavar="ROWS", help="rows sent to the judge per window (default 100)"
@@ -102,7 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run = parser.add_argument_group("running")
     run.add_argument("--once", action="store_true", help="read what is there, score what closed, exit (cron, CI)")
     run.add_argument("--drain", action="store_true", help="the source is complete: close and score every window")
-    run.add_argument("--poll", metavar="DURATION", default="30s", help="without --once: time between reads (default 30s)")
+    run.add_argument(
+        "--poll", metavar="DURATION", default="30s", help="without --once: time between reads (default 30s)"
+    )
     run.add_argument("--scrub-pii", action="store_true", default=None, help="replace PII before judging and storing")
     run.add_argument("--pii-key-file", metavar="FILE", help="the placeholders' key (default RESPEVAL_PII_KEY)")
     run.add_argument(
@@ -114,7 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_argument_group("outputs")
     out.add_argument("--report", metavar="FILE", help="the trend report (HTML), rewritten after each step")
     out.add_argument("--summary-out", metavar="FILE", help="the trend report as a run summary (JSON)")
-    out.add_argument("--last", type=positive_int, metavar="N", help="show the last N windows in the table (default all)")
+    out.add_argument(
+        "--last", type=positive_int, metavar="N", help="show the last N windows in the table (default all)"
+    )
     out.add_argument("--json", action="store_true", help="print what this run did as JSON (no table)")
     out.add_argument("--quiet", action="store_true", help="no progress and no table")
     add_judge_arguments(parser, groups=("model", "engine", "cache"), default_cache="STORE.cache.sqlite")
@@ -273,8 +283,11 @@ def run(args: argparse.Namespace) -> int:
         f"respeval monitor: read {ingest.files} file{'s' * (ingest.files != 1)} ({ingest.records:,} records, "
         f"{ingest.late:,} late, {ingest.outside_sample:,} outside the sample, {ingest.bad:,} bad); "
         f"{len(report.windows)} window{'s' * (len(report.windows) != 1)} scored"
-        + (f", regressed: {', '.join(str(w['start'])[:16] for w in report.windows if w['status'] == 'regressed')}"
-           if report.regressed else "")
+        + (
+            f", regressed: {', '.join(str(w['start'])[:16] for w in report.windows if w['status'] == 'regressed')}"
+            if report.regressed
+            else ""
+        )
         + f"; judge: {report.judge_calls:,} calls, {report.cache_hits:,} cache hits, ${report.cost_usd:.4f}"
         + f" -> {args.store}",
         file=sys.stderr,

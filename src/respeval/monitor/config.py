@@ -187,7 +187,9 @@ class MonitorConfig:
             "the bootstrap": [self.bootstrap, self.confidence],
             "PII scrubbing": [self.scrub_pii, None if self.pii_key is None else _digest(self.pii_key)],
             "the feedback attributes": list(self.feedback_attributes),
-            "the references' columns": None if self.references is None else [self.references.key, self.references.field],
+            "the references' columns": None
+            if self.references is None
+            else [self.references.key, self.references.field],
         }
 
 
@@ -215,7 +217,9 @@ def _number(value: Any, what: str, *, whole: bool = False, low: float | None = N
         ok = value <= high
     if not ok:
         kind = "a whole number" if whole else "a number"
-        bounds = f" in [{low}, {high}]" if low is not None and high is not None else f" >= {low}" if low is not None else ""
+        bounds = (
+            f" in [{low}, {high}]" if low is not None and high is not None else f" >= {low}" if low is not None else ""
+        )
         raise ValueError(f"{what} must be {kind}{bounds}, got {value!r}")
     return int(value) if whole else float(value)
 
@@ -297,7 +301,9 @@ def config_from_spec(
         budget = merged["judge_budget"]
         kwargs["judge_budget"] = None if budget is None else _number(budget, f"{where}.judge_budget", whole=True, low=0)
     if "reference_windows" in merged:
-        kwargs["reference_windows"] = _number(merged["reference_windows"], f"{where}.reference_windows", whole=True, low=1)
+        kwargs["reference_windows"] = _number(
+            merged["reference_windows"], f"{where}.reference_windows", whole=True, low=1
+        )
     if "alpha" in merged:
         kwargs["alpha"] = _number(merged["alpha"], f"{where}.alpha", low=0, high=1)
     if "min_rows" in merged:

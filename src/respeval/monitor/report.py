@@ -9,8 +9,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from respeval.report.schema import new_summary
 from respeval.report.format import fmt
+from respeval.report.schema import new_summary
 
 __all__ = ["format_trend", "read_windows", "trend_summary"]
 
@@ -142,7 +142,12 @@ def format_trend(windows: Sequence[Mapping[str, Any]], *, last: int | None = Non
     table = [head]
     for w in rows:
         regressed = set((w.get("drift") or {}).get("regressed") or ())
-        cells = [_label(w.get("start")), str(w.get("traces", 0)), str(w.get("sampled", 0)), str(w.get("judged_rows", 0))]
+        cells = [
+            _label(w.get("start")),
+            str(w.get("traces", 0)),
+            str(w.get("sampled", 0)),
+            str(w.get("judged_rows", 0)),
+        ]
         for name in names:
             m = w.get("metrics", {}).get(name) or {}
             if m.get("value") is None:

@@ -178,7 +178,11 @@ class Monitor:
         self.report.windows.extend(scored)
         self.report.steps += 1
         spend = self.scorer.spend
-        self.report.judge_calls, self.report.cache_hits, self.report.cost_usd = spend.calls, spend.cache_hits, spend.cost
+        self.report.judge_calls, self.report.cache_hits, self.report.cost_usd = (
+            spend.calls,
+            spend.cache_hits,
+            spend.cost,
+        )
         return scored
 
     def follow(

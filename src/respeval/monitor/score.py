@@ -24,8 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from respeval.gate import ACCEPT, REJECT, run_gate
 from respeval.monitor.config import MonitorConfig, References
 from respeval.monitor.drift import (
@@ -119,7 +117,9 @@ def _plan_metrics(metrics: Sequence[Any]) -> list[_Metric]:
 def _eval_row(row: Mapping[str, Any], reference: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"id": row["trace_id"]}
     for name, value in row.items():
-        out[name] = json.dumps(value, ensure_ascii=False, sort_keys=True) if name in _NESTED and value is not None else value
+        out[name] = (
+            json.dumps(value, ensure_ascii=False, sort_keys=True) if name in _NESTED and value is not None else value
+        )
     out["reference"] = reference
     return out
 
@@ -252,10 +252,7 @@ class WindowScorer:
         drift = self._drift(window, values, len(sampled))
         result["drift"] = drift.to_json()
         result["status"] = drift.status
-        traces = [
-            (case.trace_id, u, k, records.get(case.trace_id) if k else None)
-            for (u, case), k in zip(cases, keep)
-        ]
+        traces = [(case.trace_id, u, k, records.get(case.trace_id) if k else None) for (u, case), k in zip(cases, keep)]
         return result, traces
 
     def _summary(self, name: str, values: MetricValues, window: int) -> dict[str, Any]:
@@ -356,12 +353,6 @@ class WindowScorer:
 
         key = self.config.references.key if self.config.references is not None else "prompt"
         rows = [_eval_row(row, self.references.get(_key(row.get(key)))) for _, row in sampled]
-        columns = {
-            "response_column": self.columns.get("response", "response"),
-            "prompt_column": self.columns.get("prompt", "prompt"),
-            "reference_column": self.columns.get("reference", "reference"),
-            "id_column": "id",
-        }
         judged_rows = 0
         plain = [m for m in self.metrics if not m.judged]
         judged = [m for m in self.metrics if m.judged]
@@ -383,7 +374,10 @@ class WindowScorer:
                 engine_options=judge.options if judge is not None else None,
                 bootstrap=0,
                 on_error="skip",
-                **columns,
+                response_column=self.columns.get("response", "response"),
+                prompt_column=self.columns.get("prompt", "prompt"),
+                reference_column=self.columns.get("reference", "reference"),
+                id_column="id",
             )
             if judge is not None:
                 self.spend.add(result.spend.calls, result.spend.cache_hits, result.spend.cost)
@@ -393,6 +387,7 @@ class WindowScorer:
             for name in names:
                 proportion = name in self.config.proportions
                 judged_metric = any(name in m.names and m.judged for m in group)
+                values: list[bool | float | None]
                 if judged_metric and f"{name}/pass" in table.column_names:
                     column = table.column(f"{name}/pass").to_pylist()
                     status = table.column(f"{name}/status").to_pylist()

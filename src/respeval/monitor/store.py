@@ -242,7 +242,10 @@ class Store:
         self.db.execute("DELETE FROM pending WHERE window = ?", (window,))
 
     def windows(self) -> list[tuple[int, str, dict[str, Any]]]:
-        return [(w, s, json.loads(r)) for w, s, r in self.db.execute("SELECT window, start, result FROM windows ORDER BY window")]
+        return [
+            (w, s, json.loads(r))
+            for w, s, r in self.db.execute("SELECT window, start, result FROM windows ORDER BY window")
+        ]
 
     def last_window(self) -> int | None:
         row = self.db.execute("SELECT MAX(window) FROM windows").fetchone()
@@ -295,7 +298,5 @@ class Store:
             ("pending", "trace_id"),
         ):
             out[table] = [tuple(r) for r in self.db.execute(f"SELECT * FROM {table} ORDER BY {order}")]  # noqa: S608
-        out["records"] = [
-            (t, bytes(d)) for t, d in self.db.execute("SELECT trace_id, data FROM records ORDER BY id")
-        ]
+        out["records"] = [(t, bytes(d)) for t, d in self.db.execute("SELECT trace_id, data FROM records ORDER BY id")]
         return out

@@ -292,15 +292,18 @@ def svg_trend(
     if y_label:
         parts.append(
             svg_text(
-                14, top + plot_h / 2, y_label, "middle", "axis-title", f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'
+                14,
+                top + plot_h / 2,
+                y_label,
+                "middle",
+                "axis-title",
+                f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"',
             )
         )
     step = max(1, len(points) // 12)
     for i, p in enumerate(points):
         if i % step == 0:
-            parts.append(
-                svg_text(sx(i), top + plot_h + 16, short_label(p.get("label", i), 16), "middle", "tick")
-            )
+            parts.append(svg_text(sx(i), top + plot_h + 16, short_label(p.get("label", i), 16), "middle", "tick"))
     band = [(i, p) for i, p in enumerate(points) if p.get("low") is not None and p.get("high") is not None]
     if band:
         upper = " ".join(f"{sx(i):.1f},{sy(p['high']):.1f}" for i, p in band)

@@ -94,6 +94,7 @@ class AlphaSpending:
     def method(self) -> str:
         return SPENDING_METHOD
 
+
 _GRID_STEPS = 200  # grid points per unit of the mean
 _MAX_BET = 0.5  # the largest fraction of wealth staked (keeps every factor >= 1/2)
 

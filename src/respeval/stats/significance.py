@@ -599,12 +599,12 @@ def bootstrap_mean_difference(
     details["difference"] = details["mean_b"] - details["mean_a"]
     if a.size == 0 or b.size == 0:
         details["se"] = math.nan
-        return Significance("bootstrap_mean_difference", 0.0, 1.0, a.size + b.size, "bootstrap (normal)", alternative, details)
+        return Significance(
+            "bootstrap_mean_difference", 0.0, 1.0, a.size + b.size, "bootstrap (normal)", alternative, details
+        )
     base = resolve_seed(DEFAULT_SEED if seed is None else seed)
     rep_a = bootstrap_means(a[:, None], n_samples, base, implementation=implementation)[:, 0]
-    rep_b = bootstrap_means(b[:, None], n_samples, (base + 1) & 0xFFFFFFFFFFFFFFFF, implementation=implementation)[
-        :, 0
-    ]
+    rep_b = bootstrap_means(b[:, None], n_samples, (base + 1) & 0xFFFFFFFFFFFFFFFF, implementation=implementation)[:, 0]
     k = min(rep_a.size, rep_b.size)  # a replicate that drew no row has no mean (tiny samples)
     se = float(np.std(rep_b[:k] - rep_a[:k], ddof=1)) if k > 1 else 0.0
     details["se"] = se
@@ -617,6 +617,4 @@ def bootstrap_mean_difference(
     else:
         z = math.copysign(math.inf, difference)
         p = 0.0 if (alternative == "two-sided" or (alternative == "less") == (difference < 0)) else 1.0
-    return Significance(
-        "bootstrap_mean_difference", z, p, a.size + b.size, "bootstrap (normal)", alternative, details
-    )
+    return Significance("bootstrap_mean_difference", z, p, a.size + b.size, "bootstrap (normal)", alternative, details)

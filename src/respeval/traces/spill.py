@@ -139,8 +139,19 @@ def add_decoded(trace: Trace, data: Any) -> None:
         events = [SpanEvent(*e) for e in data[11]]
         trace.spans.append(
             Span(
-                data[1], data[2], data[3], data[4], data[5], data[6], data[7], data[8], data[9], data[10], events,
-                data[12], data[13],
+                data[1],
+                data[2],
+                data[3],
+                data[4],
+                data[5],
+                data[6],
+                data[7],
+                data[8],
+                data[9],
+                data[10],
+                events,
+                data[12],
+                data[13],
             )  # fmt: skip
         )
     elif tag == "l":
