@@ -202,6 +202,15 @@ class Reader:
         return end or start
 
     def _line(self, records: list[Record], report: IngestReport) -> None:
+        unknown = {
+            r.trace_id for r in records if r.trace_id not in self.pending and r.trace_id not in self._handled_cache
+        }
+        if unknown:  # one query for the line's new traces (a line holds many spans)
+            if len(self._handled_cache) > 65536:
+                self._handled_cache.clear()
+            handled = self.store.handled_among(unknown)
+            for trace_id in unknown:
+                self._handled_cache[trace_id] = trace_id in handled
         watermark = self.counters["watermark_ns"]
         latest = watermark
         for record in records:

@@ -220,6 +220,16 @@ class Store:
         """Whether the trace belongs to a window already closed (scored or left out)."""
         return self.db.execute("SELECT 1 FROM traces WHERE trace_id = ?", (trace_id,)).fetchone() is not None
 
+    def handled_among(self, trace_ids: Iterable[str]) -> set[str]:
+        """Which of ``trace_ids`` belong to closed windows (one query per 500 ids)."""
+        ids = list(trace_ids)
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            out.update(r[0] for r in self.db.execute(f"SELECT trace_id FROM traces WHERE trace_id IN ({marks})", part))  # noqa: S608
+        return out
+
     # ------------------------------------------------------------------ results
     def finish_window(
         self, window: int, start: str, result: dict[str, Any], traces: Iterable[tuple[str, int, bool, Any]]

@@ -30,6 +30,7 @@ stratified run reads its cases twice (the second time from a temporary file).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Hashable
@@ -78,7 +79,7 @@ class Sampling:
         if self.per_stratum is not None and self.stratify is None:
             raise ValueError("per_stratum needs stratify (the field whose values are the strata)")
 
-    @property
+    @functools.cached_property
     def threshold(self) -> int:
         return rate_threshold(self.rate)
 
