@@ -156,6 +156,7 @@ class WindowScorer:
         self.spend = Spend()
         self.test = DriftTest(config.alpha, config.min_rows, config.bootstrap, DEFAULT_SEED)
         self._reference: dict[str, MetricValues] | None = None
+        self._refs: dict[str, Any] = {}
         self._scrubber = None
         if config.scrub_pii and config.pii_key is not None:
             from respeval.traces.pii import Scrubber
@@ -220,6 +221,9 @@ class WindowScorer:
         rows_all = [case.row() for _, case in cases]
         keep = config.sampling.select([(u, row, case.error is not None) for (u, case), row in zip(cases, rows_all)])
         sampled = [(u, row) for (u, _), row, k in zip(cases, rows_all, keep) if k]
+        # the references are looked up by what the trace said, before any scrubbing
+        key = config.references.key if config.references is not None else "prompt"
+        self._refs = {row["trace_id"]: self.references.get(_key(row.get(key))) for _, row in sampled}
         if self._scrubber is not None:
             from respeval.traces.build import scrub_row
 
@@ -287,10 +291,9 @@ class WindowScorer:
     ) -> tuple[int, dict[str, Any]]:
         response = self.columns.get("response", "response")
         prompt = self.columns.get("prompt", "prompt")
-        key = self.config.references.key if self.config.references is not None else "prompt"
         gated = []
         for _, row in sampled:
-            ref = self.references.get(_key(row.get(key)))
+            ref = self._refs.get(row["trace_id"])
             if ref is None:
                 continue
             text = row.get(response)
@@ -351,8 +354,7 @@ class WindowScorer:
             return 0
         from respeval.evaluate import evaluate
 
-        key = self.config.references.key if self.config.references is not None else "prompt"
-        rows = [_eval_row(row, self.references.get(_key(row.get(key)))) for _, row in sampled]
+        rows = [_eval_row(row, self._refs.get(row["trace_id"])) for _, row in sampled]
         judged_rows = 0
         plain = [m for m in self.metrics if not m.judged]
         judged = [m for m in self.metrics if m.judged]
