@@ -554,7 +554,10 @@ def _find_module(name: str, near: str) -> str | None:
         search = list(getattr(owner, "__path__", None) or []) if owner is not None else _search_path(parent, near)
         if not search:
             return None
-        spec = importlib.machinery.PathFinder.find_spec(name, search)
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name, search)
+        except KeyError:  # a namespace portion whose parent is not imported (see _search_path)
+            return None
     else:
         if name in sys.builtin_module_names:
             return None
@@ -565,7 +568,16 @@ def _find_module(name: str, near: str) -> str | None:
 
 
 def _search_path(package: str, near: str) -> list[str]:
-    """The folders of a package, imported or not (found without running it)."""
+    """The folders of a package, imported or not (found without running it); none for a
+    package inside a namespace package that is not imported (the import system computes a
+    namespace portion's folders from its parent module, so it cannot be found unrun)."""
+    try:
+        return _search_path_of(package, near)
+    except KeyError:
+        return []
+
+
+def _search_path_of(package: str, near: str) -> list[str]:
     locations: list[str] | None = None
     for candidate in _parents(package):
         owner = sys.modules.get(candidate)

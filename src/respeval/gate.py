@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 ACCEPT, REJECT, UNSCORED, UNDECIDED = "accept", "reject", "unscored", "undecided"
+OVER_LIMIT = "over the judge limit"
 LEXICAL_METRICS = ("rouge1", "rouge2", "rougeL", "squad_f1")
 NORMALIZATIONS = ("squad", "unicode", "none")
 STAGES = ("exact", "lexical")
@@ -303,6 +304,7 @@ class GateReport:
     judge_summary: RunSummary | None = None
     confidence: float = 0.95
     judge_skipped: bool = False
+    over_limit: int = 0  # rows the cheap stages left that judge_limit kept from the judge
 
     @property
     def total(self) -> int:
@@ -350,6 +352,7 @@ class GateReport:
             else {"low": interval[0], "high": interval[1], "confidence": self.confidence},
             "stages": [s.to_json() for s in self.stages],
             "judged": self.judged,
+            "over_judge_limit": self.over_limit,
             "lexical_metric": self.config.lexical_metric,
             "normalize": self.config.normalize,
             "judge": self.judge_summary.to_json() if self.judge_summary is not None else None,
@@ -373,10 +376,11 @@ class GateReport:
                 f"{s.labelled:>9} {prec:>9}  {s.thresholds}"
             )
         settled = sum(s.settled for s in self.stages if s.name != "judge")
+        over = f" + {self.over_limit} over the judge limit" if self.over_limit else ""
         lines.append(
             f"check     {settled} settled by cheap stages + {self.judged} sent to the judge"
-            f"{' (skipped: no --model)' if self.judge_skipped else ''} = {settled + self.judged} "
-            f"of {self.total} rows"
+            f"{' (skipped: no --model)' if self.judge_skipped else ''}{over} = "
+            f"{settled + self.judged + self.over_limit} of {self.total} rows"
         )
         if rate := self.pass_rate:
             low, high = data["pass_rate_ci"]["low"], data["pass_rate_ci"]["high"]
@@ -429,12 +433,16 @@ async def arun_gate(
     labels: Mapping[Any, bool] | None = None,
     scores: Mapping[str, np.ndarray] | None = None,
     batch: bool | BatchOptions = False,
+    judge_limit: int | None = None,
 ) -> GateReport:
     """Run the gate over ``records`` (``response``, ``reference`` = a string or a list,
     optional ``prompt`` and ``id``).  Without ``model`` the rows left after the cheap
     stages are reported ``undecided``.  ``labels`` (id -> correct) only feed the
     per-stage precision.  ``batch`` (True or a :class:`respeval.judge.batch.BatchOptions`)
-    judges through provider batches; ``cache`` is then required (a path or a BatchCache)."""
+    judges through provider batches; ``cache`` is then required (a path or a BatchCache).
+    ``judge_limit`` N sends at most the first N rows (in input order) the cheap stages left
+    to the judge; the others are ``unscored`` with the reason ``over the judge limit``, so
+    which rows a budget leaves out does not depend on the order calls finish in."""
     records = list(records)
     labels = labels or {}
     scores = scores if scores is not None else stage_scores(records, config)
@@ -467,7 +475,13 @@ async def arun_gate(
             _precision_update(report, rows[i])
         stages.append(report)
         pending = left
+    over: list[int] = []
+    if model is not None and judge_limit is not None and len(pending) > judge_limit:
+        pending, over = pending[: max(judge_limit, 0)], pending[max(judge_limit, 0) :]
     judge_report = StageReport("judge", "judge verdict", reached=len(pending) if model is not None else 0)
+    for i in over:
+        rows[i].stage, rows[i].decision, rows[i].reason = "judge", UNSCORED, OVER_LIMIT
+        judge_report.unscored += 1
     summary = None
     if model is not None and pending:
         summary = await _judge(
@@ -481,6 +495,7 @@ async def arun_gate(
         judge_summary=summary,
         confidence=(options or EngineOptions()).confidence,
         judge_skipped=model is None and bool(pending),
+        over_limit=len(over),
     )
 
 

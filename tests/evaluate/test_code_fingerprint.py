@@ -185,3 +185,31 @@ def test_an_environment_derived_constant_is_covered(tmp_path, monkeypatch):
         monkeypatch.setenv("CUT", cut)
         digests.append(code_fingerprint(load_function(f"{tmp_path / 'envy.py'}:f")).digest)
     assert digests[0] != digests[1]
+
+
+def test_a_submodule_of_a_namespace_package_imported_in_a_function_is_not_an_error(tmp_path):
+    # opentelemetry is a namespace package: finding opentelemetry.sdk without importing its
+    # parent raised KeyError from the import system; run where nothing imported it yet
+    pytest.importorskip("opentelemetry.sdk")
+    write(
+        tmp_path / "uses_otel.py",
+        """
+        def judge(request):
+            from opentelemetry.sdk.trace import TracerProvider
+            return str(TracerProvider)
+        """,
+    )
+    code = (
+        "import sys; from respeval.fingerprint import code_fingerprint; import uses_otel\n"
+        "assert 'opentelemetry' not in sys.modules\n"
+        "fp = code_fingerprint(uses_otel.judge); print(fp.proven)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

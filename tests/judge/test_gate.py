@@ -71,6 +71,18 @@ def test_unscored_judge_rows_do_not_pass():
     assert report.pass_rate == 0.5
 
 
+def test_judge_limit_sends_the_first_rows_and_names_the_rest():
+    rows = [{"id": f"r{i}", "reference": "Paris", "response": f"Lyon {i}"} for i in range(5)]
+    judge = FakeModel()
+    report = run_gate(rows, GateConfig(), model=judge, judge_limit=2)
+    assert [r.decision for r in report.rows] == ["accept", "accept", "unscored", "unscored", "unscored"]
+    assert [r.reason for r in report.rows[2:]] == ["over the judge limit"] * 3
+    assert judge.calls == 2 and report.judged == 2 and report.over_limit == 3
+    assert "+ 3 over the judge limit = 5 of 5 rows" in report.format()
+    assert report.to_json()["over_judge_limit"] == 3
+    assert run_gate(rows, GateConfig(), model=FakeModel(), judge_limit=0).judged == 0
+
+
 @pytest.fixture(scope="module")
 def squad_rows():
     gold_path = SQUAD / "dev-v2.0-gold.jsonl"

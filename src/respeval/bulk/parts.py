@@ -71,16 +71,23 @@ class RunFingerprint:
     def manifest(self) -> dict[str, Any]:
         return {"fingerprint": self.digest, "parts": self.part_digests(), "unproven": dict(self.unproven)}
 
-    def check(self, stored: dict[str, Any], out: str) -> None:
+    def check(
+        self,
+        stored: dict[str, Any],
+        out: str,
+        *,
+        start_over: str = "; rerun it as the interrupted run was run, or run without --resume to start over",
+        unproven_advice: str = "; run without --resume to start over",
+    ) -> None:
         """Raise :class:`ResumeRefused` unless ``stored`` (the interrupted run's manifest)
-        is this run's."""
-        start_over = "; rerun it as the interrupted run was run, or run without --resume to start over"
+        is this run's; ``start_over`` and ``unproven_advice`` end the refusals (what to do
+        instead)."""
         unproven = {**(stored.get("unproven") or {}), **self.unproven}
         if unproven:
             reasons = "; ".join(f"{name}: {why}" for name, why in sorted(unproven.items()))
             raise ResumeRefused(
                 f"cannot resume into {out}: respeval cannot prove that what the interrupted run used is unchanged "
-                f"({reasons}); run without --resume to start over"
+                f"({reasons})" + unproven_advice
             )
         if stored.get("fingerprint") == self.digest:
             return

@@ -1,4 +1,5 @@
-"""``respeval dataset``: build eval datasets (``from-traces``: from production traces)."""
+"""``respeval dataset``: build eval datasets (``from-traces``: from production traces;
+``generate``: synthetic cases from a template and seed values)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from respeval.cli.common import Exit, non_negative_int, unit_interval
 from respeval.cli.progress import progress
 
 NAME = "dataset"
-HELP = "build eval datasets from production traces (OpenTelemetry GenAI, OpenInference, chat logs, ADK)"
+HELP = "build eval datasets: from production traces, or synthetic cases from a template through a model"
 DESCRIPTION = """\
 Build eval datasets.
 
@@ -21,15 +22,70 @@ Build eval datasets.
                chat-completions logs, ADK session dumps), make one case per trace (prompt,
                conversation, response, tool calls, model, tokens, cost, latency, error,
                feedback), filter, sample reproducibly, scrub PII, drop near duplicates, and
-               write the cases as an eval dataset, an ADK eval set and a labelling sheet."""
+               write the cases as an eval dataset, an ADK eval set and a labelling sheet.
+  generate     write synthetic cases from a template and seed values through any model the
+               judge supports, each checked against a JSON schema, with edge-case directives
+               (long inputs, ambiguous requests, adversarial prompts, several languages,
+               previously failed cases), near duplicates dropped; cached and resumable."""
 EPILOG = """\
-see `respeval dataset from-traces --help`.
+see `respeval dataset from-traces --help` and `respeval dataset generate --help`.
 
 examples:
   respeval dataset from-traces --input spans.jsonl --out cases.jsonl
   respeval dataset from-traces --input traces/ --sample-rate 0.05 --seed 7 --all-failures \\
       --dedupe --scrub-pii --out cases.parquet --adk-evalset cases.evalset.json --label-sheet label.csv
+  respeval dataset generate --template question.txt --values seeds.jsonl --model openai:gpt-4o-mini \\
+      -n 200 --directive none --directive adversarial --directive multilingual --out cases.jsonl
 """
+
+GENERATE_DESCRIPTION = """\
+Write synthetic eval cases: a template filled with each seed's values, sent to a model
+(any the judge supports: openai:, anthropic:, python:, fake:), one JSON object back per case,
+checked against a JSON schema.
+
+requests: -n N cases; request i takes seed (i mod S) of the S seeds in --values (JSONL, one
+  object per line: the template's {field} values), directive ((i div S) mod D) of the D
+  --directive options, and variant (i div (S x D)), which asks for a case different from the
+  obvious one.  The template (--template FILE, or the text itself) names seed fields as
+  {field}; {{ and }} are literal braces.
+
+directives (edge cases, --directive, repeatable; default none):
+  none            the template as it is
+  long-inputs     a long input (several paragraphs) with the request buried in it
+  ambiguous       an underspecified request; the reference says what a good answer does
+  adversarial     a prompt injection, a jailbreak attempt or a false premise
+  multilingual    the whole case in the next of --languages
+  failed-cases    a new case probing the weakness of the next of --failed's cases
+
+the schema (--schema FILE, a JSON Schema; default: {prompt, reference}, both non-empty
+  strings) goes with each request (structured output where the model has it) and every reply
+  is checked against it (jsonschema): a reply that is not one JSON object the schema accepts
+  is asked again once with the validation error, then recorded with its reason in --rejected
+  (default OUT.rejected.jsonl).
+
+near duplicates: MinHash (native core) of 3-word shingles of --dedupe-on's text (default
+  prompt); a case whose estimated Jaccard similarity to an earlier kept one is at least
+  --dedupe-threshold (0.8) is dropped (--no-dedupe keeps them).
+
+cached and resumable: every answer is kept in the cache (--cache, default OUT.cache.sqlite);
+  the requests depend only on the inputs and options, so rerunning a stopped command (budget,
+  Ctrl-C, a kill) pays only for the requests left and writes what an uninterrupted run writes.
+
+a case row: the schema's fields, then id (stable: a hash of the request), seed_index,
+  directive, language, variant, model."""
+
+GENERATE_EPILOG = """\
+examples:
+  respeval dataset generate --template "Ask a support question about {product}." --values seeds.jsonl \\
+      --model openai:gpt-4o-mini -n 50 --out cases.jsonl
+  respeval dataset generate --template question.txt --values seeds.jsonl --model anthropic:claude-3-5-haiku-latest \\
+      -n 300 --directive none --directive long-inputs --directive ambiguous --directive adversarial \\
+      --directive multilingual --languages German,Japanese --schema case.schema.json --out cases.parquet
+  respeval dataset generate --template question.txt --values seeds.jsonl --model openai:gpt-4o-mini -n 100 \\
+      --directive failed-cases --failed failures.jsonl --budget-usd 2 --price-in 0.15 --price-out 0.6 --out more.jsonl
+
+exit status: 0 done, 1 bad input or options, 3 the model failed for good, 4 the budget stopped the
+  run (rerun with a larger budget: what was answered is in the cache), 130 interrupted (rerun)."""
 
 FROM_TRACES_DESCRIPTION = """\
 Read trace files, make one case per trace and write the cases as an eval dataset.
@@ -114,6 +170,65 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _from_traces_arguments(p)
+    g = sub.add_parser(
+        "generate",
+        help="synthetic cases from a template and seed values, through a model",
+        description=GENERATE_DESCRIPTION,
+        epilog=GENERATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _generate_arguments(g)
+
+
+def _generate_arguments(p: argparse.ArgumentParser) -> None:
+    from respeval.cli.common import positive_int
+    from respeval.cli.judge_options import add_judge_arguments
+    from respeval.generate import DIRECTIVES, LANGUAGES
+
+    src = p.add_argument_group("inputs")
+    src.add_argument(
+        "--template", required=True, metavar="FILE|TEXT", help="the prompt template ({field} per seed field)"
+    )
+    src.add_argument("--values", required=True, metavar="FILE", help="seed values: JSONL, one object per line")
+    src.add_argument("-n", type=positive_int, required=True, metavar="N", help="cases to ask for")
+    src.add_argument("--schema", metavar="FILE", help="the JSON Schema of a case (default: {prompt, reference})")
+    src.add_argument(
+        "--system-instruction", metavar="TEXT|@FILE", help="what the cases are for, put before the format rules"
+    )
+    edge = p.add_argument_group("edge cases")
+    edge.add_argument(
+        "--directive",
+        action="append",
+        choices=list(DIRECTIVES),
+        metavar="NAME",
+        help=f"an edge-case directive, taken in turn (repeatable): {', '.join(DIRECTIVES)}",
+    )
+    edge.add_argument(
+        "--languages",
+        metavar="L1,L2",
+        help=f"for multilingual, taken in turn (default {','.join(LANGUAGES)})",
+    )
+    edge.add_argument("--failed", metavar="FILE", help="previously failed cases (JSONL), for failed-cases")
+    smp = p.add_argument_group("sampling and cleaning")
+    smp.add_argument("--temperature", type=float, default=1.0, metavar="T", help="sampling temperature (default 1.0)")
+    smp.add_argument("--max-tokens", type=positive_int, default=1024, metavar="N", help="reply limit (default 1024)")
+    smp.add_argument("--seed", type=int, metavar="S", help="sent to models that support a seed (plus the case index)")
+    smp.add_argument("--no-dedupe", action="store_true", help="keep near duplicates")
+    smp.add_argument(
+        "--dedupe-threshold", type=unit_interval, default=0.8, metavar="X", help="near duplicate from (default 0.8)"
+    )
+    smp.add_argument("--dedupe-on", default="prompt", metavar="FIELD", help="the case field compared (default prompt)")
+    out = p.add_argument_group("outputs")
+    out.add_argument("--out", required=True, metavar="FILE", help="the cases: .jsonl, .parquet or .csv")
+    out.add_argument(
+        "--rejected", metavar="FILE", help="requests with no usable case, and why (default OUT.rejected.jsonl)"
+    )
+    out.add_argument("--report", metavar="FILE", help="the generation report (JSON)")
+    out.add_argument("--json", action="store_true", help="print the report as JSON")
+    out.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_judge_arguments(
+        p, groups=("model", "engine", "cache", "budget"), default_cache="OUT.cache.sqlite", title="generator"
+    )
 
 
 def _from_traces_arguments(p: argparse.ArgumentParser) -> None:
@@ -216,9 +331,101 @@ def _from_traces_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.dataset_command is None:
-        print("respeval dataset: say what to build: respeval dataset from-traces --help", file=sys.stderr)
+        print(
+            "respeval dataset: say what to build: respeval dataset from-traces --help, respeval dataset generate --help",
+            file=sys.stderr,
+        )
         return Exit.INPUT
+    if args.dataset_command == "generate":
+        return _generate(args)
     return _from_traces(args)
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from respeval.cli.common import stop_exit
+    from respeval.cli.judge_options import JudgeConfig
+    from respeval.generate import LANGUAGES, GenerateOptions, generate_cases
+    from respeval.io.files import guarded_outputs, write_text_atomic
+    from respeval.io.formats import WRITE_FORMATS, format_of
+    from respeval.io.readers import read_jsonl
+    from respeval.judge.methods.prompts import read_text_option
+
+    if format_of(args.out) not in WRITE_FORMATS:
+        raise ValueError(f"--out {args.out}: the cases are written as .jsonl, .parquet or .csv")
+    directives = tuple(dict.fromkeys(args.directive or ["none"]))
+    if args.failed and "failed-cases" not in directives:
+        raise ValueError("--failed FILE is what the failed-cases directive reads: add --directive failed-cases")
+    if args.languages and "multilingual" not in directives:
+        raise ValueError("--languages is what the multilingual directive reads: add --directive multilingual")
+    template = args.template
+    if template.startswith("@") or os.path.isfile(template):
+        template = read_text_option(template if template.startswith("@") else "@" + template, None)
+    seeds = [row for _, row in read_jsonl(args.values)]
+    failed = tuple(row for _, row in read_jsonl(args.failed)) if args.failed else ()
+    schema = None
+    if args.schema:
+        from respeval.metrics.checks import JsonValid
+
+        schema = JsonValid(schema=args.schema).schema  # read and checked as json_valid reads a schema
+    system = read_text_option(args.system_instruction, None) if args.system_instruction else None
+    languages = tuple(x.strip() for x in args.languages.split(",") if x.strip()) if args.languages else LANGUAGES
+    options = GenerateOptions(
+        n=args.n,
+        directives=directives,
+        languages=languages,
+        failed=failed,
+        schema=schema,
+        system_instruction=system,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        dedupe=not args.no_dedupe,
+        dedupe_threshold=args.dedupe_threshold,
+        dedupe_field=args.dedupe_on,
+    )
+    config = JudgeConfig.from_args(args, out=args.out, cache_beside_out=True)
+    if config.model is None:
+        raise ValueError("say which model writes the cases: --model openai:MODEL (anthropic:, python:, fake: ...)")
+    rejected = args.rejected or f"{args.out}.rejected.jsonl"
+    inputs = [("--values", args.values)] + ([("--failed", args.failed)] if args.failed else [])
+    outputs = [("--out", args.out), ("--rejected", rejected), ("--report", args.report)]
+    with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)]), contextlib.ExitStack() as stack:
+        bar = None
+        if not args.quiet:
+            from tqdm import tqdm
+
+            bar = stack.enter_context(
+                tqdm(total=args.n, unit="case", file=sys.stderr, delay=2.0, desc="generating", disable=None)
+            )
+        _, report = generate_cases(
+            template,
+            seeds,
+            config.model,
+            options,
+            out=args.out,
+            rejected=rejected,
+            cache=config.cache,
+            engine_options=config.engine,
+            on_row=(lambda _row: bar.update(1)) if bar is not None else None,
+        )
+        if args.report:
+            report.outputs["report"] = args.report
+            write_text_atomic(args.report, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    r = report
+    parts = [
+        f"{r.requested:,} requested",
+        f"{r.valid:,} valid",
+        f"{r.invalid:,} invalid (asked again once, then recorded in {rejected})" if r.invalid else "0 invalid",
+        f"{r.near_duplicates:,} near duplicates dropped",
+        f"{r.written:,} written -> {args.out}",
+        f"model: {r.calls:,} calls, {r.cache_hits:,} cache hits, ${r.cost_usd:.4f}",
+    ]
+    if r.not_run:
+        parts.append(f"{r.not_run:,} not run ({r.stop_reason}): rerun the same command to go on from the cache")
+    print("respeval dataset generate: " + "; ".join(parts), file=sys.stderr)
+    return stop_exit(r.stop_kind) if r.stop_kind is not None else Exit.OK
 
 
 def _inside(path: str, directory: str) -> bool:

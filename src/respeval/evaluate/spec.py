@@ -255,9 +255,11 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
         raise ValueError(f"{what}: {exc}") from None
 
 
-def load_spec(path: str | Path) -> dict[str, Any]:
+def load_spec(path: str | Path, *, sections: tuple[str, ...] = ()) -> dict[str, Any]:
     """A spec file (``.yaml``/``.yml``, ``.json`` or ``.toml``) as a dict whose ``metrics`` are
-    metric objects; relative file names in it are read relative to the spec's folder."""
+    metric objects; relative file names in it are read relative to the spec's folder.
+    ``sections``: more top-level keys the caller reads itself (``respeval monitor``'s
+    ``monitor:``), returned as written; any other unknown key is an error."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -298,7 +300,7 @@ def load_spec(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"{p}: a spec is .yaml, .yml, .json or .toml")
     if not isinstance(data, dict):
         raise ValueError(f"{p}: a spec is a mapping with a 'metrics' list")
-    _check_keys(data, SPEC_KEYS, str(p))
+    _check_keys(data, SPEC_KEYS + tuple(sections), str(p))
     _check_types(data, "spec", str(p))
     if not isinstance(data.get("metrics"), list) or not data["metrics"]:
         raise ValueError(f"{p}: 'metrics' must be a non-empty list")

@@ -131,6 +131,10 @@ class JsonValid(_Check):
 
     def check(self, text: str) -> str | None:
         """None when ``text`` passes, else the reason it does not."""
+        return self.read(text)[1]
+
+    def read(self, text: str) -> tuple[Any, str | None]:
+        """``(value, None)`` when ``text`` passes (its JSON value), else ``(None, reason)``."""
         if self.strip_fences:
             fenced = _FENCE.match(text)
             if fenced is not None:
@@ -138,16 +142,16 @@ class JsonValid(_Check):
         try:
             value = json.loads(text)
         except ValueError as exc:
-            return f"not JSON: {exc}"
+            return None, f"not JSON: {exc}"
         if self._validator is None:
-            return None
+            return value, None
         from jsonschema.exceptions import best_match
 
         error = best_match(self._validator.iter_errors(value))
         if error is None:
-            return None
+            return value, None
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return f"schema: at {where}: {error.message}"[:500]
+        return None, f"schema: at {where}: {error.message}"[:500]
 
     def score(self, prepared: Any, predictions: list[str]) -> ChunkScores:
         reasons = [self.check(p) for p in predictions]

@@ -16,7 +16,7 @@ from respeval.report.agents import section_agents
 from respeval.report.compare import section_compare
 from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct, text_block
 from respeval.report.schema import check_summary, merge_summaries
-from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter
+from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter, svg_trend
 
 # Section id, navigation title: the report always has all of them, in this order.
 SECTIONS = (
@@ -32,6 +32,7 @@ SECTIONS = (
     ("disagreements", "Worst disagreements"),
     ("agents", "Agents"),
     ("compare", "Baseline vs candidate"),
+    ("trends", "Trends over windows"),
 )
 _MAX_DISAGREEMENTS = 10  # per metric
 
@@ -386,6 +387,41 @@ def _section_gate(s: Mapping[str, Any]) -> str:
     return "".join(cards)
 
 
+def _section_trends(s: Mapping[str, Any]) -> str:
+    trends = s.get("trends", [])
+    if not trends:
+        return empty_note("No monitor in this run: nothing was measured over time windows.")
+    cards = []
+    for t in trends:
+        points = t.get("points", [])
+        regressed = [p for p in points if p.get("status") == "regressed"]
+        band = "Wilson" if t.get("kind") == "pass_rate" else "bootstrap percentile"
+        note = (
+            f"{len(points)} windows; band: {pct(t.get('confidence'))} {band} interval of each window; dashed: the "
+            f"reference; red: regressed ({escape(t.get('method', ''))}, false alarms at most "
+            f"{pct(t.get('alpha'))} over every window)"
+        )
+        rows = [
+            [
+                escape(p.get("label")),
+                fmt(p.get("n")),
+                fmt(p.get("value")),
+                f"[{fmt(p.get('low'))}, {fmt(p.get('high'))}]",
+                fmt(p.get("p_holm")),
+                fmt(p.get("level"), 6),
+                escape(p.get("status")),
+            ]
+            for p in points
+        ]
+        cards.append(
+            f'<div class="card"><h3>{escape(t.get("metric"))}</h3><p class="note">{note}; '
+            f"{len(regressed)} regressed.</p>"
+            f"{svg_trend(points, str(t.get('metric')), reference=t.get('reference'), y_label=str(t.get('kind', '')))}"
+            f"{html_table(['window', 'n', 'value', 'interval', 'p (Holm)', 'level', 'status'], rows)}</div>"
+        )
+    return "".join(cards)
+
+
 def _comparisons(s: Mapping[str, Any]) -> str:
     """Paired comparisons: one row per system and baseline, a difference and p-value per
     metric (p < 0.05 in bold)."""
@@ -622,6 +658,7 @@ _RENDERERS = {
     "disagreements": _section_disagreements,
     "agents": section_agents,
     "compare": section_compare,
+    "trends": _section_trends,
 }
 
 

@@ -72,6 +72,12 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
                       "texts": {"prompt": "...", "reference": "...", "baseline": "...", "candidate": "..."}}],
          "flipped_counts": {"regressed": 30, "improved": 4},
          "judge": {"model": "gpt-4o", "calls": 1000, "consistency": 0.93, "sequential": {...}}}
+      ],
+      "trends": [                                  # respeval monitor: a metric over time windows
+        {"metric": "pass_rate", "kind": "pass_rate", "confidence": 0.95, "higher_is_better": true,
+         "alpha": 0.05, "method": "alpha spending alpha/(k(k+1)) ...", "reference": 0.91,
+         "points": [{"label": "2025-05-01T12:00", "window": 483292, "n": 310, "value": 0.9,
+                     "low": 0.86, "high": 0.93, "status": "ok", "p_holm": 0.41, "level": 0.025}]}
       ]
     }
 
@@ -107,6 +113,7 @@ LIST_KEYS = (
     "disagreements",
     "agents",
     "compare",
+    "trends",
 )
 
 
@@ -202,6 +209,9 @@ def check_summary(summary: Any, source: str = "summary") -> None:
     for i, comparison in enumerate(summary.get("compare", [])):
         if not isinstance(comparison.get("metrics"), list):
             raise ValueError(f"{source}: compare[{i}] needs a 'metrics' list")
+    for i, trend in enumerate(summary.get("trends", [])):
+        if not isinstance(trend.get("points"), list):
+            raise ValueError(f"{source}: trends[{i}] needs a 'points' list")
     for i, funnel in enumerate(summary.get("gate", [])):
         if not isinstance(funnel.get("stages"), list) or "total" not in funnel:
             raise ValueError(f"{source}: gate[{i}] needs 'total' and a 'stages' list")

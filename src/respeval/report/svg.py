@@ -261,3 +261,70 @@ def svg_scatter(points: Sequence[Mapping[str, Any]], x_label: str, y_label: str,
             f"<title>{escape(p.get('unit', ''))}: {fmt(x)}, {fmt(y)}</title></circle>"
         )
     return svg_element(width, height, "".join(parts), title)
+
+
+def svg_trend(
+    points: Sequence[Mapping[str, Any]], title: str, *, reference: float | None = None, y_label: str = ""
+) -> str:
+    """A metric over time windows: the value (line and dots), its interval (a band), the
+    reference (a dashed line); a point whose ``status`` is ``regressed`` is drawn red, the
+    reference windows hollow.  Points are ``{label, value, low, high, status}``."""
+    left, top, plot_w, plot_h = 62, 14, max(360, min(760, 40 * len(points))), 200
+    width, height = left + plot_w + 16, top + plot_h + 58
+    values = [v for p in points for v in (p.get("low"), p.get("value"), p.get("high")) if v is not None]
+    if reference is not None:
+        values.append(reference)
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = (hi - lo) * 0.05 or 0.05
+    ty = nice_ticks(lo - pad, hi + pad, 5)
+    n = max(len(points), 1)
+
+    def sx(i: int) -> float:
+        return left + plot_w * (i + 0.5) / n
+
+    def sy(v: float) -> float:
+        return top + plot_h - plot_h * (v - ty[0]) / ((ty[-1] - ty[0]) or 1)
+
+    parts = []
+    for t in ty:
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="grid"/>')
+        parts.append(svg_text(left - 6, sy(t) + 4, tick_label(t), "end", "tick"))
+    if y_label:
+        parts.append(
+            svg_text(
+                14,
+                top + plot_h / 2,
+                y_label,
+                "middle",
+                "axis-title",
+                f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"',
+            )
+        )
+    step = max(1, len(points) // 12)
+    for i, p in enumerate(points):
+        if i % step == 0:
+            parts.append(svg_text(sx(i), top + plot_h + 16, short_label(p.get("label", i), 16), "middle", "tick"))
+    band = [(i, p) for i, p in enumerate(points) if p.get("low") is not None and p.get("high") is not None]
+    if band:
+        upper = " ".join(f"{sx(i):.1f},{sy(p['high']):.1f}" for i, p in band)
+        lower = " ".join(f"{sx(i):.1f},{sy(p['low']):.1f}" for i, p in reversed(band))
+        parts.append(f'<polygon points="{upper} {lower}" fill="{PALETTE[0]}" opacity="0.15" class="band"/>')
+    if reference is not None:
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{sy(reference):.1f}" y2="{sy(reference):.1f}" '
+            'stroke="#0f172a" stroke-width="1" stroke-dasharray="4 3" class="reference"/>'
+        )
+    line = [(i, p) for i, p in enumerate(points) if p.get("value") is not None]
+    if len(line) > 1:
+        path = " ".join(f"{sx(i):.1f},{sy(p['value']):.1f}" for i, p in line)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{PALETTE[0]}" stroke-width="2"/>')
+    for i, p in line:
+        status = str(p.get("status") or "")
+        colour = PALETTE[3] if status == "regressed" else PALETTE[0]
+        fill = "#fff" if status == "reference" else colour
+        tip = f"{escape(p.get('label', i))}: {fmt(p['value'])} [{fmt(p.get('low'))}, {fmt(p.get('high'))}] {escape(status)}"
+        parts.append(
+            f'<circle cx="{sx(i):.1f}" cy="{sy(p["value"]):.1f}" r="4.5" fill="{fill}" stroke="{colour}" '
+            f'stroke-width="2" class="point {escape(status)}"><title>{tip}</title></circle>'
+        )
+    return svg_element(width, height, "".join(parts), title)

@@ -1,4 +1,21 @@
-"""An always-valid sequential test of a paired difference: judge until the answer is known.
+"""Repeated looks: an always-valid sequential test of a paired difference (judge until the
+answer is known), and the alpha spending of a monitor that tests every window it sees.
+
+**Alpha spending over looks** (:func:`spent_alpha`, :class:`AlphaSpending`): a stream tested
+again and again (a monitor comparing each new window with its reference) gives its ``k``-th
+look (k = 1, 2, ...) the level
+
+    alpha_k = alpha / (k (k + 1)),    so that    sum over k of alpha_k = alpha.
+
+By the union bound, when nothing changed the chance that *any* look, ever, raises a false
+alarm is at most ``alpha``, whatever the dependence between the looks (every window is
+compared with the same reference, so their tests are correlated) and however long the
+stream runs: the guarantee is always valid, with no horizon fixed in advance.  The price is
+power that falls with ``k`` (the 10th look tests at ``alpha / 110``): start a new reference
+(and with it ``k = 1``) when the system changes on purpose.  Within a look several metrics
+share its ``alpha_k`` through Holm's correction.
+
+**The sequential test of a paired difference** (:class:`SequentialTest`):
 
 The observations are per-case paired outcomes in ``[-1, 1]``: +1 the candidate won, -1 the
 baseline won, 0 a tie (or a pair whose two orders disagreed), and fractions for the vote
@@ -38,9 +55,45 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SEQUENTIAL_METHOD", "SequentialState", "SequentialTest"]
+__all__ = ["SEQUENTIAL_METHOD", "SPENDING_METHOD", "AlphaSpending", "SequentialState", "SequentialTest", "spent_alpha"]
 
 SEQUENTIAL_METHOD = "confidence sequence (hedged betting, aGRAPA; Waudby-Smith & Ramdas 2023)"
+SPENDING_METHOD = "alpha spending alpha/(k(k+1)) over looks (union bound), Holm within a look"
+
+
+def spent_alpha(alpha: float, look: int) -> float:
+    """The level of the ``look``-th look (1-based): ``alpha / (look (look + 1))`` (see the
+    module docstring); the levels of all looks sum to ``alpha``."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if int(look) != look or look < 1:
+        raise ValueError(f"look must be a whole number >= 1, got {look!r}")
+    return alpha / (look * (look + 1))
+
+
+@dataclass(frozen=True)
+class AlphaSpending:
+    """The family-wise false-alarm rate ``alpha`` of an unbounded series of looks, spent as
+    :func:`spent_alpha` says: ``level(k)`` for the ``k``-th look, ``spent(k)`` for the first
+    ``k`` together (``alpha * k / (k + 1)``, never more than ``alpha``)."""
+
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        spent_alpha(self.alpha, 1)
+
+    def level(self, look: int) -> float:
+        return spent_alpha(self.alpha, look)
+
+    def spent(self, looks: int) -> float:
+        if looks < 0:
+            raise ValueError(f"looks must be >= 0, got {looks}")
+        return self.alpha * looks / (looks + 1)
+
+    @property
+    def method(self) -> str:
+        return SPENDING_METHOD
+
 
 _GRID_STEPS = 200  # grid points per unit of the mean
 _MAX_BET = 0.5  # the largest fraction of wealth staked (keeps every factor >= 1/2)

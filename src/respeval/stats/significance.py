@@ -34,6 +34,23 @@ The numbers are scipy.stats' (``binomtest``, ``wilcoxon`` with its default optio
   that the chance of any false "significant" among them stays at most alpha, whatever their
   dependence.
 
+Two independent samples (a monitor's window against its reference window, no pairing):
+
+* **The two-proportion z-test** of ``k_a / n_a`` against ``k_b / n_b`` with the pooled
+  standard error, ``z = (p_b - p_a) / sqrt(p (1 - p) (1/n_a + 1/n_b))``, ``p`` the pooled
+  rate: statsmodels' ``proportions_ztest`` (its ``prop_var=False`` default), and for the
+  two-sided p-value ``scipy.stats.chi2_contingency(correction=False)`` of the 2 x 2 table
+  (``z**2`` is that chi-square).  One deliberate difference: when both samples are all passes
+  or all failures (pooled rate 0 or 1) the standard error is 0 and statsmodels gives NaN;
+  here z = 0 and p = 1 (no evidence of a difference).
+* **The bootstrap test of a difference of means**: each sample is resampled on its own with
+  the seeded Poisson bootstrap of :mod:`respeval.stats.bootstrap` (``n_samples`` replicates;
+  the second sample's seed is the first's plus one), the replicates' differences give the
+  standard error, and ``z = (mean_b - mean_a) / se`` is read against the normal
+  distribution (the bootstrap's normal interval, Efron & Tibshirani ch. 13): its tails stay
+  usable at the small levels repeated looks spend (a percentile p-value below
+  ``1 / n_samples`` would need more replicates than a monitor can pay for each window).
+
 Every test returns a :class:`Significance` (test name, statistic, p-value, observations
 used, method, alternative, details).
 """
@@ -54,9 +71,11 @@ __all__ = [
     "Significance",
     "binomial_pmf",
     "binomial_test",
+    "bootstrap_mean_difference",
     "holm",
     "mcnemar_exact",
     "sign_test",
+    "two_proportion_test",
     "wilcoxon_signed_rank",
 ]
 
@@ -503,3 +522,99 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p))
         out[i] = running
     return out
+
+
+# --------------------------------------------------------------------------- two samples
+
+
+def _one_p(z: float, alternative: str) -> float:
+    """The p-value of a standard normal statistic ``z``."""
+    if alternative == "less":
+        return _normal_cdf(z)
+    if alternative == "greater":
+        return _normal_cdf(-z)
+    return min(1.0, math.erfc(abs(z) / math.sqrt(2.0)))
+
+
+def two_proportion_test(
+    successes_a: int, n_a: int, successes_b: int, n_b: int, *, alternative: str = "two-sided"
+) -> Significance:
+    """The pooled two-proportion z-test of sample b's rate against sample a's (see the
+    module docstring): ``alternative="less"`` asks whether b's rate is lower.
+
+    ``statistic`` is z; ``details`` has ``rate_a``, ``rate_b``, ``difference`` (b - a) and
+    ``pooled``.  A sample with no trials is no evidence: p = 1."""
+    _check_alternative(alternative)
+    _check_trials(successes_a, n_a, 0.5)
+    _check_trials(successes_b, n_b, 0.5)
+    ka, na, kb, nb = int(successes_a), int(n_a), int(successes_b), int(n_b)
+    details: dict[str, Any] = {
+        "rate_a": ka / na if na else math.nan,
+        "rate_b": kb / nb if nb else math.nan,
+        "n_a": na,
+        "n_b": nb,
+    }
+    details["difference"] = details["rate_b"] - details["rate_a"]
+    if na == 0 or nb == 0:
+        details["pooled"] = math.nan
+        return Significance("two_proportion_z", 0.0, 1.0, na + nb, "asymptotic", alternative, details)
+    pooled = (ka + kb) / (na + nb)
+    details["pooled"] = pooled
+    variance = pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)
+    z = 0.0 if variance <= 0.0 else (kb / nb - ka / na) / math.sqrt(variance)
+    p = 1.0 if variance <= 0.0 else _one_p(z, alternative)
+    return Significance("two_proportion_z", z, p, na + nb, "asymptotic", alternative, details)
+
+
+def bootstrap_mean_difference(
+    values_a: Any,
+    values_b: Any,
+    *,
+    n_samples: int = 1000,
+    seed: int | None = None,
+    alternative: str = "two-sided",
+    implementation: str | None = None,
+) -> Significance:
+    """The bootstrap test of ``mean(values_b) - mean(values_a)`` for two independent
+    samples (see the module docstring): ``alternative="less"`` asks whether b's mean is lower.
+
+    ``statistic`` is z; ``details`` has ``mean_a``, ``mean_b``, ``difference`` and ``se`` (the
+    bootstrap standard error of the difference).  An empty sample is no evidence (p = 1);
+    two constant samples have se = 0 and give p = 1 when their means are equal, else 0
+    (for the side the difference lies on)."""
+    from respeval.stats.bootstrap import DEFAULT_SEED, bootstrap_means, resolve_seed
+
+    _check_alternative(alternative)
+    a = np.asarray(values_a, dtype=np.float64).ravel()
+    b = np.asarray(values_b, dtype=np.float64).ravel()
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("bootstrap_mean_difference: the values must be finite numbers (drop unscored rows first)")
+    details: dict[str, Any] = {
+        "mean_a": float(a.mean()) if a.size else math.nan,
+        "mean_b": float(b.mean()) if b.size else math.nan,
+        "n_a": int(a.size),
+        "n_b": int(b.size),
+        "replicates": n_samples,
+    }
+    details["difference"] = details["mean_b"] - details["mean_a"]
+    if a.size == 0 or b.size == 0:
+        details["se"] = math.nan
+        return Significance(
+            "bootstrap_mean_difference", 0.0, 1.0, a.size + b.size, "bootstrap (normal)", alternative, details
+        )
+    base = resolve_seed(DEFAULT_SEED if seed is None else seed)
+    rep_a = bootstrap_means(a[:, None], n_samples, base, implementation=implementation)[:, 0]
+    rep_b = bootstrap_means(b[:, None], n_samples, (base + 1) & 0xFFFFFFFFFFFFFFFF, implementation=implementation)[:, 0]
+    k = min(rep_a.size, rep_b.size)  # a replicate that drew no row has no mean (tiny samples)
+    se = float(np.std(rep_b[:k] - rep_a[:k], ddof=1)) if k > 1 else 0.0
+    details["se"] = se
+    difference = details["difference"]
+    if se > 0.0:
+        z = difference / se
+        p = _one_p(z, alternative)
+    elif difference == 0.0:
+        z, p = 0.0, 1.0
+    else:
+        z = math.copysign(math.inf, difference)
+        p = 0.0 if (alternative == "two-sided" or (alternative == "less") == (difference < 0)) else 1.0
+    return Significance("bootstrap_mean_difference", z, p, a.size + b.size, "bootstrap (normal)", alternative, details)

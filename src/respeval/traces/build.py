@@ -43,7 +43,7 @@ from respeval.traces.sampling import Sampling, stratum_of
 from respeval.traces.sources import SourceStats, input_files, read_records
 from respeval.traces.spill import Trace, TraceSpill
 
-__all__ = ["BuildReport", "Filters", "Options", "from_traces", "read_cases", "trace_case"]
+__all__ = ["BuildReport", "Filters", "Options", "from_traces", "read_cases", "scrub_row", "trace_case"]
 
 _BATCH = 512
 ERRORS = ("include", "only", "exclude")
@@ -386,7 +386,7 @@ def from_traces(
                 report.errors_kept += 1
             row = case.row()
             if scrubber is not None:
-                row = _scrubbed(row, scrubber)
+                row = scrub_row(row, scrubber)
             pending.append(row)
             if len(pending) >= _BATCH:
                 flush()
@@ -421,7 +421,8 @@ def from_traces(
 _HEX = frozenset("0123456789abcdef")
 
 
-def _scrubbed(row: dict[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+def scrub_row(row: dict[str, Any], scrubber: Scrubber) -> dict[str, Any]:
+    """A case row with PII replaced in every field but the OTLP trace id and the start time."""
     out = {}
     for name, value in row.items():
         if name == "trace_id" and isinstance(value, str) and len(value) == 32 and _HEX.issuperset(value):

@@ -30,6 +30,7 @@ stratified run reads its cases twice (the second time from a temporary file).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Hashable
@@ -78,7 +79,7 @@ class Sampling:
         if self.per_stratum is not None and self.stratify is None:
             raise ValueError("per_stratum needs stratify (the field whose values are the strata)")
 
-    @property
+    @functools.cached_property
     def threshold(self) -> int:
         return rate_threshold(self.rate)
 
@@ -95,6 +96,32 @@ class Sampling:
     def member(self, u: int, has_error: bool) -> bool:
         """Membership by the rate (and the errors rule): the per-trace decision."""
         return (self.keep_errors and has_error) or u < self.threshold
+
+    def select(self, items: list[tuple[int, dict[str, Any], bool]]) -> list[bool]:
+        """Which of ``items`` (``(u, row, has_error)``, in increasing ``u``) are kept: the
+        per-trace rule, or each stratum's quota of its smallest ``u`` (a set held in memory,
+        such as one window of a monitor)."""
+        if self.stratify is None:
+            return [self.member(u, error) for u, _, error in items]
+        field = self.stratify
+        sizes: dict[Hashable, int] = {}
+        for _, row, error in items:
+            if not (self.keep_errors and error):
+                key = stratum_of(row, field)
+                sizes[key] = sizes.get(key, 0) + 1
+        quotas = {k: self.quota(n) for k, n in sizes.items()}
+        taken: dict[Hashable, int] = {}
+        out = []
+        for _, row, error in items:
+            if self.keep_errors and error:
+                out.append(True)
+                continue
+            key = stratum_of(row, field)
+            keep = taken.get(key, 0) < quotas[key]
+            if keep:
+                taken[key] = taken.get(key, 0) + 1
+            out.append(keep)
+        return out
 
     def quota(self, size: int) -> int:
         """How many of a stratum of ``size`` traces are kept."""

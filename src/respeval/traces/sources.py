@@ -10,6 +10,12 @@ content, not its name:
 * a JSON document (pretty-printed, or one line): an OTLP/HTTP JSON payload, a list of them,
   or an ADK session dump (``{id, app_name, events, ...}``).
 
+A file that grows (a collector appending export requests, a directory that gets new files)
+is read where the last read stopped: :func:`file_kind` says what a file is once that can be
+told, :func:`read_appended` yields the records of each complete line after a byte offset
+(with the offset and line after it, what a checkpoint stores), and :func:`read_document`
+reads a JSON document once it parses whole.
+
 Every bad record calls the :class:`~respeval.traces.errors.BadRecords` policy with its file,
 line (JSON lines) and field; a file that cannot be read at all raises
 :class:`~respeval.traces.errors.TraceInputError`.  Lines are read one at a time: memory does
@@ -31,7 +37,18 @@ from respeval.traces.case import Case, TraceParts
 from respeval.traces.errors import BadRecord, BadRecords, TraceInputError
 from respeval.traces.otlp import BadField, LogEvent, Span, is_payload, payload_records
 
-__all__ = ["EXTENSIONS", "Record", "SourceStats", "input_files", "read_records"]
+__all__ = [
+    "DOCUMENT",
+    "EXTENSIONS",
+    "JSON_LINES",
+    "Record",
+    "SourceStats",
+    "file_kind",
+    "input_files",
+    "read_appended",
+    "read_document",
+    "read_records",
+]
 
 EXTENSIONS = (".jsonl", ".ndjson", ".json")
 _BUFFER = 1 << 20
@@ -246,3 +263,114 @@ def read_records(
                 progress(pending)
         except OSError as exc:
             raise TraceInputError(describe_os_error(exc, path)) from exc
+
+
+# --------------------------------------------------------------------------- growing files
+
+JSON_LINES, DOCUMENT = "jsonl", "document"
+
+
+def file_kind(path: str) -> str | None:
+    """:data:`JSON_LINES` or :data:`DOCUMENT` (see the module docstring), or None while it
+    cannot be told yet (an empty file, a first line still being written that is no JSON
+    document either).  Raises :class:`TraceInputError` when the file cannot be read."""
+    try:
+        with open(path, "rb", buffering=_BUFFER) as fh:
+            first = b""
+            number = 0
+            for raw in fh:
+                number += 1
+                if raw.strip():
+                    first = raw
+                    break
+            if not first:
+                return None
+            complete = first.endswith(b"\n")
+            parsed = parse_json_line(first, path, number)
+            from respeval.traces.adk import is_session
+
+            if complete and not isinstance(parsed, RowError) and not is_session(parsed):
+                return JSON_LINES
+            rest = first + fh.read()
+    except OSError as exc:
+        raise TraceInputError(describe_os_error(exc, path)) from exc
+    try:
+        json.loads(rest.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return DOCUMENT if complete else None  # a whole first line that is no JSON: a document still being written
+    return DOCUMENT
+
+
+def read_appended(
+    path: str,
+    offset: int,
+    line: int,
+    bad: BadRecords | Callable[[BadRecord], None],
+    stats: SourceStats | None = None,
+    *,
+    max_bytes: int | None = None,
+) -> Iterator[tuple[int, int, list[Record]]]:
+    """The records of a JSON-lines trace file after byte ``offset`` (``line`` lines before
+    it), line by line: ``(offset, line, records)`` after each complete line (one ending in a
+    newline; a last line still being written is left for the next read).  Stops after about
+    ``max_bytes`` when given.  Bad records go to ``bad`` named with their line."""
+    stats = stats if stats is not None else SourceStats()
+
+    def on_bad(record: BadRecord) -> None:
+        stats.bad_records += 1
+        bad(record)
+
+    try:
+        fh = open(path, "rb", buffering=_BUFFER)
+    except OSError as exc:
+        raise TraceInputError(describe_os_error(exc, path)) from exc
+    with fh:
+        try:
+            fh.seek(offset)
+            read = 0
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    return  # still being written
+                size = len(raw)
+                offset += size
+                line += 1
+                read += size
+                stats.bytes += size
+                records: list[Record] = []
+                if raw.strip():
+                    stats.lines += 1
+                    obj = parse_json_line(raw, path, line)
+                    if isinstance(obj, RowError):
+                        on_bad(BadRecord(path, line, None, obj.reason))
+                    else:
+                        records.extend(_line_records(obj, path, line, on_bad, stats))
+                yield offset, line, records
+                if max_bytes is not None and read >= max_bytes:
+                    return
+        except OSError as exc:
+            raise TraceInputError(describe_os_error(exc, path)) from exc
+
+
+def read_document(
+    path: str, bad: BadRecords | Callable[[BadRecord], None], stats: SourceStats | None = None
+) -> list[Record]:
+    """Every record of a JSON document trace file (an OTLP/HTTP payload, a list of them, an
+    ADK session), read whole.  Raises :class:`TraceInputError` when it does not parse."""
+    stats = stats if stats is not None else SourceStats()
+    stats.files += 1
+
+    def on_bad(record: BadRecord) -> None:
+        stats.bad_records += 1
+        bad(record)
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise TraceInputError(describe_os_error(exc, path)) from exc
+    stats.bytes += len(data)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise TraceInputError(f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    return list(_document_records(text, path, on_bad, stats))

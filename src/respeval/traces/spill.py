@@ -30,7 +30,16 @@ from respeval.traces.case import Case, TraceParts
 from respeval.traces.otlp import LogEvent, Span, SpanEvent
 from respeval.traces.sampling import unit_hash
 
-__all__ = ["BUCKET_BYTES", "KEPT_PREFIXES", "Trace", "TraceSpill", "bucket_bits"]
+__all__ = [
+    "BUCKET_BYTES",
+    "KEPT_PREFIXES",
+    "Trace",
+    "TraceSpill",
+    "add_decoded",
+    "bucket_bits",
+    "encode_record",
+    "kept_attribute",
+]
 
 BUCKET_BYTES = 8 << 20  # input bytes per bucket
 MAX_BUCKET_BITS = 9  # 512 bucket files open at once
@@ -87,6 +96,71 @@ def _events(events: list[SpanEvent]) -> list[tuple]:
     return out
 
 
+def kept_attribute(key: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether a span attribute is one a case is built from (see :data:`KEPT_PREFIXES`)."""
+    return key.startswith(KEPT_PREFIXES) or key in extra
+
+
+def encode_record(
+    record: Span | LogEvent | TraceParts | Case, keep: Callable[[str], bool] = kept_attribute
+) -> tuple[str, Any]:
+    """``(trace_id, data)``: the record as plain values :mod:`marshal` writes (spans and log
+    events as tuples, keeping the attributes ``keep`` accepts; chat-log parts and whole cases
+    pickled).  :func:`add_decoded` reads it back into a :class:`Trace`."""
+    if type(record) is Span:
+        data: Any = (
+            "s",
+            record.trace_id,
+            record.span_id,
+            record.parent_id,
+            record.name,
+            record.kind,
+            record.start_ns,
+            record.end_ns,
+            record.status_code,
+            record.status_message,
+            {k: v for k, v in record.attributes.items() if keep(k)},
+            _events(record.events),
+            record.service,
+            record.source,
+        )
+        return record.trace_id, data
+    if type(record) is LogEvent:
+        e = record.event
+        data = ("l", record.trace_id, record.span_id, (e.name, e.time_ns, e.attributes, e.body), record.service)
+        return record.trace_id, data
+    return record.trace_id, ("p", record.trace_id, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def add_decoded(trace: Trace, data: Any) -> None:
+    """Add one record written by :func:`encode_record` to its trace."""
+    tag = data[0]
+    if tag == "s":
+        events = [SpanEvent(*e) for e in data[11]]
+        trace.spans.append(
+            Span(
+                data[1],
+                data[2],
+                data[3],
+                data[4],
+                data[5],
+                data[6],
+                data[7],
+                data[8],
+                data[9],
+                data[10],
+                events,
+                data[12],
+                data[13],
+            )  # fmt: skip
+        )
+    elif tag == "l":
+        trace.logs.append((data[2], SpanEvent(*data[3])))
+    else:
+        obj = pickle.loads(data[2])
+        (trace.cases if isinstance(obj, Case) else trace.parts).append(obj)
+
+
 class TraceSpill:
     """Partition records by trace into bucket files under ``directory`` (a temporary
     directory by default), then read the traces back in ``(u, trace_id)`` order.
@@ -119,7 +193,7 @@ class TraceSpill:
 
     # ------------------------------------------------------------------ writing
     def _keep(self, key: str) -> bool:
-        return key.startswith(KEPT_PREFIXES) or key in self._extra
+        return kept_attribute(key, self._extra)
 
     def _u(self, trace_id: str) -> int:
         u = self._hashes.get(trace_id)
@@ -130,32 +204,7 @@ class TraceSpill:
         return u
 
     def add(self, record: Span | LogEvent | TraceParts | Case) -> None:
-        if type(record) is Span:
-            keep = self._keep
-            data: Any = (
-                "s",
-                record.trace_id,
-                record.span_id,
-                record.parent_id,
-                record.name,
-                record.kind,
-                record.start_ns,
-                record.end_ns,
-                record.status_code,
-                record.status_message,
-                {k: v for k, v in record.attributes.items() if keep(k)},
-                _events(record.events),
-                record.service,
-                record.source,
-            )
-            trace_id = record.trace_id
-        elif type(record) is LogEvent:
-            e = record.event
-            data = ("l", record.trace_id, record.span_id, (e.name, e.time_ns, e.attributes, e.body), record.service)
-            trace_id = record.trace_id
-        else:
-            trace_id = record.trace_id
-            data = ("p", trace_id, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+        trace_id, data = encode_record(record, self._keep)
         u = self._u(trace_id)
         if self.keep_trace is not None and not self.keep_trace(u):
             self.dropped += 1
@@ -178,34 +227,11 @@ class TraceSpill:
                     data = marshal.load(fh)
                 except EOFError:
                     break
-                tag, trace_id = data[0], data[1]
+                trace_id = data[1]
                 trace = traces.get(trace_id)
                 if trace is None:
                     trace = traces[trace_id] = Trace(trace_id, self._u(trace_id))
-                if tag == "s":
-                    events = [SpanEvent(*e) for e in data[11]]
-                    trace.spans.append(
-                        Span(
-                            data[1],
-                            data[2],
-                            data[3],
-                            data[4],
-                            data[5],
-                            data[6],
-                            data[7],
-                            data[8],
-                            data[9],
-                            data[10],
-                            events,
-                            data[12],
-                            data[13],
-                        )  # fmt: skip
-                    )
-                elif tag == "l":
-                    trace.logs.append((data[2], SpanEvent(*data[3])))
-                else:
-                    obj = pickle.loads(data[2])
-                    (trace.cases if isinstance(obj, Case) else trace.parts).append(obj)
+                add_decoded(trace, data)
         return traces
 
     def traces(self) -> Iterator[Trace]:
