@@ -1,5 +1,5 @@
 """Aggregation and inference, in one module: exactly rounded sums, the seeded Poisson
-bootstrap, percentile and Wilson intervals (the one :class:`Interval`), the paired tests
+bootstrap, percentile and Wilson intervals, sample percentiles (the one :class:`Interval`), the paired tests
 (exact binomial, McNemar, sign, Wilcoxon signed-rank, Holm) and the sequential test."""
 
 from respeval.stats.bootstrap import (
@@ -13,6 +13,7 @@ from respeval.stats.bootstrap import (
 )
 from respeval.stats.exact import ExactSums, exact_mean, exact_sum
 from respeval.stats.intervals import Interval, wilson, wilson_interval
+from respeval.stats.quantiles import DEFAULT_PERCENTILES, percentiles
 from respeval.stats.sequential import SEQUENTIAL_METHOD, SequentialState, SequentialTest
 from respeval.stats.significance import (
     Significance,
@@ -25,6 +26,7 @@ from respeval.stats.significance import (
 )
 
 __all__ = [
+    "DEFAULT_PERCENTILES",
     "DEFAULT_SEED",
     "SEQUENTIAL_METHOD",
     "ExactSums",
@@ -42,6 +44,7 @@ __all__ = [
     "mcnemar_exact",
     "new_accumulator",
     "percentile_interval",
+    "percentiles",
     "replicate_sums",
     "resolve_seed",
     "sign_test",
