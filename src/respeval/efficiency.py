@@ -138,7 +138,24 @@ def case_from_invocations(
     return case
 
 
+def _text_number(value: Any) -> Any:
+    """A number written as text (a CSV cell) as the number; an empty cell as None."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return value
+
+
 def _count(value: Any, what: str) -> int | None:
+    value = _text_number(value)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -149,6 +166,7 @@ def _count(value: Any, what: str) -> int | None:
 
 
 def _amount(value: Any, what: str) -> float | None:
+    value = _text_number(value)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
@@ -449,7 +467,7 @@ class EfficiencyReport:
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 return "n/a"
             if name == "cost_usd":
-                return f"{v:.4f}"
+                return f"{v:.4g}"
             if name == "latency_s":
                 return f"{v:.3f}"
             return f"{v:.1f}" if v != int(v) else f"{int(v)}"
