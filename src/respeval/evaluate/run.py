@@ -23,6 +23,8 @@ Columns (the hosted evaluation services' names, plus respeval's own):
 ``{metric}/pass``                 judges and checks: whether the row passes
 ``{metric}/status``               ``scored`` or ``unscored``
 ``{metric}/unscored_reason``      why a row has no score (never a silent 0)
+``{metric}/details``              multi-step metrics: the JSON list of their claims, chunks,
+                                  statements or citations, each with its verdict and reason
 ``{metric}/{field}``              a family's other per-row fields (``rouge1/p``, ``word_count/n``)
 ================================  ===========================================================
 """
@@ -46,7 +48,7 @@ import numpy as np
 from respeval._version import __version__
 from respeval.bulk.parts import RunFingerprint, check_manifest, write_manifest
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
-from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
+from respeval.evaluate.plan import FamilyUse, Plan, is_multi_step, judged_fields, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
 from respeval.io.files import guarded_outputs
 from respeval.metrics.base import ChunkScores
@@ -348,6 +350,32 @@ def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], ro
     out[f"{name}/unscored_reason"] = reason
 
 
+def _multi_step_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]) -> None:
+    score = np.full(n, np.nan)
+    passed: list[bool | None] = [None] * n
+    explanation: list[str | None] = [None] * n
+    details: list[str | None] = [None] * n
+    status = [UNSCORED] * n
+    reason: list[str | None] = ["not run"] * n
+    for row in rows:
+        i = row.row
+        status[i] = SCORED if row.scored else UNSCORED
+        reason[i] = None if row.scored else (row.unscored_reason or "unscored")
+        if row.details:
+            details[i] = json.dumps(row.details, ensure_ascii=False)
+        if row.scored and row.score is not None:
+            score[i] = float(row.score)
+            passed[i] = bool(row.passed)
+            explanation[i] = row.explanation
+    name = metric.name
+    out[f"{name}/score"] = score
+    out[f"{name}/explanation"] = explanation
+    out[f"{name}/pass"] = passed
+    out[f"{name}/details"] = details
+    out[f"{name}/status"] = status
+    out[f"{name}/unscored_reason"] = reason
+
+
 async def _judge_metric(
     metric: Any, chunk: Chunk, ctx: _JudgeContext
 ) -> tuple[list[tuple[int, str]] | None, list[Any], Any]:
@@ -355,15 +383,20 @@ async def _judge_metric(
 
     records = chunk.records
     fields = ctx.columns.judge_fields()
+    options = ctx.engine_options
+    if ctx.budget_left is not None:
+        options = dataclasses.replace(options, budget=ctx.budget_left())
+    if is_multi_step(metric):  # its own steps through the engine (RAG, trajectories)
+        report = await metric.arun(
+            records, ctx.model, cache=ctx.cache, options=options, fields={**fields, "prompt": ctx.columns.prompt}
+        )
+        return None, report.rows, report
     jobs: list[tuple[int, str]] | None = None
     if metric.kind == "pairwise":
         jobs = [(i, o) for i, row in enumerate(chunk.rows) for o in metric.orientations(row)]
         engine_records = [{**records[i], "orientation": o} for i, o in jobs]
     else:
         engine_records = records
-    options = ctx.engine_options
-    if ctx.budget_left is not None:
-        options = dataclasses.replace(options, budget=ctx.budget_left())
     result = await arun_sampled(
         engine_records,
         ctx.model,
@@ -411,6 +444,8 @@ def _score_chunk(
             raise JudgeStopped(f"the judge stopped on {metric.name}: {result.stop_reason}", result.stop_kind)
         if metric.kind == "pairwise":
             _pairwise_columns(metric, chunk, jobs, rows, out)
+        elif is_multi_step(metric):
+            _multi_step_columns(metric, rows, len(chunk), out)
         else:
             _pointwise_columns(metric, rows, len(chunk), out)
     return out, stats
@@ -557,7 +592,9 @@ def _keep_columns(plan: Plan, columns: Columns, extra: Sequence[str], available:
         names += [columns.response, columns.reference]
     for metric in plan.judged:
         rename = columns.judge_fields()
-        names += [rename.get(f, f) for f in metric.template.fields]
+        if is_multi_step(metric):
+            rename.update(prompt=columns.prompt, context=metric.context_field)
+        names += [rename.get(f, f) for f in judged_fields(metric)]
     for custom in plan.custom:
         names += list(custom.columns or ())
     names += list(extra)

@@ -5,7 +5,9 @@ One module per method: :mod:`~respeval.judge.methods.pointwise` (equivalence aga
 reference), :mod:`~respeval.judge.methods.pairwise` (preference in both orders),
 :mod:`~respeval.judge.methods.rubrics` (static and adaptive rubrics),
 :mod:`~respeval.judge.methods.sampling` (K samples per item, aggregated),
-:mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules) and
+:mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules),
+:mod:`~respeval.judge.methods.rag` (faithfulness, context precision and recall, answer
+relevance, citations: multi-step, claim by claim) and
 :mod:`~respeval.judge.methods.llmbar` (recorded judgments replayed).  What the engine needs
 of a per-request method is :class:`~respeval.judge.methods.base.JudgeMethod`; a whole-run
 method is a :class:`~respeval.judge.run.JudgePlan`.
@@ -56,6 +58,11 @@ METHODS = MethodRegistry(
         "adaptive-rubric": "respeval.judge.methods.rubrics:AdaptiveRubricRun",
         "sampled": "respeval.judge.methods.sampling:SampledRun",
         "multi-turn": "respeval.judge.methods.multiturn:MultiTurnRun",
+        "faithfulness": "respeval.judge.methods.rag:Faithfulness",
+        "context-precision": "respeval.judge.methods.rag:ContextPrecision",
+        "context-recall": "respeval.judge.methods.rag:ContextRecall",
+        "answer-relevance": "respeval.judge.methods.rag:AnswerRelevance",
+        "citation-check": "respeval.judge.methods.rag:CitationCheck",
     }
 )
 
