@@ -1,6 +1,8 @@
 """An OpenAI- and Anthropic-compatible server on 127.0.0.1 that injects faults and counts
 every request: the judge engine's test double for a real provider.  ``POST .../chat/completions``
-speaks OpenAI's wire format, ``POST .../messages`` Anthropic's (``x-api-key``, content blocks).
+speaks OpenAI's wire format, ``POST .../messages`` Anthropic's (``x-api-key``, content blocks),
+``POST .../embeddings`` OpenAI's embeddings (``embedder(texts) -> vectors``, default a
+hashed bag of words; faults apply to it as to chat requests).
 
 Two ways to run it, same behaviour:
 
@@ -113,6 +115,19 @@ def _tokens(chars: int) -> int:
     return chars // 4 + 1
 
 
+def default_embedder(texts: list[str]) -> list[list[float]]:
+    """A 32-dimensional hashed bag of words per text (never all zero)."""
+    out = []
+    for text in texts:
+        vector = [0.0] * 32
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            h = int(hashlib.sha256(word.encode()).hexdigest()[:8], 16)
+            vector[h % 32] += 1.0
+        vector[31] += 0.5
+        out.append(vector)
+    return out
+
+
 def default_responder(body: Any) -> str:
     """The judge's reply text for a request body (see the module docstring)."""
     messages = body.get("messages") or []
@@ -210,7 +225,9 @@ class _Core:
         keep_bodies: bool = True,
         echo_headers: bool = False,
         batch_api: Any = None,
+        embedder: Callable[[list[str]], list[list[float]]] = default_embedder,
     ) -> None:
+        self.embedder = embedder
         self.batch_api = batch_api  # _helpers.batch_api.BatchAPI: the providers' batch endpoints
         self.plan = plan
         self.script = script
@@ -325,7 +342,8 @@ class _Core:
                 sent = headers.get("x-api-key") if anthropic else headers.get("authorization")
                 if sent != (self.api_key if anthropic else f"Bearer {self.api_key}"):
                     record.fault = fault = "401"
-            known = anthropic or path.split("?", 1)[0].endswith("/chat/completions")
+            embeddings = path.split("?", 1)[0].endswith("/embeddings")
+            known = anthropic or embeddings or path.split("?", 1)[0].endswith("/chat/completions")
             if method != "POST" or not known or not isinstance(body, dict):
                 record.status = 404 if method == "POST" and isinstance(body, dict) else 400
                 writer.write(error(record.status, "not a chat-completions or messages request"))
@@ -347,6 +365,27 @@ class _Core:
                 return True
             if fault == "slow":
                 await asyncio.sleep(self.plan.slow_seconds)
+            if embeddings:
+                texts = body.get("input")
+                texts = [texts] if isinstance(texts, str) else list(texts or [])
+                vectors = self.embedder(texts)
+                if fault == "bad-judge-json":
+                    vectors = vectors[:-1]  # one vector short: a malformed reply
+                record.prompt_tokens = sum(_tokens(len(t)) for t in texts)
+                payload = json.dumps(
+                    {
+                        "object": "list",
+                        "model": body.get("model"),
+                        "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                        "usage": {"prompt_tokens": record.prompt_tokens, "total_tokens": record.prompt_tokens},
+                    }
+                ).encode()
+                if fault == "malformed-body":
+                    payload = payload[: len(payload) // 2]
+                record.status = 200
+                writer.write(_response(200, payload))
+                await writer.drain()
+                return True
             content = BAD_JUDGE_TEXT if fault == "bad-judge-json" else self.responder(body)
             prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
             record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
@@ -437,6 +476,7 @@ class JudgeServer:
         api_key: str | None = None,
         echo_headers: bool = False,
         batch_api: Any = None,
+        embedder: Callable[[list[str]], list[list[float]]] = default_embedder,
     ) -> None:
         self.core = _Core(
             plan or FaultPlan(),
@@ -446,6 +486,7 @@ class JudgeServer:
             api_key=api_key,
             echo_headers=echo_headers,
             batch_api=batch_api,
+            embedder=embedder,
         )
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -11,8 +11,9 @@ answers in the step's reply shape:
   the answer says "not sure";
 * embeddings (``embed``): a 64-dimensional hashed bag of words.
 
-A ``[[malformed]]`` tag in the data makes it answer in a broken shape (a verdict missing, a
-label it was not offered), for the tests of unscored rows.
+A ``[[malformed]]`` tag in the data makes it answer every step in a broken shape (a verdict
+missing, a label it was not offered), ``[[malformed-verify]]`` only the claims' verification:
+for the tests of unscored rows.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def respond_messages(messages: list[dict[str, Any]]) -> str:
     system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
     data = _data(messages)
     broken = any("[[malformed]]" in v for v in data.values())
+    broken_verify = broken or any("[[malformed-verify]]" in v for v in data.values())
     if "break an answer into its claims" in system:
         claims = _sentences(data.get("ANSWER", ""))
         return json.dumps({"claims": "not a list" if broken else claims})
@@ -59,7 +61,7 @@ def respond_messages(messages: list[dict[str, Any]]) -> str:
             {"index": int(i), "reason": "word overlap", "verdict": "supported" if _supported(c, data["EVIDENCE"]) else "not_supported"}
             for i, c in claims
         ]  # fmt: skip
-        if broken:
+        if broken_verify:
             verdicts = verdicts[1:]  # one claim left without a verdict
         return json.dumps({"verdicts": verdicts})
     if "one retrieved chunk" in system:

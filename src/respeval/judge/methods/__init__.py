@@ -59,10 +59,10 @@ METHODS = MethodRegistry(
         "sampled": "respeval.judge.methods.sampling:SampledRun",
         "multi-turn": "respeval.judge.methods.multiturn:MultiTurnRun",
         "faithfulness": "respeval.judge.methods.rag:Faithfulness",
-        "context-precision": "respeval.judge.methods.rag:ContextPrecision",
-        "context-recall": "respeval.judge.methods.rag:ContextRecall",
-        "answer-relevance": "respeval.judge.methods.rag:AnswerRelevance",
-        "citation-check": "respeval.judge.methods.rag:CitationCheck",
+        "context_precision": "respeval.judge.methods.rag:ContextPrecision",
+        "context_recall": "respeval.judge.methods.rag:ContextRecall",
+        "answer_relevance": "respeval.judge.methods.rag:AnswerRelevance",
+        "citation_check": "respeval.judge.methods.rag:CitationCheck",
     }
 )
 

@@ -226,12 +226,12 @@ PREDEFINED: dict[str, PointwiseMetric] = {name: predefined(name) for name in PRE
 
 MULTI_STEP = {
     "faithfulness": "faithfulness",
-    "context_precision": "context-precision",
-    "context_recall": "context-recall",
-    "answer_relevance": "answer-relevance",
-    "citation_check": "citation-check",
-    "trajectory_hallucination": "trajectory-hallucination",
-    "trajectory_tool_use_quality": "trajectory-tool-use-quality",
+    "context_precision": "context_precision",
+    "context_recall": "context_recall",
+    "answer_relevance": "answer_relevance",
+    "citation_check": "citation_check",
+    "trajectory_hallucination": "trajectory_hallucination",
+    "trajectory_tool_use_quality": "trajectory_tool_use_quality",
 }
 """Metric name -> its method in :data:`respeval.judge.methods.METHODS`."""
 

@@ -704,6 +704,10 @@ class RagRow:
             return None
         return {"score": self.score, "pass": self.passed, "reasoning": self.explanation, "details": self.details}
 
+    def digest_entry(self) -> tuple[int, Any, Any, float | None] | None:
+        """What a report's score distribution and worst rows take of this row."""
+        return (self.row, self.score, self.explanation, None) if self.scored else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
