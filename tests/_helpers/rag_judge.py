@@ -9,6 +9,8 @@ answers in the step's reply shape:
 * chunk usefulness: useful when the chunk shares two content words with the answer;
 * questions: ``What about <first content words>?`` per question asked; noncommittal when
   the answer says "not sure";
+* conversation rubrics: "yes" for every rubric, "no" for rubric ``X`` when ``[[fail-X]]``
+  occurs in the data;
 * embeddings (``embed``): a 64-dimensional hashed bag of words.
 
 A ``[[malformed]]`` tag in the data makes it answer every step in a broken shape (a verdict
@@ -91,6 +93,14 @@ def respond_messages(messages: list[dict[str, Any]]) -> str:
             for i, s, c in items
         ]  # fmt: skip
         return json.dumps({"verdicts": verdicts[:-1] if broken else verdicts})
+    if "You review what an AI agent did" in system:  # conversation rubrics (tool-use quality)
+        ids = re.findall(r"^\[([a-z_]+)\] ", data.get("RUBRICS", ""), re.M)
+        shown = " ".join(data.values())
+        verdicts = [
+            {"id": rid, "reasoning": "scripted", "verdict": "no" if f"[[fail-{rid}]]" in shown else "yes"}
+            for rid in ids
+        ]
+        return json.dumps({"verdicts": "broken" if broken else verdicts})
     return json.dumps({"reasoning": "not a RAG step", "score": 1.0, "pass": True})
 
 

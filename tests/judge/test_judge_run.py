@@ -38,6 +38,18 @@ RAG_ROWS = [
     }
     for i, row in enumerate(ROWS)
 ]
+TRAJECTORY_ROWS = [
+    {
+        "id": f"t{i}",
+        "messages": [
+            {"role": "user", "content": f"Weather in city{i}?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "weather", "arguments": {"city": f"city{i}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"forecast": "sunny and warm"}'},
+            {"role": "assistant", "content": "The forecast is sunny and warm."},
+        ],
+    }
+    for i in range(3)
+]  # fmt: skip
 CASES = [JudgeCase(f"c{i}", Conversation((Exchange(f"Q{i}?", (), f"A{i}."),)), [f"A{i}."]) for i in range(2)]
 
 
@@ -82,6 +94,8 @@ METHOD_CASES = {
         RAG_ROWS,
     ),
     "citation_check": (lambda: get_method("citation_check"), RAG_ROWS),
+    "trajectory_hallucination": (lambda: get_method("trajectory_hallucination"), TRAJECTORY_ROWS),
+    "trajectory_tool_use_quality": (lambda: get_method("trajectory_tool_use_quality"), TRAJECTORY_ROWS),
 }
 
 

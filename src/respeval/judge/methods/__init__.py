@@ -7,7 +7,9 @@ reference), :mod:`~respeval.judge.methods.pairwise` (preference in both orders),
 :mod:`~respeval.judge.methods.sampling` (K samples per item, aggregated),
 :mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules),
 :mod:`~respeval.judge.methods.rag` (faithfulness, context precision and recall, answer
-relevance, citations: multi-step, claim by claim) and
+relevance, citations: multi-step, claim by claim),
+:mod:`~respeval.judge.methods.trajectory` (hallucination and tool-use quality over a
+trajectory, per record) and
 :mod:`~respeval.judge.methods.llmbar` (recorded judgments replayed).  What the engine needs
 of a per-request method is :class:`~respeval.judge.methods.base.JudgeMethod`; a whole-run
 method is a :class:`~respeval.judge.run.JudgePlan`.
@@ -63,6 +65,8 @@ METHODS = MethodRegistry(
         "context_recall": "respeval.judge.methods.rag:ContextRecall",
         "answer_relevance": "respeval.judge.methods.rag:AnswerRelevance",
         "citation_check": "respeval.judge.methods.rag:CitationCheck",
+        "trajectory_hallucination": "respeval.judge.methods.trajectory:TrajectoryHallucination",
+        "trajectory_tool_use_quality": "respeval.judge.methods.trajectory:TrajectoryToolUseQuality",
     }
 )
 
