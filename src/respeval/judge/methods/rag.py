@@ -262,7 +262,7 @@ def _indexed_verdicts(
 
 
 @dataclass(frozen=True)
-class _ClaimsItem:
+class ClaimsItem:
     question: str | None
     text: str
 
@@ -291,10 +291,10 @@ class ClaimExtraction(_Step):
     reply_key = "claims"
     reply_shape = _CLAIMS_SHAPE
 
-    def data(self, item: _ClaimsItem) -> InsertedData:
+    def data(self, item: ClaimsItem) -> InsertedData:
         return InsertedData.of([("QUESTION", item.question), ("ANSWER", item.text)])
 
-    def build(self, item: _ClaimsItem, capabilities: Capabilities) -> JudgeRequest:
+    def build(self, item: ClaimsItem, capabilities: Capabilities) -> JudgeRequest:
         d = self.data(item)
         parts = []
         if item.question is not None:
@@ -303,7 +303,7 @@ class ClaimExtraction(_Step):
         parts.append("List the answer's claims. Reply with the JSON object only.")
         return _request(_CLAIMS_SYSTEM, "\n\n".join(parts), _CLAIMS_SCHEMA, capabilities, self)
 
-    def validate(self, item: _ClaimsItem, obj: Mapping[str, Any]) -> tuple[str, ...] | str:
+    def validate(self, item: ClaimsItem, obj: Mapping[str, Any]) -> tuple[str, ...] | str:
         raw = obj.get("claims")
         if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
             return "'claims' must be a list of strings"
@@ -311,7 +311,7 @@ class ClaimExtraction(_Step):
 
 
 @dataclass(frozen=True)
-class _VerifyItem:
+class VerifyItem:
     claims: tuple[str, ...]
     context: str
     evidence: str = "context"  # what the claims are checked against, as the prompt names it
@@ -354,10 +354,10 @@ class ClaimVerification(_Step):
     reply_key = "verdicts"
     reply_shape = _VERIFY_SHAPE
 
-    def data(self, item: _VerifyItem) -> InsertedData:
+    def data(self, item: VerifyItem) -> InsertedData:
         return InsertedData.of([("EVIDENCE", item.context), ("CLAIMS", _numbered(item.claims))])
 
-    def build(self, item: _VerifyItem, capabilities: Capabilities) -> JudgeRequest:
+    def build(self, item: VerifyItem, capabilities: Capabilities) -> JudgeRequest:
         d = self.data(item)
         user = (
             f"The evidence ({item.evidence}):\n{d.block('EVIDENCE')}\n\nThe claims:\n{d.block('CLAIMS')}\n\n"
@@ -365,7 +365,7 @@ class ClaimVerification(_Step):
         )
         return _request(_VERIFY_SYSTEM, user, _VERIFY_SCHEMA, capabilities, self)
 
-    def validate(self, item: _VerifyItem, obj: Mapping[str, Any]) -> list[tuple[bool, str]] | str:
+    def validate(self, item: VerifyItem, obj: Mapping[str, Any]) -> list[tuple[bool, str]] | str:
         return _indexed_verdicts(obj, "verdicts", len(item.claims), _SUPPORT_LABELS, "claim")
 
 
@@ -788,7 +788,7 @@ class RagReport(BatchSettled):
 
 
 @dataclass
-class _Judging:
+class StepRunner:
     """The model, cache and engine options every step of a run shares, what they spent,
     and the first stop."""
 
@@ -815,14 +815,14 @@ class _Judging:
         return out
 
 
-def _failed(step: str, row: RowResult | None) -> str:
+def step_failure(step: str, row: RowResult | None) -> str:
     if row is None:
         return f"{step}: not run"
     return f"{step}: {row.unscored_reason or 'unscored'}"
 
 
 @dataclass
-class _Input:
+class RagInput:
     row: int
     id: Any
     record: dict[str, Any]
@@ -898,8 +898,8 @@ class RagMetric:
         inputs = []
         for k, raw in enumerate(records):
             record = self._record(raw, rename)
-            inputs.append(_Input(k, record.get("id", k), record))
-        run = _Judging(model, cache, options)
+            inputs.append(RagInput(k, record.get("id", k), record))
+        run = StepRunner(model, cache, options)
         rows = await self._run(inputs, run)
         report = RagReport(
             self.name,
@@ -919,18 +919,18 @@ class RagMetric:
     def _finish(self, report: RagReport) -> None:
         return None
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         raise NotImplementedError
 
-    def _row(self, inp: _Input, score: float, explanation: str, details: list[dict[str, Any]]) -> RagRow:
+    def _row(self, inp: RagInput, score: float, explanation: str, details: list[dict[str, Any]]) -> RagRow:
         return RagRow(inp.row, inp.id, SCORED, score, score >= self.threshold, explanation, details)
 
     @staticmethod
-    def _unscored(inp: _Input, reason: str, details: list[dict[str, Any]] | None = None) -> RagRow:
+    def _unscored(inp: RagInput, reason: str, details: list[dict[str, Any]] | None = None) -> RagRow:
         return RagRow(inp.row, inp.id, UNSCORED, details=details or [], unscored_reason=reason)
 
     def _valid(
-        self, inputs: Sequence[_Input], read: Callable[[dict[str, Any]], Any]
+        self, inputs: Sequence[RagInput], read: Callable[[dict[str, Any]], Any]
     ) -> tuple[list[Any], list[RagRow | None]]:
         """Each input read by ``read`` (or its row unscored with the reason)."""
         out: list[Any] = []
@@ -958,7 +958,7 @@ class Faithfulness(RagMetric):
     steps = (ClaimExtraction, ClaimVerification)
     needs = ("response", "context")
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         def read(r: dict[str, Any]) -> tuple[str | None, str, list[Chunk]]:
             chunks = contexts_of(r.get("context"), "context") if r.get("context") is not None else []
             if not chunks:
@@ -967,13 +967,13 @@ class Faithfulness(RagMetric):
 
         parsed, rows = self._valid(inputs, read)
         todo = [k for k, p in enumerate(parsed) if p is not None]
-        extracted = await run.step(self._step(ClaimExtraction), [_ClaimsItem(parsed[k][0], parsed[k][1]) for k in todo])
+        extracted = await run.step(self._step(ClaimExtraction), [ClaimsItem(parsed[k][0], parsed[k][1]) for k in todo])
         verify_at: list[int] = []
         items = []
         claims_of: dict[int, tuple[str, ...]] = {}
         for k, got in zip(todo, extracted):
             if got is None or not got.scored or got.verdict is None:
-                rows[k] = self._unscored(inputs[k], _failed("claim extraction", got))
+                rows[k] = self._unscored(inputs[k], step_failure("claim extraction", got))
                 continue
             claims = tuple(got.verdict["result"])
             if not claims:
@@ -981,13 +981,13 @@ class Faithfulness(RagMetric):
                 continue
             claims_of[k] = claims
             verify_at.append(k)
-            items.append(_VerifyItem(claims, _context_text(parsed[k][2]), "the retrieved context"))
+            items.append(VerifyItem(claims, _context_text(parsed[k][2]), "the retrieved context"))
         verified = await run.step(self._step(ClaimVerification), items)
         for k, got in zip(verify_at, verified):
             claims = claims_of[k]
             if got is None or not got.scored or got.verdict is None:
                 details = [{"claim": c, "supported": None, "reason": None} for c in claims]
-                rows[k] = self._unscored(inputs[k], _failed("claim verification", got), details)
+                rows[k] = self._unscored(inputs[k], step_failure("claim verification", got), details)
                 continue
             details = [
                 {"claim": c, "supported": ok, "reason": why} for c, (ok, why) in zip(claims, got.verdict["result"])
@@ -1017,7 +1017,7 @@ class ContextPrecision(RagMetric):
     def _options(self) -> str:
         return f"|use:{self.use}|epsilon:{self.epsilon:g}"
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         label = self.use.upper()
 
         def read(r: dict[str, Any]) -> tuple[str | None, str, list[Chunk]]:
@@ -1045,7 +1045,7 @@ class ContextPrecision(RagMetric):
             failures = []
             for chunk, got in zip(chunks, results):
                 if got is None or not got.scored or got.verdict is None:
-                    failures.append(_failed(f"chunk {chunk.id}", got))
+                    failures.append(step_failure(f"chunk {chunk.id}", got))
                     details.append({"id": chunk.id, "useful": None, "reason": None})
                 else:
                     useful, why = got.verdict["result"]
@@ -1074,7 +1074,7 @@ class ContextRecall(RagMetric):
     steps = (ReferenceAttribution,)
     needs = ("reference", "context")
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         def read(r: dict[str, Any]) -> _AttributionItem:
             chunks = contexts_of(r.get("context"), "context") if r.get("context") is not None else []
             if not chunks:
@@ -1088,7 +1088,7 @@ class ContextRecall(RagMetric):
         judged = await run.step(self._step(ReferenceAttribution), [parsed[k] for k in todo])
         for k, got in zip(todo, judged):
             if got is None or not got.scored or got.verdict is None:
-                rows[k] = self._unscored(inputs[k], _failed("attribution", got))
+                rows[k] = self._unscored(inputs[k], step_failure("attribution", got))
                 continue
             statements = got.verdict["result"]
             if not statements:
@@ -1152,7 +1152,7 @@ class AnswerRelevance(RagMetric):
     def _finish(self, report: RagReport) -> None:
         report.embeddings = self._stats
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         from respeval.judge.embeddings import aembed, cosine
         from respeval.judge.errors import JudgeError
 
@@ -1167,7 +1167,7 @@ class AnswerRelevance(RagMetric):
         ready: list[tuple[int, tuple[str, ...], bool]] = []
         for k, got in zip(todo, generated):
             if got is None or not got.scored or got.verdict is None:
-                rows[k] = self._unscored(inputs[k], _failed("question generation", got))
+                rows[k] = self._unscored(inputs[k], step_failure("question generation", got))
                 continue
             questions, noncommittal = got.verdict["result"]
             ready.append((k, questions, noncommittal))
@@ -1226,7 +1226,7 @@ class CitationCheck(RagMetric):
     def _options(self) -> str:
         return f"|pattern:{self.pattern.pattern}" if self.pattern_text is not None else ""
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         def read(r: dict[str, Any]) -> tuple[str, list[Chunk]]:
             chunks = contexts_of(r.get("context"), "context") if r.get("context") is not None else []
             if not chunks:
@@ -1266,7 +1266,7 @@ class CitationCheck(RagMetric):
             if k in results:
                 got = results[k]
                 if got is None or not got.scored or got.verdict is None:
-                    rows[k] = self._unscored(inputs[k], _failed("citation support", got), details)
+                    rows[k] = self._unscored(inputs[k], step_failure("citation support", got), details)
                     continue
                 verdicts = iter(got.verdict["result"])
                 for d in details:

@@ -36,14 +36,14 @@ from respeval.agents.conversation import Conversation
 from respeval.agents.multiturn import CONVERSATION_RUBRICS, JudgeCase
 from respeval.judge.methods.rag import (
     ClaimExtraction,
+    ClaimsItem,
     ClaimVerification,
+    RagInput,
     RagMetric,
     RagRow,
-    _ClaimsItem,
-    _failed,
-    _Input,
-    _Judging,
-    _VerifyItem,
+    StepRunner,
+    VerifyItem,
+    step_failure,
 )
 
 __all__ = ["TrajectoryHallucination", "TrajectoryToolUseQuality", "conversation_of"]
@@ -97,7 +97,7 @@ class TrajectoryHallucination(_TrajectoryMetric):
     metric = "trajectory_hallucination"
     steps = (ClaimExtraction, ClaimVerification)
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         parsed, rows = self._valid(inputs, lambda r: conversation_of(r.get("messages")))
         # units: (input k, exchange i, the user's turn, the response, the tool outputs so far)
         units: list[tuple[int, int, str, str, str]] = []
@@ -124,7 +124,7 @@ class TrajectoryHallucination(_TrajectoryMetric):
                     if has_outputs
                     else "no tool output in the trajectory (nothing to check the response against)",
                 )
-        extracted = await run.step(self._step(ClaimExtraction), [_ClaimsItem(u[2] or None, u[3]) for u in units])
+        extracted = await run.step(self._step(ClaimExtraction), [ClaimsItem(u[2] or None, u[3]) for u in units])
         verify: list[int] = []
         items = []
         claims_of: dict[int, tuple[str, ...]] = {}
@@ -132,19 +132,19 @@ class TrajectoryHallucination(_TrajectoryMetric):
         for n, (unit, got) in enumerate(zip(units, extracted)):
             k = unit[0]
             if got is None or not got.scored or got.verdict is None:
-                failures.setdefault(k, []).append(f"exchange {unit[1] + 1}: " + _failed("claim extraction", got))
+                failures.setdefault(k, []).append(f"exchange {unit[1] + 1}: " + step_failure("claim extraction", got))
                 continue
             claims = tuple(got.verdict["result"])
             if claims:
                 claims_of[n] = claims
                 verify.append(n)
-                items.append(_VerifyItem(claims, unit[4], "the outputs of the tools the agent called"))
+                items.append(VerifyItem(claims, unit[4], "the outputs of the tools the agent called"))
         verified = await run.step(self._step(ClaimVerification), items)
         per_row: dict[int, list[tuple[int, float, list[dict[str, Any]]]]] = {}
         for n, got in zip(verify, verified):
             k, i = units[n][0], units[n][1]
             if got is None or not got.scored or got.verdict is None:
-                failures.setdefault(k, []).append(f"exchange {i + 1}: " + _failed("claim verification", got))
+                failures.setdefault(k, []).append(f"exchange {i + 1}: " + step_failure("claim verification", got))
                 continue
             details = [
                 {"exchange": i + 1, "claim": c, "supported": ok, "reason": why}
@@ -190,7 +190,7 @@ class TrajectoryToolUseQuality(_TrajectoryMetric):
             f"|samples:{self.samples}|threshold:{self.threshold:g}"
         )
 
-    async def _run(self, inputs: Sequence[_Input], run: _Judging) -> list[RagRow]:
+    async def _run(self, inputs: Sequence[RagInput], run: StepRunner) -> list[RagRow]:
         from respeval.judge.methods.multiturn import arun_multiturn
 
         parsed, rows = self._valid(inputs, lambda r: conversation_of(r.get("messages")))
@@ -220,12 +220,14 @@ class TrajectoryToolUseQuality(_TrajectoryMetric):
             texts = {r.id: r.text for r in CONVERSATION_RUBRICS["tool_use_quality"]}
             for k, case in zip(at, report.cases):
                 (m,) = case.metrics
-                details = [{"rubric": rid, "text": texts.get(rid, ""), "score": v} for rid, v in m.per_rubric.items()]
+                details: list[dict[str, Any]] = [
+                    {"rubric": rid, "text": texts.get(rid, ""), "score": v} for rid, v in m.per_rubric.items()
+                ]
                 if m.value is None:
                     why = "; ".join(sorted({r for r in m.reasons if r})) or "no rubric verdict"
                     rows[k] = self._unscored(inputs[k], why, details)
                     continue
-                unmet = [d["rubric"] for d in details if d["score"] is not None and d["score"] < 1.0]
+                unmet = [str(d["rubric"]) for d in details if d["score"] is not None and d["score"] < 1.0]
                 explanation = f"{len(details) - len(unmet)} of {len(details)} rubrics met" + (
                     f"; not: {', '.join(unmet)}" if unmet else ""
                 )
