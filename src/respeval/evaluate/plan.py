@@ -20,7 +20,7 @@ from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
 from respeval.fingerprint import split_version
-from respeval.judge.methods.predefined import MULTI_STEP, PREDEFINED_INFO, multi_step, predefined
+from respeval.judge.methods.predefined import EMBEDDING_METRICS, MULTI_STEP, PREDEFINED_INFO, multi_step, predefined
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 from respeval.metrics import REGISTRY, MetricOptions
 
@@ -140,7 +140,7 @@ def _entry(item: Any) -> Any:
     if isinstance(item, str):
         if item in REGISTRY:
             return Computed(item)
-        if item in MULTI_STEP:
+        if item in MULTI_STEP or item in EMBEDDING_METRICS:
             return multi_step(item)
         if item.upper() in PREDEFINED_INFO:
             return predefined(item)

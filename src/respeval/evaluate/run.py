@@ -575,6 +575,9 @@ def _fingerprint(dataset: Dataset, plan: Plan, judge: Any, options: dict[str, An
     parts.update(plan.fingerprint_parts(unproven))
     if plan.judged:
         parts["the judge model"] = judge.identity() if judge is not None else None
+        embedders = sorted(str(m.embedder.identity()) for m in plan.judged if getattr(m, "embedder", None) is not None)
+        if embedders:
+            parts["the embedding models"] = embedders
         code = getattr(judge, "code", None)
         if isinstance(code, CodeFingerprint) and not code.proven:
             unproven["the judge's code"] = f"{code.reason}; give it a version (python:module:function@VERSION)"
@@ -834,10 +837,27 @@ async def _resolve_batches(
     return report
 
 
+class _NoJudge:
+    """The judge of a run whose judged metrics need none (embeddings only): opens nothing."""
+
+    model_id = None
+
+    def identity(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _NoJudge:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
 def _judge_model(plan: Plan, model: Any) -> Any:
     """The judge model object (None when nothing is judged)."""
     if not plan.judged:
         return None
+    if model is None and not any(getattr(m, "needs_judge", True) for m in plan.judged):
+        return _NoJudge()
     if model is None:
         names = ", ".join(m.name for m in plan.judged)
         raise ValueError(f"judged metric(s) {names} need a judge model (model=, or --model)")

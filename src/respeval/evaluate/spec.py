@@ -22,6 +22,7 @@
       - {rag: context_precision, use: response, context: retrieved}   # context: the chunks' column
       - {rag: answer_relevance, embeddings: openai:text-embedding-3-small, strictness: 3}
       - {rag: citation_check, pattern: "\\[(\\d+)\\]"}
+      - {embedding: semantic_similarity, embeddings: openai:text-embedding-3-small, threshold: 0.8}
 
 ``template_file`` and ``system_instruction_file`` are read relative to the spec file;
 ``system_instruction: "@file.txt"`` works too.  Unknown keys are errors, naming the entry, and
@@ -102,6 +103,16 @@ _PAIRWISE_KEYS = (
     "max_tokens",
 )
 _PREDEFINED_KEYS = ("predefined", "name", "threshold", "system_instruction", "system_instruction_file", "max_tokens")
+_EMBEDDING_KEYS = (
+    "embedding",
+    "name",
+    "threshold",
+    "embeddings",
+    "embeddings_base_url",
+    "embeddings_api_key_env",
+    "embeddings_dimensions",
+    "batch_size",
+)
 _RAG_KEYS = (
     "rag",
     "name",
@@ -205,6 +216,16 @@ _TYPES: dict[str, dict[str, Check]] = {
         "embeddings_dimensions": _POSITIVE_INT,
         "pattern": _STR,
     },
+    "embedding": {
+        "embedding": _STR,
+        "name": _STR,
+        "threshold": _NUMBER,
+        "embeddings": _STR,
+        "embeddings_base_url": _STR,
+        "embeddings_api_key_env": _STR,
+        "embeddings_dimensions": _POSITIVE_INT,
+        "batch_size": _POSITIVE_INT,
+    },
 }
 
 
@@ -243,10 +264,11 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
     """One ``metrics:`` entry of a spec as a metric object (see the module docstring)."""
     from respeval.evaluate.plan import Computed
 
-    kinds = [k for k in ("metric", "custom", "pointwise", "pairwise", "predefined", "rag") if k in entry]
+    kinds = [k for k in ("metric", "custom", "pointwise", "pairwise", "predefined", "rag", "embedding") if k in entry]
     if len(kinds) != 1:
         raise ValueError(
-            f"metric entry {dict(entry)!r}: name exactly one of metric:, custom:, pointwise:, pairwise:, predefined:, rag:"
+            f"metric entry {dict(entry)!r}: name exactly one of metric:, custom:, pointwise:, pairwise:, predefined:, "
+            "rag:, embedding:"
         )
     kind = kinds[0]
     what = f"metric entry {entry[kind]!r}"
@@ -288,6 +310,9 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
         if kind == "rag":
             _check_keys(entry, _RAG_KEYS, what)
             return multi_step(str(entry["rag"]), **_rag_options(entry))
+        if kind == "embedding":
+            _check_keys(entry, _EMBEDDING_KEYS, what)
+            return multi_step(str(entry["embedding"]), **{k: v for k, v in entry.items() if k != "embedding"})
         _check_keys(entry, _PREDEFINED_KEYS, what)
         texts = _texts(entry, base)
         options = {k: v for k, v in entry.items() if k in ("threshold", "max_tokens")}

@@ -36,7 +36,15 @@ from typing import Any
 
 from respeval.judge.methods.templates import PointwiseMetric
 
-__all__ = ["MULTI_STEP", "PREDEFINED", "PredefinedInfo", "describe_predefined", "multi_step", "predefined"]
+__all__ = [
+    "EMBEDDING_METRICS",
+    "MULTI_STEP",
+    "PREDEFINED",
+    "PredefinedInfo",
+    "describe_predefined",
+    "multi_step",
+    "predefined",
+]
 
 
 @dataclass(frozen=True)
@@ -235,16 +243,24 @@ MULTI_STEP = {
 }
 """Metric name -> its method in :data:`respeval.judge.methods.METHODS`."""
 
+EMBEDDING_METRICS = ("semantic_similarity",)
+"""Metrics computed from embeddings (:mod:`respeval.judge.similarity`): no judge model."""
+
 
 def multi_step(metric: str, **options: Any) -> Any:
-    """The multi-step judge metric ``metric`` (:data:`MULTI_STEP`) with its options (``name``,
-    ``threshold``, the metric's own); ValueError naming what is wrong."""
+    """The multi-step metric ``metric`` (:data:`MULTI_STEP`, :data:`EMBEDDING_METRICS`) with
+    its options (``name``, ``threshold``, the metric's own); ValueError naming what is wrong."""
     from respeval.judge.methods import METHODS
 
-    method = MULTI_STEP.get(metric)
-    if method is None:
-        raise ValueError(f"unknown multi-step judge metric {metric!r}; available: {', '.join(MULTI_STEP)}")
     try:
+        if metric in EMBEDDING_METRICS:
+            from respeval.judge.similarity import SemanticSimilarity
+
+            return SemanticSimilarity(**options)
+        method = MULTI_STEP.get(metric)
+        if method is None:
+            names = ", ".join((*MULTI_STEP, *EMBEDDING_METRICS))
+            raise ValueError(f"unknown multi-step metric {metric!r}; available: {names}")
         return METHODS[method](**options)
     except TypeError as exc:
         raise ValueError(f"metric {metric!r}: {exc}") from None
