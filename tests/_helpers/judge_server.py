@@ -1,6 +1,8 @@
 """An OpenAI- and Anthropic-compatible server on 127.0.0.1 that injects faults and counts
 every request: the judge engine's test double for a real provider.  ``POST .../chat/completions``
-speaks OpenAI's wire format, ``POST .../messages`` Anthropic's (``x-api-key``, content blocks).
+speaks OpenAI's wire format, ``POST .../messages`` Anthropic's (``x-api-key``, content blocks),
+``POST .../embeddings`` OpenAI's embeddings (``embedder(texts) -> vectors``, default a
+hashed bag of words; faults apply to it as to chat requests).
 
 Two ways to run it, same behaviour:
 
@@ -117,6 +119,19 @@ class Record:
 
 def _tokens(chars: int) -> int:
     return chars // 4 + 1
+
+
+def default_embedder(texts: list[str]) -> list[list[float]]:
+    """A 32-dimensional hashed bag of words per text (never all zero)."""
+    out = []
+    for text in texts:
+        vector = [0.0] * 32
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            h = int(hashlib.sha256(word.encode()).hexdigest()[:8], 16)
+            vector[h % 32] += 1.0
+        vector[31] += 0.5
+        out.append(vector)
+    return out
 
 
 def default_responder(body: Any) -> str:
@@ -249,7 +264,9 @@ class _Core:
         batch_api: Any = None,
         tool_caller: Callable[[Any], Any] | None = None,
         agent: Callable[[Any], Any] | None = None,
+        embedder: Callable[[list[str]], list[list[float]]] = default_embedder,
     ) -> None:
+        self.embedder = embedder
         self.batch_api = batch_api  # _helpers.batch_api.BatchAPI: the providers' batch endpoints
         self.tool_caller = tool_caller
         self.agent = agent
@@ -366,8 +383,10 @@ class _Core:
                 sent = headers.get("x-api-key") if anthropic else headers.get("authorization")
                 if sent != (self.api_key if anthropic else f"Bearer {self.api_key}"):
                     record.fault = fault = "401"
-            agent_call = self.agent is not None and path.split("?", 1)[0].endswith("/agent")
-            known = anthropic or agent_call or path.split("?", 1)[0].endswith("/chat/completions")
+            route = path.split("?", 1)[0]
+            agent_call = self.agent is not None and route.endswith("/agent")
+            embeddings = route.endswith("/embeddings")
+            known = anthropic or agent_call or embeddings or route.endswith("/chat/completions")
             if method != "POST" or not known or not isinstance(body, dict):
                 record.status = 404 if method == "POST" and isinstance(body, dict) else 400
                 writer.write(error(record.status, "not a chat-completions or messages request"))
@@ -389,10 +408,28 @@ class _Core:
                 return True
             if fault == "slow":
                 await asyncio.sleep(self.plan.slow_seconds)
-            if agent_call:
-                assert self.agent is not None
-                answer = self.agent(body)
-                payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+            if agent_call or embeddings:
+                if agent_call:
+                    assert self.agent is not None
+                    answer = self.agent(body)
+                    payload = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+                else:
+                    texts = body.get("input")
+                    texts = [texts] if isinstance(texts, str) else list(texts or [])
+                    vectors = self.embedder(texts)
+                    if fault == "bad-judge-json":
+                        vectors = vectors[:-1]  # one vector short: a malformed reply
+                    record.prompt_tokens = sum(_tokens(len(t)) for t in texts)
+                    payload = json.dumps(
+                        {
+                            "object": "list",
+                            "model": body.get("model"),
+                            "data": [
+                                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
+                            ],
+                            "usage": {"prompt_tokens": record.prompt_tokens, "total_tokens": record.prompt_tokens},
+                        }
+                    ).encode()
                 if fault == "malformed-body":
                     payload = payload[: len(payload) // 2]
                 record.status = 200
@@ -514,6 +551,7 @@ class JudgeServer:
         batch_api: Any = None,
         tool_caller: Callable[[Any], Any] | None = None,
         agent: Callable[[Any], Any] | None = None,
+        embedder: Callable[[list[str]], list[list[float]]] = default_embedder,
     ) -> None:
         self.core = _Core(
             plan or FaultPlan(),
@@ -525,6 +563,7 @@ class JudgeServer:
             batch_api=batch_api,
             tool_caller=tool_caller,
             agent=agent,
+            embedder=embedder,
         )
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None

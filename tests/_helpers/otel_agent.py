@@ -55,6 +55,7 @@ class Expected:
     tool_calls: list[dict[str, Any]]
     input_tokens: int
     output_tokens: int
+    model_calls: int
     model: str
     error: str | None
     feedback: Any
@@ -285,6 +286,7 @@ def run(
         history: list[dict[str, Any]] = []
         trajectory: list[dict[str, Any]] = []
         tokens_in = tokens_out = 0
+        model_calls = 0
         call_no = 0
         with tracer.start_as_current_span("invoke_agent travel") as root:
             root.set_attribute(
@@ -300,6 +302,7 @@ def run(
                 for k, calls in enumerate(steps):
                     n_in, n_out = turn.usage[k]
                     tokens_in, tokens_out = tokens_in + n_in, tokens_out + n_out
+                    model_calls += 1
                     if calls:
                         output: dict[str, Any] = {
                             "role": "assistant",
@@ -357,6 +360,7 @@ def run(
                 tool_calls=trajectory,
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
+                model_calls=model_calls,
                 model=conv.model,
                 error=f"invoke_agent travel: {conv.error}: the model did not answer in time" if conv.error else None,
                 feedback=conv.feedback,

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from _helpers import rag_judge
 from _helpers.batch_api import BatchAPI
 from _helpers.judge_server import JudgeServer, default_responder
 from respeval import judge
 from respeval.agents.conversation import Conversation, Exchange
 from respeval.agents.multiturn import JudgeCase
 from respeval.judge.batch import BatchOptions
+from respeval.judge.embeddings import CallableEmbeddings
 from respeval.judge.methods import METHODS, MethodOptions, build_method, get_method
 from respeval.judge.results import Spend
 from respeval.judge.run import EnginePass, JudgePlan, RunControl, resolve_method
@@ -28,11 +30,34 @@ ROWS = [
     {"id": f"r{i}", "prompt": f"Q{i}?", "reference": f"A{i}", "response": f"cand {i}", "baseline_model_response": "b"}
     for i in range(4)
 ]
+RAG_ROWS = [
+    {
+        **row,
+        "context": [f"cand {i} is the answer to Q{i}.", "unrelated text"],
+        "response": f"The answer is cand {i} [1].",
+    }
+    for i, row in enumerate(ROWS)
+]
+TRAJECTORY_ROWS = [
+    {
+        "id": f"t{i}",
+        "messages": [
+            {"role": "user", "content": f"Weather in city{i}?"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "weather", "arguments": {"city": f"city{i}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": '{"forecast": "sunny and warm"}'},
+            {"role": "assistant", "content": "The forecast is sunny and warm."},
+        ],
+    }
+    for i in range(3)
+]  # fmt: skip
 CASES = [JudgeCase(f"c{i}", Conversation((Exchange(f"Q{i}?", (), f"A{i}."),)), [f"A{i}."]) for i in range(2)]
 
 
 def responder(body: dict) -> str:
     """Answers every method's requests (by their schema name or prompt)."""
+    rag = rag_judge.respond_messages(body.get("messages") or [])
+    if "not a RAG step" not in rag:
+        return rag
     text = " ".join(str(m.get("content") or "") for m in body.get("messages") or []) + json.dumps(body)
     if "pairwise_verdict" in text:
         return json.dumps({"reasoning": "b is better", "winner": "b"})
@@ -61,6 +86,16 @@ METHOD_CASES = {
     "adaptive-rubric": (lambda: get_method("adaptive-rubric"), ROWS),
     "sampled": (lambda: get_method("sampled", samples=3), ROWS),
     "multi-turn": (lambda: get_method("multi-turn", metrics=["final_response_match_v2"], samples=1), CASES),
+    "faithfulness": (lambda: get_method("faithfulness"), RAG_ROWS),
+    "context_precision": (lambda: get_method("context_precision"), RAG_ROWS),
+    "context_recall": (lambda: get_method("context_recall"), RAG_ROWS),
+    "answer_relevance": (
+        lambda: get_method("answer_relevance", embeddings=CallableEmbeddings(rag_judge.embed, version="1")),
+        RAG_ROWS,
+    ),
+    "citation_check": (lambda: get_method("citation_check"), RAG_ROWS),
+    "trajectory_hallucination": (lambda: get_method("trajectory_hallucination"), TRAJECTORY_ROWS),
+    "trajectory_tool_use_quality": (lambda: get_method("trajectory_tool_use_quality"), TRAJECTORY_ROWS),
 }
 
 
@@ -93,7 +128,7 @@ def test_a_method_by_name_is_the_registry_s():
     pairs = judge.run(ROWS[:2], fake(), method="pairwise", options=OPTIONS)
     # the scripted judge always picks the second output shown: both orders asked, so caught
     assert [p.outcome for p in pairs.rows] == ["inconsistent"] * 2 and pairs.spend.calls == 4
-    with pytest.raises(ValueError, match="unknown judge method 'nope'; available: adaptive-rubric, multi-turn"):
+    with pytest.raises(ValueError, match="unknown judge method 'nope'; available: adaptive-rubric, answer_relevance, "):
         judge.run(ROWS, fake(), method="nope")
 
 
@@ -136,6 +171,7 @@ def test_batch_mode_for_every_method_answers_as_live(name, tmp_path):
         "cache_hits",
         "batch",
         "errors",
+        "embeddings",
     ):
         live_rows.pop(key, None), batch_rows.pop(key, None)  # what was spent differs: live calls, batch jobs
     assert batch_rows == live_rows, name

@@ -25,6 +25,7 @@ def _check(case, want):
     assert case.messages == want.messages
     assert case.tool_calls == want.tool_calls
     assert (case.input_tokens, case.output_tokens) == (want.input_tokens, want.output_tokens)
+    assert case.model_calls == want.model_calls
     assert case.prompt == want.prompt and case.response == want.response
     assert case.model == want.model and case.error == want.error
     assert case.service == "travel-agent" and case.route == "/v1/agent"
@@ -139,7 +140,7 @@ def test_chat_completion_logs_round_trip(tmp_path):
         case = cases[trace_id]
         assert case.messages == messages
         assert case.tool_calls == trajectory
-        assert (case.input_tokens, case.output_tokens) == (t_in, t_out)
+        assert (case.input_tokens, case.output_tokens, case.model_calls) == (t_in, t_out, calls)
         assert case.latency_s == pytest.approx((calls - 1) + 0.25)  # first call's start to the last's end
         assert [t["name"] for t in case.tools] == ["get_weather", "book_hotel"]
         assert case.cost_usd is not None and case.cost_usd > 0  # gpt-4o(-mini) are in the price table

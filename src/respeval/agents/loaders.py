@@ -36,7 +36,9 @@ __all__ = [
     "FORMAT_EVAL_SET",
     "FORMAT_LEGACY_LIST",
     "FORMAT_LEGACY_TURNS",
+    "USAGE_FIELDS",
     "AgentDataError",
+    "ModelCall",
     "Session",
     "EvalCase",
     "EvalSet",
@@ -57,6 +59,26 @@ class AgentDataError(RespevalError, ValueError):
     the eval case and the invocation."""
 
 
+# google-genai's GenerateContentResponseUsageMetadata counts that ADK's token_usage_v1 reads
+USAGE_FIELDS = (
+    "prompt_token_count",
+    "tool_use_prompt_token_count",
+    "candidates_token_count",
+    "thoughts_token_count",
+    "cached_content_token_count",
+)
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One event of an invocation that ADK counts as a model call (it has usage metadata or
+    a model version): its token counts (``USAGE_FIELDS``, None where not reported; ``usage``
+    None when the event had no usage metadata) and its model version."""
+
+    usage: Mapping[str, int | None] | None
+    model: str | None = None
+
+
 @dataclass
 class Invocation:
     """One user turn and what the agent did for it.
@@ -75,6 +97,14 @@ class Invocation:
     rubrics: list[dict[str, Any]] = field(default_factory=list)
     has_final_response: bool = True
     raw: Mapping[str, Any] | None = field(default=None, repr=False)
+    model_calls: list[ModelCall] | None = None
+    """The events that were model calls (ADK's ``inference_call_count_v1`` counts them);
+    None when the invocation's intermediate data is not a list of events (ADK: n/a)."""
+    duration: float | None = None
+    model_duration: float | None = None
+    tool_duration: float | None = None
+    """Seconds the invocation took, of them awaiting a model, and inside tools (ADK's
+    ``Invocation.duration``, ``model_duration``, ``tool_duration``; None: not timed)."""
 
     def to_conversation(self) -> list[dict[str, Any]]:
         """This turn as judge-layer messages: the user, each intermediate step, the answer."""
@@ -234,6 +264,35 @@ def _responses_in(parts: Sequence[Mapping[str, Any]], what: str, where: _Where) 
 # ---------------------------------------------------------------------------------------
 
 
+def _usage(event: Mapping[str, Any], what: str, where: _Where) -> ModelCall | None:
+    """The model call an event stands for (ADK: usage metadata or a model version), or None."""
+    usage = _get(event, "usage_metadata")
+    model = _get(event, "model_version")
+    if usage is None and model is None:
+        return None
+    if model is not None and not isinstance(model, str):
+        raise where.error(f"{what}.model_version is a {type(model).__name__}, expected a string")
+    if usage is None:
+        return ModelCall(None, model)
+    usage = _mapping(usage, f"{what}.usage_metadata", where)
+    counts: dict[str, int | None] = {}
+    for name in USAGE_FIELDS:
+        value = _get(usage, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise where.error(f"{what}.usage_metadata.{name} is {value!r}, expected a whole number of tokens")
+        counts[name] = value
+    return ModelCall(counts, model)
+
+
+def _seconds(data: Mapping[str, Any], name: str, where: _Where) -> float | None:
+    value = _get(data, name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise where.error(f"{name} is {value!r}, expected a number of seconds")
+    return float(value)
+
+
 def _invocation(data: Any, where: _Where) -> Invocation:
     data = _mapping(data, "the invocation", where)
     if not _has(data, "user_content"):
@@ -244,12 +303,17 @@ def _invocation(data: Any, where: _Where) -> Invocation:
     calls: list[dict[str, Any]] = []
     responses: list[dict[str, Any]] = []
     texts: list[tuple[str, str]] = []
+    model_calls: list[ModelCall] | None = None
     inter = _get(data, "intermediate_data")
     if inter is not None:
         inter = _mapping(inter, "intermediate_data", where)
         if _has(inter, "invocation_events"):
+            model_calls = []
             for k, ev in enumerate(_list(_get(inter, "invocation_events"), "invocation_events", where)):
                 ev = _mapping(ev, f"invocation_events[{k}]", where)
+                call = _usage(ev, f"invocation_events[{k}]", where)
+                if call is not None:
+                    model_calls.append(call)
                 parts = _parts(ev.get("content"), f"invocation_events[{k}].content", where)
                 calls += _calls_in(parts, f"invocation_events[{k}].content", where)
                 responses += _responses_in(parts, f"invocation_events[{k}].content", where)
@@ -280,6 +344,10 @@ def _invocation(data: Any, where: _Where) -> Invocation:
         rubrics=list(_list(data.get("rubrics"), "rubrics", where)),
         has_final_response=final is not None,
         raw=data,
+        model_calls=model_calls,
+        duration=_seconds(data, "duration", where),
+        model_duration=_seconds(data, "model_duration", where),
+        tool_duration=_seconds(data, "tool_duration", where),
     )
 
 
@@ -558,7 +626,11 @@ def invocations_from_events(events: Sequence[Any], where: str = "<events>") -> l
         calls: list[dict[str, Any]] = []
         responses: list[dict[str, Any]] = []
         texts: list[tuple[str, str]] = []
+        model_calls: list[ModelCall] = []
         for ev, parts in kept:
+            call = _usage(ev, "event", at)
+            if call is not None:
+                model_calls.append(call)
             ev_calls = _calls_in(parts, "content", at)
             if ev is final_event and not ev_calls:
                 continue  # the final text is the final response, not an intermediate step
@@ -576,6 +648,7 @@ def invocations_from_events(events: Sequence[Any], where: str = "<events>") -> l
                 tool_responses=responses,
                 intermediate_texts=texts,
                 has_final_response=final_parts is not None,
+                model_calls=model_calls,
             )
         )
     return out

@@ -27,6 +27,7 @@ COMMANDS = (
     "respeval.cli.score",
     "respeval.cli.agent",
     "respeval.cli.dataset",
+    "respeval.cli.efficiency",
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.compare",

@@ -101,7 +101,7 @@ inputs (--input FILE or DIR, repeatable; a directory: every *.jsonl, *.ndjson, *
 
 a case: trace_id, start_time, service, route, model, prompt (the first user message), messages
   (the whole conversation), response (the final assistant text), tool_calls ({name, arguments}
-  in order), tools, input_tokens and output_tokens (summed over the model calls), cost_usd,
+  in order), tools, input_tokens and output_tokens (summed over the model calls), model_calls, cost_usd,
   latency_s, error, feedback.
 
 sampling: a trace is in or out by a seeded hash of its trace id (blake2b, keyed by the seed),

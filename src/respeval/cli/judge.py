@@ -47,12 +47,21 @@ DESCRIPTION = (
     "rubrics). Concurrent, rate-limited, retried, cached and budgeted; unparseable verdicts are reported "
     "as unscored with their reason, and the summary gives coverage."
 )
-METHOD_NAMES = ("pointwise", "pairwise", "rubric", "adaptive-rubric")
+METHOD_NAMES = (
+    "pointwise",
+    "pairwise",
+    "rubric",
+    "adaptive-rubric",
+    "faithfulness",
+    "context_precision",
+    "context_recall",
+    "citation_check",
+)
 """The registry's methods (:data:`respeval.judge.methods.METHODS`) that judge JSONL rows."""
 
 # Vertex AI's evaluation dataset columns (``baseline_model_response`` is read by pairwise
 # methods); --field may rename any of them, whichever method runs.
-VERTEX_FIELDS = ("prompt", "response", "reference", "baseline_model_response", "id")
+VERTEX_FIELDS = ("prompt", "response", "reference", "baseline_model_response", "context", "id")
 
 EXIT_INPUT = Exit.INPUT
 EXIT_FATAL = Exit.JUDGE_FATAL

@@ -3,8 +3,10 @@
 * :class:`Computed`: a registry metric (``exact_match``, ``bleu``, ``rougeLsum``, the checks...);
 * :class:`~respeval.evaluate.custom.CustomMetric`: your Python function;
 * a judged metric: :class:`~respeval.judge.methods.templates.PointwiseMetric` (your template,
-  or a predefined one such as ``GROUNDING``) or
-  :class:`~respeval.judge.methods.templates.PairwiseMetric`.
+  or a predefined one such as ``GROUNDING``),
+  :class:`~respeval.judge.methods.templates.PairwiseMetric`, or a multi-step one
+  (``faithfulness``, ``context_precision``, ... : :data:`respeval.judge.methods.predefined.
+  MULTI_STEP`, objects with ``kind == "multi-step"``).
 
 Entries may be names (``"bleu"``, ``"GROUNDING"``, ``"python:module:function"``), objects, or
 dicts as a spec file writes them (see :mod:`respeval.evaluate.spec`).
@@ -18,11 +20,23 @@ from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
 from respeval.fingerprint import split_version
-from respeval.judge.methods.predefined import PREDEFINED_INFO, predefined
+from respeval.judge.methods.predefined import EMBEDDING_METRICS, MULTI_STEP, PREDEFINED_INFO, multi_step, predefined
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 from respeval.metrics import REGISTRY, MetricOptions
 
-__all__ = ["Computed", "Plan", "resolve_metrics"]
+__all__ = ["Computed", "Plan", "judged_fields", "resolve_metrics"]
+
+
+def is_multi_step(item: Any) -> bool:
+    """A whole-run judge metric (the RAG and trajectory metrics): run by its own ``arun``."""
+    return getattr(item, "kind", None) == "multi-step" and hasattr(item, "arun")
+
+
+def judged_fields(metric: Any) -> tuple[str, ...]:
+    """The input fields a judged metric reads (a template's columns, a multi-step metric's
+    inputs)."""
+    fields = getattr(metric, "input_fields", None)
+    return tuple(fields) if fields is not None else tuple(metric.template.fields)
 
 
 @dataclass
@@ -65,7 +79,7 @@ class FamilyUse:
 class Plan:
     computed: list[FamilyUse]
     custom: list[CustomMetric]
-    judged: list[PointwiseMetric | PairwiseMetric]
+    judged: list[Any]  # PointwiseMetric | PairwiseMetric | a multi-step metric
 
     def names(self) -> list[str]:
         out: list[str] = []
@@ -121,11 +135,13 @@ class Plan:
 
 def _entry(item: Any) -> Any:
     """A name or a dict as an object (objects pass through)."""
-    if isinstance(item, (Computed, CustomMetric, PointwiseMetric, PairwiseMetric)):
+    if isinstance(item, (Computed, CustomMetric, PointwiseMetric, PairwiseMetric)) or is_multi_step(item):
         return item
     if isinstance(item, str):
         if item in REGISTRY:
             return Computed(item)
+        if item in MULTI_STEP or item in EMBEDDING_METRICS:
+            return multi_step(item)
         if item.upper() in PREDEFINED_INFO:
             return predefined(item)
         if item.startswith("python:"):
@@ -134,7 +150,8 @@ def _entry(item: Any) -> Any:
             return CustomMetric(target.rpartition(":")[2].split(".")[-1], fn, version=version)
         raise ValueError(
             f"unknown metric {item!r}: not a registry metric (respeval metrics), a predefined judge metric "
-            f"({', '.join(PREDEFINED_INFO)}) or python:module:function"
+            f"({', '.join(PREDEFINED_INFO)}), a multi-step judge metric ({', '.join(MULTI_STEP)}) "
+            "or python:module:function"
         )
     if isinstance(item, Mapping):
         from respeval.evaluate.spec import metric_from_dict
@@ -177,7 +194,7 @@ def resolve_metrics(items: Sequence[Any], *, tokenizer: str = "rouge", stemmer: 
                 FamilyUse(family, {entry.output_name: _headline(family, family.name)}, spec.reference, entry.options)
             )
     custom = [e for e in entries if isinstance(e, CustomMetric)]
-    judged = [e for e in entries if isinstance(e, (PointwiseMetric, PairwiseMetric))]
+    judged = [e for e in entries if isinstance(e, (PointwiseMetric, PairwiseMetric)) or is_multi_step(e)]
     plan = Plan(computed, custom, judged)
     names = plan.names()
     dupes = sorted({n for n in names if names.count(n) > 1})

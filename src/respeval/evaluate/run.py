@@ -23,6 +23,8 @@ Columns (the hosted evaluation services' names, plus respeval's own):
 ``{metric}/pass``                 judges and checks: whether the row passes
 ``{metric}/status``               ``scored`` or ``unscored``
 ``{metric}/unscored_reason``      why a row has no score (never a silent 0)
+``{metric}/details``              multi-step metrics: the JSON list of their claims, chunks,
+                                  statements or citations, each with its verdict and reason
 ``{metric}/{field}``              a family's other per-row fields (``rouge1/p``, ``word_count/n``)
 ================================  ===========================================================
 """
@@ -47,7 +49,7 @@ from respeval._version import __version__
 from respeval.bulk.parts import RunFingerprint, check_manifest, parts_folder, write_manifest
 from respeval.errors import RespevalError
 from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
-from respeval.evaluate.plan import FamilyUse, Plan, resolve_metrics
+from respeval.evaluate.plan import FamilyUse, Plan, is_multi_step, judged_fields, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
 from respeval.io.files import atomic_output, guarded_outputs, refuse_link
 from respeval.metrics.base import ChunkScores
@@ -349,6 +351,32 @@ def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], ro
     out[f"{name}/unscored_reason"] = reason
 
 
+def _multi_step_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]) -> None:
+    score = np.full(n, np.nan)
+    passed: list[bool | None] = [None] * n
+    explanation: list[str | None] = [None] * n
+    details: list[str | None] = [None] * n
+    status = [UNSCORED] * n
+    reason: list[str | None] = ["not run"] * n
+    for row in rows:
+        i = row.row
+        status[i] = SCORED if row.scored else UNSCORED
+        reason[i] = None if row.scored else (row.unscored_reason or "unscored")
+        if row.details:
+            details[i] = json.dumps(row.details, ensure_ascii=False)
+        if row.scored and row.score is not None:
+            score[i] = float(row.score)
+            passed[i] = bool(row.passed)
+            explanation[i] = row.explanation
+    name = metric.name
+    out[f"{name}/score"] = score
+    out[f"{name}/explanation"] = explanation
+    out[f"{name}/pass"] = passed
+    out[f"{name}/details"] = details
+    out[f"{name}/status"] = status
+    out[f"{name}/unscored_reason"] = reason
+
+
 async def _judge_metric(
     metric: Any, chunk: Chunk, ctx: _JudgeContext
 ) -> tuple[list[tuple[int, str]] | None, list[Any], Any]:
@@ -356,15 +384,20 @@ async def _judge_metric(
 
     records = chunk.records
     fields = ctx.columns.judge_fields()
+    options = ctx.engine_options
+    if ctx.budget_left is not None:
+        options = dataclasses.replace(options, budget=ctx.budget_left())
+    if is_multi_step(metric):  # its own steps through the engine (RAG, trajectories)
+        report = await metric.arun(
+            records, ctx.model, cache=ctx.cache, options=options, fields={**fields, "prompt": ctx.columns.prompt}
+        )
+        return None, report.rows, report
     jobs: list[tuple[int, str]] | None = None
     if metric.kind == "pairwise":
         jobs = [(i, o) for i, row in enumerate(chunk.rows) for o in metric.orientations(row)]
         engine_records = [{**records[i], "orientation": o} for i, o in jobs]
     else:
         engine_records = records
-    options = ctx.engine_options
-    if ctx.budget_left is not None:
-        options = dataclasses.replace(options, budget=ctx.budget_left())
     result = await arun_sampled(
         engine_records,
         ctx.model,
@@ -412,6 +445,8 @@ def _score_chunk(
             raise JudgeStopped(f"the judge stopped on {metric.name}: {result.stop_reason}", result.stop_kind)
         if metric.kind == "pairwise":
             _pairwise_columns(metric, chunk, jobs, rows, out)
+        elif is_multi_step(metric):
+            _multi_step_columns(metric, rows, len(chunk), out)
         else:
             _pointwise_columns(metric, rows, len(chunk), out)
     return out, stats
@@ -539,6 +574,9 @@ def _fingerprint(dataset: Dataset, plan: Plan, judge: Any, options: dict[str, An
     parts.update(plan.fingerprint_parts(unproven))
     if plan.judged:
         parts["the judge model"] = judge.identity() if judge is not None else None
+        embedders = sorted(str(m.embedder.identity()) for m in plan.judged if getattr(m, "embedder", None) is not None)
+        if embedders:
+            parts["the embedding models"] = embedders
         code = getattr(judge, "code", None)
         if isinstance(code, CodeFingerprint) and not code.proven:
             unproven["the judge's code"] = f"{code.reason}; give it a version (python:module:function@VERSION)"
@@ -556,7 +594,9 @@ def _keep_columns(plan: Plan, columns: Columns, extra: Sequence[str], available:
         names += [columns.response, columns.reference]
     for metric in plan.judged:
         rename = columns.judge_fields()
-        names += [rename.get(f, f) for f in metric.template.fields]
+        if is_multi_step(metric):
+            rename.update(prompt=columns.prompt, context=metric.context_field)
+        names += [rename.get(f, f) for f in judged_fields(metric)]
     for custom in plan.custom:
         names += list(custom.columns or ())
     names += list(extra)
@@ -796,10 +836,27 @@ async def _resolve_batches(
     return report
 
 
+class _NoJudge:
+    """The judge of a run whose judged metrics need none (embeddings only): opens nothing."""
+
+    model_id = None
+
+    def identity(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _NoJudge:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
 def _judge_model(plan: Plan, model: Any) -> Any:
     """The judge model object (None when nothing is judged)."""
     if not plan.judged:
         return None
+    if model is None and not any(getattr(m, "needs_judge", True) for m in plan.judged):
+        return _NoJudge()
     if model is None:
         names = ", ".join(m.name for m in plan.judged)
         raise ValueError(f"judged metric(s) {names} need a judge model (model=, or --model)")

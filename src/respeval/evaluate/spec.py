@@ -18,6 +18,11 @@
       - GROUNDING                      # predefined judge metrics, by name
       - {predefined: SAFETY, name: safe, threshold: 5}
       - {pairwise: preference, template_file: pairwise.txt, flip: both}
+      - faithfulness                   # multi-step judge metrics, by name
+      - {rag: context_precision, use: response, context: retrieved}   # context: the chunks' column
+      - {rag: answer_relevance, embeddings: openai:text-embedding-3-small, strictness: 3}
+      - {rag: citation_check, pattern: "\\[(\\d+)\\]"}
+      - {embedding: semantic_similarity, embeddings: openai:text-embedding-3-small, threshold: 0.8}
 
 ``template_file`` and ``system_instruction_file`` are read relative to the spec file;
 ``system_instruction: "@file.txt"`` works too.  Unknown keys are errors, naming the entry, and
@@ -35,7 +40,7 @@ from typing import Any
 
 from respeval.evaluate.custom import CustomMetric, load_function
 from respeval.fingerprint import split_version
-from respeval.judge.methods.predefined import predefined
+from respeval.judge.methods.predefined import multi_step, predefined
 from respeval.judge.methods.prompts import read_text_option
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 from respeval.metrics.base import describe_value
@@ -98,6 +103,31 @@ _PAIRWISE_KEYS = (
     "max_tokens",
 )
 _PREDEFINED_KEYS = ("predefined", "name", "threshold", "system_instruction", "system_instruction_file", "max_tokens")
+_EMBEDDING_KEYS = (
+    "embedding",
+    "name",
+    "threshold",
+    "embeddings",
+    "embeddings_base_url",
+    "embeddings_api_key_env",
+    "embeddings_dimensions",
+    "batch_size",
+)
+_RAG_KEYS = (
+    "rag",
+    "name",
+    "threshold",
+    "max_tokens",
+    "context",
+    "use",
+    "epsilon",
+    "strictness",
+    "embeddings",
+    "embeddings_base_url",
+    "embeddings_api_key_env",
+    "embeddings_dimensions",
+    "pattern",
+)
 
 
 def _check_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
@@ -171,6 +201,31 @@ _TYPES: dict[str, dict[str, Check]] = {
     },
     "pairwise": {**_JUDGED, "pairwise": _STR, "flip": _STR, "allow_tie": _BOOL},
     "predefined": {**_JUDGED, "predefined": _STR, "threshold": _NUMBER},
+    "rag": {
+        "rag": _STR,
+        "name": _STR,
+        "threshold": _NUMBER,
+        "max_tokens": _POSITIVE_INT,
+        "context": _STR,
+        "use": _STR,
+        "epsilon": _NUMBER,
+        "strictness": _POSITIVE_INT,
+        "embeddings": _STR,
+        "embeddings_base_url": _STR,
+        "embeddings_api_key_env": _STR,
+        "embeddings_dimensions": _POSITIVE_INT,
+        "pattern": _STR,
+    },
+    "embedding": {
+        "embedding": _STR,
+        "name": _STR,
+        "threshold": _NUMBER,
+        "embeddings": _STR,
+        "embeddings_base_url": _STR,
+        "embeddings_api_key_env": _STR,
+        "embeddings_dimensions": _POSITIVE_INT,
+        "batch_size": _POSITIVE_INT,
+    },
 }
 
 
@@ -196,14 +251,24 @@ def _texts(entry: Mapping[str, Any], base: Path | None) -> dict[str, Any]:
     return out
 
 
+def _rag_options(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``rag:`` entry's options as the metric's keywords (``context`` is the column of the
+    chunks; ``embeddings*`` build the embedding model)."""
+    options = {k: v for k, v in entry.items() if k not in ("rag", "context")}
+    if "context" in entry:
+        options["context_field"] = entry["context"]
+    return options
+
+
 def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
     """One ``metrics:`` entry of a spec as a metric object (see the module docstring)."""
     from respeval.evaluate.plan import Computed
 
-    kinds = [k for k in ("metric", "custom", "pointwise", "pairwise", "predefined") if k in entry]
+    kinds = [k for k in ("metric", "custom", "pointwise", "pairwise", "predefined", "rag", "embedding") if k in entry]
     if len(kinds) != 1:
         raise ValueError(
-            f"metric entry {dict(entry)!r}: name exactly one of metric:, custom:, pointwise:, pairwise:, predefined:"
+            f"metric entry {dict(entry)!r}: name exactly one of metric:, custom:, pointwise:, pairwise:, predefined:, "
+            "rag:, embedding:"
         )
     kind = kinds[0]
     what = f"metric entry {entry[kind]!r}"
@@ -242,6 +307,12 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
             _check_keys(entry, _PAIRWISE_KEYS, what)
             options = {k: v for k, v in entry.items() if k not in _PAIRWISE_KEYS[:5]}
             return PairwiseMetric(str(entry["pairwise"]), **_texts(entry, base), **options)
+        if kind == "rag":
+            _check_keys(entry, _RAG_KEYS, what)
+            return multi_step(str(entry["rag"]), **_rag_options(entry))
+        if kind == "embedding":
+            _check_keys(entry, _EMBEDDING_KEYS, what)
+            return multi_step(str(entry["embedding"]), **{k: v for k, v in entry.items() if k != "embedding"})
         _check_keys(entry, _PREDEFINED_KEYS, what)
         texts = _texts(entry, base)
         options = {k: v for k, v in entry.items() if k in ("threshold", "max_tokens")}

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from respeval.evaluate.plan import Plan
+from respeval.evaluate.plan import Plan, judged_fields
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.stats import bootstrap_means, percentile_interval
 from respeval.stats.exact import exact_mean
@@ -280,7 +280,9 @@ def _text_fields(plan: Plan, name: str, columns: Any) -> list[str]:
     for judged in plan.judged:
         if judged.name == name:
             rename = columns.judge_fields()
-            return [rename.get(f, f) for f in judged.template.fields]
+            if getattr(judged, "kind", None) == "multi-step":
+                rename.update(prompt=columns.prompt, context=judged.context_field)
+            return [rename.get(f, f) for f in judged_fields(judged)]
     for custom in plan.custom:
         if name in custom.metric_names:
             return [columns.prompt, *(custom.columns or (columns.reference, columns.response))]

@@ -1,7 +1,7 @@
 """Aggregation and inference, in one module: exactly rounded sums, the seeded Poisson
-bootstrap, percentile and Wilson intervals (the one :class:`Interval`), the paired tests
-(exact binomial, McNemar, sign, Wilcoxon signed-rank, Holm), the two-sample tests of a
-monitor (two proportions, a bootstrap difference of means), the sequential test and the
+bootstrap, percentile and Wilson intervals (the one :class:`Interval`), sample percentiles, the
+paired tests (exact binomial, McNemar, sign, Wilcoxon signed-rank, Holm), the two-sample tests
+of a monitor (two proportions, a bootstrap difference of means), the sequential test and the
 alpha spending of repeated looks."""
 
 from respeval.stats.bootstrap import (
@@ -15,6 +15,7 @@ from respeval.stats.bootstrap import (
 )
 from respeval.stats.exact import ExactSums, exact_mean, exact_sum
 from respeval.stats.intervals import Interval, wilson, wilson_interval
+from respeval.stats.quantiles import DEFAULT_PERCENTILES, percentiles
 from respeval.stats.sequential import (
     SEQUENTIAL_METHOD,
     SPENDING_METHOD,
@@ -36,6 +37,7 @@ from respeval.stats.significance import (
 )
 
 __all__ = [
+    "DEFAULT_PERCENTILES",
     "DEFAULT_SEED",
     "SEQUENTIAL_METHOD",
     "SPENDING_METHOD",
@@ -56,6 +58,7 @@ __all__ = [
     "mcnemar_exact",
     "new_accumulator",
     "percentile_interval",
+    "percentiles",
     "replicate_sums",
     "resolve_seed",
     "sign_test",

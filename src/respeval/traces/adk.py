@@ -3,8 +3,11 @@ load_session` (the one reader of ADK sessions): one session is one trace.
 
 The conversation is each invocation's user turn, intermediate texts, tool calls (as an
 assistant message with ``tool_calls``) and their results (tool messages), and final
-response; the trajectory is every invocation's calls in order.  Usage is summed over the
-events' ``usage_metadata`` (``prompt_token_count``, ``candidates_token_count``), the model is
+response; the trajectory is every invocation's calls in order.  Tokens and model calls are
+ADK's (``token_usage_v1``, ``inference_call_count_v1``; :mod:`respeval.agents.efficiency`):
+input = prompt + tool-use prompt tokens, output = candidates + thoughts tokens, summed over
+the invocations' events with usage metadata, a model call being an event with usage
+metadata or a model version; the model is
 the last event's ``model_version``, the latency runs from the first event's timestamp to
 the last's, and the error is the first event's ``error_code`` / ``error_message``.
 """
@@ -15,9 +18,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from respeval.agents.efficiency import case_efficiency
 from respeval.agents.loaders import AgentDataError, Session, load_session
 from respeval.traces.case import Case, iso_time
-from respeval.traces.steps import integer, number
+from respeval.traces.steps import number
 
 __all__ = ["is_session", "session_case"]
 
@@ -58,19 +62,11 @@ def session_case(path: str) -> Case:
     if not session.session_id:
         raise AgentDataError(f"{path}: the session has no id")
     messages, trajectory = _messages(session)
-    tokens_in: list[int] = []
-    tokens_out: list[int] = []
+    usage = case_efficiency(session.session_id, session.invocations)
     times: list[float] = []
     model = None
     error = None
     for event in session.events:
-        usage = _get(event, "usage_metadata")
-        if isinstance(usage, Mapping):
-            n_in, n_out = integer(_get(usage, "prompt_token_count")), integer(_get(usage, "candidates_token_count"))
-            if n_in is not None:
-                tokens_in.append(n_in)
-            if n_out is not None:
-                tokens_out.append(n_out)
         t = number(event.get("timestamp"))
         if t is not None:
             times.append(t)
@@ -92,8 +88,9 @@ def session_case(path: str) -> Case:
         messages=messages,
         response=response,
         tool_calls=trajectory,
-        input_tokens=sum(tokens_in) if tokens_in else None,
-        output_tokens=sum(tokens_out) if tokens_out else None,
+        input_tokens=usage.tokens_in,
+        output_tokens=usage.tokens_out,
+        model_calls=usage.model_calls,
         latency_s=(max(times) - min(times)) if times else None,
         error=error,
         models=(model,) if model else (),

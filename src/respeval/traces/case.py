@@ -14,6 +14,8 @@ A case is one trace (one agent run, one request)::
     tools          the tools offered to the model: [{"name", "description", "parameters"}]
     input_tokens   summed over the trace's model calls (None when none reported usage)
     output_tokens  likewise
+    model_calls    how many model calls the trace recorded (None when it recorded none: a
+                   trace of agent spans only)
     cost_usd       what the model calls cost: recorded by the instrumentation, else tokens
                    times respeval.judge.prices (None when a call's model has no known price)
     latency_s      last span end - first span start, in seconds
@@ -79,6 +81,7 @@ CASE_FIELDS = (
     "tools",
     "input_tokens",
     "output_tokens",
+    "model_calls",
     "cost_usd",
     "latency_s",
     "error",
@@ -122,6 +125,7 @@ class Case:
     tools: list[dict[str, Any]] = field(default_factory=list)
     input_tokens: int | None = None
     output_tokens: int | None = None
+    model_calls: int | None = None
     cost_usd: float | None = None
     latency_s: float | None = None
     error: str | None = None
@@ -420,6 +424,7 @@ def case_from_parts(parts: TraceParts) -> Case:
         tools=tools,
         input_tokens=_sum(c.input_tokens for c in usage_calls),
         output_tokens=_sum(c.output_tokens for c in usage_calls),
+        model_calls=len(calls) if calls else None,
         cost_usd=_cost(usage_calls),
         latency_s=latency,
         error=parts.root_error or (parts.errors[0] if parts.errors else None),

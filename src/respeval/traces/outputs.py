@@ -56,7 +56,7 @@ SHEET_FIELDS = (
     "notes",
 )
 NESTED = ("messages", "tool_calls", "tools", "feedback")
-_INTS = ("input_tokens", "output_tokens")
+_INTS = ("input_tokens", "output_tokens", "model_calls")
 _FLOATS = ("cost_usd", "latency_s")
 
 

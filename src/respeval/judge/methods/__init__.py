@@ -5,7 +5,11 @@ One module per method: :mod:`~respeval.judge.methods.pointwise` (equivalence aga
 reference), :mod:`~respeval.judge.methods.pairwise` (preference in both orders),
 :mod:`~respeval.judge.methods.rubrics` (static and adaptive rubrics),
 :mod:`~respeval.judge.methods.sampling` (K samples per item, aggregated),
-:mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules) and
+:mod:`~respeval.judge.methods.multiturn` (agent conversations, ADK's rules),
+:mod:`~respeval.judge.methods.rag` (faithfulness, context precision and recall, answer
+relevance, citations: multi-step, claim by claim),
+:mod:`~respeval.judge.methods.trajectory` (hallucination and tool-use quality over a
+trajectory, per record) and
 :mod:`~respeval.judge.methods.llmbar` (recorded judgments replayed).  What the engine needs
 of a per-request method is :class:`~respeval.judge.methods.base.JudgeMethod`; a whole-run
 method is a :class:`~respeval.judge.run.JudgePlan`.
@@ -56,6 +60,13 @@ METHODS = MethodRegistry(
         "adaptive-rubric": "respeval.judge.methods.rubrics:AdaptiveRubricRun",
         "sampled": "respeval.judge.methods.sampling:SampledRun",
         "multi-turn": "respeval.judge.methods.multiturn:MultiTurnRun",
+        "faithfulness": "respeval.judge.methods.rag:Faithfulness",
+        "context_precision": "respeval.judge.methods.rag:ContextPrecision",
+        "context_recall": "respeval.judge.methods.rag:ContextRecall",
+        "answer_relevance": "respeval.judge.methods.rag:AnswerRelevance",
+        "citation_check": "respeval.judge.methods.rag:CitationCheck",
+        "trajectory_hallucination": "respeval.judge.methods.trajectory:TrajectoryHallucination",
+        "trajectory_tool_use_quality": "respeval.judge.methods.trajectory:TrajectoryToolUseQuality",
     }
 )
 

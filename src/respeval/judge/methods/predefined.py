@@ -21,6 +21,12 @@ SUMMARIZATION_QUALITY       faithful, complete, concise summary of the text  con
 QUESTION_ANSWERING_QUALITY  correct, complete, relevant answer (uses the     prompt, response, context
                             context when given)
 ==========================  ===============================================  =========================
+
+Multi-step judge metrics, also by name (:data:`MULTI_STEP`, :func:`multi_step`): the RAG
+metrics of :mod:`respeval.judge.methods.rag` (``faithfulness``, ``context_precision``,
+``context_recall``, ``answer_relevance``, ``citation_check``) and the trajectory metrics of
+:mod:`respeval.judge.methods.trajectory` (``trajectory_hallucination``,
+``trajectory_tool_use_quality``): claim by claim, with a reason per claim in the row.
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ from typing import Any
 
 from respeval.judge.methods.templates import PointwiseMetric
 
-__all__ = ["PREDEFINED", "PredefinedInfo", "describe_predefined", "predefined"]
+__all__ = [
+    "EMBEDDING_METRICS",
+    "MULTI_STEP",
+    "PREDEFINED",
+    "PredefinedInfo",
+    "describe_predefined",
+    "multi_step",
+    "predefined",
+]
 
 
 @dataclass(frozen=True)
@@ -217,6 +231,39 @@ def predefined(
 
 
 PREDEFINED: dict[str, PointwiseMetric] = {name: predefined(name) for name in PREDEFINED_INFO}
+
+MULTI_STEP = {
+    "faithfulness": "faithfulness",
+    "context_precision": "context_precision",
+    "context_recall": "context_recall",
+    "answer_relevance": "answer_relevance",
+    "citation_check": "citation_check",
+    "trajectory_hallucination": "trajectory_hallucination",
+    "trajectory_tool_use_quality": "trajectory_tool_use_quality",
+}
+"""Metric name -> its method in :data:`respeval.judge.methods.METHODS`."""
+
+EMBEDDING_METRICS = ("semantic_similarity",)
+"""Metrics computed from embeddings (:mod:`respeval.judge.similarity`): no judge model."""
+
+
+def multi_step(metric: str, **options: Any) -> Any:
+    """The multi-step metric ``metric`` (:data:`MULTI_STEP`, :data:`EMBEDDING_METRICS`) with
+    its options (``name``, ``threshold``, the metric's own); ValueError naming what is wrong."""
+    from respeval.judge.methods import METHODS
+
+    try:
+        if metric in EMBEDDING_METRICS:
+            from respeval.judge.similarity import SemanticSimilarity
+
+            return SemanticSimilarity(**options)
+        method = MULTI_STEP.get(metric)
+        if method is None:
+            names = ", ".join((*MULTI_STEP, *EMBEDDING_METRICS))
+            raise ValueError(f"unknown multi-step metric {metric!r}; available: {names}")
+        return METHODS[method](**options)
+    except TypeError as exc:
+        raise ValueError(f"metric {metric!r}: {exc}") from None
 
 
 def describe_predefined() -> list[dict[str, Any]]:
