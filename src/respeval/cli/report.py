@@ -51,7 +51,11 @@ def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]
         return [rep.to_run_summary(json.loads(path.read_text(encoding="utf-8")), str(path))]
     if fmt in TABLE_FORMATS:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
-        return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"command": "validate", "results": str(path)})]
+        return [
+            rep.validation_summary(
+                results, title=f"Validation of {path.name}", meta={"command": "validate", "results": str(path)}
+            )
+        ]
     raise ValueError(f"{path}: not a run summary, a directory or a results table")
 
 
