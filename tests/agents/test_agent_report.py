@@ -77,3 +77,18 @@ def test_calls_of_a_row(impl):
     assert expected == [("a", '{"x":1,"y":[1]}', True), ("c", "{}", False)]
     with pytest.raises(IndexError):
         res.calls(1)
+
+
+def test_agent_results_hold_each_turn_side_by_side(tmp_path, capsys):
+    """Each case of ``respeval agent --out`` holds its turns: the user's text, the expected and
+    the actual answer and tool calls, so a viewer can show them side by side."""
+    out = tmp_path / "results.json"
+    main(["agent", "--example", "--out", str(out)])
+    capsys.readouterr()
+    data = json.loads(out.read_text())
+    case = next(c for c in data["runs"][0]["cases"] if c["eval_id"] == "weekend_trip")
+    first = case["turns"][0]
+    assert first["user"] == "What is the forecast for Oslo this weekend?"
+    assert first["expected_calls"] == [{"name": "get_forecast", "args": {"city": "Oslo", "days": 3}, "id": None}]
+    assert first["actual_calls"][0]["args"]["days"] == 2 and first["actual_response"] and first["expected_response"]
+    assert all(len(c["turns"]) >= 1 for run in data["runs"] for c in run["cases"])
