@@ -33,6 +33,7 @@ COMMANDS = (
     "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
+    "respeval.cli.view",
     "respeval.cli.metrics",
 )
 

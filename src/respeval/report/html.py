@@ -681,6 +681,8 @@ nav.run-nav { position:static; padding:6px 18px; border:1px solid var(--line); b
 footer { color:var(--muted); font-size:12px; text-align:center; padding:16px; }
 """
 
+CSS = _CSS  # the report's styles (respeval view builds on them)
+
 _RENDERERS = {
     "summary": _section_summary,
     "agreement": _section_agreement,

@@ -222,7 +222,7 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str, *, reference: floa
     differences), and a row's ``colour`` overrides the palette."""
     labels = [wrap_label(r.get("system")) for r in rows]
     longest = max((len(line) for lines in labels for line in lines), default=8)
-    label_w, plot_w, top = max(80, round(longest * 6.8) + 16), 320, 10
+    label_w, plot_w, top = max(80, round(longest * 7.4) + 18), 320, 10
     heights = [max(24, 14 * len(lines) + 10) for lines in labels]
     offsets = [top + sum(heights[:i]) for i in range(len(rows))]
     height = top + sum(heights) + 34
