@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from respeval.cli.common import Exit
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--port {args.port}: a port is 0 to 65535")
     check_dependencies()
 
-    def ready(url: str, app) -> None:  # type: ignore[no-untyped-def]
+    def ready(url: str, app: Any) -> None:
         runs = ", ".join(f"{r.id}. {r.title}" for r in app.runs)
         print(f"respeval view: {url} ({len(app.runs)} run{'s' if len(app.runs) != 1 else ''}: {runs})", flush=True)
         if not is_loopback(args.host):

@@ -217,7 +217,7 @@ def shown_columns(columns: Columns, q: Query) -> tuple[list[str], list[tuple[str
     """The columns a rows table shows and their headings: the keys, a text preview, then the
     chosen metric's score, status, pass and explanation (or every metric's score)."""
     shown: list[tuple[str, str]] = [(k, k) for k in columns.keys]
-    preview = next((t for t in ("response", "prediction", "text", "output") if t in columns.texts), None)
+    preview: str | None = next((t for t in ("response", "prediction", "text", "output") if t in columns.texts), None)
     if preview is None:
         preview = next((t for t in columns.texts if t not in ("turns", "run_label")), None)
     if preview:
@@ -252,7 +252,7 @@ def _rows_block(run: Run, rows: Page, columns: Columns, systems: list[str]) -> s
         cells += [f"<td>{cell(r.get(c))}</td>" for c, _ in shown]
         body.append("<tr>" + "".join(cells) + "</tr>")
     first = q.page * q.size
-    pager = [f"<span>rows {first + 1 if rows.total else 0}–{first + len(rows.rows)} of {rows.total:,}</span>"]
+    pager = [f"<span>rows {first + 1 if rows.total else 0:,}–{first + len(rows.rows):,} of {rows.total:,}</span>"]
     if q.page > 0:
         pager.append(f'<a href="{link(run_path(run, "rows"), {**params, "page": q.page - 1})}">← previous</a>')
     if first + len(rows.rows) < rows.total:

@@ -171,8 +171,8 @@ def _runs_in_files(files: Sequence[Path], explicit: bool) -> list[Run]:
             runs.append(_summary_run(one, f))
     for f, data in agents:
         runs.append(_agent_run(data, agent_summaries.pop(str(data.get("eval_set_id")), None), f))
-    for summary in agent_summaries.values():  # an agent summary without its results: its summary alone
-        runs.append(Run(str(summary.get("title") or "agent run"), "agent", dict(summary), "agent summary"))
+    for alone in agent_summaries.values():  # an agent summary without its results: its summary alone
+        runs.append(Run(str(alone.get("title") or "agent run"), "agent", dict(alone), "agent summary"))
     claimed = {os.path.realpath(r.rows_path) for r in runs if r.rows_path}
     unclaimed = [t for t in tables if os.path.realpath(t) not in claimed]
     if explicit or not runs:
