@@ -38,16 +38,28 @@ def test_agent_report_and_summary(tmp_path, capsys):
     assert {s["metric"] for s in summary["scores"]} >= {"response_match_score", "trajectory_recall"}
     # the summary section lists the metric means as scores
     assert "trajectory_recall" in _section(html, "summary")
-    # two runs' summaries merge into one report with both entries
+    # two runs' summaries make one report holding both runs, each on its own
     merged = merge_summaries(load_summaries([summary_path, summary_path]))
-    assert len(merged["agents"]) == 2
-    assert _section(render_html(merged), "agents").count("Agent eval set weather_assistant") == 2
+    assert [len(run["agents"]) for run in merged["runs"]] == [1, 1]
+    page = render_html(merged)
+    for run in ("run-1-", "run-2-"):
+        assert _section(page, f"{run}agents").count("Agent eval set weather_assistant") == 1
 
 
-def test_agents_section_is_always_there():
+def test_agent_report_shows_run_paths_as_written(tmp_path, capsys):
+    """Issue 28.30: a run's path is shown as it is (no CSS upper-casing /TMP/...)."""
+    html_path = tmp_path / "agent.html"
+    main(["agent", "--example", "--report", str(html_path)])
+    capsys.readouterr()
+    html = html_path.read_text()
+    assert "weather_run1.evalset.json" in _section(html, "agents")
+    assert "text-transform" not in html  # no text of a report is re-cased
+
+
+def test_agents_section_only_when_there_are_agents():
     assert ("agents", "Agents") in SECTIONS
     html = render_html({"schema": "respeval.run-summary/1"})
-    assert "No agent evaluation in this run." in _section(html, "agents")
+    assert 'id="agents"' not in html and "No agent evaluation" not in html
 
 
 def test_summary_agents_must_be_a_list_of_objects():
@@ -65,3 +77,18 @@ def test_calls_of_a_row(impl):
     assert expected == [("a", '{"x":1,"y":[1]}', True), ("c", "{}", False)]
     with pytest.raises(IndexError):
         res.calls(1)
+
+
+def test_agent_results_hold_each_turn_side_by_side(tmp_path, capsys):
+    """Each case of ``respeval agent --out`` holds its turns: the user's text, the expected and
+    the actual answer and tool calls, so a viewer can show them side by side."""
+    out = tmp_path / "results.json"
+    main(["agent", "--example", "--out", str(out)])
+    capsys.readouterr()
+    data = json.loads(out.read_text())
+    case = next(c for c in data["runs"][0]["cases"] if c["eval_id"] == "weekend_trip")
+    first = case["turns"][0]
+    assert first["user"] == "What is the forecast for Oslo this weekend?"
+    assert first["expected_calls"] == [{"name": "get_forecast", "args": {"city": "Oslo", "days": 3}, "id": None}]
+    assert first["actual_calls"][0]["args"]["days"] == 2 and first["actual_response"] and first["expected_response"]
+    assert all(len(c["turns"]) >= 1 for run in data["runs"] for c in run["cases"])

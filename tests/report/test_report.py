@@ -146,11 +146,39 @@ def test_page_is_self_contained(page):
     assert "default-src 'none'" in page  # the browser is told to load nothing either
 
 
-def test_page_holds_every_section_in_order(page):
-    positions = [page.index(f'<section id="{sid}">') for sid in SECTION_IDS]
-    assert positions == sorted(positions)
-    for sid in SECTION_IDS:
-        assert f'href="#{sid}"' in page
+# the sections full_summary() fills (no command: the default order, the run details last)
+FILLED = [
+    "summary",
+    "systems",
+    "agreement",
+    "confusion",
+    "correlations",
+    "gate",
+    "distributions",
+    "disagreements",
+    "run",
+]
+
+
+def section_ids(page: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)">', page)
+
+
+def test_page_holds_only_the_filled_sections_in_order(page):
+    assert section_ids(page) == FILLED
+    nav = page.split("<nav>", 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'href="#([^"]+)"', nav) == FILLED  # no link to a section the run lacks
+    assert "No agent evaluation" not in page and "No per-row scores" not in page and 'class="empty"' not in page
+
+
+def test_each_command_puts_its_result_first():
+    for command, order in rep.ORDERS.items():
+        summary = full_summary()
+        summary["meta"]["command"] = command
+        ids = section_ids(rep.render_html(summary))
+        assert ids[-1] == "run" and sorted(ids) == sorted(FILLED)
+        listed = [sid for sid in order if sid in ids and sid != "run"]
+        assert ids[: len(listed)] == listed, (command, ids)  # the command's own sections first, in its order
 
 
 def test_page_content(page):
@@ -181,13 +209,13 @@ def test_untrusted_text_is_escaped(page):
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
 
 
-def test_empty_summary_renders_every_section_with_a_note():
+def test_empty_summary_shows_only_what_ran():
     page = rep.render_html(rep.new_summary())
-    for sid in SECTION_IDS:
-        assert f'<section id="{sid}">' in page
-    assert page.count('class="empty"') == len(SECTION_IDS) - 1  # the summary shows the meta table
-    assert "respeval" in page.split('<section id="summary">')[1].split("</section>")[0]
+    assert section_ids(page) == ["run"]  # the meta table: respeval's version
+    assert "respeval" in page.split('<section id="run">')[1].split("</section>")[0]
     assert external_references(page) == []
+    nothing = rep.render_html({"schema": rep.SCHEMA})
+    assert section_ids(nothing) == ["summary"] and "holds no results" in nothing
 
 
 def test_check_summary_names_the_problem():
@@ -205,8 +233,12 @@ def test_merge_and_load_summaries(tmp_path):
     a, b = full_summary(), rep.new_summary("second", {"run": "b"})
     b["gate"] = [{"name": "second gate", "total": 10, "stages": [{"stage": "exact", "settled": 10}]}]
     merged = rep.merge_summaries([a, b])
-    assert merged["title"] == a["title"] and merged["meta"]["run"] == "b"
-    assert len(merged["gate"]) == 2 and len(merged["validation"]) == 2
+    # several runs stay several runs: nothing of one is mixed into, or overwritten by, another
+    assert [r["title"] for r in merged["runs"]] == [a["title"], "second"]
+    assert len(merged["runs"][0]["gate"]) == 1 and merged["runs"][1]["meta"]["run"] == "b"
+    assert "run" not in merged["runs"][0]["meta"]
+    assert rep.runs_of(rep.merge_summaries([merged, b]))[2]["title"] == "second"  # collections flatten
+    assert rep.merge_summaries([b]) == b
     run = tmp_path / "run"
     run.mkdir()
     (run / "a.json").write_text(json.dumps(a), encoding="utf-8")
@@ -217,6 +249,8 @@ def test_merge_and_load_summaries(tmp_path):
     empty.mkdir()
     with pytest.raises(ValueError, match="no run summary"):
         rep.load_summaries([empty])
+    with pytest.raises(ValueError, match=r"runs\[1\]: 'schema' must be"):
+        rep.check_summary({"schema": rep.SCHEMA, "runs": [a, {"schema": "x"}]})
 
 
 def test_system_table_intervals():

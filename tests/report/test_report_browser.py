@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from test_report import SECTION_IDS, full_summary
+from test_report import FILLED, full_summary
 
 from _helpers.browser import console_problems
 from respeval import report as rep
@@ -31,7 +31,7 @@ def test_report_renders_without_console_errors(browser, tmp_path):
     session = browser.open(path.as_uri())
     assert console_problems(browser.events) == []
     layout = browser.evaluate(_LAYOUT, session)
-    assert [sid for sid, _ in layout["sections"]] == SECTION_IDS
+    assert [sid for sid, _ in layout["sections"]] == FILLED
     assert all(height > 40 for _, height in layout["sections"]), layout["sections"]
     assert len(layout["svgs"]) >= 8 and all(w > 50 and h > 50 for w, h in layout["svgs"]), layout["svgs"]
     assert layout["width"] <= 1280  # nothing overflows sideways at a laptop width

@@ -1,7 +1,7 @@
 """The reports of real runs, looked at in headless chromium: a ``score`` run of the 16 WMT17
 en-de systems with ``--compare``, a ``gate`` run and an ``evaluate`` run, each written by the
-command's own ``--report``.  For each page: no console error or blocked load, every section
-heading present, the sections the run fills are filled (the expected tables, rows and plots),
+command's own ``--report``.  For each page: no console error or blocked load, only the sections
+the run fills (no "No ... in this run"), each filled (the expected tables, rows and plots),
 nothing spills sideways at a laptop width, and the full-page screenshot is a drawn image (the
 browser decodes it: many colours, not one background).
 
@@ -23,8 +23,6 @@ from _helpers.paths import ROOT, shared_data
 from respeval import report as rep
 from respeval.cli import main
 
-SECTION_NAMES = [name for _, name in rep.SECTIONS]
-
 _PAGE = """(() => {
   const box = e => e.getBoundingClientRect();
   const width = document.documentElement.clientWidth;
@@ -38,6 +36,7 @@ _PAGE = """(() => {
       svgs: [...s.querySelectorAll('svg')].map(v => [Math.round(box(v).width), Math.round(box(v).height)]),
       cards: s.querySelectorAll('.card').length,
       text: s.innerText,
+      labels: [...s.querySelectorAll('svg text.label')].map(t => [...t.querySelectorAll('tspan')].map(x => x.textContent).join('')),
     };
   }
   // content wider than its card, or anything reaching past the page's right edge
@@ -56,14 +55,18 @@ def _shots_dir(tmp_path: Path) -> Path:
     return path
 
 
-def look_at(browser: DevTools, report: Path, png_path: Path) -> dict[str, Any]:
+def look_at(browser: DevTools, report: Path, png_path: Path, summary_path: Path | None = None) -> dict[str, Any]:
     """Open the report, check what every report must satisfy, save the screenshot; returns
     the page's sections for the run-specific checks."""
     session = browser.open(report.resolve().as_uri())
     assert console_problems(browser.events) == []
     page = browser.evaluate(_PAGE, session)
-    assert [s["heading"] for s in page["sections"].values()] == SECTION_NAMES
-    assert all(s["height"] > 30 for s in page["sections"].values())
+    summary = json.loads(summary_path.read_text()) if summary_path else None
+    if summary is not None:  # the sections the run fills, and only those, in its command's order
+        expected = [name for _, name, _ in rep.present_sections(summary)]
+        assert [s["heading"] for s in page["sections"].values()] == expected
+        assert list(page["sections"])[0] == rep.ORDERS[summary["meta"]["command"]][0]
+    assert all(s["height"] > 30 and not s["empty"] for s in page["sections"].values())
     assert page["width"] > 1200 and page["scrollWidth"] <= page["width"], "the page scrolls sideways"
     assert page["spilled"] == [], page["spilled"]
     png = screenshot(browser, session)
@@ -82,29 +85,48 @@ def _filled(section: dict[str, Any]) -> bool:
 
 
 def test_score_report_16_systems_with_compare(browser, tmp_path):
+    """The 16 systems named by their file stems, as a user who passes the files gets them."""
     systems = shared_data("wmt17_en_de", "systems")
     ref = shared_data("wmt17_en_de", "newstest2017-ende-ref.de")
-    preds = []
-    for path in sorted(systems.glob("newstest2017.*.en-de.txt")):
-        name = path.name.removeprefix("newstest2017.").removesuffix(".en-de.txt").rsplit(".", 1)[0]
-        link = tmp_path / f"{name}.txt"
-        link.symlink_to(path)
-        preds += ["--pred", str(link)]
+    files = sorted(systems.glob("newstest2017.*.en-de.txt"))
+    preds = [arg for path in files for arg in ("--pred", str(path))]
     assert len(preds) == 32
+    names = [path.stem for path in files]  # newstest2017.uedin-nmt.4722.en-de, ...
     report, summary = tmp_path / "score.html", tmp_path / "score.json"
-    args = ["score", *preds, "--ref", str(ref), "--metrics", "bleu,chrf", "--compare", "uedin-nmt"]
+    args = ["score", *preds, "--ref", str(ref), "--metrics", "bleu,chrf,ter"]
+    args += ["--compare", "newstest2017.uedin-nmt.4722.en-de", "--out", str(tmp_path / "rows.parquet")]
     args += ["--bootstrap", "100", "--quiet", "--report", str(report), "--summary-out", str(summary)]
     assert main(args) == 0
-    sections = look_at(browser, report, _shots_dir(tmp_path) / "score_16_systems.png")
+    sections = look_at(browser, report, _shots_dir(tmp_path) / "score_16_systems.png", summary)
+    assert list(sections) == ["systems", "distributions", "worst", "run"]  # the result first
     systems_section = sections["systems"]
-    assert _filled(systems_section) and systems_section["cards"] == 2  # bleu and chrf
-    # per metric a 16-row table beside its forest plot, then 15 paired comparisons (both metrics)
-    assert systems_section["tables"] == [16, 16, 15]
-    assert len(systems_section["svgs"]) == 2 and all(w > 300 and h > 300 for w, h in systems_section["svgs"])
-    assert "uedin-nmt" in systems_section["text"] and "online-B" in systems_section["text"]
-    assert _filled(sections["summary"])
+    assert _filled(systems_section) and systems_section["cards"] == 3  # bleu, chrf, ter
+    # per metric a 16-row table beside its forest plot, then 15 paired comparisons (every metric)
+    assert systems_section["tables"] == [16, 16, 16, 15]
+    assert len(systems_section["svgs"]) == 3 and all(w > 300 and h > 300 for w, h in systems_section["svgs"])
+    # every forest label is the whole system name (wrapped, never cut): 16 names told apart
+    assert systems_section["labels"] == [] or all(
+        sorted(labels) == sorted(names)
+        for labels in [systems_section["labels"][i * 16 : (i + 1) * 16] for i in range(3)]
+    )
+    assert len(systems_section["labels"]) == 48 and "…" not in "".join(systems_section["labels"])
+    text = systems_section["text"]
+    # corpus BLEU/chrF/TER are corpus values, not means; TER is better low
+    assert "corpus" in text and "\tmean\t" not in text and "lower is better" in text
+    # one baseline: named once, in the heading, not in every row
+    assert "Paired comparisons against newstest2017.uedin-nmt.4722.en-de" in text
+    paired = text.split("Paired comparisons against ", 1)[1]
+    assert paired.count("newstest2017.uedin-nmt.4722.en-de") == 1 and "baseline" not in paired.splitlines()[1]
+    # a TER increase is worse, a BLEU decrease is worse: every other system is worse than uedin on TER but SYSTRAN
+    online_f = next(line for line in text.splitlines() if line.startswith("newstest2017.online-F.0.en-de\t-"))
+    assert online_f.count("worse") == 3 and "+14.3849" in online_f
+    # the per-row scores the run wrote: their distributions and the worst rows with both texts
+    assert _filled(sections["distributions"]) and len(sections["distributions"]["svgs"]) == 3
+    worst = sections["worst"]["text"]
+    assert "No per-row scores" not in worst and "prediction" in worst and "reference" in worst
     data = json.loads(summary.read_text())
-    assert {r["system"] for r in data["systems"][0]["rows"]} >= {"uedin-nmt", "online-B", "xmu", "C-3MA"}
+    assert {r["system"] for r in data["systems"][0]["rows"]} == set(names)
+    assert [t["statistic"] for t in data["systems"]] == ["corpus"] * 3
 
 
 def test_gate_report(browser, tmp_path, monkeypatch):
@@ -116,6 +138,7 @@ def test_gate_report(browser, tmp_path, monkeypatch):
     args += ["--model", "python:docs.examples.scripted_judge:judge", "--report", str(report)]
     assert main(args) == 0
     sections = look_at(browser, report, _shots_dir(tmp_path) / "gate.png")
+    assert list(sections)[:2] == ["summary", "gate"]  # the pass rate, then the funnel
     gate = sections["gate"]
     assert _filled(gate) and len(gate["svgs"]) == 1 and gate["svgs"][0][1] > 100  # the funnel
     assert "16 rows" in gate["text"]
@@ -161,6 +184,7 @@ def test_evaluate_report(browser, tmp_path):
         args += ["--out", str(tmp_path / "rows.parquet"), "--report", str(report)]
         assert main(args) == 0
     sections = look_at(browser, report, _shots_dir(tmp_path) / "evaluate.png")
+    assert list(sections)[0] == "summary"
     summary = sections["summary"]
     assert _filled(summary) and 7 in summary["tables"]  # one score row per metric
     distributions = sections["distributions"]

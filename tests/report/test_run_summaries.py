@@ -6,6 +6,7 @@ report with ``--report FILE``; ``respeval report`` renders the summary and the c
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -45,7 +46,12 @@ def run_with_outputs(capsys, tmp_path: Path, name: str, argv: list[str]) -> tupl
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     rep.check_summary(summary)
     html = report_path.read_text(encoding="utf-8")
-    assert html.startswith("<!DOCTYPE html>") and all(f'id="{sid}"' in html for sid, _ in rep.SECTIONS)
+    assert html.startswith("<!DOCTYPE html>")
+    # the sections the run fills and only those, its command's result first, the run details last
+    shown = re.findall(r'<section id="([^"]+)">', html)
+    assert shown == [sid for sid, _, _ in rep.present_sections(summary)] and shown[-1] == "run"
+    first = next(sid for sid in rep.ORDERS[summary["meta"]["command"]] if sid in shown)
+    assert shown[0] == first and not re.search(r'</h2><p class="empty">', html)  # no section holds only a note
     # `respeval report` renders both the summary and what --json printed
     (tmp_path / f"{name}.stdout.json").write_text(json.dumps(printed))
     for source in (summary_path, tmp_path / f"{name}.stdout.json"):
@@ -218,8 +224,13 @@ def test_row_digest_keeps_the_lowest_rows_and_counts_scores():
         ranked.add(row, score, rank=rank)
     assert ranked.rows() == [2, 1] and [w["score"] for w in ranked.worst()] == [0.0, None]
     assert digest.rows() == [2, 5, 0]  # lowest first, ties by row
-    assert digest.distribution()["labels"] == ["0", "0.5", "1"]
-    assert digest.distribution()["series"][0]["counts"] == [2, 2, 2]
+    # 0, 0.5 and 1 are values on a scale, binned; whole numbers (a 1-5 judge scale) are bars
+    assert digest.distribution()["kind"] == "numeric" and sum(digest.distribution()["series"][0]["counts"]) == 6
+    scale = rep.RowDigest("judge")
+    for row, score in enumerate([1, 2, 2, 5, 3]):
+        scale.add(row, score)
+    assert scale.distribution()["labels"] == ["1", "2", "3", "5"]
+    assert scale.distribution()["series"][0]["counts"] == [1, 2, 1, 1]
     worst = digest.worst({2: {"response": "r2"}})
     assert worst[0] == {"metric": "m", "row": 2, "score": 0.0, "texts": {"response": "r2", "explanation": "why 2"}}
     many = rep.RowDigest("m", max_distinct=20)

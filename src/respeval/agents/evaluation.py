@@ -199,6 +199,31 @@ class AgentReport:
             out.append({"run": run + 1, "eval_id": case, "invocation": inv, "reason": reason})
         return out
 
+    def turns(self, run: int, eval_id: str) -> list[dict[str, Any]]:
+        """A case's invocations side by side: the user's text, the expected and the actual
+        final response and tool calls (``{"name", "args"}``), by position; a side the other
+        lacks is None (``respeval view`` shows them)."""
+        try:
+            expected = self.expected.case(eval_id).invocations or []
+        except KeyError:
+            expected = []
+        actual = self.actual_runs[run].get(eval_id, []) if run < len(self.actual_runs) else []
+        out = []
+        for i in range(max(len(expected), len(actual))):
+            e = expected[i] if i < len(expected) else None
+            a = actual[i] if i < len(actual) else None
+            out.append(
+                {
+                    "invocation": i,
+                    "user": (e or a).user_text if (e or a) is not None else None,  # type: ignore[union-attr]
+                    "expected_response": e.final_text if e is not None else None,
+                    "actual_response": a.final_text if a is not None else None,
+                    "expected_calls": [dict(c) for c in e.calls] if e is not None else None,
+                    "actual_calls": [dict(c) for c in a.calls] if a is not None else None,
+                }
+            )
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "eval_set_id": self.expected.eval_set_id,
@@ -206,7 +231,7 @@ class AgentReport:
             "runs": [
                 {
                     "label": label,
-                    "cases": [c.to_dict() for c in run],
+                    "cases": [{**c.to_dict(), "turns": self.turns(i, c.eval_id)} for c in run],
                     "passed": self.counts(i)[0],
                     "failed": self.counts(i)[1],
                 }

@@ -135,7 +135,12 @@ def agent_summary(report: Any, *, title: str | None = None, worst: int = 10) -> 
     data = agent_data(report, worst=worst)
     summary = new_summary(
         title or f"Agent eval set {report.expected.eval_set_id}",
-        {"eval set": report.expected.eval_set_id, "runs": len(report.runs), "cases": len(report.expected.cases)},
+        {
+            "command": "agent",
+            "eval set": report.expected.eval_set_id,
+            "runs": len(report.runs),
+            "cases": len(report.expected.cases),
+        },
     )
     n_cases = sum(len(run) for run in report.runs)
     scores = [{"metric": k, "mean": v, "n": n_cases} for k, v in report.metric_means().items()]

@@ -36,6 +36,7 @@ COMMANDS = (
     "respeval.cli.evaluate",
     "respeval.cli.validate",
     "respeval.cli.report",
+    "respeval.cli.view",
     "respeval.cli.metrics",
 )
 

@@ -17,8 +17,10 @@ NAME = "report"
 HELP = "one self-contained HTML report of a run"
 DESCRIPTION = (
     "Render run summaries (JSON files, or directories of them) into one HTML file that opens without "
-    "network: summary tables, confusion heatmaps, score distributions, the gate funnel, systems with "
-    "intervals, worst disagreements. A results table with Vertex's judge and human columns is validated first."
+    "network: the result first, then only the sections the run has (summary tables, systems with intervals, "
+    "confusion heatmaps, score distributions, the gate funnel, worst rows and disagreements). Several runs "
+    "make one page with each run on its own. A results table with Vertex's judge and human columns is "
+    "validated first."
 )
 EPILOG = """\
 examples:
@@ -49,7 +51,11 @@ def _summaries_for(path: Path, args: argparse.Namespace) -> list[dict[str, Any]]
         return [rep.to_run_summary(json.loads(path.read_text(encoding="utf-8")), str(path))]
     if fmt in TABLE_FORMATS:
         results = val.validate_table(val.load_table(path), n_boot=args.bootstrap, seed=args.seed)
-        return [rep.validation_summary(results, title=f"Validation of {path.name}", meta={"results": str(path)})]
+        return [
+            rep.validation_summary(
+                results, title=f"Validation of {path.name}", meta={"command": "validate", "results": str(path)}
+            )
+        ]
     raise ValueError(f"{path}: not a run summary, a directory or a results table")
 
 
@@ -78,9 +84,7 @@ def run(args: argparse.Namespace) -> int:
     with guarded_outputs([("input", raw) for raw in args.inputs], [("--out", args.out)]):
         for raw in args.inputs:
             summaries.extend(_summaries_for(Path(raw), args))
-        summary = rep.merge_summaries(summaries)
-        if args.title:
-            summary["title"] = args.title
+        summary = rep.merge_summaries(summaries, title=args.title)  # several runs: each its own part
         out = rep.write_report(summary, args.out)
     print(f"report: {out}")
     return Exit.OK

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import gc
 import json
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -272,10 +273,39 @@ def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
 
 
 def _write_run_outputs(summary, args: argparse.Namespace) -> None:
-    from respeval.report import score_run_summary, write_run_outputs
+    """The run summary and report: the corpus table, the comparisons, and where ``--out``
+    holds per-row scores, their distributions and the worst rows with their texts."""
+    from respeval.report import add_score_rows, score_inputs, score_run_summary, write_run_outputs
 
-    if args.summary_out or args.report:
-        write_run_outputs(score_run_summary(summary.to_json()), summary_out=args.summary_out, report=args.report)
+    if not (args.summary_out or args.report):
+        return
+    inputs = None
+    if args.pred and args.engine != "dask":
+        from respeval.bulk.chunks import Inputs
+
+        files = Inputs(
+            preds=list(args.pred),
+            ref=args.ref,
+            pred_field=args.pred_field or "response",
+            ref_field=args.ref_field or "reference",
+            id_field=args.id_field,
+            system_field=args.system_field,
+            group_field=args.group_by,
+        )
+        names = files.system_names() if not args.system_field else ["*"]
+        inputs = score_inputs(
+            dict(zip(names, args.pred)),
+            args.ref,
+            pred_field=files.pred_field,
+            ref_field=files.ref_field,
+            system_field=args.system_field,
+        )
+    run = score_run_summary(summary.to_json(), inputs=inputs)
+    if summary.output and os.path.exists(summary.output):
+        from respeval.validate.columns import load_table
+
+        add_score_rows(run, load_table(summary.output), summary.fields)
+    write_run_outputs(run, summary_out=args.summary_out, report=args.report)
 
 
 def _run_options(args: argparse.Namespace, bar: Any) -> dict[str, Any]:

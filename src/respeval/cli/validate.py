@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,7 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     cols.add_argument("--human-field", metavar="COL", help="human values")
     cols.add_argument("--swapped-field", metavar="COL", help="pairwise verdicts in the swapped order")
     cols.add_argument("--kind", choices=["pointwise", "pairwise"], help="default: pairwise with --swapped-field")
-    cols.add_argument("--name", default="judge", help="name of the metric in the output (default: judge)")
+    cols.add_argument(
+        "--name",
+        help="name of the metric in the output (default: the last part of --judge-field, e.g. rouge_2_f_score)",
+    )
     corr = p.add_argument_group("correlation")
     corr.add_argument("--system-field", metavar="COL", help="system of each row (for --level system)")
     corr.add_argument(
@@ -107,7 +111,8 @@ def _selected_metrics(args: argparse.Namespace, table: dict[str, list[Any]]) -> 
         if not (args.judge_field and args.human_field):
             raise ValueError("--judge-field and --human-field go together")
         kind: Literal["pointwise", "pairwise"] = args.kind or ("pairwise" if args.swapped_field else "pointwise")
-        return [val.MetricColumns(args.name, kind, args.judge_field, args.human_field, args.swapped_field)]
+        name = args.name or re.split(r"[./]", args.judge_field)[-1] or args.judge_field
+        return [val.MetricColumns(name, kind, args.judge_field, args.human_field, args.swapped_field)]
     found = val.find_metrics(table)
     if args.metric:
         names = {m.name for m in found}
@@ -170,6 +175,7 @@ def build_validation_summary(args: argparse.Namespace) -> dict[str, Any]:
         max_disagreements=args.disagreements,
     )
     meta = {
+        "command": "validate",
         "results": str(args.results),
         "labels": str(args.labels or args.results),
         "bootstrap": f"{args.bootstrap} resamples, seed {args.seed}, "
@@ -198,9 +204,11 @@ def format_validation(summary: dict[str, Any]) -> str:
     lines: list[str] = []
     for v in summary.get("validation", []):
         d = v["dropped"]
+        scorer = v.get("scorer") or "judge"
         lines += [
-            f"{v['metric']} ({v['kind']}): {v['used']} of {v['rows']} rows used, {d['total']} dropped "
-            f"(judge missing {d['judge_missing']}, human missing {d['human_missing']}, "
+            f"{v['metric']} ({v['kind']}{' metric' if scorer == 'metric' else ''}): {v['used']} of {v['rows']} "
+            f"rows used, {d['total']} dropped "
+            f"({scorer} missing {d['judge_missing']}, human missing {d['human_missing']}, "
             f"both {d['both_missing']})",
             "",
         ]
@@ -245,7 +253,7 @@ def _format_agreement(v: dict[str, Any]) -> list[str]:
     width = max(6, *(len(x) for x in labels)) + 1
     lines += [
         "",
-        "  confusion (rows: human, columns: judge)",
+        f"  confusion (rows: human, columns: {v.get('scorer') or 'judge'})",
         "  " + " " * width + "".join(f"{x:>{width}}" for x in labels),
     ]
     for lab, row in zip(labels, ag["confusion"]["matrix"]):

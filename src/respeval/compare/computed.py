@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from respeval.metrics import REGISTRY, MetricOptions
+from respeval.metrics.registry import CORPUS_LEVEL, LOWER_IS_BETTER
 from respeval.stats import (
     Interval,
     Significance,
@@ -46,9 +47,6 @@ from respeval.stats.paired import DEFAULT_AR_TRIALS, swap_mask, swapped_sums
 
 __all__ = ["CORPUS_LEVEL", "LOWER_IS_BETTER", "MetricRows", "case_keys", "compute_metric", "paired_interval"]
 
-LOWER_IS_BETTER = frozenset({"ter"})
-# families whose corpus value comes from summed statistics, not a mean of sentence scores
-CORPUS_LEVEL = frozenset({"bleu", "chrf", "chrf++", "ter"})
 AR_TRIALS = DEFAULT_AR_TRIALS
 _AR_BLOCK_CELLS = 1 << 24  # trial x row cells of one block of the swap mask
 

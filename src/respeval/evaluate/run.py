@@ -21,6 +21,8 @@ Columns (the hosted evaluation services' names, plus respeval's own):
                                   swapped, in the same labels (validate reads it)
 ``{metric}/outcome``              pairwise: the pair's result, INCONSISTENT when orders differ
 ``{metric}/pass``                 judges and checks: whether the row passes
+``{metric}/judge_calls``          judges: what the judge was asked and answered, as JSON text
+                                  (a list: messages, raw reply, sample, order; ``respeval view``)
 ``{metric}/status``               ``scored`` or ``unscored``
 ``{metric}/unscored_reason``      why a row has no score (never a silent 0)
 ``{metric}/details``              multi-step metrics: the JSON list of their claims, chunks,
@@ -283,6 +285,15 @@ def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
         out[f"{name}/status"], out[f"{name}/unscored_reason"] = _status_columns(n, scores.errors)
 
 
+def _calls_text(row: Any, order: str | None = None) -> str | None:
+    """A judged row's calls (every sample's, the re-asks too) as JSON text, or None."""
+    samples = getattr(row, "samples", None) or [row]
+    calls = [
+        {**call, **({"order": order} if order else {})} for sample in samples for call in getattr(sample, "calls", [])
+    ]
+    return json.dumps(calls, ensure_ascii=False, default=str) if calls else None
+
+
 def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]) -> None:
     score = np.full(n, np.nan)
     passed: list[bool | None] = [None] * n
@@ -290,8 +301,10 @@ def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]
     labels: list[str | None] = [None] * n
     status = [UNSCORED] * n
     reason: list[str | None] = ["not run"] * n
+    calls: list[str | None] = [None] * n
     for row in rows:
         i = row.row
+        calls[i] = _calls_text(row)
         status[i] = SCORED if row.scored and row.verdict is not None else UNSCORED
         reason[i] = None if status[i] == SCORED else (row.unscored_reason or "unscored")
         if row.verdict is not None and status[i] == SCORED:
@@ -307,6 +320,7 @@ def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]
     out[f"{name}/pass"] = passed
     if any(label is not None for label in labels) or getattr(metric.contract, "labels", None):
         out[f"{name}/label"] = labels
+    out[f"{name}/judge_calls"] = calls
     out[f"{name}/status"] = status
     out[f"{name}/unscored_reason"] = reason
 
@@ -325,7 +339,10 @@ def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], ro
     status = [UNSCORED] * n
     reason: list[str | None] = [None] * n
     score = np.full(n, np.nan)
+    calls: list[str | None] = [None] * n
     for i, mine in enumerate(orders):
+        both = [json.loads(text) for o, r in mine.items() if (text := _calls_text(r, o))]
+        calls[i] = json.dumps([c for part in both for c in part], ensure_ascii=False) if both else None
         bad = [f"order {o}: {r.unscored_reason or 'unscored'}" for o, r in mine.items() if not r.scored]
         if bad or not mine:
             reason[i] = "; ".join(bad) or "not run"
@@ -347,6 +364,7 @@ def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], ro
     out[f"{name}/outcome"] = outcome
     out[f"{name}/score"] = score
     out[f"{name}/explanation"] = explanation
+    out[f"{name}/judge_calls"] = calls
     out[f"{name}/status"] = status
     out[f"{name}/unscored_reason"] = reason
 

@@ -25,7 +25,6 @@ intervals, ``distributions``, ``judges`` (coverage and cost), ``worst_rows``.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -67,30 +66,14 @@ def _reason_key(reason: str) -> str:
 
 
 def _distribution(caption: str, series: str, values: np.ndarray) -> dict[str, Any]:
-    """A bar per value when there are few distinct values (checks, judge scales), else a
-    histogram."""
-    distinct = np.unique(values)
-    if distinct.size <= 12:
-        counts = [int(np.count_nonzero(values == v)) for v in distinct]
-        labels = [f"{v:.4g}" for v in distinct.tolist()]
-        return {
-            "name": caption,
-            "kind": "categorical",
-            "labels": labels,
-            "series": [{"name": series, "counts": counts}],
-        }
-    edges = _edges(values)
-    counts = np.histogram(values, bins=edges)[0].tolist()
-    return {"name": caption, "kind": "numeric", "edges": edges, "series": [{"name": series, "counts": counts}]}
+    """A bar per value when they are few whole numbers (checks, judge scales), else a
+    histogram (the report's one rule: :func:`respeval.report.schema.distribution_entry`)."""
+    from respeval.report.schema import distribution_entry
 
-
-def _edges(values: np.ndarray) -> list[float]:
-    lo, hi = float(values.min()), float(values.max())
-    if lo == hi:
-        return [lo - 0.5, hi + 0.5]
-    if np.all(values == np.round(values)) and hi - lo <= 10:
-        return [x - 0.5 for x in np.arange(lo, hi + 2)]
-    return np.histogram_bin_edges(values, bins=min(30, max(5, int(math.sqrt(values.size))))).tolist()
+    distinct, counts = np.unique(values, return_counts=True)
+    entry = distribution_entry(caption, series, dict(zip(distinct.tolist(), counts.tolist())))
+    assert entry is not None  # called with at least one value
+    return entry
 
 
 def _metric_kind(plan: Plan, name: str) -> str:

@@ -176,6 +176,21 @@ else:  # pragma: no cover - Python 3.10
         return await asyncio.wait_for(coro, seconds)
 
 
+def transcript(request: JudgeRequest, completion: Completion) -> dict[str, Any]:
+    """One call as a row keeps it: the messages sent, the raw reply, which sample and order."""
+    out: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "reply": completion.text,
+        "sample": request.sample_index,
+        "flipped": request.flip,
+    }
+    if completion.refusal:
+        out["refusal"] = completion.refusal
+    if completion.structured is not None:
+        out["structured"] = completion.structured
+    return out
+
+
 class JudgeEngine:
     """Runs one method with one model over a stream of records (see the module docstring).
 
@@ -336,14 +351,18 @@ class JudgeEngine:
         spend = _RowSpend()
         request = self.method.build(item, self.model.capabilities)
         reasked = False
+        calls: list[dict[str, Any]] = []
         try:
             completion = await self._call(request, spend, row)
+            calls.append(transcript(request, completion))
             outcome = self.method.parse(item, completion)
             if isinstance(outcome, ParseFailure) and self.options.reask:
                 reasked = True
                 self.summary.reasks += 1
                 second_request = self.method.reask(item, request, completion, outcome)
-                second = self.method.parse(item, await self._call(second_request, spend, row))
+                second_completion = await self._call(second_request, spend, row)
+                calls.append(transcript(second_request, second_completion))
+                second = self.method.parse(item, second_completion)
                 outcome = (
                     ParseFailure(f"{outcome.reason}; after one re-ask: {second.reason}")
                     if isinstance(second, ParseFailure)
@@ -363,11 +382,17 @@ class JudgeEngine:
             self.summary.add_spend(spend.tokens_in, spend.tokens_out, spend.cost)
             return None
         except _GaveUp as exc:
-            return self._row(row, row_id, spend, reasked, reason=str(exc))
+            return self._row(row, row_id, spend, reasked, reason=str(exc), calls=calls)
         if isinstance(outcome, ParseFailure):
-            return self._row(row, row_id, spend, reasked, reason=f"unparseable: {outcome.reason}")
+            return self._row(row, row_id, spend, reasked, reason=f"unparseable: {outcome.reason}", calls=calls)
         return self._row(
-            row, row_id, spend, reasked, verdict=self.method.row_fields(outcome.verdict), parsed_from=outcome.stage
+            row,
+            row_id,
+            spend,
+            reasked,
+            verdict=self.method.row_fields(outcome.verdict),
+            parsed_from=outcome.stage,
+            calls=calls,
         )
 
     @staticmethod
@@ -380,6 +405,7 @@ class JudgeEngine:
         reason: str | None = None,
         verdict: dict[str, Any] | None = None,
         parsed_from: str | None = None,
+        calls: list[dict[str, Any]] | None = None,
     ) -> RowResult:
         return RowResult(
             row=row,
@@ -394,6 +420,7 @@ class JudgeEngine:
             attempts=spend.attempts,
             reasked=reasked,
             parsed_from=parsed_from,
+            calls=calls or [],
         )
 
     # ------------------------------------------------------------------ one request

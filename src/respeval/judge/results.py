@@ -41,6 +41,10 @@ class RowResult:
     attempts: int = 0
     reasked: bool = False
     parsed_from: str | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """What the judge was asked and answered for this row, call by call (the re-ask too):
+    ``{"messages": [{"role", "content"}], "reply": text, "sample": i, "flipped": bool}`` (with
+    ``"refusal"`` or ``"structured"`` when the provider gave one); ``respeval view`` shows them."""
 
     def __post_init__(self) -> None:
         # Every row text that reaches an output starts here: scrub it once, at the root.
@@ -48,6 +52,8 @@ class RowResult:
             self.unscored_reason = redact(self.unscored_reason)
         if self.verdict is not None:
             self.verdict = redact_data(self.verdict)
+        if self.calls:
+            self.calls = redact_data(self.calls)
 
     @property
     def scored(self) -> bool:

@@ -16,6 +16,22 @@ from typing import Any
 from respeval.errors import RespevalError
 from respeval.metrics.base import INPUT_KINDS, MetricFamily
 
+# Two facts about a score every report and comparison needs: which metrics are better low
+# (a positive TER difference is a regression), and which corpus values come from summed
+# statistics rather than a mean of row scores (corpus BLEU is not the mean of sentence BLEU).
+LOWER_IS_BETTER = frozenset({"ter"})
+CORPUS_LEVEL = frozenset({"bleu", "chrf", "chrf++", "ter"})
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` (a name or a score field: ``ter``, ``rouge2_f``) is better."""
+    return metric not in LOWER_IS_BETTER
+
+
+def corpus_level(metric: str) -> bool:
+    """Whether ``metric``'s corpus value comes from summed statistics (BLEU, chrF, TER), not a mean."""
+    return metric in CORPUS_LEVEL
+
 
 @dataclass(frozen=True)
 class MetricOptions:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from respeval.report.format import empty_note, escape, fmt, html_table
+from respeval.report.format import escape, fmt, html_table
 
 __all__ = ["render_agent_entry", "section_agents"]
 
@@ -172,5 +172,5 @@ def section_agents(summary: Mapping[str, Any]) -> str:
     """The "Agents" section of the report."""
     entries = summary.get("agents", [])
     if not entries:
-        return empty_note("No agent evaluation in this run.")
+        return ""
     return "".join(render_agent_entry(e) for e in entries)

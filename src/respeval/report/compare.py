@@ -150,5 +150,5 @@ def _card(c: Mapping[str, Any]) -> str:
 def section_compare(s: Mapping[str, Any]) -> str:
     comparisons = s.get("compare", [])
     if not comparisons:
-        return empty_note("No baseline-candidate comparison in this run (respeval compare --report writes one).")
+        return ""
     return "".join(_card(c) for c in comparisons)

@@ -15,39 +15,58 @@ from respeval.io.files import write_text_atomic
 from respeval.report.agents import section_agents
 from respeval.report.compare import section_compare
 from respeval.report.format import ci_span, empty_note, escape, fmt, html_table, pct, text_block
-from respeval.report.schema import check_summary, merge_summaries
+from respeval.report.schema import check_summary, merge_summaries, runs_of
 from respeval.report.svg import svg_bars, svg_forest, svg_funnel, svg_heatmap, svg_scatter, svg_trend
 
-# Section id, navigation title: the report always has all of them, in this order.
+# Section id, navigation title: every section a report can have.  A report shows only the
+# sections its run fills, in the order of ORDERS for the run's command (the result first).
 SECTIONS = (
     ("summary", "Summary"),
+    ("compare", "Baseline vs candidate"),
+    ("systems", "Systems"),
+    ("agents", "Agents"),
     ("agreement", "Judge vs human"),
     ("confusion", "Confusion matrices"),
     ("correlations", "Metric vs human"),
-    ("distributions", "Score distributions"),
     ("gate", "Gate funnel"),
     ("judges", "Judge coverage and cost"),
-    ("systems", "Systems"),
+    ("distributions", "Score distributions"),
     ("worst", "Worst rows"),
     ("disagreements", "Worst disagreements"),
-    ("agents", "Agents"),
-    ("compare", "Baseline vs candidate"),
     ("trends", "Trends over windows"),
+    ("run", "Run details"),
 )
+# meta.command -> its sections, the result first; a filled section not listed follows them
+# (before the run details), so nothing a run holds is left out.
+ORDERS = {
+    "score": ("systems", "summary", "distributions", "worst", "run"),
+    "judge": ("summary", "judges", "distributions", "worst", "disagreements", "run"),
+    "gate": ("summary", "gate", "judges", "distributions", "worst", "run"),
+    "evaluate": ("summary", "judges", "distributions", "worst", "run"),
+    "validate": ("summary", "agreement", "confusion", "correlations", "distributions", "disagreements", "run"),
+    "compare": ("compare", "judges", "summary", "run"),
+    "agent": ("agents", "summary", "judges", "distributions", "worst", "run"),
+    "monitor": ("trends", "summary", "judges", "distributions", "worst", "run"),
+}
 _MAX_DISAGREEMENTS = 10  # per metric
 
 
 # --------------------------------------------------------------------------- sections
 
 
+def _section_run(s: Mapping[str, Any]) -> str:
+    """What ran: the command, its inputs and options, signatures, time (the meta table)."""
+    meta = s.get("meta", {})
+    if not meta:
+        return ""
+    return html_table(["", ""], ([escape(k), escape(v)] for k, v in meta.items()), "meta")
+
+
 def _section_summary(s: Mapping[str, Any]) -> str:
     parts = []
-    meta = s.get("meta", {})
-    if meta:
-        parts.append(html_table(["", ""], ([escape(k), escape(v)] for k, v in meta.items()), "meta"))
     headline = [_headline_row(v) for v in s.get("validation", [])]
     if headline:
-        parts.append("<h3>Judges against human labels</h3>")
+        parts.append("<h3>Validated against human labels</h3>")
         parts.append(
             html_table(
                 ["metric", "rows used", "dropped", "accuracy", "macro F1", "Cohen's kappa", "Kendall tau-b"], headline
@@ -76,7 +95,7 @@ def _section_summary(s: Mapping[str, Any]) -> str:
         if reasons:
             parts.append("<h3>Unscored rows, by reason</h3>")
             parts.append(html_table(["metric", "reason", "rows"], reasons, "compact"))
-    return "".join(parts) or empty_note("This run summary holds no scores, validation or correlations.")
+    return "".join(parts)
 
 
 def _with_interval(key: str, low: str, high: str) -> Any:
@@ -137,7 +156,7 @@ _AGREEMENT_ROWS = (
 def _section_agreement(s: Mapping[str, Any]) -> str:
     items = s.get("validation", [])
     if not items:
-        return empty_note("No judge was validated against human labels in this run.")
+        return ""
     return "".join(_validation_card(v) for v in items)
 
 
@@ -146,12 +165,12 @@ def _validation_card(v: Mapping[str, Any]) -> str:
     head = (
         f'<h3>{escape(v.get("metric"))} <span class="tag">{escape(v.get("kind"))}</span></h3>'
         f'<p class="note">{fmt(v.get("used"))} of {fmt(v.get("rows"))} rows used; '
-        f"{fmt(dropped.get('total', 0))} dropped (judge missing {fmt(dropped.get('judge_missing', 0))}, "
+        f"{fmt(dropped.get('total', 0))} dropped ({escape(_scorer(v))} missing {fmt(dropped.get('judge_missing', 0))}, "
         f"human missing {fmt(dropped.get('human_missing', 0))}, both {fmt(dropped.get('both_missing', 0))}). "
         f"Columns: <code>{escape(v.get('judge_column'))}</code> vs <code>{escape(v.get('human_column'))}</code>.</p>"
     )
     right = [
-        _per_class_block(v.get("agreement")),
+        _per_class_block(v.get("agreement"), _scorer(v)),
         _correlation_block(v.get("correlation")),
         _pairwise_block(v.get("pairwise"), v.get("pairwise_note")),
         _verbosity_block(v.get("verbosity")),
@@ -182,11 +201,16 @@ def _agreement_block(v: Mapping[str, Any]) -> str:
     )
 
 
-def _per_class_block(ag: Mapping[str, Any] | None) -> str:
+def _scorer(v: Mapping[str, Any]) -> str:
+    """What gave a validation's values: "judge", or "metric" (ROUGE-2 is no judge)."""
+    return str(v.get("scorer") or "judge")
+
+
+def _per_class_block(ag: Mapping[str, Any] | None, scorer: str = "judge") -> str:
     if not ag:
         return ""
     table = html_table(
-        ["label", "precision", "recall", "F1", "human used", "judge used"],
+        ["label", "precision", "recall", "F1", "human used", f"{scorer} used"],
         (
             [
                 escape(c["label"]),
@@ -277,16 +301,16 @@ def _section_confusion(s: Mapping[str, Any]) -> str:
         conf = (v.get("agreement") or {}).get("confusion")
         if not conf:
             continue
-        plot = svg_heatmap(conf["labels"], conf["matrix"], f"confusion matrix of {v.get('metric')}")
+        plot = svg_heatmap(conf["labels"], conf["matrix"], f"confusion matrix of {v.get('metric')}", _scorer(v))
         cards.append(
             f'<figure class="card fig"><figcaption><b>{escape(v.get("metric"))}</b> · '
             f"{fmt(v.get('used'))} rows</figcaption>{plot}</figure>"
         )
     if not cards:
-        return empty_note("No confusion matrix: no judge labels were compared with human labels.")
+        return ""
     return (
-        '<p class="note">Rows are the human label, columns the judge\'s; the colour is the share '
-        "of the row (how the judge labelled what humans called that label); the diagonal is "
+        "<p class=\"note\">Rows are the human label, columns the judge's (or metric's); the colour is the share "
+        "of the row (how it labelled what humans called that label); the diagonal is "
         f'outlined.</p><div class="figs">{"".join(cards)}</div>'
     )
 
@@ -296,13 +320,18 @@ def _section_correlations(s: Mapping[str, Any]) -> str:
     cards = [_correlation_card(c) for c in items]
     cards += [
         _correlation_card(
-            {"name": f"{v.get('metric')} (judge)", "metric": "judge score", "human": "human rating", **v["correlation"]}
+            {
+                "name": f"{v.get('metric')} ({_scorer(v)})",
+                "metric": f"{_scorer(v)} score",
+                "human": "human rating",
+                **v["correlation"],
+            }
         )
         for v in s.get("validation", [])
         if v.get("correlation")
     ]
     if not cards:
-        return empty_note("No metric was correlated with human scores in this run.")
+        return ""
     return f'<div class="figs">{"".join(cards)}</div>'
 
 
@@ -354,7 +383,7 @@ def _distribution_plot(d: Mapping[str, Any]) -> str | None:
 
 def _section_distributions(s: Mapping[str, Any]) -> str:
     entries = [
-        (f"{v.get('metric')}: judge and human", v["distribution"])
+        (f"{v.get('metric')}: {_scorer(v)} and human", v["distribution"])
         for v in s.get("validation", [])
         if v.get("distribution")
     ]
@@ -365,14 +394,14 @@ def _section_distributions(s: Mapping[str, Any]) -> str:
         if plot:
             cards.append(f'<figure class="card fig"><figcaption>{escape(caption)}</figcaption>{plot}</figure>')
     if not cards:
-        return empty_note("No score distributions in this run.")
+        return ""
     return f'<div class="figs">{"".join(cards)}</div>'
 
 
 def _section_gate(s: Mapping[str, Any]) -> str:
     funnels = s.get("gate", [])
     if not funnels:
-        return empty_note("No gate ran in this run: every row was scored the same way.")
+        return ""
     cards = []
     for f in funnels:
         total = int(f.get("total", 0))
@@ -390,7 +419,7 @@ def _section_gate(s: Mapping[str, Any]) -> str:
 def _section_trends(s: Mapping[str, Any]) -> str:
     trends = s.get("trends", [])
     if not trends:
-        return empty_note("No monitor in this run: nothing was measured over time windows.")
+        return ""
     cards = []
     for t in trends:
         points = t.get("points", [])
@@ -422,13 +451,26 @@ def _section_trends(s: Mapping[str, Any]) -> str:
     return "".join(cards)
 
 
+def _directions(s: Mapping[str, Any]) -> dict[str, bool]:
+    """Metric -> whether higher is better, from the comparisons and the systems tables."""
+    out = {str(t.get("metric")): bool(t.get("higher_is_better", True)) for t in s.get("systems", [])}
+    for c in s.get("comparisons", []):
+        if "higher_is_better" in c:
+            out[str(c.get("metric"))] = bool(c["higher_is_better"])
+    return out
+
+
 def _comparisons(s: Mapping[str, Any]) -> str:
-    """Paired comparisons: one row per system and baseline, a difference and p-value per
-    metric (p < 0.05 in bold)."""
+    """Paired comparisons: one row per system (and baseline, when there are several), a
+    difference, its p-value and whether it is better or worse per metric (TER: lower is
+    better); p < 0.05 in bold and coloured."""
     comps = s.get("comparisons", [])
     if not comps:
         return ""
     metrics = list(dict.fromkeys(str(c.get("metric")) for c in comps))
+    higher = _directions(s)
+    baselines = list(dict.fromkeys(str(c.get("baseline")) for c in comps))
+    one_baseline = len(baselines) == 1
     pairs: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
     rows_of: dict[tuple[str, str], Any] = {}
     for c in comps:
@@ -436,46 +478,68 @@ def _comparisons(s: Mapping[str, Any]) -> str:
         pairs.setdefault(key, {})[str(c.get("metric"))] = c
         rows_of[key] = c.get("rows")
 
-    def cell(c: Mapping[str, Any] | None) -> str:
+    def cell(metric: str, c: Mapping[str, Any] | None) -> str:
         if c is None or not isinstance(c.get("delta"), (int, float)):
             return "–"
-        p = c.get("p_value")
-        text = f'{c["delta"]:+.4f} <span class="ci">p = {fmt(p)}</span>'
-        return f"<b>{text}</b>" if isinstance(p, (int, float)) and p < 0.05 else text
+        delta, p = float(c["delta"]), c.get("p_value")
+        significant = isinstance(p, (int, float)) and p < 0.05
+        if delta == 0:
+            word = "same"
+        else:
+            word = "better" if (delta > 0) == higher.get(metric, True) else "worse"
+        colour = {"better": "#047857", "worse": "#b91c1c"}.get(word, "inherit") if significant else "inherit"
+        text = f'{delta:+.4f} <span style="color:{colour}">{word}</span> <span class="ci">p = {fmt(p)}</span>'
+        return f"<b>{text}</b>" if significant else text
 
     rows = [
-        [escape(system), escape(baseline), *(cell(by_metric.get(m)) for m in metrics), fmt(rows_of[(system, baseline)])]
+        [
+            escape(system),
+            *([] if one_baseline else [escape(baseline)]),
+            *(cell(m, by_metric.get(m)) for m in metrics),
+            fmt(rows_of[(system, baseline)]),
+        ]
         for (system, baseline), by_metric in pairs.items()
     ]
-    head = ["system", "baseline", *(f"{m}: difference" for m in metrics), "rows"]
+    head = [
+        "system",
+        *([] if one_baseline else ["baseline"]),
+        *(f"{m}: difference" + ("" if higher.get(m, True) else " (lower is better)") for m in metrics),
+        "rows",
+    ]
+    title = f"Paired comparisons against {escape(baselines[0])}" if one_baseline else "Paired comparisons"
+    lower = [m for m in metrics if not higher.get(m, True)]
+    note = f" For {escape(', '.join(lower))} lower is better: a positive difference is worse." if lower else ""
     return (
-        "<h3>Paired comparisons</h3>"
+        f"<h3>{title}</h3>"
         + html_table([escape(h) for h in head], rows, "compact")
         + '<p class="muted">Difference = system - baseline, with the p-value of paired approximate randomization '
-        "on the rows both systems scored; bold: p &lt; 0.05.</p>"
+        f"on the rows both systems scored; better or worse by each metric's direction; bold: p &lt; 0.05.{note}</p>"
     )
 
 
 def _section_systems(s: Mapping[str, Any]) -> str:
     tables = s.get("systems", [])
     if not tables:
-        return empty_note("No per-system comparison in this run.") + _comparisons(s)
+        return _comparisons(s)
     cards = []
     for t in tables:
-        rows = sorted(
-            t.get("rows", []),
-            key=lambda r: -(r.get("mean") or 0) if t.get("higher_is_better", True) else (r.get("mean") or 0),
-        )
+        higher = t.get("higher_is_better", True)
+        rows = sorted(t.get("rows", []), key=lambda r: -(r.get("mean") or 0) if higher else (r.get("mean") or 0))
         conf = t.get("confidence")
         head = f"{round(100 * conf)}% interval" if conf else "interval"
+        statistic = str(t.get("statistic") or "mean")
         table = html_table(
-            ["system", "mean", head, "n"],
+            ["system", escape(statistic), head, "n"],
             ([escape(r.get("system")), f"<b>{fmt(r.get('mean'))}</b>", ci_span(r), fmt(r.get("n"))] for r in rows),
             "compact",
         )
+        notes = []
+        if statistic == "corpus":
+            notes.append("corpus value from summed statistics (not a mean of row scores)")
+        notes.append("best first; " + ("higher is better" if higher else "lower is better"))
         cards.append(
-            f'<div class="card"><h3>{escape(t.get("metric"))}</h3><div class="side">'
-            f"<div>{svg_forest(rows, str(t.get('metric')))}</div><div>{table}</div></div></div>"
+            f'<div class="card"><h3>{escape(t.get("metric"))} <span class="muted">{escape("; ".join(notes))}</span>'
+            f'</h3><div class="side"><div>{svg_forest(rows, str(t.get("metric")))}</div><div>{table}</div></div></div>'
         )
     return "".join(cards) + _comparisons(s)
 
@@ -483,7 +547,7 @@ def _section_systems(s: Mapping[str, Any]) -> str:
 def _section_judges(s: Mapping[str, Any]) -> str:
     judges = s.get("judges", [])
     if not judges:
-        return empty_note("No LLM judge ran in this run.")
+        return ""
     rows = [
         [
             escape(j.get("metric")),
@@ -536,16 +600,20 @@ def _section_worst(s: Mapping[str, Any]) -> str:
     for w in s.get("worst_rows", []):
         groups.setdefault(str(w.get("metric")), []).append(w)
     if not groups:
-        return empty_note("No per-row scores in this run.")
-    parts = ['<p class="note">Per metric, the lowest-scoring rows, with their texts and the explanation.</p>']
+        return ""
+    parts = [
+        '<p class="note">Per metric, the worst rows (the lowest scores; where lower is better, the highest), '
+        "with their texts and the explanation.</p>"
+    ]
     for metric, items in groups.items():
         parts.append(f"<h3>{escape(metric)}</h3>")
         for w in items[:_MAX_DISAGREEMENTS]:
             texts = dict(w.get("texts") or {})
             body = "".join(text_block(k, v) for k, v in texts.items())
             score = f" · score <b>{fmt(w['score'])}</b>" if w.get("score") is not None else ""
+            system = f" · system <b>{escape(w['system'])}</b>" if w.get("system") is not None else ""
             parts.append(
-                f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))}{score}</div>'
+                f'<div class="card dis"><div class="dis-head">row {escape(w.get("row"))}{system}{score}</div>'
                 f'<div class="texts">{body}</div></div>'
             )
     return "".join(parts)
@@ -553,31 +621,31 @@ def _section_worst(s: Mapping[str, Any]) -> str:
 
 def _section_disagreements(s: Mapping[str, Any]) -> str:
     groups: dict[str, list[Mapping[str, Any]]] = {}
+    scorers: dict[str, str] = {}
     for v in s.get("validation", []):
         groups.setdefault(str(v.get("metric")), []).extend(v.get("disagreements", []))
+        scorers[str(v.get("metric"))] = _scorer(v)
     for d in s.get("disagreements", []):
         groups.setdefault(str(d.get("metric", "")), []).append(d)
     groups = {k: v for k, v in groups.items() if v}
     if not groups:
-        return empty_note(
-            "No disagreements to show: the judge agreed with every human label, or no human labels were given."
-        )
+        return ""
     parts = [
-        '<p class="note">Per metric, the rows where judge and human differ most: the largest '
+        '<p class="note">Per metric, the rows where the judge (or metric) and the human differ most: the largest '
         "score gap, or for pairwise verdicts opposite winners (gap 2) before a tie against a "
         "winner (gap 1).</p>"
     ]
     for metric, items in groups.items():
         worst = sorted(items, key=lambda d: -(d.get("gap") or 0))[:_MAX_DISAGREEMENTS]
         parts.append(f"<h3>{escape(metric)}</h3>")
-        parts.extend(_disagreement_card(d) for d in worst)
+        parts.extend(_disagreement_card(d, scorers.get(metric, "judge")) for d in worst)
     return "".join(parts)
 
 
 _CONTEXT_TEXTS = ("prompt", "instruction", "input", "reference")
 
 
-def _disagreement_card(d: Mapping[str, Any]) -> str:
+def _disagreement_card(d: Mapping[str, Any], scorer: str = "judge") -> str:
     """Judge and human verdicts, then the context, the responses side by side, the explanation."""
     texts = dict(d.get("texts") or {})
     context = [(k, texts.pop(k)) for k in _CONTEXT_TEXTS if k in texts]
@@ -585,7 +653,7 @@ def _disagreement_card(d: Mapping[str, Any]) -> str:
     rows = [items for items in (context, list(texts.items()), explanation) if items]
     body = "".join('<div class="texts">' + "".join(text_block(k, v) for k, v in items) + "</div>" for items in rows)
     return (
-        f'<div class="card dis"><div class="dis-head">row {escape(d.get("row"))} · judge '
+        f'<div class="card dis"><div class="dis-head">row {escape(d.get("row"))} · {escape(scorer)} '
         f"<b>{escape(d.get('judge'))}</b> · human <b>{escape(d.get('human'))}</b> · gap {fmt(d.get('gap'), 2)}"
         f"</div>{body or empty_note('no texts')}</div>"
     )
@@ -609,7 +677,7 @@ main { max-width:1180px; margin:0 auto; padding:8px 32px 48px; }
 section { margin-top:28px; }
 h2 { font-size:18px; border-bottom:2px solid var(--ink); padding-bottom:4px; }
 h3 { font-size:15px; margin:4px 0 8px; }
-h4 { font-size:13px; margin:10px 0 6px; color:#334155; text-transform:uppercase; letter-spacing:.03em; }
+h4 { font-size:13px; margin:10px 0 6px; color:#334155; }
 .card { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:14px 18px;
         margin:12px 0; box-shadow:0 1px 2px rgba(15,23,42,.04); }
 .cols { display:grid; grid-template-columns:minmax(0,1fr) minmax(0,1fr); gap:4px 32px; }
@@ -642,8 +710,15 @@ svg .grid { stroke:#e2e8f0; stroke-width:1; } svg .axis { stroke:#94a3b8; stroke
 .text-name { background:#f1f5f9; padding:3px 10px; font-weight:600; font-size:12px; }
 .text-body { padding:8px 10px; white-space:pre-wrap; word-break:break-word; max-height:15em; overflow:auto;
              font-size:13px; }
+article.run { margin-top:36px; }
+.run-head { background:#1e293b; color:#fff; border-radius:10px 10px 0 0; padding:10px 18px; }
+.run-head h2 { border:0; margin:0; padding:0; font-size:17px; color:#fff; }
+.run-head .muted { color:#cbd5e1; }
+nav.run-nav { position:static; padding:6px 18px; border:1px solid var(--line); border-top:0; }
 footer { color:var(--muted); font-size:12px; text-align:center; padding:16px; }
 """
+
+CSS = _CSS  # the report's styles (respeval view builds on them)
 
 _RENDERERS = {
     "summary": _section_summary,
@@ -659,16 +734,45 @@ _RENDERERS = {
     "agents": section_agents,
     "compare": section_compare,
     "trends": _section_trends,
+    "run": _section_run,
 }
+_TITLES = dict(SECTIONS)
 
 
-def render_html(summary: Mapping[str, Any]) -> str:
-    """The report page for one run summary, as a string (every section is always present)."""
-    check_summary(summary)
-    title = str(summary.get("title") or "respeval report")
-    nav = "".join(f'<a href="#{sid}">{name}</a>' for sid, name in SECTIONS)
-    body = "".join(f'<section id="{sid}"><h2>{name}</h2>{_RENDERERS[sid](summary)}</section>' for sid, name in SECTIONS)
-    created = f" · {escape(summary['created'])}" if summary.get("created") else ""
+def present_sections(summary: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(id, title, HTML) of the sections one run fills, in its command's order (the result
+    first, the run details last)."""
+    command = str((summary.get("meta") or {}).get("command") or "")
+    bodies = {sid: _RENDERERS[sid](summary) for sid, _ in SECTIONS}
+    order = list(ORDERS.get(command, ()))
+    order += [sid for sid, _ in SECTIONS if sid not in order and sid != "run"]
+    order = [sid for sid in order if sid != "run"] + ["run"]
+    return [(sid, _TITLES[sid], bodies[sid]) for sid in order if bodies[sid]]
+
+
+def _run_body(summary: Mapping[str, Any], prefix: str = "") -> tuple[str, str]:
+    """The navigation links and the sections of one run (ids prefixed for a collection)."""
+    sections = present_sections(summary)
+    if not sections:
+        sections = [("summary", "Summary", empty_note("This run summary holds no results."))]
+    nav = "".join(f'<a href="#{prefix}{sid}">{escape(name)}</a>' for sid, name, _ in sections)
+    body = "".join(
+        f'<section id="{prefix}{sid}"><h2>{escape(name)}</h2>{html}</section>' for sid, name, html in sections
+    )
+    return nav, body
+
+
+def _run_line(i: int, run: Mapping[str, Any]) -> list[str]:
+    meta = run.get("meta") or {}
+    return [
+        f'<a href="#run-{i}">{i}</a>',
+        f'<a href="#run-{i}">{escape(run.get("title") or "run")}</a>',
+        escape(meta.get("command") or ""),
+        escape(meta.get("rows") if meta.get("rows") is not None else ""),
+    ]
+
+
+def _page(title: str, created: str, nav: str, body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
@@ -683,8 +787,34 @@ def render_html(summary: Mapping[str, Any]) -> str:
     )
 
 
+def render_html(summary: Mapping[str, Any]) -> str:
+    """The report page for one run summary, as a string: the sections the run fills, in
+    its command's order.  A collection (``"runs"``) shows a list of its runs, then each run
+    on its own, with its own sections."""
+    check_summary(summary)
+    created = f" · {escape(summary['created'])}" if summary.get("created") else ""
+    runs = runs_of(summary)
+    if len(runs) == 1 and not summary.get("runs"):
+        nav, body = _run_body(summary)
+        return _page(str(summary.get("title") or "respeval report"), created, nav, body)
+    title = str(summary.get("title") or f"respeval report: {len(runs)} runs")
+    listing = html_table(["run", "title", "command", "rows"], (_run_line(i, r) for i, r in enumerate(runs, 1)))
+    articles = []
+    for i, run in enumerate(runs, 1):
+        nav, body = _run_body(run, f"run-{i}-")
+        run_created = f' <span class="muted">{escape(run["created"])}</span>' if run.get("created") else ""
+        articles.append(
+            f'<article class="run" id="run-{i}"><div class="run-head"><h2>Run {i}: {escape(run.get("title") or "run")}'
+            f'</h2>{run_created}</div><nav class="run-nav">{nav}</nav>{body}</article>'
+        )
+    top = "".join(f'<a href="#run-{i}">{i}. {escape(r.get("title") or "run")}</a>' for i, r in enumerate(runs, 1))
+    body = f'<section id="runs"><h2>{len(runs)} runs</h2>{listing}</section>' + "".join(articles)
+    return _page(title, created, top, body)
+
+
 def write_report(summary: Mapping[str, Any] | Sequence[Mapping[str, Any]], out: str | Path) -> Path:
-    """Render one summary (or merge several) to ``out``; returns the absolute path."""
+    """Render one summary (several: each as a run of its own) to ``out``; returns the
+    absolute path."""
     if not isinstance(summary, Mapping):
         summary = merge_summaries(list(summary))
     check_summary(summary)

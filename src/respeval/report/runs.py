@@ -10,6 +10,7 @@ texts) in the summary: :class:`RowDigest` keeps both in bounded memory while row
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import math
@@ -20,15 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from respeval.io.files import write_text_atomic
-from respeval.report.schema import SCHEMA, check_summary, new_summary
+from respeval.report.schema import SCHEMA, check_summary, distribution_entry, new_summary
 
 __all__ = [
     "RowDigest",
+    "add_score_rows",
     "compare_run_summary",
     "evaluate_run_summary",
     "gate_run_summary",
     "judge_run_summary",
+    "score_inputs",
     "score_run_summary",
+    "score_texts",
     "texts_of",
     "to_run_summary",
     "write_run_outputs",
@@ -82,28 +86,9 @@ class RowDigest:
         return [-item[1] for item in sorted(self._heap, reverse=True)]
 
     def distribution(self) -> dict[str, Any] | None:
-        """A ``distributions`` entry: a bar per score when there are few, else a histogram."""
-        if not self.counts:
-            return None
-        values = sorted(self.counts)
-        name = f"{self.metric}: score"
-        if len(values) <= 12:
-            labels = [f"{v:.4g}" for v in values]
-            counts = [self.counts[v] for v in values]
-            return {
-                "name": name,
-                "kind": "categorical",
-                "labels": labels,
-                "series": [{"name": self.metric, "counts": counts}],
-            }
-        bins = min(30, max(5, int(math.sqrt(sum(self.counts.values())))))
-        low, high = values[0], values[-1]
-        width = (high - low) / bins
-        edges = [low + i * width for i in range(bins)] + [high]
-        counts = [0] * bins
-        for v, c in self.counts.items():
-            counts[min(int((v - low) / width), bins - 1)] += c
-        return {"name": name, "kind": "numeric", "edges": edges, "series": [{"name": self.metric, "counts": counts}]}
+        """A ``distributions`` entry: a bar per score when they are few whole numbers, else a
+        histogram (:func:`respeval.report.schema.distribution_entry`)."""
+        return distribution_entry(f"{self.metric}: score", self.metric, self.counts)
 
     def worst(self, texts: Mapping[int, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
         """``worst_rows`` entries: the lowest-scoring rows, with their texts (``texts[row]``:
@@ -150,8 +135,17 @@ def _interval(value: Any) -> tuple[Any, Any]:
     return None, None
 
 
-def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict[str, Any]:
-    """``respeval score --json``: systems with intervals per metric, and the paired comparisons."""
+def score_run_summary(
+    data: Mapping[str, Any], title: str | None = None, *, inputs: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """``respeval score --json``: systems with intervals per metric, and the paired comparisons.
+
+    A corpus-level value (BLEU, chrF, TER: from summed statistics) is a ``corpus`` value, never
+    a ``mean``; every metric says whether higher is better (TER: lower).  ``inputs`` (the
+    prediction file of each system, the reference file, the fields) tells ``respeval view``
+    where each row's texts are."""
+    from respeval.metrics.registry import corpus_level, higher_is_better
+
     fields = list(data.get("fields") or [])
     rows = [r for r in data.get("systems", []) if r.get("group") is None]
     meta = {
@@ -166,6 +160,8 @@ def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict
     meta.update({f"signature: {name}": sig for name, sig in (data.get("signatures") or {}).items()})
     summary = new_summary(title or "respeval score", {k: v for k, v in meta.items() if v is not None})
     summary["signatures"] = data.get("signatures", {})
+    if inputs:
+        summary["inputs"] = dict(inputs)
     confidence = data.get("confidence", 0.95)
     systems = []
     for f in fields:
@@ -175,19 +171,28 @@ def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict
             table_rows.append(
                 {"system": r["system"], "mean": r["values"].get(f), "low": low, "high": high, "n": r.get("rows")}
             )
-        systems.append({"metric": f, "confidence": confidence, "higher_is_better": f != "ter", "rows": table_rows})
-    if len(rows) == 1:
-        summary["scores"] = [
+        systems.append(
             {
                 "metric": f,
-                "mean": rows[0]["values"].get(f),
-                "low": _interval((rows[0].get("intervals") or {}).get(f))[0],
-                "high": _interval((rows[0].get("intervals") or {}).get(f))[1],
-                "n": rows[0].get("rows"),
                 "confidence": confidence,
+                "higher_is_better": higher_is_better(f),
+                "statistic": "corpus" if corpus_level(f) else "mean",
+                "rows": table_rows,
             }
-            for f in fields
-        ]
+        )
+    if len(rows) == 1:
+        scores = []
+        for f in fields:
+            low, high = _interval((rows[0].get("intervals") or {}).get(f))
+            value = rows[0]["values"].get(f)
+            entry: dict[str, Any] = {"metric": f, "n": rows[0].get("rows"), "confidence": confidence}
+            if corpus_level(f):
+                entry.update(corpus=value, corpus_low=low, corpus_high=high)
+            else:
+                entry.update(mean=value, low=low, high=high)
+            entry["higher_is_better"] = higher_is_better(f)
+            scores.append(entry)
+        summary["scores"] = scores
     else:
         summary["systems"] = systems
     summary["comparisons"] = [
@@ -199,11 +204,148 @@ def score_run_summary(data: Mapping[str, Any], title: str | None = None) -> dict
             "delta": (c.get("delta") or {}).get(f),
             "p_value": (c.get("p_value") or {}).get(f),
             "method": c.get("method"),
+            "higher_is_better": higher_is_better(f),
         }
         for c in data.get("comparisons", [])
         if c.get("group") is None
         for f in fields
     ]
+    return summary
+
+
+def score_inputs(
+    systems: Mapping[str, str],
+    ref: str | None,
+    *,
+    pred_field: str | None,
+    ref_field: str | None,
+    system_field: str | None = None,
+) -> dict[str, Any]:
+    """A score summary's ``inputs``: each system's predictions file (one file for every
+    system with ``system_field``), the references file (None: in the predictions file) and
+    the fields, as absolute paths, so a report or ``respeval view`` can show each row's texts."""
+    return {
+        "pred": {name: os.path.abspath(path) for name, path in systems.items()},
+        "ref": os.path.abspath(ref) if ref else None,
+        "pred_field": pred_field,
+        "ref_field": ref_field,
+        "system_field": system_field,
+    }
+
+
+def _file_texts(path: str, field: str | None, rows: set[int]) -> dict[int, Any]:
+    """The values of ``field`` (plain text: the line) at the 0-based records ``rows``, read
+    once through respeval.io."""
+    from respeval.io import input_format, read_columns
+
+    if not rows:
+        return {}
+    fmt = input_format(path)  # as score read it: .de, .hyp, ... are plain text
+    name = "text" if fmt == "text" else (field or "response")
+    out: dict[int, Any] = {}
+    lists = [] if fmt == "text" else [name]
+    reader = read_columns(path, [name], fmt=fmt, on_error="skip", chunk_size=8192, allow_list_fields=lists)
+    with contextlib.closing(reader):
+        for chunk in reader:
+            for record, value in zip(chunk.records, chunk.columns[name]):
+                if record in rows:
+                    out[record] = value
+            if len(out) == len(rows) or chunk.end_row > max(rows):
+                break
+    return out
+
+
+def score_texts(inputs: Mapping[str, Any], wanted: Iterable[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """``(system, row)`` -> ``{"prediction": ..., "reference": ...}`` from a score summary's
+    ``inputs`` (rows missing from a file, or a file gone, are left out)."""
+    preds = dict(inputs.get("pred") or {})
+    by_file: dict[str, set[int]] = {}
+    keys = list(wanted)
+    single = next(iter(preds.values())) if inputs.get("system_field") and preds else None
+    for system, row in keys:
+        path = single or preds.get(system)
+        if path:
+            by_file.setdefault(path, set()).add(row)
+    found: dict[str, dict[int, Any]] = {}
+    for path, rows in by_file.items():
+        try:
+            found[path] = _file_texts(path, inputs.get("pred_field"), rows)
+        except (OSError, ValueError):
+            found[path] = {}
+    refs: dict[int, Any] = {}
+    if inputs.get("ref"):
+        try:
+            refs = _file_texts(str(inputs["ref"]), inputs.get("ref_field") or "reference", {r for _, r in keys})
+        except (OSError, ValueError):
+            refs = {}
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for system, row in keys:
+        path = single or preds.get(system)
+        texts: dict[str, Any] = {}
+        if path and row in found.get(path, {}):
+            texts["prediction"] = _text(found[path][row])
+        if row in refs:
+            texts["reference"] = _text(refs[row])
+        out[(system, row)] = texts
+    return out
+
+
+def add_score_rows(
+    summary: dict[str, Any],
+    columns: Mapping[str, Sequence[Any]],
+    fields: Sequence[str],
+    *,
+    keep: int = _WORST,
+    max_series: int = 6,
+) -> dict[str, Any]:
+    """A score run's per-row results (``columns``: its ``--out`` table) into its summary:
+    per metric the distribution of row scores (one series per system when there are at most
+    ``max_series``, else all rows) and the ``keep`` worst rows (TER: the highest) with their
+    texts, read from the summary's ``inputs``."""
+    import numpy as np
+
+    from respeval.metrics.registry import higher_is_better
+
+    n = len(next(iter(columns.values()), []))
+    systems = [str(s) for s in columns.get("system", [""] * n)]
+    row_numbers = [int(r) for r in columns.get("row", range(n))]
+    names = list(dict.fromkeys(systems))
+    distributions, worst = [], []
+    wanted: list[tuple[str, int]] = []
+    for f in fields:
+        if f not in columns:
+            continue
+        values = np.array([np.nan if v is None else float(v) for v in columns[f]], dtype=np.float64)
+        good = ~np.isnan(values)
+        if not good.any():
+            continue
+        counts: Counter[float] = Counter(values[good].tolist())
+        entry = distribution_entry(f"{f}: row scores", "all rows" if len(names) > 1 else f, counts)
+        if entry is not None and entry["kind"] == "numeric" and 1 < len(names) <= max_series:
+            edges = entry["edges"]
+            entry["series"] = [
+                {
+                    "name": name,
+                    "counts": np.histogram(values[good & (np.array(systems) == name)], bins=edges)[0].tolist(),
+                }
+                for name in names
+            ]
+        if entry is not None:
+            distributions.append(entry)
+        order = np.flatnonzero(good)
+        ranked = order[np.argsort(values[order] if higher_is_better(f) else -values[order], kind="stable")][:keep]
+        for i in ranked.tolist():
+            worst.append({"metric": f, "row": row_numbers[i], "system": systems[i], "score": float(values[i])})
+            wanted.append((systems[i], row_numbers[i]))
+    texts = score_texts(summary.get("inputs") or {}, wanted) if summary.get("inputs") else {}
+    for w in worst:
+        w["texts"] = dict(texts.get((w["system"], w["row"]), {}))
+        if len(names) <= 1:
+            del w["system"]
+    if distributions:
+        summary["distributions"] = [*summary.get("distributions", []), *distributions]
+    if worst:
+        summary["worst_rows"] = [*summary.get("worst_rows", []), *worst]
     return summary
 
 

@@ -4,7 +4,7 @@ One self-contained HTML report of a run: tables, and plots as inline SVG.
 
 The report is rendered from a **run summary**: a plain JSON-ready dict that any part of
 respeval (scoring, judge, gate, validation) can write, and that several runs can merge
-(:func:`merge_summaries` concatenates the lists).  The HTML needs no network and no JavaScript:
+(:func:`merge_summaries` keeps them as separate runs).  The HTML needs no network and no JavaScript:
 styles are inline, plots are inline ``<svg>``, and a Content-Security-Policy forbids loading
 anything at all.
 
@@ -20,8 +20,9 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
       "meta": {"judge": "gpt-4o", "signature": "..."},   # shown as a key/value table
       "scores": [                                  # corpus scores (summary table)
         {"metric": "rouge2_f", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 500,
-         "confidence": 0.95}                       # low/high/confidence may be null/absent
-      ],
+         "confidence": 0.95},                      # low/high/confidence may be null/absent
+        {"metric": "bleu", "corpus": 21.3, "corpus_low": 20.1, "corpus_high": 22.4, "n": 500}
+      ],                                           # a corpus-level value is "corpus", never "mean"
       "validation": [ ... ],                       # respeval.validate.MetricValidation.to_dict()
       "correlations": [                            # metric vs human (e.g. ROUGE-2 vs LitePyramid)
         {"name": "REALSumm abstractive", "metric": "ROUGE-2 F", "human": "LitePyramid recall",
@@ -43,10 +44,12 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
       ],
       "systems": [                                 # per-system comparison with intervals
         {"metric": "rouge2_f", "confidence": 0.95, "higher_is_better": true,
+         "statistic": "mean",                      # or "corpus" (BLEU, chrF, TER: from summed statistics)
          "rows": [{"system": "bart", "mean": 0.21, "low": 0.19, "high": 0.23, "n": 100}]}
       ],
       "comparisons": [                             # paired tests of systems (score --compare)
-        {"system": "b", "baseline": "a", "metric": "rouge2_f", "delta": 0.01, "p_value": 0.03, "rows": 100}
+        {"system": "b", "baseline": "a", "metric": "rouge2_f", "delta": 0.01, "p_value": 0.03, "rows": 100,
+         "higher_is_better": true}                 # TER: false (a positive difference is worse)
       ],
       "judges": [                                  # judge coverage and cost per judged metric
         {"metric": "GROUNDING", "method": "pointwise", "rows": 100, "scored": 97, "coverage": 0.97,
@@ -78,17 +81,27 @@ Run summary schema (``"schema": "respeval.run-summary/1"``; every other key is o
          "alpha": 0.05, "method": "alpha spending alpha/(k(k+1)) ...", "reference": 0.91,
          "points": [{"label": "2025-05-01T12:00", "window": 483292, "n": 310, "value": 0.9,
                      "low": 0.86, "high": 0.93, "status": "ok", "p_holm": 0.41, "level": 0.025}]}
-      ]
+      ],
+      "inputs": {"pred": {"bart": "bart.txt"}, "ref": "refs.txt",       # where the rows' texts are
+                 "pred_field": "response", "ref_field": "reference"},   # (score: read by respeval view)
+      "runs": [ {...}, {...} ]                     # several runs in one report, each a run summary
     }
+
+A summary holding ``"runs"`` is a collection (what :func:`merge_summaries` makes of several
+summaries): the report shows each run separately, with its own sections, never mixed into one
+table; :func:`runs_of` gives its runs.  ``meta.command`` (``score``, ``judge``, ``gate``,
+``evaluate``, ``validate``, ``compare``, ``agent``) orders the report's sections, the result first.
 
 Validation entries carry their own distributions and disagreements; the report shows them in
 the same sections as the top-level lists.  Builders: :func:`new_summary`,
-:func:`validation_summary`, :func:`system_table`, :func:`correlation_entry`.
+:func:`validation_summary`, :func:`system_table`, :func:`correlation_entry`,
+:func:`distribution_entry`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -196,6 +209,12 @@ def check_summary(summary: Any, source: str = "summary") -> None:
         raise ValueError(f"{source}: a run summary is a JSON object, got {type(summary).__name__}")
     if summary.get("schema") != SCHEMA:
         raise ValueError(f"{source}: 'schema' must be {SCHEMA!r}, got {summary.get('schema')!r}")
+    runs = summary.get("runs")
+    if runs is not None:
+        if not isinstance(runs, list):
+            raise ValueError(f"{source}: 'runs' must be a list, got {type(runs).__name__}")
+        for i, run in enumerate(runs):
+            check_summary(run, f"{source}: runs[{i}]")
     for key in LIST_KEYS:
         value = summary.get(key, [])
         if not isinstance(value, list):
@@ -250,17 +269,52 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
 
 
-def merge_summaries(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One summary: lists concatenated, ``meta`` merged (later wins), the first title kept."""
-    if len(summaries) == 1:
-        return dict(summaries[0])
-    merged: dict[str, Any] = {"schema": SCHEMA, "meta": {}}
+def runs_of(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The runs a summary holds: those of a collection (``"runs"``), else the summary itself."""
+    runs = summary.get("runs")
+    return list(runs) if runs else [summary]
+
+
+def merge_summaries(summaries: Sequence[Mapping[str, Any]], title: str | None = None) -> dict[str, Any]:
+    """One summary for several: a single run is itself, several a collection holding each
+    run separately (``"runs"``; collections are flattened), never their lists mixed into one
+    table.  ``title`` names the collection (default: how many runs it holds)."""
+    runs: list[dict[str, Any]] = []
     for s in summaries:
         check_summary(s)
-        merged["meta"].update(s.get("meta", {}))
-        for key in ("title", "created"):
-            if key in s and key not in merged:
-                merged[key] = s[key]
-        for key in LIST_KEYS:
-            merged.setdefault(key, []).extend(s.get(key, []))
-    return merged
+        runs.extend(dict(r) for r in runs_of(s))
+    if len(runs) == 1:
+        merged = dict(runs[0])
+        if title:
+            merged["title"] = title
+        return merged
+    return {"schema": SCHEMA, "title": title or f"respeval report: {len(runs)} runs", "meta": {}, "runs": runs}
+
+
+def distribution_entry(name: str, series: str, counts: Mapping[float, int]) -> dict[str, Any] | None:
+    """A ``distributions`` entry from value -> count: a bar per value when the values are
+    few whole numbers (a judge's 1-5 scale, pass/fail 0/1), else a histogram of binned values
+    (BLEU, ROUGE: a value is never a category of its own)."""
+    values = sorted(float(v) for v, c in counts.items() if c)
+    if not values:
+        return None
+    if len(values) <= 12 and all(v.is_integer() for v in values):
+        return {
+            "name": name,
+            "kind": "categorical",
+            "labels": [f"{v:g}" for v in values],
+            "series": [{"name": series, "counts": [int(counts[v]) for v in values]}],
+        }
+    total = sum(int(c) for c in counts.values())
+    low, high = values[0], values[-1]
+    if low == high:
+        edges = [low - 0.5, high + 0.5]
+    else:
+        bins = min(30, max(5, int(math.sqrt(total))))
+        width = (high - low) / bins
+        edges = [low + i * width for i in range(bins)] + [high]
+    binned = [0] * (len(edges) - 1)
+    for v, c in counts.items():
+        i = int((float(v) - edges[0]) / ((edges[-1] - edges[0]) or 1) * len(binned))
+        binned[min(max(i, 0), len(binned) - 1)] += int(c)
+    return {"name": name, "kind": "numeric", "edges": edges, "series": [{"name": series, "counts": binned}]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -10,6 +11,7 @@ from respeval.report.format import (
     fmt,
     nice_ticks,
     pct,
+    plain_text,
     short_label,
     svg_element,
     svg_text,
@@ -27,14 +29,14 @@ def _mix(share: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title: str) -> str:
-    """Confusion matrix: colour = share of the human row (the judge's recall per class)."""
+def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title: str, scorer: str = "judge") -> str:
+    """Confusion matrix: colour = share of the human row (the ``scorer``'s recall per class)."""
     k = len(labels)
     cell = max(34, min(64, 360 // max(k, 1)))
     left, top = 40 + 7 * max((len(short_label(x, 12)) for x in labels), default=1), 58
     width, height = left + cell * k + 20, top + cell * k + 8
     parts = [
-        svg_text(left + cell * k / 2, 16, "judge label", "middle", "axis-title"),
+        svg_text(left + cell * k / 2, 16, f"{scorer} label", "middle", "axis-title"),
         svg_text(
             14,
             top + cell * k / 2,
@@ -53,7 +55,7 @@ def svg_heatmap(labels: Sequence[Any], matrix: Sequence[Sequence[float]], title:
             share = count / total
             x, y = left + cell * j, top + cell * i
             stroke = ' stroke="#0f172a" stroke-width="1.5"' if i == j else ' stroke="#fff"'
-            tip = f"human {escape(labels[i])}, judge {escape(labels[j])}: {count} ({pct(share)} of the row)"
+            tip = f"human {escape(labels[i])}, {escape(scorer)} {escape(labels[j])}: {count} ({pct(share)} of the row)"
             parts.append(
                 f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{_mix(share)}"{stroke}>'
                 f"<title>{tip}</title></rect>"
@@ -179,12 +181,51 @@ def svg_funnel(total: int, stages: Sequence[Mapping[str, Any]], title: str) -> s
     return svg_element(width, height, "".join(parts), title)
 
 
+_LINE_CHARS = 36  # characters per line of a forest plot's label (12 px text)
+_BREAKS = re.compile(r"[^.\-_/ ]*[.\-_/ ]?")
+
+
+def wrap_label(label: Any, width: int = _LINE_CHARS) -> list[str]:
+    """A label as lines of at most ``width`` characters, broken after ``.``, ``-``, ``_``,
+    ``/`` or a space where it can be (a longer run is split): nothing is cut, so 16 systems
+    named ``newstest2017.<system>.<id>.en-de`` stay told apart."""
+    lines: list[str] = []
+    current = ""
+    for token in (t for t in _BREAKS.findall(plain_text(label)) if t):
+        while len(token) > width:
+            if current:
+                lines.append(current)
+                current = ""
+            lines.append(token[:width])
+            token = token[width:]
+        if current and len(current) + len(token) > width:
+            lines.append(current)
+            current = token
+        else:
+            current += token
+    if current or not lines:
+        lines.append(current)
+    return lines
+
+
+def _label_text(x: float, y: float, lines: Sequence[str], full: Any) -> str:
+    """Right-aligned lines ending at ``x``, the first at baseline ``y``; hover: the full label."""
+    spans = "".join(
+        f'<tspan x="{x:.1f}" dy="{0 if i == 0 else 14}">{escape(line)}</tspan>' for i, line in enumerate(lines)
+    )
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="end" class="label"><title>{escape(full)}</title>{spans}</text>'
+
+
 def svg_forest(rows: Sequence[Mapping[str, Any]], title: str, *, reference: float | None = None) -> str:
-    """Each row's value (dot, ``mean``) and interval (line), labelled by ``system``, in the
-    order given; ``reference`` draws a dashed line there (0 for differences), and a row's
-    ``colour`` overrides the palette."""
-    label_w, plot_w, row_h, top = 170, 320, 24, 10
-    height = top + row_h * len(rows) + 34
+    """Each row's value (dot, ``mean``) and interval (line), labelled by ``system`` (wrapped,
+    never cut), in the order given; ``reference`` draws a dashed line there (0 for
+    differences), and a row's ``colour`` overrides the palette."""
+    labels = [wrap_label(r.get("system")) for r in rows]
+    longest = max((len(line) for lines in labels for line in lines), default=8)
+    label_w, plot_w, top = max(80, round(longest * 7.4) + 18), 320, 10
+    heights = [max(24, 14 * len(lines) + 10) for lines in labels]
+    offsets = [top + sum(heights[:i]) for i in range(len(rows))]
+    height = top + sum(heights) + 34
     width = label_w + plot_w + 60
     values = [v for r in rows for v in (r.get("low"), r.get("mean"), r.get("high")) if v is not None]
     if reference is not None:
@@ -197,7 +238,7 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str, *, reference: floa
     def sx(v: float) -> float:
         return label_w + plot_w * (v - x0) / ((x1 - x0) or 1)
 
-    axis_y = top + row_h * len(rows) + 4
+    axis_y = top + sum(heights) + 4
     parts = []
     for t in ticks:
         parts.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{top}" y2="{axis_y}" class="grid"/>')
@@ -208,9 +249,9 @@ def svg_forest(rows: Sequence[Mapping[str, Any]], title: str, *, reference: floa
             'stroke="#0f172a" stroke-width="1" stroke-dasharray="4 3"/>'
         )
     for i, r in enumerate(rows):
-        y = top + row_h * i + row_h / 2
+        y = offsets[i] + heights[i] / 2
         colour = str(r.get("colour") or PALETTE[0])
-        parts.append(svg_text(label_w - 10, y + 4, short_label(r.get("system"), 22), "end", "label"))
+        parts.append(_label_text(label_w - 10, y + 4 - 7 * (len(labels[i]) - 1), labels[i], r.get("system")))
         if r.get("low") is not None and r.get("high") is not None:
             parts.append(
                 f'<line x1="{sx(r["low"]):.1f}" x2="{sx(r["high"]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,25 @@ class MetricColumns:
     judge: str
     human: str
     swapped: str | None = None
+    scorer: str | None = None  # "judge" or "metric" (ROUGE-2 is no judge); None: :func:`scorer_of`
+
+
+def scorer_of(name: str, column: str = "", kind: str = "pointwise") -> str:
+    """Whether the values validated come from an LLM judge or a metric: a pairwise verdict is a
+    judge's; a registry metric's name (``rouge2``, ``bleu``) or a column named like one
+    (``scores.rouge_2_f_score``) is a metric's; anything else a judge's."""
+    if kind == "pairwise":
+        return "judge"
+    from respeval.metrics import REGISTRY
+
+    known = set(REGISTRY.names())
+    text = f"{name} {column}".lower()
+    parts = {p for p in re.split(r"[./ ]", text) if p}
+    words = parts | {w for w in re.split(r"[^a-z0-9+]+", text) if w}
+    families = ("rouge", "bleu", "chrf", "meteor", "bertscore", "sacrebleu")
+    if known & words or any(w.startswith(families) for w in words):
+        return "metric"
+    return "judge"
 
 
 def find_metrics(columns: Iterable[str]) -> list[MetricColumns]:

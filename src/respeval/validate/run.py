@@ -13,7 +13,7 @@ import numpy as np
 
 from respeval.stats import DEFAULT_SEED
 from respeval.validate.agreement import Agreement, agreement, sorted_labels
-from respeval.validate.columns import MetricColumns, find_metrics, table_column
+from respeval.validate.columns import MetricColumns, find_metrics, scorer_of, table_column
 from respeval.validate.correlation import Correlation, correlations
 from respeval.validate.pairwise import (
     DEFAULT_TIES,
@@ -82,6 +82,8 @@ class MetricValidation:
     rows: int
     used: int
     dropped: dict[str, int]
+    scorer: str = "judge"
+    """What gave the values checked: ``"judge"`` or ``"metric"`` (ROUGE-2 against human scores)."""
     agreement: Agreement | None = None
     agreement_intervals: dict[str, Interval] = field(default_factory=dict)
     agreement_note: str | None = None
@@ -104,6 +106,7 @@ class MetricValidation:
             "rows": self.rows,
             "used": self.used,
             "dropped": dict(self.dropped),
+            "scorer": self.scorer,
         }
         out["agreement"] = _with_intervals(self.agreement, self.agreement_intervals)
         out["agreement_note"] = self.agreement_note
@@ -139,6 +142,7 @@ def validate_pair(
     seed: int | None = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     max_disagreements: int = 10,
+    scorer: str = "judge",
 ) -> MetricValidation:
     """Validate one judged metric against human values, end to end.
 
@@ -152,7 +156,8 @@ def validate_pair(
     * the verbosity probe, when the response texts are among ``texts``;
     * the score distributions, and the worst disagreements with their ``texts``.
 
-    ``kind`` defaults to ``pairwise`` when ``swapped`` is given, else ``pointwise``.
+    ``kind`` defaults to ``pairwise`` when ``swapped`` is given, else ``pointwise``; ``scorer``
+    says what gave the values (``"judge"``, or ``"metric"`` for ROUGE-2 against human scores).
     """
     if len(judge) != len(human):
         raise ValueError(f"{name}: judge has {len(judge)} rows but human has {len(human)}")
@@ -160,7 +165,11 @@ def validate_pair(
     keep, dropped = _complete_rows(judge, human)
     j = _coerce([judge[i] for i in keep])
     h = _coerce([human[i] for i in keep])
-    result = MetricValidation(name, kind, judge_column, human_column, rows=len(judge), used=len(keep), dropped=dropped)
+    if scorer not in ("judge", "metric"):
+        raise ValueError(f"{name}: scorer must be 'judge' or 'metric', not {scorer!r}")
+    result = MetricValidation(
+        name, kind, judge_column, human_column, rows=len(judge), used=len(keep), dropped=dropped, scorer=scorer
+    )
     if not keep:
         result.agreement_note = "no row has both a judge and a human value"
         return result
@@ -175,7 +184,7 @@ def validate_pair(
         )
     else:
         _add_pointwise_verbosity(result, j, h, kept_texts, boot)
-    result.distribution = _distribution(j, h)
+    result.distribution = _distribution(j, h, scorer)
     result.disagreements = _disagreements(j, h, keep, kept_texts, kind, max_disagreements)
     return result
 
@@ -324,7 +333,7 @@ def _add_pointwise_verbosity(
     )
 
 
-def _distribution(j: list[Any], h: list[Any]) -> dict[str, Any]:
+def _distribution(j: list[Any], h: list[Any], scorer: str = "judge") -> dict[str, Any]:
     """Counts per label (categorical) or a shared-bin histogram (numeric) of both sides."""
     if _are_labels(j) and _are_labels(h):
         try:
@@ -335,7 +344,7 @@ def _distribution(j: list[Any], h: list[Any]) -> dict[str, Any]:
             "kind": "categorical",
             "labels": [plain_value(x) for x in labels],
             "series": [
-                {"name": side, "counts": [vals.count(x) for x in labels]} for side, vals in (("judge", j), ("human", h))
+                {"name": side, "counts": [vals.count(x) for x in labels]} for side, vals in ((scorer, j), ("human", h))
             ],
         }
     if all(is_number(v) for v in j + h):
@@ -346,7 +355,7 @@ def _distribution(j: list[Any], h: list[Any]) -> dict[str, Any]:
             "edges": edges.tolist(),
             "series": [
                 {"name": side, "counts": np.histogram(vals, bins=edges)[0].tolist()}
-                for side, vals in (("judge", j), ("human", h))
+                for side, vals in ((scorer, j), ("human", h))
             ],
         }
     return {"kind": "none"}
@@ -430,6 +439,7 @@ def validate_table(
                 seed=seed,
                 confidence=confidence,
                 max_disagreements=max_disagreements,
+                scorer=m.scorer or scorer_of(m.name, m.judge, m.kind),
             )
         )
     return out
