@@ -57,16 +57,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(columns: dict, out: str) -> None:
-    from respeval.io.files import temporary_name
+    from respeval.io.files import commit, create_temporary
     from respeval.io.writers import ResultWriter
 
-    tmp = temporary_name(out)
+    # a new file under a unique name beside OUT (never a fixed name a link could be planted at)
+    tmp, handle = create_temporary(out, "wb")
+    handle.close()
     fmt = os.path.splitext(out)[1].lower().lstrip(".")
     fmt = {"ndjson": "jsonl", "pq": "parquet"}.get(fmt, fmt)
     try:
         with ResultWriter(tmp, fmt) as writer:
             writer.write(columns)
-        os.replace(tmp, out)
+        commit(tmp, out)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from typing import Any
 from urllib.parse import parse_qs
 
+from respeval.errors import RespevalError
 from respeval.view import pages
 from respeval.view.runs import Run
 from respeval.view.store import ROW, Columns, Page, Query, Store
@@ -39,7 +40,7 @@ SECURITY_HEADERS = (
 )
 
 
-class HTTPError(Exception):
+class HTTPError(RespevalError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
