@@ -202,7 +202,8 @@ def test_a_kill_while_out_is_written_resumes_without_a_call(tmp_path):
     with JudgeServer(responder=system_responder) as server:
         args = ["run", "--input", str(data), "--template", "{question}", "--system", "a=openai:m",
                 "--base-url", server.url, "--out", str(out), *FAST]  # fmt: skip
-        code, _ = kill.run(args, cwd=tmp_path, kill_at=("respeval.io.files.commit", 1))
+        # the 1st commit is the parts' manifest (written atomically too), the 2nd OUT
+        code, _ = kill.run(args, cwd=tmp_path, kill_at=("respeval.io.files.commit", 2))
         assert code == -9 and not out.exists() and Path(f"{out}.parts").is_dir()
         sent = len(server.records)
         code, output = kill.run([*args, "--resume"], cwd=tmp_path)
