@@ -18,7 +18,8 @@ the seed, its ``custom_id`` and how often it was submitted before, so a resent r
 succeed), ``expire`` (ordinals of batches that expire, with ``expire_fraction`` of their
 requests never run), ``upload_delay`` / ``submit_delay`` / ``download_delay`` (the server
 holds its answer after acting, so a client killed in between has to find the file or the
-batch it created), and the providers' per-batch limits.  Anthropic requests that force a
+batch it created), ``list_files`` (False: ``GET /v1/files`` answers 404, as OpenAI-compatible
+servers without that route do), and the providers' per-batch limits.  Anthropic requests that force a
 tool call get a ``tool_use`` block unless ``ignore_schema`` is set.
 
 Everything submitted is recorded (``submissions``: the custom_ids of each batch created),
@@ -67,6 +68,7 @@ class BatchPlan:
     anthropic_max_requests: int = ANTHROPIC_MAX_REQUESTS
     anthropic_max_bytes: int = ANTHROPIC_MAX_BYTES
     ignore_schema: bool = False
+    list_files: bool = True  # False: GET /v1/files is 404 "no route", as some OpenAI-compatible servers answer
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -206,6 +208,8 @@ class BatchAPI:
             if method == "POST" and len(parts) == 1:
                 return await self._upload(headers, raw)
             if method == "GET" and len(parts) == 1:
+                if not self.plan.list_files:
+                    raise _HTTPError(404, "no route")
                 data = [
                     self._file_object(f) for f in self.files.values() if params.get("purpose", "batch") == f["purpose"]
                 ]

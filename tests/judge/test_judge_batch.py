@@ -395,3 +395,42 @@ def test_every_method_is_answered_exactly_as_interactively(provider, tmp_path):
             assert len(api.submissions) > before and batched.report.failed == 0
             if name == "adaptive":
                 assert batched.report.rounds >= 3  # rubrics written in one batch, graded in the next
+
+
+# --------------------------------------------------------------------------- a server that lists no files (issue 28, point 26)
+
+
+def test_a_server_that_does_not_list_files_gets_an_upload(tmp_path):
+    # On main `GET /files` answering 404 ("no route") stopped the run: listing is only how
+    # an earlier upload is found again; without it, the file is uploaded.
+    api = BatchAPI(responder=default_responder, list_files=False)
+    with JudgeServer(batch_api=api) as server:
+        result = judge.run(items(30), model_for("openai", server), cache=tmp_path / "c.sqlite", batch=FAST)
+    assert result.completed and result.summary.scored == 30, result.stop_reason
+    assert api.calls["GET /v1/files"] >= 1 and api.calls["POST /v1/files"] == 1
+    assert len(api.submissions) == 1
+    check_verdicts(result, 30)
+
+
+def test_without_file_listing_an_interrupted_upload_is_uploaded_again_and_submitted_once(tmp_path):
+    api = BatchAPI(responder=default_responder, list_files=False, upload_delay=30.0)
+    cache = tmp_path / "c.sqlite"
+    with JudgeServer(batch_api=api) as server:
+        model = model_for("openai", server)
+
+        async def killed_while_uploading():
+            task = asyncio.ensure_future(judge.arun(items(40), model, cache=cache, batch=FAST, keep_rows=False))
+            while not api.files and not task.done():  # the file is stored; the answer is held back
+                await asyncio.sleep(0.01)
+            assert not task.done(), task.result().stop_reason
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(killed_while_uploading())
+        assert job_states(cache) == [PREPARING]
+        api.plan.upload_delay = 0.0
+        result = judge.run(items(40), model, cache=cache, batch=FAST)
+    assert result.completed and result.summary.scored == 40
+    assert api.calls["POST /v1/files"] == 2  # the first upload could not be found again: sent again
+    assert len(api.submissions) == 1  # but one batch, ever
