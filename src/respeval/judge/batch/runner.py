@@ -35,7 +35,7 @@ from respeval.judge.batch.store import (
 )
 from respeval.judge.errors import FatalError, TransientError
 from respeval.judge.limits import Budget, Price, backoff_delay, jitter_unit
-from respeval.judge.models.base import JudgeRequest, estimate_tokens
+from respeval.judge.models.base import JudgeRequest, input_token_bound
 from respeval.judge.models.batching import BatchClient, RemoteBatch
 from respeval.judge.prices import ModelPrice
 
@@ -296,20 +296,22 @@ class BatchRunner:
 
     def _within_budget(self, keys: list[str], deferred: Mapping[str, JudgeRequest]) -> list[str]:
         """The prefix of ``keys`` the budget allows, at the worst case per request (its
-        input estimated at ~4 characters a token, its whole max_tokens as output)."""
+        input bounded from above, as interactive calls reserve it, its whole max_tokens as
+        output)."""
         b = self.budget
         if b.unlimited or not keys:
             return keys
-        calls = self.report.requests_submitted + self.report.live_calls
-        tokens = (
+        before_calls, before_tokens, before_cost = b.spent  # what earlier runs sharing the budget spent
+        calls = before_calls + self.report.requests_submitted + self.report.live_calls
+        tokens = before_tokens + (
             self.report.tokens_in + self.report.tokens_out + self.report.live_tokens_in + self.report.live_tokens_out
         )
-        cost = self.report.total_cost
+        cost = before_cost + self.report.total_cost
         batch_price: Price | None = self.price.batch if self.price is not None else None
         allowed: list[str] = []
         for key in keys:
             request = deferred[key]
-            est_in = estimate_tokens(request.prompt_chars())
+            est_in = input_token_bound(request)
             est_out = request.max_tokens or 1024
             calls += 1
             tokens += est_in + est_out
