@@ -291,6 +291,8 @@ class _Core:
                     continue
                 if self.batch_api is not None and self.batch_api.handles(path):
                     status, payload, kind = await self.batch_api.handle(method, path, headers, raw)
+                    if status == 0:  # dropped in transit
+                        return
                     writer.write(_response(status, payload, content_type=kind))
                     await writer.drain()
                     continue
