@@ -14,15 +14,18 @@ A batch moves through its statuses with time (``seconds`` from creation to its e
 OpenAI ``validating -> in_progress -> finalizing -> completed``, Anthropic ``in_progress ->
 ended``).  Its requests are answered by the chat server's responder when it ends, with
 dials for what goes wrong: ``error_rate`` (per-request errors, decided per request from
-the seed, its ``custom_id`` and how often it was submitted before, so a resent request can
+the seed, its request (:func:`request_of` its ``custom_id``) and how often it was submitted before, so a resent request can
 succeed), ``expire`` (ordinals of batches that expire, with ``expire_fraction`` of their
 requests never run), ``upload_delay`` / ``submit_delay`` / ``download_delay`` (the server
 holds its answer after acting, so a client killed in between has to find the file or the
-batch it created), and the providers' per-batch limits.  Anthropic requests that force a
+batch it created), ``drop_submits`` (the first N batch creations are lost in transit: no
+batch is created and the connection is closed without an answer), ``list_files`` (False: ``GET /v1/files`` answers 404, as OpenAI-compatible
+servers without that route do), and the providers' per-batch limits.  Anthropic requests that force a
 tool call get a ``tool_use`` block unless ``ignore_schema`` is set.
 
-Everything submitted is recorded (``submissions``: the custom_ids of each batch created),
-so tests can check that no batch was submitted twice.
+Everything submitted is recorded (``submissions``: the custom_ids of each batch created,
+and the requests they stand for, :func:`request_of`), so tests can check that no request
+was submitted twice.
 """
 
 from __future__ import annotations
@@ -50,6 +53,17 @@ def tokens(chars: int) -> int:
     return chars // 4 + 1
 
 
+_MARKED = re.compile(r"^r[0-9a-f]{24}_([0-9a-f]+)$")
+
+
+def request_of(custom_id: str) -> str:
+    """The request a ``custom_id`` stands for, whichever batch (job) it went out in: respeval
+    marks each with its job (``r<job>_<cache key prefix>``), so the same request resent in
+    another batch has another custom_id; tests count requests, not ids."""
+    match = _MARKED.match(custom_id)
+    return match.group(1) if match else custom_id
+
+
 @dataclass
 class BatchPlan:
     """The dials (see the module docstring); JSON-serialisable for the subprocess server."""
@@ -67,6 +81,8 @@ class BatchPlan:
     anthropic_max_requests: int = ANTHROPIC_MAX_REQUESTS
     anthropic_max_bytes: int = ANTHROPIC_MAX_BYTES
     ignore_schema: bool = False
+    drop_submits: int = 0  # the first N batch creations are dropped in transit: no batch, the connection closed
+    list_files: bool = True  # False: GET /v1/files is 404 "no route", as some OpenAI-compatible servers answer
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -168,9 +184,15 @@ class BatchAPI:
         return bool(re.search(r"/v1/(files|batches|messages/batches)(/|$)", route))
 
     async def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, bytes, str]:
+        """(status, body, content type); status 0: close the connection without an answer."""
         route, _, query = path.partition("?")
         params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
         anthropic = "/messages/batches" in route
+        if method == "POST" and re.search(r"/v1/(batches|messages/batches)$", route) and self.plan.drop_submits > 0:
+            with self.lock:
+                self.plan.drop_submits -= 1
+                self.calls["dropped submit"] += 1
+            return 0, b"", ""
         self.calls[f"{method} {re.sub(r'/(file|batch|msgbatch)_[0-9a-z]+', '/{id}', route)}"] += 1
         if self.api_key is not None:
             sent = headers.get("x-api-key") if anthropic else headers.get("authorization")
@@ -206,6 +228,8 @@ class BatchAPI:
             if method == "POST" and len(parts) == 1:
                 return await self._upload(headers, raw)
             if method == "GET" and len(parts) == 1:
+                if not self.plan.list_files:
+                    raise _HTTPError(404, "no route")
                 data = [
                     self._file_object(f) for f in self.files.values() if params.get("purpose", "batch") == f["purpose"]
                 ]
@@ -478,9 +502,10 @@ class BatchAPI:
             )
             self.batches[batch.id] = batch
             ids = [line["custom_id"] for line in lines]
-            self.submissions.append({"provider": provider, "id": batch.id, "custom_ids": ids})
-            self.nth[batch.id] = {cid: self.submitted[cid] for cid in ids}  # earlier submissions of each
-            self.submitted.update(ids)
+            requests = [request_of(cid) for cid in ids]
+            self.submissions.append({"provider": provider, "id": batch.id, "custom_ids": ids, "requests": requests})
+            self.nth[batch.id] = {cid: self.submitted[request_of(cid)] for cid in ids}  # earlier submissions of each
+            self.submitted.update(requests)
         return batch
 
     def _progress(self, batch: _Batch) -> tuple[str, int]:
@@ -512,7 +537,7 @@ class BatchAPI:
             nth = self.nth.get(batch.id, {})
             for position, line in enumerate(batch.lines):
                 custom_id = line["custom_id"]
-                rng = random.Random(f"{plan.seed}:{custom_id}:{nth.get(custom_id, 0)}")
+                rng = random.Random(f"{plan.seed}:{request_of(custom_id)}:{nth.get(custom_id, 0)}")
                 roll, fate = rng.random(), rng.random()
                 if batch.cancelled_at is not None and position >= cancelled_share * len(batch.lines):
                     results.append({"custom_id": custom_id, "kind": "cancelled"})

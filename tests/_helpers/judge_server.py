@@ -44,7 +44,8 @@ format; and ``agent(body)`` answers ``POST .../agent`` (the agent contract of
 
 The default judge answers ``{"reasoning": ..., "score": S, "pass": S >= 0.5}`` with S taken
 from a ``[[score=S]]`` tag in the user message (1.0 when there is none), and reports usage
-as ``chars // 4 + 1`` tokens.  The server only ever binds 127.0.0.1 and stops by itself
+as ``chars // 4 + 1`` tokens; a reply longer than the request's ``max_tokens`` is cut there
+(``finish_reason: length``), as providers cut it.  The server only ever binds 127.0.0.1 and stops by itself
 when its parent goes away (subprocess mode reads stdin until EOF).
 """
 
@@ -332,6 +333,8 @@ class _Core:
                     continue
                 if self.batch_api is not None and self.batch_api.handles(path):
                     status, payload, kind = await self.batch_api.handle(method, path, headers, raw)
+                    if status == 0:  # dropped in transit
+                        return
                     writer.write(_response(status, payload, content_type=kind))
                     await writer.drain()
                     continue
@@ -438,13 +441,24 @@ class _Core:
                 return True
             content = BAD_JUDGE_TEXT if fault == "bad-judge-json" else self.responder(body)
             prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages") or [])
+            prompt_chars += len(body.get("system") or "") if anthropic else 0
+            limit = body.get("max_tokens", body.get("max_completion_tokens"))
+            truncated = isinstance(limit, int) and _tokens(len(content)) > limit
+            if truncated:  # as providers do: the reply stops at max tokens
+                content = content[: max(0, (limit - 1) * 4)]
             record.prompt_tokens, record.completion_tokens = _tokens(prompt_chars), _tokens(len(content))
             calls = self.tool_caller(body) if self.tool_caller is not None else None
-            payload = json.dumps(
+            reply = (
                 _anthropic_reply(record, body, content, calls)
                 if anthropic
                 else _openai_reply(record, body, content, calls)
-            ).encode()
+            )
+            if truncated:
+                if anthropic:
+                    reply["stop_reason"] = "max_tokens"
+                else:
+                    reply["choices"][0]["finish_reason"] = "length"
+            payload = json.dumps(reply).encode()
             if fault == "malformed-body":
                 payload = payload[: len(payload) // 2]
             record.status = 200

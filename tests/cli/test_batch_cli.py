@@ -50,7 +50,7 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def submitted_ids(stats: dict) -> Counter:
-    return Counter(cid for s in stats["batch_api"]["submissions"] for cid in s["custom_ids"])
+    return Counter(request for s in stats["batch_api"]["submissions"] for request in s["requests"])
 
 
 # --------------------------------------------------------------------------- judge --batch

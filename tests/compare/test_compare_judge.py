@@ -168,3 +168,15 @@ def test_against_the_local_http_judge_server_with_faults():
     assert result.to_json()["metrics"] == expected.to_json()["metrics"]
     assert result.decision == expected.decision and result.judge["outcomes"] == expected.judge["outcomes"]
     assert sequential.judge["sequential"]["cases_judged"] <= 60
+
+
+def test_the_blocks_of_a_sequential_comparison_share_one_budget():
+    # until_decided judges block after block: on main each block started with the whole
+    # budget again (issue 28, point 13, a sibling)
+    rows = responses(200, "identical", seed=6)  # nothing to detect: it runs until the budget stops it
+    options = EngineOptions(budget=Budget(max_calls=30), concurrency=4)
+    result = respeval.compare(
+        rows, metrics=[], judge=FakeModel(content_judge), until_decided=True, block=10, options=options
+    )
+    assert result.stop_kind == "budget" and result.judge["spend"]["calls"] <= 30, result.judge["spend"]
+    assert "30 of max 30 calls" in result.stop_reason

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from _helpers.batch_api import BatchAPI
+from _helpers.batch_api import BatchAPI, request_of
 from _helpers.judge_server import JudgeServer, default_responder
 from respeval import judge
 from respeval.judge import AnthropicModel, Budget, OpenAIChatModel, Price
@@ -72,7 +72,7 @@ def test_batches_split_at_the_limits_answer_every_row_at_batch_prices(provider, 
         assert len(server.records) == chat_calls == 0  # nothing interactive, ever
     sizes = [len(s["custom_ids"]) for s in api.submissions]
     assert sizes == [100, 100, 50]  # split at the request limit, in order
-    ids = [cid for s in api.submissions for cid in s["custom_ids"]]
+    ids = [request for s in api.submissions for request in s["requests"]]
     assert len(ids) == len(set(ids)) == n  # every request once
     assert first.completed and first.summary.scored == n
     check_verdicts(first, n)
@@ -138,13 +138,13 @@ def test_failed_requests_and_an_expired_batch_resend_only_the_affected_rows(prov
     failed_first = set()
     for sub in first_round:
         batch = api.batches[sub["id"]]
-        failed_first |= {r["custom_id"] for r in batch.results if r["kind"] != "succeeded"}
-    expired = {r["custom_id"] for r in api.batches[first_round[0]["id"]].results if r["kind"] == "expired"}
+        failed_first |= {request_of(r["custom_id"]) for r in batch.results if r["kind"] != "succeeded"}
+    expired = {request_of(r["custom_id"]) for r in api.batches[first_round[0]["id"]].results if r["kind"] == "expired"}
     assert expired and len(failed_first) > len(expired)  # an expired batch and per-request errors
     second_round = api.submissions[3]
-    assert set(second_round["custom_ids"]) == failed_first  # only the affected requests, once each
+    assert set(second_round["requests"]) == failed_first  # only the affected requests, once each
     # the counts add up
-    submitted = Counter(cid for s in api.submissions for cid in s["custom_ids"])
+    submitted = Counter(request for s in api.submissions for request in s["requests"])
     assert report.requests_submitted == sum(submitted.values())
     assert report.succeeded + report.failed == report.requests_submitted
     assert report.failed == report.resubmitted + report.gave_up
@@ -206,9 +206,9 @@ def test_a_cancelled_batch_and_waiting_no_longer(provider, tmp_path):
         api.plan.seconds = 0.05  # the resent requests' batch is quick
         resumed = judge.run(items(20), model, cache=cache, batch=options(retries=1))
     assert batch.cancelled_at is not None
-    cancelled = {r["custom_id"] for r in batch.results if r["kind"] == "cancelled"}
+    cancelled = {request_of(r["custom_id"]) for r in batch.results if r["kind"] == "cancelled"}
     assert 0 < len(cancelled) < 20
-    assert len(api.submissions) == 2 and set(api.submissions[1]["custom_ids"]) == cancelled
+    assert len(api.submissions) == 2 and set(api.submissions[1]["requests"]) == cancelled
     report = resumed.summary.batch
     assert report.batches_submitted == 1 and report.cancelled == len(cancelled)
     assert resumed.completed and resumed.summary.scored == 20
@@ -332,15 +332,18 @@ def test_results_are_matched_by_custom_id_never_by_position(tmp_path):
         job = store.create_job(provider="openai", model="openai:m", endpoint="http://x", members={"a": "t", "b": "t",
                                "c": "t"}, size=3)  # fmt: skip
         remote = RemoteBatch(id="batch_1", status="completed", ended=True, created_at=0.0)
+        mine = job.custom_id  # the job's marker and the key
+        assert mine("b").startswith(f"r{job.id}_") and len(mine("0" * 64)) == 64
         results = [
             BatchResult("zzz", SUCCEEDED, completion=Completion("not ours")),  # a stranger: ignored
-            BatchResult("b", SUCCEEDED, completion=Completion("for b", tokens_in=3, tokens_out=1)),
-            BatchResult("a", ERRORED, error="HTTP 400: bad"),
-            BatchResult("b", SUCCEEDED, completion=Completion("b again")),  # a duplicate line: ignored
+            BatchResult("b", SUCCEEDED, completion=Completion("the key, but not this job's marker")),  # ignored
+            BatchResult(mine("b"), SUCCEEDED, completion=Completion("for b", tokens_in=3, tokens_out=1)),
+            BatchResult(mine("a"), ERRORED, error="HTTP 400: bad"),
+            BatchResult(mine("b"), SUCCEEDED, completion=Completion("b again")),  # a duplicate line: ignored
         ]
         stored = store.store_results(job, remote, results, identity_endpoint="http://x", batch_price=Price(1, 1),
                                      interactive_price=Price(2, 2))  # fmt: skip
-        assert (stored.succeeded, stored.errored, stored.missing, stored.unknown) == (1, 1, 1, 2)
+        assert (stored.succeeded, stored.errored, stored.missing, stored.unknown) == (1, 1, 1, 3)
         assert cache.get("b").text == "for b" and cache.get("a") is None and cache.get("zzz") is None
         assert store.key_state("a")[:2] == ("failed", 1) and "HTTP 400: bad" in store.key_state("a")[2]
         assert store.key_state("c")[:2] == ("failed", 1) and "no result in batch batch_1" in store.key_state("c")[2]
@@ -395,3 +398,169 @@ def test_every_method_is_answered_exactly_as_interactively(provider, tmp_path):
             assert len(api.submissions) > before and batched.report.failed == 0
             if name == "adaptive":
                 assert batched.report.rounds >= 3  # rubrics written in one batch, graded in the next
+
+
+# --------------------------------------------------------------------------- a server that lists no files (issue 28, point 26)
+
+
+def test_a_server_that_does_not_list_files_gets_an_upload(tmp_path):
+    # On main `GET /files` answering 404 ("no route") stopped the run: listing is only how
+    # an earlier upload is found again; without it, the file is uploaded.
+    api = BatchAPI(responder=default_responder, list_files=False)
+    with JudgeServer(batch_api=api) as server:
+        result = judge.run(items(30), model_for("openai", server), cache=tmp_path / "c.sqlite", batch=FAST)
+    assert result.completed and result.summary.scored == 30, result.stop_reason
+    assert api.calls["GET /v1/files"] >= 1 and api.calls["POST /v1/files"] == 1
+    assert len(api.submissions) == 1
+    check_verdicts(result, 30)
+
+
+def test_without_file_listing_an_interrupted_upload_is_uploaded_again_and_submitted_once(tmp_path):
+    api = BatchAPI(responder=default_responder, list_files=False, upload_delay=30.0)
+    cache = tmp_path / "c.sqlite"
+    with JudgeServer(batch_api=api) as server:
+        model = model_for("openai", server)
+
+        async def killed_while_uploading():
+            task = asyncio.ensure_future(judge.arun(items(40), model, cache=cache, batch=FAST, keep_rows=False))
+            while not api.files and not task.done():  # the file is stored; the answer is held back
+                await asyncio.sleep(0.01)
+            assert not task.done(), task.result().stop_reason
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(killed_while_uploading())
+        assert job_states(cache) == [PREPARING]
+        api.plan.upload_delay = 0.0
+        result = judge.run(items(40), model, cache=cache, batch=FAST)
+    assert result.completed and result.summary.scored == 40
+    assert api.calls["POST /v1/files"] == 2  # the first upload could not be found again: sent again
+    assert len(api.submissions) == 1  # but one batch, ever
+
+
+# --------------------------------------------------------------------------- foreign batches (issue 28, point 15)
+# On main a submission lost in transit adopted any batch of the same size created in the last
+# two minutes (Anthropic's batches carry no metadata): respeval waited on someone else's batch,
+# stored its answers as its own, and `respeval batches cancel` cancelled it.
+
+
+def submit_foreign(provider: str, server: JudgeServer, custom_ids: list[str]) -> str:
+    """Another client's batch on the same account (the same size as ours): its answers all 0.0."""
+    import httpx
+
+    body = {"max_tokens": 64, "messages": [{"role": "user", "content": "someone else's row [[score=0.0]]"}]}
+    if provider == "anthropic":
+        requests = [{"custom_id": cid, "params": {"model": "claude-other", **body}} for cid in custom_ids]
+        response = httpx.post(
+            server.url + "/messages/batches", json={"requests": requests}, headers={"anthropic-version": "2023-06-01"}
+        )
+        return response.json()["id"]
+    lines = "".join(
+        json.dumps({"custom_id": cid, "method": "POST", "url": "/v1/chat/completions", "body": {"model": "o", **body}})
+        + "\n"
+        for cid in custom_ids
+    )
+    file_id = httpx.post(
+        server.url + "/files", data={"purpose": "batch"}, files={"file": ("theirs.jsonl", lines.encode())}
+    ).json()["id"]
+    created = {"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h"}
+    return httpx.post(server.url + "/batches", json={**created, "metadata": {"owner": "someone else"}}).json()["id"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_lost_submission_never_adopts_another_runs_batch_of_the_same_rows(provider, tmp_path):
+    api = BatchAPI(responder=default_responder, seconds=0.3)
+    with JudgeServer(batch_api=api) as server:
+        model = model_for(provider, server)
+        theirs = judge.run(items(40), model, cache=tmp_path / "colleague.sqlite", batch=FAST)
+        assert theirs.completed
+        # the colleague sends the same rows again (to another model): the same custom_ids on main
+        foreign = submit_foreign(provider, server, api.submissions[0]["custom_ids"])
+        api.plan.drop_submits = 1  # and our first submission is lost in transit
+        ours = judge.run(items(40), model, cache=tmp_path / "ours.sqlite", batch=FAST)
+        assert api.calls["dropped submit"] == 1
+    assert ours.completed and ours.summary.scored == 40, ours.stop_reason
+    check_verdicts(ours, 40)  # our own answers, not the colleague's (all 0.0)
+    store = BatchStore(tmp_path / "ours.sqlite")
+    try:
+        jobs = store.jobs()
+    finally:
+        store.close()
+    assert foreign not in {j.remote_id for j in jobs}
+    assert all(j.state == DOWNLOADED and j.confirmed for j in jobs)
+    assert api.batches[foreign].cancelled_at is None
+    mine = [s for s in api.submissions if s["id"] not in (foreign, api.submissions[0]["id"])]
+    assert len(mine) == 1 and len(mine[0]["custom_ids"]) == 40  # ours, sent once after the loss
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_batches_cancel_never_cancels_a_foreign_batch(provider, tmp_path):
+    import argparse
+
+    from respeval.cli.batches import run as batches_run
+
+    api = BatchAPI(responder=default_responder, seconds=30.0)
+    cache = tmp_path / "c.sqlite"
+    with JudgeServer(batch_api=api) as server:
+        model = model_for(provider, server)
+        foreign = submit_foreign(provider, server, [f"theirs-{i}" for i in range(40)])
+        api.plan.drop_submits = 1
+        stopped = judge.run(items(40), model, cache=cache, batch=options(max_wait=0.2))
+        assert not stopped.completed
+        cancel = argparse.Namespace(action="cancel", ids=[], cache=str(cache), base_url=None, api_key_env=None,
+                                    wait=False, poll=0.01, prices=None, json=True)  # fmt: skip
+        assert batches_run(cancel) == 0
+        assert api.batches[foreign].cancelled_at is None  # never someone else's
+        # ours, once known to be ours, can be cancelled
+        mine = [s["id"] for s in api.submissions if s["id"] != foreign]
+        assert all(api.batches[b].cancelled_at is not None for b in mine)
+
+
+def test_an_interrupted_anthropic_submission_is_adopted_only_once_its_results_carry_the_runs_marker(tmp_path):
+    api = BatchAPI(responder=default_responder, submit_delay=1.0)
+    cache = tmp_path / "c.sqlite"
+    with JudgeServer(batch_api=api) as server:
+        model = model_for("anthropic", server)
+        run_until_cancelled(model, cache, 0.5)  # the batch exists; its id never reached us
+        api.plan.submit_delay = 0.0
+        submit_foreign("anthropic", server, [f"theirs-{i}" for i in range(40)])  # and a stranger of its size
+        result = judge.run(items(40), model, cache=cache, batch=FAST)
+    assert result.completed and result.summary.scored == 40
+    check_verdicts(result, 40)
+    ours = api.submissions[0]
+    assert all(cid.startswith("r") and "_" in cid for cid in ours["custom_ids"])  # the job's marker
+    assert len({cid.split("_")[0] for cid in ours["custom_ids"]}) == 1
+    assert len(api.submissions) == 2  # ours (found again, not resent) and the stranger's
+
+
+def test_a_cache_written_before_the_marker_keeps_its_jobs_and_their_custom_ids(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(  # batch_jobs as respeval wrote it before jobs were marked
+        """CREATE TABLE batch_jobs (
+        id TEXT PRIMARY KEY, provider TEXT NOT NULL, model TEXT NOT NULL, endpoint TEXT NOT NULL,
+        state TEXT NOT NULL, remote_id TEXT, handle TEXT, remote_status TEXT,
+        requests INTEGER NOT NULL, bytes INTEGER NOT NULL,
+        created REAL NOT NULL, submit_started REAL, updated REAL NOT NULL, error TEXT,
+        succeeded INTEGER NOT NULL DEFAULT 0, errored INTEGER NOT NULL DEFAULT 0,
+        expired INTEGER NOT NULL DEFAULT 0, cancelled INTEGER NOT NULL DEFAULT 0,
+        missing INTEGER NOT NULL DEFAULT 0, tokens_in INTEGER NOT NULL DEFAULT 0,
+        tokens_out INTEGER NOT NULL DEFAULT 0, cost REAL, cost_interactive REAL)"""
+    )
+    db.execute(
+        "INSERT INTO batch_jobs (id, provider, model, endpoint, state, remote_id, requests, bytes, created, updated) "
+        "VALUES ('oldjob', 'openai', 'openai:m', 'x', 'submitted', 'batch_9', 1, 10, 0, 0)"
+    )
+    db.commit()
+    db.close()
+    store = BatchStore(path)
+    try:
+        (job,) = store.jobs()
+        assert (job.marked, job.confirmed) == (0, 1) and job.custom_id("k" * 64) == "k" * 64  # its ids were its keys
+        new = store.create_job(provider="openai", model="openai:m", endpoint="x", members={"a": "t"}, size=1)
+        assert new.marked == 1 and new.custom_id("a") == f"r{new.id}_a"
+    finally:
+        store.close()

@@ -321,17 +321,20 @@ def test_budget_on_calls_stops_cleanly_and_a_rerun_resumes_without_paying_twice(
 
 
 def test_budget_on_cost_and_tokens():
-    price = Price(input_per_million=1_000_000.0, output_per_million=0.0)  # $1 per input token
+    # a hard cap (issue 28, point 13): each call reserves its worst case before it starts
+    price = Price(input_per_million=1_000.0, output_per_million=0.0)  # $0.001 per input token
     model = FakeModel()
-    result = judge.run(items(50), model, concurrency=1, budget=Budget(max_cost=1000.0), prices=price)
-    assert result.stop_kind == "budget" and "of max $1000.0000" in result.stop_reason
-    per_call = model.tokens_in / model.calls
-    assert result.summary.cost >= 1000 and result.summary.cost < 1000 + per_call + 1
+    result = judge.run(items(50), model, concurrency=4, budget=Budget(max_cost=5.0), prices=price)
+    assert result.stop_kind == "budget" and "of max $5.0000" in result.stop_reason
+    assert 0 < result.summary.cost <= 5.0 and 0 < model.calls < 50
+    assert f"${result.summary.cost:.4f} of max" in result.stop_reason  # the true spend
     assert result.summary.cost == pytest.approx(sum(r.cost for r in result.rows))
 
     model = FakeModel()
-    result = judge.run(items(50), model, concurrency=1, budget=Budget(max_tokens=2000))
-    assert result.stop_kind == "budget" and 2000 <= result.summary.tokens_in + result.summary.tokens_out < 2600
+    result = judge.run(items(50), model, concurrency=4, budget=Budget(max_tokens=10_000))
+    spent = result.summary.tokens_in + result.summary.tokens_out
+    assert result.stop_kind == "budget" and 0 < spent <= 10_000 and 0 < model.calls < 50
+    assert f"{spent:,} of max 10,000 tokens" in result.stop_reason
 
 
 def test_what_a_row_left_not_run_spent_is_still_counted():

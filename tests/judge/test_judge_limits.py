@@ -124,12 +124,16 @@ def test_budget_reserves_calls_and_stops_on_tokens_and_cost():
     assert tracker.reserve_call() is None and tracker.reserve_call() is None
     assert "2 of max 2 calls" in tracker.reserve_call()
     tracker = BudgetTracker(Budget(max_tokens=100))
-    assert tracker.reserve_call() is None
-    tracker.spend(100, 0.0)
-    assert "tokens" in tracker.reserve_call()
+    held = tracker.reserve(60, 0.0)
+    assert not isinstance(held, str) and isinstance(tracker.reserve(60, 0.0), str)  # 60 held + 60 > 100
+    tracker.settle(held, 100, 0.0)
+    assert "100 of max 100 tokens" in tracker.reserve(1, 0.0) and not tracker.fits_alone(1)
     tracker = BudgetTracker(Budget(max_cost=0.01))
     tracker.spend(10, 0.02)
-    assert "$0.0200 of max $0.0100" in tracker.reserve_call()
+    assert "$0.0200 of max $0.0100" in tracker.reserve(0, 0.001)
+    # a budget shared with earlier runs starts from what they spent
+    shared = BudgetTracker(Budget(max_calls=5).after(4, 0, 0.0))
+    assert shared.reserve_call() is None and "5 of max 5 calls" in shared.reserve_call()
     with pytest.raises(ValueError):
         Budget(max_calls=-1)
 

@@ -45,7 +45,6 @@ ALLOWED_UPWARD = {
     ("respeval.evaluate.run", "respeval.judge.batch"): "issue 29 point 3",
     ("respeval.evaluate.run", "respeval.judge.cache"): "issue 29 point 3",
     ("respeval.evaluate.run", "respeval.judge.engine"): "issue 29 point 3",
-    ("respeval.evaluate.run", "respeval.judge.limits"): "issue 29 point 3",
     ("respeval.evaluate.run", "respeval.judge.methods.pairwise"): "issue 29 point 3",
     ("respeval.evaluate.run", "respeval.judge.methods.sampling"): "issue 29 point 3",
     ("respeval.evaluate.run", "respeval.judge.specs"): "issue 29 point 3",

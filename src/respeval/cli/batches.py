@@ -33,7 +33,10 @@ actions:
           provider's status, requests, answers, failures, tokens and cost
   cancel  cancel running batches (all open ones, or the job / batch ids given); requests
           already answered stay answered, the rest are resent by the next run (up to
-          --batch-retries) or left unscored with the reason
+          --batch-retries) or left unscored with the reason. Only a batch known to be
+          respeval's is cancelled: one found after a lost submission by its size and time
+          alone (Anthropic's carry no metadata) is left alone until its results show the
+          run's marker
   fetch   check the open batches once (--wait: until they end) and store the results of
           those that ended in the cache; rerun the judging command to use them
 
@@ -152,7 +155,17 @@ async def _act(args: argparse.Namespace, cache: BatchCache, jobs: list[Job]) -> 
                         outcomes.append({"job": job.id, "outcome": f"{job.state}: rerun the judging command"})
                     continue
                 assert current is not None
-                if args.action == "cancel":
+                if args.action == "cancel" and not current.confirmed:
+                    # found by size and time after a lost submission: perhaps someone else's
+                    outcomes.append(
+                        {
+                            "job": job.id,
+                            "batch": current.remote_id,
+                            "outcome": "not cancelled: found by its size and creation time after a lost submission, "
+                            "it is not known to be this job's (fetch confirms or releases it once it ends)",
+                        }
+                    )
+                elif args.action == "cancel":
                     remote = await runner.cancel(current)
                     outcomes.append(
                         {"job": job.id, "batch": remote.id, "outcome": f"cancel requested ({remote.status})"}

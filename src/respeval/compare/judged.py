@@ -30,7 +30,7 @@ import numpy as np
 
 from respeval.compare.inputs import Cases
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import EngineOptions, budget_left
 from respeval.judge.methods.pairwise import PairResult, Pairwise, arun_pairwise
 from respeval.judge.methods.sampling import Spend
 from respeval.judge.models.base import JudgeModel
@@ -162,7 +162,12 @@ async def arun_judge(
 
     async def judge(indices: Sequence[int]) -> list[JudgedCase]:
         report = await arun_pairwise(
-            _records(cases, indices), model, samples=samples, method=method, cache=cache, options=options
+            _records(cases, indices),
+            model,
+            samples=samples,
+            method=method,
+            cache=cache,
+            options=budget_left(options, run.spend),  # the blocks of a sequential run share one budget
         )
         run.spend.add(report.spend)
         if report.stop_reason and run.stop_reason is None:

@@ -900,7 +900,6 @@ def _open_judge(
         return None, []
     from respeval.judge.cache import JudgeCache
     from respeval.judge.engine import EngineOptions
-    from respeval.judge.limits import Budget
 
     judge_model = model
     owned: list[Callable[[], None]] = []
@@ -929,14 +928,7 @@ def _open_judge(
         ctx_spend = spend
 
         def left() -> Any:
-            def minus(cap: Any, used: Any) -> Any:
-                return None if cap is None else max(cap - used, 0)
-
-            return Budget(
-                max_calls=minus(budget.max_calls, ctx_spend.calls),
-                max_tokens=minus(budget.max_tokens, ctx_spend.tokens_in + ctx_spend.tokens_out),
-                max_cost=minus(budget.max_cost, ctx_spend.cost),
-            )
+            return budget.after(ctx_spend.calls, ctx_spend.tokens_in + ctx_spend.tokens_out, ctx_spend.cost)
 
         ctx.budget_left = left
     return ctx, owned

@@ -41,17 +41,18 @@ from respeval.judge.limits import (
     BudgetTracker,
     Prices,
     RateLimiter,
+    Reservation,
     backoff_delay,
     jitter_unit,
     price_for,
 )
 from respeval.judge.methods.base import JudgeMethod
-from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens
+from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens, input_token_bound
 from respeval.judge.parsing import ParseFailure
 from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary, Spend
 from respeval.redact import redact
 
-__all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult"]
+__all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "budget_left"]
 
 STOP_BUDGET = "budget"
 STOP_ERROR = "error"
@@ -106,6 +107,16 @@ class EngineOptions:
             raise ValueError("backoff times must be non-negative")
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+
+
+def budget_left(options: EngineOptions | None, spend: Spend) -> EngineOptions | None:
+    """``options`` for the next of several runs sharing their budget (passes, phases,
+    metrics), once the earlier ones spent ``spend``: it may spend only what is left, and
+    its budget stop reports what all of them spent (see :meth:`Budget.after`)."""
+    if options is None or options.budget is None or options.budget.unlimited:
+        return options
+    left = options.budget.after(spend.calls, spend.tokens_in + spend.tokens_out, spend.cost)
+    return dataclasses.replace(options, budget=left)
 
 
 @dataclass
@@ -220,6 +231,7 @@ class JudgeEngine:
         if budget.max_cost is not None and self._price is None:
             raise ValueError(f"a cost budget needs prices for {model.model_id} (EngineOptions.prices)")
         self._budget = BudgetTracker(budget)
+        self._budget_stopped = False  # the tracker refused a request: its stop reason is final at the end
         o = self.options
         self._rpm = RateLimiter(o.requests_per_minute) if o.requests_per_minute else None
         self._tpm = RateLimiter(o.tokens_per_minute) if o.tokens_per_minute else None
@@ -307,6 +319,9 @@ class JudgeEngine:
         # Rows started but not finished (cancelled by a second Ctrl-C), then rows never started.
         not_run = sorted(self._active | self._deferred)
         not_run.extend(row for row, _ in rows_iter)
+        if self._budget_stopped:
+            # every call in flight has settled now: say what was really spent
+            self.summary.stop_reason = redact(self._budget.stop_reason())
         if self._deferred and self._stop_kind is None:
             self._stop_kind = STOP_DEFERRED
             self.summary.stop_reason = f"{len(self._deferred)} rows wait for answers from a provider batch"
@@ -480,16 +495,21 @@ class JudgeEngine:
     async def _live_call(self, request: JudgeRequest, spend: _RowSpend, row: int, key: str | None) -> Completion:
         """Call the model, with retries; cache the answer under ``key`` before returning it."""
         estimate = estimate_tokens(request.prompt_chars()) + (request.max_tokens or 256)
+        worst = self._worst_case(request)
         jitter_key = f"{row}:{len(request.messages)}"
         attempt = 0
         while True:
-            await self._gate(estimate)
+            reservation = await self._gate(estimate, worst)
             spend.attempts += 1
             self.summary.calls += 1
             if attempt:
                 self.summary.retries += 1
             try:
-                completion = await self._generate(request)
+                try:
+                    completion = await self._generate(request)
+                except BaseException:
+                    self._budget.settle(reservation, 0, 0.0)  # no reply, no usage reported: nothing billed
+                    raise
             except TransientError as exc:
                 self.summary.errors[exc.kind] += 1
                 if attempt >= self.options.max_retries:
@@ -524,7 +544,7 @@ class JudgeEngine:
             except RequestFailedError as exc:  # this request failed for good: its row says why, the rest go on
                 self.summary.errors["failed"] += 1
                 raise _GaveUp(str(exc)) from None
-            self._account(completion, spend, estimate)
+            self._account(completion, spend, estimate, reservation)
             if key is not None and self.cache is not None:
                 try:
                     self.cache.put(
@@ -558,7 +578,24 @@ class JudgeEngine:
         except Exception as exc:  # noqa: BLE001 - an adapter bug must stop the run, not vanish
             raise FatalError(f"{self.model.model_id} failed unexpectedly: {type(exc).__name__}: {exc}") from exc
 
-    def _account(self, completion: Completion, spend: _RowSpend, estimate: int) -> None:
+    def _worst_case(self, request: JudgeRequest) -> tuple[int, float]:
+        """The most ``request`` can cost, in tokens and dollars: its input bounded from above
+        (:func:`~respeval.judge.models.base.input_token_bound`) and all of its max tokens."""
+        out = request.max_tokens
+        budget = self._budget.budget
+        if out is None:
+            if budget.max_tokens is not None or budget.max_cost is not None:
+                self.halt(
+                    "budget: a request without max tokens per reply has no worst case to reserve, so a token or "
+                    "cost budget cannot hold; give the method max_tokens (--max-tokens)",
+                    STOP_BUDGET,
+                )
+                raise _Stop
+            out = 0
+        tokens_in = input_token_bound(request)
+        return tokens_in + out, self._price.cost(tokens_in, out) if self._price is not None else 0.0
+
+    def _account(self, completion: Completion, spend: _RowSpend, estimate: int, reservation: Reservation) -> None:
         cost = self._price.cost(completion.tokens_in, completion.tokens_out) if self._price is not None else 0.0
         self._successes += 1
         spend.live = True
@@ -566,13 +603,16 @@ class JudgeEngine:
         spend.tokens_out += completion.tokens_out
         spend.cost += cost
         tokens = completion.tokens_in + completion.tokens_out
-        self._budget.spend(tokens, cost)
+        self._budget.settle(reservation, tokens, cost)
         if self._tpm is not None and tokens:
             self._tpm.adjust(tokens - estimate)
 
-    async def _gate(self, estimate: int) -> None:
+    async def _gate(self, estimate: int, worst: tuple[int, float]) -> Reservation:
         """Everything a call waits for or may be refused by, in order: the stop flag, a
-        server-requested pause, the rate limits, the budget."""
+        server-requested pause, the rate limits, the budget (which reserves ``worst``, the
+        request's worst case, until its reply settles it; a request that does not fit waits
+        for the calls in flight to settle, and is not started when even alone it would
+        not fit)."""
         if self.stopping:
             raise _Stop
         wait = self._resume_at - time.monotonic()
@@ -582,12 +622,27 @@ class JudgeEngine:
             await self._rpm.acquire(1)
         if self._tpm is not None:
             await self._tpm.acquire(estimate)
-        if self.stopping:
-            raise _Stop
-        refused = self._budget.reserve_call()
-        if refused is not None:
-            self.halt(refused, STOP_BUDGET)
-            raise _Stop
+        while True:
+            if self.stopping:
+                raise _Stop
+            got = self._budget.reserve(*worst)
+            if not isinstance(got, str):
+                return got
+            if self._budget.in_flight == 0 or not self._budget.fits_alone(*worst):
+                self._budget_stopped = True
+                self.halt(got, STOP_BUDGET)
+                raise _Stop
+            await self._until_settled()
+
+    async def _until_settled(self) -> None:
+        """Wait until a call in flight settles its reservation, or the run stops."""
+        settled = asyncio.ensure_future(self._budget.settled())
+        stopped = asyncio.ensure_future(self._stop_event.wait())
+        try:
+            await asyncio.wait({settled, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled.cancel()
+            stopped.cancel()
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep, but wake up (and stop) as soon as the run is halted."""

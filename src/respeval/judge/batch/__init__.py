@@ -112,11 +112,7 @@ def _remaining(budget: Budget | None, report: BatchReport) -> Budget | None:
         return budget
     calls = report.requests_submitted + report.live_calls
     tokens = report.tokens_in + report.tokens_out + report.live_tokens_in + report.live_tokens_out
-    return Budget(
-        max_calls=None if budget.max_calls is None else max(0, budget.max_calls - calls),
-        max_tokens=None if budget.max_tokens is None else max(0, budget.max_tokens - tokens),
-        max_cost=None if budget.max_cost is None else max(0.0, budget.max_cost - report.total_cost),
-    )
+    return budget.after(calls, tokens, report.total_cost)
 
 
 async def arun_batched(

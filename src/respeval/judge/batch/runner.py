@@ -13,7 +13,12 @@
    each ended batch's results in the cache as soon as it ends.
 
 Management calls that fail transiently are retried with backoff; a submission that failed
-in transit is looked up before it is sent again (never submitted twice).
+in transit is looked up before it is sent again (never submitted twice).  What a lookup
+finds is this job's only when it carries the job's marker (see
+:mod:`respeval.judge.batch.store`): an OpenAI batch by its metadata; an Anthropic one,
+found by size and time only, stays unconfirmed (polled, never cancelled) until its results
+show the marker in every ``custom_id``, and is otherwise recorded as foreign, its results
+unread into the cache, and the job sent again.
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ from respeval.judge.batch.store import (
     UPLOADED,
     BatchCache,
     Job,
+    custom_id,
+    new_job_id,
 )
 from respeval.judge.errors import FatalError, TransientError
 from respeval.judge.limits import Budget, Price, backoff_delay, jitter_unit
-from respeval.judge.models.base import JudgeRequest, estimate_tokens
+from respeval.judge.models.base import JudgeRequest, input_token_bound
 from respeval.judge.models.batching import BatchClient, RemoteBatch
 from respeval.judge.prices import ModelPrice
 
@@ -218,6 +225,7 @@ class BatchRunner:
         self._started = time.monotonic()
         self.max_requests = min(options.max_requests or client.max_requests, client.max_requests)
         self.max_bytes = min(options.max_bytes or client.max_bytes, client.max_bytes)
+        self._released: list[str] = []  # jobs whose found batch was foreign, to resend
 
     def say(self, message: str) -> None:
         if self._progress is not None:
@@ -267,9 +275,36 @@ class BatchRunner:
         fresh = [key for key in deferred if key not in held]
         fresh = self._within_budget(fresh, deferred)
         open_jobs.extend(await self._submit_new(fresh, deferred))
-        if not open_jobs:
-            return False
-        return await self._wait(open_jobs)
+        learned = False
+        while open_jobs:
+            learned |= await self._wait(open_jobs)
+            # jobs whose batch turned out to be foreign: look again, or send them now
+            released = [again for job_id in self._released if (again := self.store.job(job_id)) is not None]
+            self._released = []
+            open_jobs = []
+            for again in released:
+                resumed = await self._resume(again, self.store.members(again.id), deferred)
+                if resumed is not None:
+                    open_jobs.append(resumed)
+        return learned
+
+    def _adopt(self, job: Job, remote: RemoteBatch, how: str) -> Job:
+        """Record ``remote``, found by a lookup, as ``job``'s batch: confirmed when it carries
+        the job's marker (OpenAI's metadata), else unconfirmed until its results show it."""
+        confirmed = remote.metadata.get("respeval_job") == job.id
+        self.store.set_state(
+            job.id, SUBMITTED, remote_id=remote.id, remote_status=remote.status, confirmed=int(confirmed)
+        )
+        if confirmed:
+            self.say(f"batch {remote.id}: found the submission {how} ({remote.status})")
+        else:
+            self.say(
+                f"batch {remote.id}: may be the submission {how} ({remote.status}; found by its size and time only: "
+                "it is used once its results show this run's marker, and never cancelled before)"
+            )
+        updated = self.store.job(job.id)
+        assert updated is not None
+        return updated
 
     async def _resume(self, job: Job, members: Mapping[str, str], deferred: Mapping[str, JudgeRequest]) -> Job | None:
         """An open job an earlier run did not finish submitting (see the module docstring)."""
@@ -281,35 +316,35 @@ class BatchRunner:
                 lambda: self.client.find(job.id, since=since, count=job.requests, claimed=claimed),
             )
             if remote is not None:
-                self.store.set_state(job.id, SUBMITTED, remote_id=remote.id, remote_status=remote.status)
                 self.report.batches_resumed += 1
                 self.report.batch_ids.append(remote.id)
-                self.say(f"batch {remote.id}: found the submission an earlier run sent ({remote.status})")
-                return self.store.job(job.id)
+                return self._adopt(job, remote, "an earlier run sent")
         if not members.keys() <= deferred.keys():
             self.store.abandon(job.id, "not submitted, and this run no longer needs all of its requests")
             self.report.batches_abandoned += 1
             return None
-        lines = [self.client.line(key, deferred[key]) for key in members]
+        lines = [self.client.line(job.custom_id(key), deferred[key]) for key in members]
         self.report.batches_resumed += 1
         return await self._send(job, lines)
 
     def _within_budget(self, keys: list[str], deferred: Mapping[str, JudgeRequest]) -> list[str]:
         """The prefix of ``keys`` the budget allows, at the worst case per request (its
-        input estimated at ~4 characters a token, its whole max_tokens as output)."""
+        input bounded from above, as interactive calls reserve it, its whole max_tokens as
+        output)."""
         b = self.budget
         if b.unlimited or not keys:
             return keys
-        calls = self.report.requests_submitted + self.report.live_calls
-        tokens = (
+        before_calls, before_tokens, before_cost = b.spent  # what earlier runs sharing the budget spent
+        calls = before_calls + self.report.requests_submitted + self.report.live_calls
+        tokens = before_tokens + (
             self.report.tokens_in + self.report.tokens_out + self.report.live_tokens_in + self.report.live_tokens_out
         )
-        cost = self.report.total_cost
+        cost = before_cost + self.report.total_cost
         batch_price: Price | None = self.price.batch if self.price is not None else None
         allowed: list[str] = []
         for key in keys:
             request = deferred[key]
-            est_in = estimate_tokens(request.prompt_chars())
+            est_in = input_token_bound(request)
             est_out = request.max_tokens or 1024
             calls += 1
             tokens += est_in + est_out
@@ -334,9 +369,10 @@ class BatchRunner:
         chunk: list[str] = []
         lines: list[bytes] = []
         size = 0
+        job_id = new_job_id()  # its lines carry its marker, so it is named before it is recorded
 
         async def flush() -> None:
-            nonlocal chunk, lines, size
+            nonlocal chunk, lines, size, job_id
             if not chunk:
                 return
             members = {key: deferred[key].template_version for key in chunk}
@@ -346,19 +382,21 @@ class BatchRunner:
                 endpoint=self.identity_endpoint,
                 members=members,
                 size=size,
+                job_id=job_id,
             )
             self.report.resubmitted += job.resent
             jobs.append(await self._send(job, lines, new=True))
-            chunk, lines, size = [], [], 0
+            chunk, lines, size, job_id = [], [], 0, new_job_id()
 
         for key in keys:
-            line = self.client.line(key, deferred[key])
+            line = self.client.line(custom_id(job_id, key), deferred[key])
             if len(line) > self.max_bytes:
                 raise FatalError(
                     f"one request is {len(line):,} bytes, over the batch limit of {self.max_bytes:,}: it cannot be batched"
                 )
             if chunk and (len(chunk) >= self.max_requests or size + len(line) > self.max_bytes):
                 await flush()
+                line = self.client.line(custom_id(job_id, key), deferred[key])  # the next job's marker
             chunk.append(key)
             lines.append(line)
             size += len(line)
@@ -386,8 +424,11 @@ class BatchRunner:
                     functools.partial(self.client.find, job.id, since=job.created, count=job.requests, claimed=claimed),
                 )
                 if found is not None:
-                    remote = found
-                    break
+                    if new:
+                        self.report.batches_submitted += 1
+                        self.report.requests_submitted += job.requests
+                    self.report.batch_ids.append(found.id)
+                    return self._adopt(job, found, "that failed in transit")
                 if attempt >= self.options.call_retries:
                     raise FatalError(f"submitting a batch: gave up after {attempt + 1} attempts; last: {exc}") from None
                 await asyncio.sleep(
@@ -426,16 +467,23 @@ class BatchRunner:
         )
         if remote is None:
             return None
-        self.store.set_state(job.id, SUBMITTED, remote_id=remote.id, remote_status=remote.status)
-        return self.store.job(job.id)
+        return self._adopt(job, remote, "an earlier run sent")
 
     async def collect(self, jobs: list[Job]) -> bool:
         """Poll submitted jobs (until they end, or ``max_wait``) and store their results."""
         return await self._wait(jobs)
 
     async def cancel(self, job: Job) -> RemoteBatch:
-        """Ask the provider to cancel a submitted job's batch (its results stay fetchable)."""
+        """Ask the provider to cancel a submitted job's batch (its results stay fetchable).
+        Raises ValueError for a batch not known to be the job's (found by size and time
+        only): it may be someone else's, and is never cancelled."""
         assert job.remote_id is not None
+        if not job.confirmed:
+            raise ValueError(
+                f"batch {job.remote_id} was found by its size and creation time after a lost submission, and is not "
+                "known to be this job's (Anthropic batches carry no metadata): not cancelled; `respeval batches "
+                "fetch` confirms it (or releases it) once it ends"
+            )
         remote = await self._retrying("cancelling a batch", functools.partial(self.client.cancel, job.remote_id))
         self.store.set_remote_status(job.id, remote.status)
         return remote
@@ -484,6 +532,16 @@ class BatchRunner:
 
     async def _download(self, job: Job, remote: RemoteBatch) -> None:
         results = await self._retrying("downloading batch results", lambda: self.client.results(remote))
+        if not job.confirmed:
+            ours = job.keys_by_custom_id(list(self.store.members(job.id)))
+            if not results or any(r.custom_id not in ours for r in results):
+                reason = f"batch {remote.id}, found by size and time after a lost submission, is not this job's"
+                self.store.release_foreign(job.id, remote.id, reason)
+                self._released.append(job.id)
+                self.say(f"{reason}: left alone; the job is sent again")
+                return
+            self.store.set_state(job.id, job.state, confirmed=1)
+            self.say(f"batch {remote.id}: its results carry this run's marker: it is this job's")
         stored = self.store.store_results(
             job,
             remote,

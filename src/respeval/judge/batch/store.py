@@ -5,6 +5,17 @@
 ``batch_members``  which requests (cache keys, also the ``custom_id``) a job holds.
 ``batch_keys``     each request's standing: ``queued`` in a job, ``failed`` (how many times,
                    and the provider's last reason) or ``done`` (its answer is in the cache).
+``batch_foreign``  provider batches found after a lost submission that turned out not to be
+                   respeval's (never looked at again, never cancelled).
+
+Every request of a job goes out with the job's marker in its ``custom_id``
+(:func:`custom_id`: ``r<job id>_<the cache key's first 38 hex digits>``), and OpenAI batches
+carry ``metadata: {"respeval_job": <job id>}`` too.  A batch found again after a submission
+was lost (or a run killed while submitting) is this job's only when it carries the marker:
+OpenAI's by its metadata at once; an Anthropic one (message batches carry no metadata, so
+it can only be found by its size and creation time) stays *unconfirmed*, is never
+cancelled, and is adopted only once its results show that every ``custom_id`` is this
+job's; otherwise it is recorded as foreign and the job is sent again.
 
 A job is written, with its members, *before* anything is sent, and each step is recorded
 before the next starts::
@@ -67,7 +78,8 @@ _SCHEMA = (
         succeeded INTEGER NOT NULL DEFAULT 0, errored INTEGER NOT NULL DEFAULT 0,
         expired INTEGER NOT NULL DEFAULT 0, cancelled INTEGER NOT NULL DEFAULT 0,
         missing INTEGER NOT NULL DEFAULT 0, tokens_in INTEGER NOT NULL DEFAULT 0,
-        tokens_out INTEGER NOT NULL DEFAULT 0, cost REAL, cost_interactive REAL)""",
+        tokens_out INTEGER NOT NULL DEFAULT 0, cost REAL, cost_interactive REAL,
+        marked INTEGER NOT NULL DEFAULT 0, confirmed INTEGER NOT NULL DEFAULT 1)""",
     """CREATE TABLE IF NOT EXISTS batch_members (
         job TEXT NOT NULL, key TEXT NOT NULL, template_version TEXT NOT NULL,
         PRIMARY KEY (job, key)) WITHOUT ROWID""",
@@ -75,7 +87,30 @@ _SCHEMA = (
         key TEXT PRIMARY KEY, job TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL,
         reason TEXT) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS batch_jobs_state ON batch_jobs (state)",
+    """CREATE TABLE IF NOT EXISTS batch_foreign (
+        remote_id TEXT PRIMARY KEY, job TEXT NOT NULL, found REAL NOT NULL) WITHOUT ROWID""",
 )
+# columns added since the first release: (name, declaration) for caches written before them
+_ADDED_COLUMNS = (
+    ("marked", "INTEGER NOT NULL DEFAULT 0"),  # old jobs sent their cache keys as custom_ids
+    ("confirmed", "INTEGER NOT NULL DEFAULT 1"),
+)
+_CUSTOM_ID_KEY = 38  # hex digits of the cache key in a marked custom_id (64 characters in all)
+
+
+def custom_id(job_id: str, key: str) -> str:
+    """The ``custom_id`` of request ``key`` in job ``job_id``: the job's marker and the key's
+    first 38 hex digits (64 characters, as Anthropic allows: ``^[a-zA-Z0-9_-]{1,64}$``)."""
+    return f"{marker(job_id)}{key[:_CUSTOM_ID_KEY]}"
+
+
+def marker(job_id: str) -> str:
+    """The prefix every ``custom_id`` of job ``job_id`` starts with."""
+    return f"r{job_id}_"
+
+
+def new_job_id() -> str:
+    return uuid.uuid4().hex[:24]
 
 
 @dataclass(frozen=True)
@@ -105,11 +140,24 @@ class Job:
     tokens_out: int = 0
     cost: float | None = None
     cost_interactive: float | None = None
+    marked: int = 0
+    """1 when its requests carry the job's marker in their custom_id (every job since the
+    marker came; 0: an older job, whose custom_ids are its cache keys)."""
+    confirmed: int = 1
+    """0 while its remote batch was only found by size and time (see the module docstring)."""
     resent: int = field(default=0, compare=False)
     """Of its requests, how many had failed in an earlier batch (set by create_job only)."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "resent"}
+
+    def custom_id(self, key: str) -> str:
+        """The custom_id request ``key`` goes out with in this job."""
+        return custom_id(self.id, key) if self.marked else key
+
+    def keys_by_custom_id(self, keys: Sequence[str]) -> dict[str, str]:
+        """custom_id -> cache key, for this job's requests ``keys``."""
+        return {self.custom_id(key): key for key in keys}
 
 
 @dataclass
@@ -145,6 +193,10 @@ class BatchStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         for statement in _SCHEMA:
             self._db.execute(statement)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(batch_jobs)")}
+        for name, declaration in _ADDED_COLUMNS:
+            if name not in present:
+                self._db.execute(f"ALTER TABLE batch_jobs ADD COLUMN {name} {declaration}")
 
     def close(self) -> None:
         self._db.close()
@@ -184,8 +236,14 @@ class BatchStore:
         return {state: int(n) for state, n in rows}
 
     def claimed_remote_ids(self) -> frozenset[str]:
-        rows = self._db.execute("SELECT remote_id FROM batch_jobs WHERE remote_id IS NOT NULL").fetchall()
+        """Remote batches a lookup must skip: those of jobs, and those found to be foreign."""
+        rows = self._db.execute(
+            "SELECT remote_id FROM batch_jobs WHERE remote_id IS NOT NULL UNION SELECT remote_id FROM batch_foreign"
+        ).fetchall()
         return frozenset(r[0] for r in rows)
+
+    def foreign_remote_ids(self) -> frozenset[str]:
+        return frozenset(r[0] for r in self._db.execute("SELECT remote_id FROM batch_foreign"))
 
     # ------------------------------------------------------------------ writing
 
@@ -197,11 +255,13 @@ class BatchStore:
         endpoint: str,
         members: Mapping[str, str],
         size: int,
+        job_id: str | None = None,
     ) -> Job:
-        """Record a new job and queue its requests, in one transaction, before anything is
-        sent.  Raises ValueError when a request is already queued in another open job (a
-        concurrent run took it)."""
-        job_id = uuid.uuid4().hex[:24]
+        """Record a new job (``job_id``, or a new one; its lines may be built before it is
+        recorded, with :func:`custom_id`) and queue its requests, in one transaction, before
+        anything is sent.  Raises ValueError when a request is already queued in another
+        open job (a concurrent run took it)."""
+        job_id = job_id or new_job_id()
         now = time.time()
         with self._transaction():
             standing = dict(self._db.execute("SELECT key, state FROM batch_keys WHERE state != ?", (DONE,)))
@@ -235,6 +295,8 @@ class BatchStore:
                     0,
                     None,
                     None,
+                    1,
+                    1,
                 ),
             )
             self._db.executemany(
@@ -252,7 +314,7 @@ class BatchStore:
     def set_state(self, job_id: str, state: str, **fields: Any) -> None:
         """Move a job on (with ``handle``, ``remote_id``, ``remote_status``,
         ``submit_started`` or ``error``), committed before the caller's next step."""
-        allowed = {"handle", "remote_id", "remote_status", "submit_started", "error"}
+        allowed = {"handle", "remote_id", "remote_status", "submit_started", "error", "confirmed"}
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"unknown job fields {sorted(unknown)}")
@@ -263,6 +325,18 @@ class BatchStore:
             *(redact(v) if isinstance(v, str) and k == "error" else v for k, v in fields.items()),
         ]
         self._db.execute(f"UPDATE batch_jobs SET {sets} WHERE id = ?", (*values, job_id))
+
+    def release_foreign(self, job_id: str, remote_id: str, reason: str) -> None:
+        """The batch a lookup found for ``job_id`` is not its own: remember it as foreign
+        (never found, waited on or cancelled again) and put the job back to ``submitting``
+        with no batch (the next run looks again, then sends it)."""
+        with self._transaction():
+            self._db.execute("INSERT OR IGNORE INTO batch_foreign VALUES (?, ?, ?)", (remote_id, job_id, time.time()))
+            self._db.execute(
+                "UPDATE batch_jobs SET state = ?, remote_id = NULL, remote_status = NULL, confirmed = 1, error = ?, "
+                "updated = ? WHERE id = ?",
+                (SUBMITTING, redact(reason), time.time(), job_id),
+            )
 
     def mark_done(self, key: str) -> None:
         """A request answered by an interactive call."""
@@ -300,16 +374,18 @@ class BatchStore:
         Answers go into the cache's ``completions``; failures leave their request ``failed``
         with the provider's reason; a request without a result line failed too."""
         members = self.members(job.id)
+        by_custom_id = job.keys_by_custom_id(list(members))
         stored = Stored()
         seen: set[str] = set()
         completions: list[tuple[str, str, str, str, str, float]] = []
         failures: list[tuple[str, str]] = []
         where = f"batch {remote.id}"
         for result in results:
-            if result.custom_id not in members or result.custom_id in seen:
+            key = by_custom_id.get(result.custom_id)
+            if key is None or key in seen:
                 stored.unknown += 1  # not ours (or a duplicate line): never matched by position
                 continue
-            seen.add(result.custom_id)
+            seen.add(key)
             if result.kind == SUCCEEDED and result.completion is not None:
                 completion: Completion = result.completion
                 stored.succeeded += 1
@@ -319,11 +395,7 @@ class BatchStore:
                     stored.cost += batch_price.cost(completion.tokens_in, completion.tokens_out)
                 if interactive_price is not None:
                     stored.cost_interactive += interactive_price.cost(completion.tokens_in, completion.tokens_out)
-                completions.append(
-                    completion_row(
-                        result.custom_id, completion, job.model, identity_endpoint, members[result.custom_id]
-                    )
-                )
+                completions.append(completion_row(key, completion, job.model, identity_endpoint, members[key]))
                 continue
             if result.kind == EXPIRED:
                 stored.expired += 1
@@ -331,7 +403,7 @@ class BatchStore:
                 stored.cancelled += 1
             else:
                 stored.errored += 1
-            failures.append((result.custom_id, f"{result.kind} in {where}: {result.error or 'no reason given'}"))
+            failures.append((key, f"{result.kind} in {where}: {result.error or 'no reason given'}"))
         missing_reason = remote.error or f"the batch ended ({remote.status}) without a result for this request"
         for key in members.keys() - seen:
             stored.missing += 1

@@ -39,7 +39,7 @@ from respeval.agents.multiturn import (
     support_fraction,
 )
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import EngineOptions, budget_left
 from respeval.judge.methods.conversations import (
     ConversationRubricItem,
     ConversationRubrics,
@@ -175,7 +175,13 @@ class _Judging:
         if not records:
             return []
         result = await arun_sampled(
-            records, self.model, method, samples=k, aggregate="mean", cache=self.cache, options=self.options
+            records,
+            self.model,
+            method,
+            samples=k,
+            aggregate="mean",
+            cache=self.cache,
+            options=budget_left(self.options, self.spend),  # every metric's calls share one budget
         )
         self.spend.merge(result.spend)
         if self.stop_reason is None and result.stop_reason:

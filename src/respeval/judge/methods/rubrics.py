@@ -32,7 +32,7 @@ from respeval._sync import run_sync
 from respeval.io.files import write_text_atomic
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import EngineOptions, budget_left
 from respeval.judge.methods.base import MethodOptions, first_request, reask_for_json
 from respeval.judge.methods.prompts import (
     DATA_RULE,
@@ -719,7 +719,7 @@ async def arun_adaptive(
         aggregate=aggregate,
         threshold=threshold,
         cache=cache,
-        options=options,
+        options=budget_left(options, spend),  # one budget: the verdicts get what the writer left
         on_row=judged_row,
     )
     spend.merge(result.spend)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions, JudgeEngine
+from respeval.judge.engine import EngineOptions, JudgeEngine, budget_left
 from respeval.judge.methods.base import JudgeMethod, MethodOptions
 from respeval.judge.models.base import Capabilities, Completion, JudgeModel, JudgeRequest
 from respeval.judge.parsing import Parsed, ParseFailure
@@ -287,7 +287,8 @@ async def arun_sampled(
                 break
             indices = range(next_index, min(samples, next_index + batch_size))
             jobs = [(i, s) for i in open_items for s in indices]
-            engine = JudgeEngine(model, wrapped, options, cache=cache, fields=fields)
+            # the passes share the run's budget: each gets what the earlier ones left
+            engine = JudgeEngine(model, wrapped, budget_left(options, spend), cache=cache, fields=fields)
             finished = None
             if on_row is not None:
                 finished = _FinalRows(

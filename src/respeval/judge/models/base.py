@@ -398,5 +398,21 @@ def estimate_tokens(chars: int) -> int:
     return chars // 4 + 1
 
 
+_TOKENS_PER_MESSAGE = 8  # a chat format's framing of one message (role, separators), generously
+_TOKENS_PER_REQUEST = 16  # and of the whole conversation (the reply's priming)
+
+
+def input_token_bound(request: JudgeRequest) -> int:
+    """An upper bound on the input tokens ``request`` can be billed for, on any provider:
+    a token of a byte-level tokenizer is at least one byte of UTF-8, so the bytes of every
+    message and of the JSON schema sent with it (structured outputs and tool definitions
+    are billed as input), plus each message's framing.  What a budget reserves before a
+    request is sent; about four times the usual count for English, never below it."""
+    size = sum(len(m.content.encode("utf-8")) + _TOKENS_PER_MESSAGE for m in request.messages)
+    if request.json_schema is not None:
+        size += len(request.json_schema.canonical_json.encode("utf-8")) + len(request.json_schema.name)
+    return size + _TOKENS_PER_REQUEST
+
+
 def messages_as_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages]

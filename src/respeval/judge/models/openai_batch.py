@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from respeval.judge.errors import TransientError
+from respeval.judge.errors import FatalError, TransientError
 from respeval.judge.models._http import api_url, decode_json, json_object, send_as, with_query
 from respeval.judge.models.base import JudgeRequest
 from respeval.judge.models.batching import (
@@ -131,9 +131,17 @@ class OpenAIBatchClient:
         return file_id
 
     async def _find_file(self, name: str, size: int) -> str | None:
+        """An earlier upload of this job's file, if the server lists files.  Listing is an
+        optimisation (it saves a second upload after an interrupted one): a server without
+        the route (404 "no route"), or one that refuses the query, gets the upload; only a
+        refused key stops here, as the upload would stop too."""
         try:
             data = await self._json("GET", "/files?purpose=batch&limit=1000&order=desc")
         except TransientError:
+            return None
+        except FatalError as exc:
+            if exc.status in (401, 403):
+                raise
             return None
         for item in data.get("data") or []:
             if isinstance(item, dict) and item.get("filename") == name and item.get("bytes") == size:
