@@ -16,7 +16,7 @@ from typing import Any
 
 from respeval.io.errors import RowError
 from respeval.io.files import check_readable, is_regular
-from respeval.io.readers import csv_reader, lift_csv_field_limit, parse_json_object
+from respeval.io.readers import csv_reader, lift_csv_field_limit, lone_surrogate, parse_json_object
 
 __all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
 
@@ -111,6 +111,7 @@ class Dataset:
         self.path: str | None = None
         self._table: Any = None
         self._records: list[dict[str, Any]] | None = None
+        self._checked: list[tuple[int, dict[str, Any] | BadRecord]] | None = None  # records with bad rows
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             suffix = Path(self.path).suffix.lower()
@@ -126,17 +127,20 @@ class Dataset:
         if isinstance(source, pa.Table):
             self._table = source
         elif hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas
-            self._table = pa.Table.from_pandas(source, preserve_index=False)
+            try:
+                self._table = pa.Table.from_pandas(source, preserve_index=False)
+            except UnicodeEncodeError:  # a lone surrogate in a text: the rows that hold one are bad
+                self._keep_records(source.to_dict("records"))
+                return
         elif isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
             records = [dict(r) for r in source]
             try:
                 self._table = pa.Table.from_pylist(records)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, UnicodeEncodeError):
                 # a column whose values have no one Arrow type (a trajectory that is sometimes
                 # not a list, a number among texts): the records stay as they are, and each
                 # metric names the rows it cannot read
-                self._records = records
-                self.format = "records"
+                self._keep_records(records)
                 return
         else:
             raise TypeError(
@@ -144,6 +148,25 @@ class Dataset:
                 f"(.jsonl, .csv, .parquet), got {type(source).__name__}"
             )
         self.format = "arrow"
+
+    def _keep_records(self, records: list[dict[str, Any]]) -> None:
+        """In-memory records kept as they are; one holding a lone surrogate is a bad row, by
+        the rule every reader follows (respeval.io.readers.lone_surrogate)."""
+        checked: list[tuple[int, dict[str, Any] | BadRecord]] = []
+        for row, record in enumerate(records):
+            problem = lone_surrogate(record)
+            if problem is None:
+                checked.append((row, record))
+                continue
+            field, reason = problem
+            bad = BadRecord(row, f"dataset row {row}", (f"field {field!r}: " if field else "") + reason)
+            if self.on_error == "fail":
+                raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
+            checked.append((row, bad))
+        self._records = records
+        if len(checked) != sum(1 for _, r in checked if not isinstance(r, BadRecord)):
+            self._checked = checked
+        self.format = "records"
 
     def fingerprint(self) -> str:
         if self._records is not None:
@@ -207,6 +230,9 @@ class Dataset:
             for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
                 part = self._table.slice(start, chunk_size)
                 yield Chunk(k, list(range(start, start + part.num_rows)), _table=part)
+            return
+        if self._checked is not None:
+            yield from self._record_chunks(iter(self._checked), chunk_size, start_chunk)
             return
         if self._records is not None:
             n = len(self._records)
