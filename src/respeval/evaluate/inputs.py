@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from respeval.io.errors import RowError
+from respeval.io.errors import InputError, RowError
 from respeval.io.files import check_readable, is_regular
-from respeval.io.readers import csv_reader, lift_csv_field_limit, lone_surrogate, parse_json_object
+from respeval.io.formats import extensions_for, format_of
+from respeval.io.readers import csv_reader, lift_csv_field_limit, lone_surrogate, parse_json_object, read_json_document
 
 __all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
 
-FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+# the one extension map (respeval.io.formats); .json: an array of objects or {id: answer}
+FORMATS = ("jsonl", "csv", "parquet", "json")
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,20 @@ class Dataset:
         self._checked: list[tuple[int, dict[str, Any] | BadRecord]] | None = None  # records with bad rows
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
-            suffix = Path(self.path).suffix.lower()
-            if suffix not in FORMATS:
-                raise ValueError(f"{self.path}: unknown format {suffix!r} (expected .jsonl, .csv or .parquet)")
+            fmt = format_of(self.path)
+            if fmt not in FORMATS:
+                suffix = Path(self.path).suffix.lower() or "(none)"
+                raise ValueError(
+                    f"{self.path}: unknown format {suffix!r} (expected "
+                    f"{', '.join(e for f in FORMATS for e in extensions_for(f))})"
+                )
             check_readable(self.path)  # names a missing file, a symlink loop, a permission problem
-            self.format = FORMATS[suffix]
+            self.format = fmt
+            if fmt == "json":  # a document is read whole: its rows are records in memory
+                try:
+                    self._keep_records(read_json_document(self.path).rows())
+                except InputError as exc:
+                    raise ValueError(str(exc)) from None
             return
         import pyarrow as pa
 
@@ -154,17 +165,27 @@ class Dataset:
         the rule every reader follows (respeval.io.readers.lone_surrogate)."""
         checked: list[tuple[int, dict[str, Any] | BadRecord]] = []
         for row, record in enumerate(records):
+            if not isinstance(record, dict):
+                bad = BadRecord(
+                    row, f"{self.path or 'dataset'} row {row}", f"expected a JSON object, got {type(record).__name__}"
+                )
+                if self.on_error == "fail":
+                    raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
+                checked.append((row, bad))
+                continue
             problem = lone_surrogate(record)
             if problem is None:
                 checked.append((row, record))
                 continue
             field, reason = problem
-            bad = BadRecord(row, f"dataset row {row}", (f"field {field!r}: " if field else "") + reason)
+            bad = BadRecord(
+                row, f"{self.path or 'dataset'} row {row}", (f"field {field!r}: " if field else "") + reason
+            )
             if self.on_error == "fail":
                 raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
             checked.append((row, bad))
-        self._records = records
-        if len(checked) != sum(1 for _, r in checked if not isinstance(r, BadRecord)):
+        self._records = [r for _, r in checked if not isinstance(r, BadRecord)]
+        if len(checked) != len(self._records):
             self._checked = checked
         self.format = "records"
 
@@ -208,6 +229,8 @@ class Dataset:
     def count(self) -> int | None:
         if self._table is not None:
             return int(self._table.num_rows)
+        if self._checked is not None:
+            return len(self._checked)
         if self._records is not None:
             return len(self._records)
         if self.format == "parquet":
