@@ -150,3 +150,58 @@ def test_commands_refuse_a_format_they_do_not_read(tmp_path, capsys, command):
     }[command]
     code, _, err = run(capsys, *argv)
     assert code == 1 and str(path) in err and ".jsonl" in err and "malformed JSON" not in err, err
+
+
+# --------------------------------------------------------------------------- 25
+
+
+@pytest.mark.parametrize(
+    "refs, nrefs",
+    [(["the cat sat", "a dog ran"], "1"), ([["the cat sat", "a cat sat"], ["a dog", "the dog"]], "2"),
+     ([["the cat sat"], ["a dog", "the dog"]], "var")],
+)  # fmt: skip
+def test_mt_signatures_count_the_references_given(tmp_path, capsys, refs, nrefs):
+    """The CLI's BLEU/chrF/TER signatures said nrefs:var with one reference file; the library
+    and sacreBLEU say nrefs:1.  The signature counts the references of the rows scored, on a
+    resumed run too."""
+    hyps = ["the cat sat", "a dog ran"]
+    (tmp_path / "h.txt").write_text("\n".join(hyps) + "\n")
+    if isinstance(refs[0], str):
+        ref = tmp_path / "r.txt"
+        ref.write_text("\n".join(refs) + "\n")
+        ref_field = []
+    else:
+        ref = tmp_path / "r.jsonl"
+        ref.write_text("".join(json.dumps({"refs": r}) + "\n" for r in refs))
+        ref_field = ["--ref-field", "refs"]
+    for extra in ([], ["--out", str(tmp_path / "o.jsonl"), "--chunk-size", "1"]):
+        code, out, err = run(capsys, "score", "--pred", str(tmp_path / "h.txt"), "--ref", str(ref), *ref_field,
+                             "--metrics", "bleu,chrf,ter", "--bootstrap", "0", "--quiet", "--json", *extra)  # fmt: skip
+        assert code == 0, err
+        signatures = json.loads(out)["signatures"]
+        for name in ("bleu", "chrf", "ter"):
+            assert f"nrefs:{nrefs}|" in signatures[name], signatures
+    lib = respeval.bleu(hyps, refs).signature
+    assert lib.startswith(f"nrefs:{nrefs}|")
+
+
+def test_evaluate_mt_signatures_count_the_references_given(tmp_path, capsys):
+    data = tmp_path / "mt.jsonl"
+    data.write_text(
+        '{"response": "the cat sat", "reference": "the cat sat"}\n{"response": "a dog", "reference": "the dog"}\n'
+    )
+    summary = tmp_path / "s.json"
+    code, _, err = run(capsys, "evaluate", "--input", str(data), "--metric", "bleu", "--metric", "ter", "--metric",
+                       "chrf", "--summary-out", str(summary), "--quiet")  # fmt: skip
+    assert code == 0, err
+    signatures = json.loads(summary.read_text())["signatures"]
+    assert all("nrefs:1|" in signatures[m] for m in ("bleu", "ter", "chrf")), signatures
+
+
+def test_chunk_stats_keep_the_reference_counts_through_a_parts_file():
+    import numpy as np
+
+    from respeval.bulk.chunks import ChunkStats
+
+    stats = ChunkStats([("s", None, np.array([0, 1]), {"bleu": np.zeros((2, 10))})], {2})
+    assert ChunkStats.from_arrays(stats.to_arrays()).nrefs == {2}

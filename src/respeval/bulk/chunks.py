@@ -117,9 +117,11 @@ class ChunkStats:
     """Per (system, group): the scored rows' record indices and each family's statistics."""
 
     entries: list[tuple[str, str | None, np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+    # how many references the scored rows had (1 for a str): the signatures' nrefs
+    nrefs: set[int] = field(default_factory=set)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        arrays: dict[str, np.ndarray] = {}
+        arrays: dict[str, np.ndarray] = {"nrefs": np.array(sorted(self.nrefs), dtype=np.int64)}
         index = []
         for i, (system, group, keys, fams) in enumerate(self.entries):
             arrays[f"keys{i}"] = keys
@@ -132,6 +134,8 @@ class ChunkStats:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ChunkStats:
         out = cls()
+        if "nrefs" in arrays:
+            out.nrefs = {int(n) for n in np.asarray(arrays["nrefs"]).tolist()}
         for i, (system, group, names) in enumerate(json.loads(str(arrays["index"]))):
             fams = {name: arrays[f"stats{i}_{j}"] for j, name in enumerate(names)}
             out.entries.append((system, group, arrays[f"keys{i}"], fams))
@@ -528,6 +532,9 @@ def score_chunk(
             part.update(columns[fam.name])
         table_parts.append(part)
         stats.entries.append((system, None, records, fam_stats))
+        if "text" in inputs.kinds:
+            refs = got.refs if everything else [got.refs[i] for i in keep]
+            stats.nrefs.update(len(r) if isinstance(r, list) else 1 for r in refs)
         if inputs.group_field:
             groups = np.array([str(g) for g in group_values], dtype=object)
             for g in sorted(set(group_values), key=str):

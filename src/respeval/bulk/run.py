@@ -371,8 +371,7 @@ def _score(
     metas: list[PartMeta] = list(done)
 
     def remember(stats: ChunkStats) -> None:
-        for system, group, keys, fams in stats.entries:
-            collector.add(system, group, keys, fams)
+        collector.add_chunk(stats)
 
     for meta in done:
         assert parts is not None
@@ -447,7 +446,7 @@ def _score(
         table=table_rows,
         comparisons=comparisons,
         fields=fields_shown,
-        signatures={f.name: f.signature() for f in families},
+        signatures=collector.signatures(),
         seconds=time.perf_counter() - started,
         output=parts.out if parts is not None else None,
         errors_output=errors_out if on_error == "record" else None,
@@ -544,8 +543,7 @@ def score_table(
     collector = StatsCollector(
         families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
     )
-    for system, group, keys, fams in stats.entries:
-        collector.add(system, group, keys, fams)
+    collector.add_chunk(stats)
     summary = summary_without_failures(
         collector,
         families,
