@@ -290,16 +290,20 @@ def test_a_named_fifo_is_read_once_and_the_progress_bar_does_not_drain_it(tmp_pa
 
 
 def test_dev_stdin_is_read_once(tmp_path):
-    """12.10: ``cmd | respeval score --pred /dev/stdin`` with the progress bar on."""
+    """12.10: ``cmd | respeval score --pred /dev/stdin`` with the progress bar on.  JSON lines
+    on a pipe were read as plain text (issue 28.23): refused, or read as JSON lines when told."""
     pred, ref = write_corpus(tmp_path, bad=set())
-    proc = subprocess.run(
-        [sys.executable, "-m", "respeval", "score", "--pred", "/dev/stdin", "--ref", str(ref), "--json"],
-        input=pred.read_bytes(),
-        capture_output=True,
-        timeout=120,
-    )
+    argv = [sys.executable, "-m", "respeval", "score", "--pred", "/dev/stdin", "--ref", str(ref), "--json"]
+    proc = subprocess.run(argv, input=pred.read_bytes(), capture_output=True, timeout=120)
+    assert proc.returncode == 1 and "name it .jsonl" in proc.stderr.decode()
+    proc = subprocess.run([*argv, "--input-format", "jsonl"], input=pred.read_bytes(), capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert json.loads(proc.stdout)["rows_scored"] == N
+    piped = json.loads(proc.stdout)
+    assert piped["rows_scored"] == N
+    from_file = json.loads(
+        subprocess.run([*argv[:5], str(pred), *argv[6:]], capture_output=True, timeout=120, check=True).stdout
+    )
+    assert piped["systems"][0]["values"] == from_file["systems"][0]["values"]
 
 
 # --------------------------------------------------------------------------- point 11

@@ -87,3 +87,13 @@ def test_the_same_rule_for_adk_eval_sets(tmp_path):
     evalset.write_text('{"eval_set_id": "s", "eval_cases": [{"eval_id": "c\\ud800"}]}', encoding="utf-8")
     with pytest.raises(AgentDataError, match=r"e.evalset.json: at eval_cases\[0\]\.eval_id: .*lone surrogate \\ud800"):
         read_json(evalset)
+
+
+def test_the_same_rule_for_in_memory_records():
+    from respeval.evaluate import evaluate
+
+    records = [{"response": "a\ud800", "reference": "x"}, {"response": "x", "reference": "x"}]
+    with pytest.raises(ValueError, match=r"dataset row 0: field 'response': text holds a lone surrogate \\ud800"):
+        evaluate(records, ["exact_match"])
+    result = evaluate(records, ["exact_match"], on_error="skip")
+    assert result.table.num_rows == 1 and result.table.column("row").to_pylist() == [1]

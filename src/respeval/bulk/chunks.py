@@ -19,7 +19,7 @@ import numpy as np
 
 from respeval.io import Chunk, InputError, RowError, input_format
 from respeval.io.nested import describe_repeated_field, raw_values
-from respeval.io.readers import KEY, NESTED_TOO_DEEPLY, RAW, TEXT, TEXT_LIST, convert_value
+from respeval.io.readers import KEY, NESTED_TOO_DEEPLY, RAW, TEXT, TEXT_LIST, TEXT_LIST_OR_EMPTY, convert_value
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
 
@@ -37,10 +37,26 @@ class Inputs:
     kinds: frozenset[str] = frozenset({"text"})  # what the families take (metrics.base.INPUT_KINDS)
     json_text: bool = False  # every family reads a JSON array or object given as its JSON text
     tables: bool = False  # in-memory Arrow tables: rows are numbered 0, 1, ... (not lines)
+    empty_references: bool = False  # every family takes an empty list of references (SQuAD v2)
+    # {id: answer} prediction files lined up with the references by id: path -> (rows, digest)
+    joined: dict[str, tuple[list[Any], str]] = field(default_factory=dict)
+    unnamed_format: str | None = None  # the format of an input whose extension names none (--input-format)
+
+    def format(self, path: str) -> str:
+        """The format a file is read in: by its extension, else ``unnamed_format``, else text."""
+        return input_format(path, self.unnamed_format)
 
     def unit(self, path: str) -> str:
-        """How a file numbers its records in messages: "row" (Parquet, tables) or "line"."""
-        return "row" if self.tables or input_format(path) == "parquet" else "line"
+        """How a file numbers its records in messages: "row" (Parquet, JSON, tables) or "line"."""
+        return "row" if self.tables or self.format(path) in ("parquet", "json") else "line"
+
+    def list_kind(self) -> str:
+        """What a reference list may be: non-empty, or (every family taking it) empty too."""
+        return TEXT_LIST_OR_EMPTY if self.empty_references else TEXT_LIST
+
+    def _lists(self, names: list[str]) -> dict[str, list[str]]:
+        key = "empty_list_fields" if self.empty_references else "allow_list_fields"
+        return {key: names}
 
     def files(self) -> list[str]:
         """Every file read, in reader order: the predictions, then the references."""
@@ -87,13 +103,13 @@ class Inputs:
                 "raw_as_json_text": self.json_text,
             }
         lists = [self.ref_field] if self.ref is None and self.ref_field != self.pred_field else []
-        return {"allow_list_fields": lists, "key_fields": keys}
+        return {**self._lists(lists), "key_fields": keys}
 
     def ref_kinds(self) -> dict[str, Any]:
         """``read_columns`` keyword arguments for the references file."""
         if not self._text_kind():
             return {"raw_fields": [self.ref_field], "raw_as_json_text": self.json_text}
-        return {"allow_list_fields": [self.ref_field]}
+        return self._lists([self.ref_field])
 
 
 @dataclass
@@ -101,9 +117,11 @@ class ChunkStats:
     """Per (system, group): the scored rows' record indices and each family's statistics."""
 
     entries: list[tuple[str, str | None, np.ndarray, dict[str, np.ndarray]]] = field(default_factory=list)
+    # how many references the scored rows had (1 for a str): the signatures' nrefs
+    nrefs: set[int] = field(default_factory=set)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        arrays: dict[str, np.ndarray] = {}
+        arrays: dict[str, np.ndarray] = {"nrefs": np.array(sorted(self.nrefs), dtype=np.int64)}
         index = []
         for i, (system, group, keys, fams) in enumerate(self.entries):
             arrays[f"keys{i}"] = keys
@@ -116,6 +134,8 @@ class ChunkStats:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ChunkStats:
         out = cls()
+        if "nrefs" in arrays:
+            out.nrefs = {int(n) for n in np.asarray(arrays["nrefs"]).tolist()}
         for i, (system, group, names) in enumerate(json.loads(str(arrays["index"]))):
             fams = {name: arrays[f"stats{i}_{j}"] for j, name in enumerate(names)}
             out.entries.append((system, group, arrays[f"keys{i}"], fams))
@@ -156,7 +176,12 @@ def table_chunk(table: Any, inputs: Inputs, source: str, record_offset: int = 0)
     options = inputs.pred_kinds()
     kinds = {
         name: kind
-        for key, kind in (("allow_list_fields", TEXT_LIST), ("key_fields", KEY), ("raw_fields", RAW))
+        for key, kind in (
+            ("allow_list_fields", TEXT_LIST),
+            ("empty_list_fields", TEXT_LIST_OR_EMPTY),
+            ("key_fields", KEY),
+            ("raw_fields", RAW),
+        )
         for name in options.get(key, ())
     }
     columns: dict[str, list[Any]] = {}
@@ -324,7 +349,7 @@ def _family_inputs(inputs: Inputs, kind: str, got: SystemRows) -> tuple[list[Any
             if reason is not None:
                 bad[i] = RowError(got.pred_path, got.lines[i], inputs.pred_field, reason, inputs.unit(got.pred_path))
                 continue
-            _, reason = convert_value(ref, TEXT_LIST)
+            _, reason = convert_value(ref, inputs.list_kind())
             if reason is not None:
                 bad[i] = RowError(got.ref_path, got.ref_lines[i], inputs.ref_field, reason, inputs.unit(got.ref_path))
         return got.preds, got.refs, bad
@@ -507,6 +532,9 @@ def score_chunk(
             part.update(columns[fam.name])
         table_parts.append(part)
         stats.entries.append((system, None, records, fam_stats))
+        if "text" in inputs.kinds:
+            refs = got.refs if everything else [got.refs[i] for i in keep]
+            stats.nrefs.update(len(r) if isinstance(r, list) else 1 for r in refs)
         if inputs.group_field:
             groups = np.array([str(g) for g in group_values], dtype=object)
             for g in sorted(set(group_values), key=str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,23 @@ class StatsCollector:
         self._series: dict[tuple[str, str | None, str], _Series] = {}
         self._kept_keys: dict[tuple[str, str | None], list[np.ndarray]] = {}
         self._kept_stats: dict[tuple[str, str | None, str], list[np.ndarray]] = {}
+        self.nrefs: set[int] = set()  # references per scored row, over the run (the signatures' nrefs)
+
+    def add_chunk(self, stats: Any, offset: int = 0) -> None:
+        """Every entry of a chunk's statistics (:class:`respeval.bulk.chunks.ChunkStats`)."""
+        self.nrefs |= stats.nrefs
+        for system, group, keys, fams in stats.entries:
+            self.add(system, group, keys + offset if offset else keys, fams)
+
+    def signatures(self) -> dict[str, str]:
+        """Each family's signature; the MT families' count the references the rows had
+        (``nrefs:1`` with one reference file, ``nrefs:var`` when rows differ), as sacreBLEU's."""
+        nrefs: int | str = next(iter(self.nrefs)) if len(self.nrefs) == 1 else "var"
+        out = {}
+        for f in self.families:
+            counted = getattr(f, "signature_for_run", None)
+            out[f.name] = counted(nrefs) if counted is not None else f.signature()
+        return out
 
     def add(self, system: str, group: str | None, row_keys: np.ndarray, stats_by_family: dict[str, np.ndarray]) -> None:
         keys = np.ascontiguousarray(row_keys, dtype=np.int64)

@@ -36,11 +36,11 @@ from respeval.bulk.parts import PartMeta, Parts, fingerprint, parts_folder
 from respeval.bulk.prefetch import prefetch
 from respeval.bulk.summary import RunSummary, summarize, summary_without_failures
 from respeval.io import count_rows, input_format, read_columns
-from respeval.io.errors import check_on_error
-from respeval.io.files import atomic_output, check_outputs, check_readable, lock_outputs
+from respeval.io.errors import RowError, check_on_error
+from respeval.io.files import atomic_output, check_outputs, check_readable, is_regular, lock_outputs
 from respeval.io.files import same_file as same_path
-from respeval.io.formats import WRITE_FORMATS, format_of
-from respeval.io.readers import ChunkReader
+from respeval.io.formats import READ_FORMATS, WRITE_FORMATS, format_of
+from respeval.io.readers import ChunkReader, read_json_document, rows_reader, sniff_file
 from respeval.metrics import REGISTRY, MetricOptions
 from respeval.metrics.base import MetricFamily
 from respeval.stats import DEFAULT_SEED
@@ -66,17 +66,72 @@ def build_families(
     return REGISTRY.build_families(metrics, options)
 
 
-def _is_text(path: str) -> bool:
-    return input_format(path) == "text"
+def _is_text(path: str, unnamed: str | None = None) -> bool:
+    return input_format(path, unnamed) == "text"
 
 
 def _reader(
-    path: str, fields: list[str], chunk_size: int, on_error: str, start_row: int, kinds: dict[str, Any]
+    path: str,
+    fields: list[str],
+    chunk_size: int,
+    on_error: str,
+    start_row: int,
+    kinds: dict[str, Any],
+    inputs: Inputs | None = None,
 ) -> ChunkReader:
     mode = "fail" if on_error == "fail" else "record"
+    if inputs is not None and path in inputs.joined:
+        rows, digest = inputs.joined[path]
+        return rows_reader(
+            rows, path, fields, digest=digest, chunk_size=chunk_size, on_error=mode, start_row=start_row, **kinds
+        )
+    unnamed = inputs.unnamed_format if inputs is not None else None
     return read_columns(
-        path, fields, fmt=input_format(path), chunk_size=chunk_size, on_error=mode, start_row=start_row, **kinds
+        path,
+        fields,
+        fmt=input_format(path, unnamed),
+        chunk_size=chunk_size,
+        on_error=mode,
+        start_row=start_row,
+        check_content=unnamed is None,  # told the format: the content is not second-guessed
+        **kinds,
     )
+
+
+def _join_by_id(pred: str, ref: str | None, inputs: Inputs, chunk_size: int) -> tuple[list[Any], str] | None:
+    """An ``{id: answer}`` predictions file (SQuAD's; its order is not the references'), lined
+    up with the references by id: one row per reference row, the answer under the prediction
+    field, or a bad row naming the id that has none.  None for any other file."""
+    if inputs.format(pred) != "json":
+        return None
+    document = read_json_document(pred)
+    if document.keyed is None:
+        return None
+    id_field = inputs.id_field or "id"
+    if ref is None:
+        raise ValueError(
+            f"{pred} is an {{id: answer}} predictions file: give --ref FILE with the questions, whose "
+            f"{id_field!r} field pairs each with its answer"
+        )
+    if not is_regular(ref):
+        raise ValueError(f"{pred} is joined to --ref {ref} by id, which reads --ref twice: give a file, not a pipe")
+    ids: list[str | None] = []
+    reader = read_columns(ref, [id_field], fmt=inputs.format(ref), chunk_size=chunk_size, on_error="record",
+                          key_fields=[id_field], check_content=inputs.unnamed_format is None)  # fmt: skip
+    with reader:
+        for chunk in reader:
+            got = dict(zip(chunk.records, chunk.columns[id_field]))
+            ids.extend(got.get(r) for r in range(chunk.start_row, chunk.end_row))
+    rows: list[Any] = []
+    answers = document.keyed
+    for n, key in enumerate(ids):
+        if key is None:
+            rows.append(RowError(pred, n, inputs.pred_field, f"the reference's row {n} has no {id_field!r}", "row"))
+        elif key not in answers:
+            rows.append(RowError(pred, n, inputs.pred_field, f"no prediction for id {key!r} (in {ref})", "row"))
+        else:
+            rows.append({inputs.pred_field: answers[key], **({inputs.id_field: key} if inputs.id_field else {})})
+    return rows, document.digest
 
 
 def score_files(
@@ -104,6 +159,7 @@ def score_files(
     comparison_trials: int = 1000,
     progress: Callable[[int], None] | None = None,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    input_format: str | None = None,
 ) -> RunSummary:
     """Score prediction file(s) against references, chunk by chunk.
 
@@ -121,6 +177,9 @@ def score_files(
     resume : continue an interrupted run that wrote to the same ``out``
     compare_to : a system name: paired significance of every other system against it
     metric_options : family-specific options by metric name, as ``build_families`` takes them
+    input_format : the format of an input whose extension names none (a pipe, ``/dev/stdin``,
+        a ``.de`` corpus): text, jsonl, csv, parquet or json; by default such a file is plain
+        text, refused when its first bytes are another format's
     """
     started = time.perf_counter()
     check_on_error(on_error)
@@ -140,8 +199,12 @@ def score_files(
         )
     if out is not None and format_of(out) not in WRITE_FORMATS:
         raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+    if input_format is not None and input_format not in READ_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(READ_FORMATS)}, not {input_format!r}")
     for path in [*pred_paths, *([os.fspath(ref)] if ref else [])]:
         check_readable(path)
+        if input_format is None:
+            sniff_file(path)  # a file read as text that is another format's is refused now
     ref = os.fspath(ref) if ref is not None else None
     # --ref naming the predictions file itself (by any spelling) reads it once
     same_file = ref is None or (len(pred_paths) == 1 and (ref == pred_paths[0] or same_path(ref, pred_paths[0])))
@@ -149,14 +212,20 @@ def score_files(
     inputs = Inputs(
         preds=pred_paths,
         ref=None if same_file else ref,
-        pred_field="text" if _is_text(pred_paths[0]) else (pred_field or DEFAULT_PRED_FIELD),
-        ref_field="text" if (ref and _is_text(ref)) else (ref_field or DEFAULT_REF_FIELD),
+        pred_field="text" if _is_text(pred_paths[0], input_format) else (pred_field or DEFAULT_PRED_FIELD),
+        ref_field="text" if (ref and _is_text(ref, input_format)) else (ref_field or DEFAULT_REF_FIELD),
         id_field=id_field,
         system_field=system_field,
         group_field=group_by,
         kinds=frozenset(f.inputs for f in families),
         json_text=all(getattr(f, "reads_json_text", False) for f in families),
+        empty_references=all(getattr(f, "empty_references", False) for f in families),
+        unnamed_format=input_format,
     )
+    for pred in pred_paths:
+        lined_up = _join_by_id(pred, inputs.ref, inputs, chunk_size)
+        if lined_up is not None:
+            inputs.joined[pred] = lined_up
     if ref is None and inputs.pred_field == inputs.ref_field:
         raise ValueError(
             f"the prediction and reference fields are both {inputs.pred_field!r}: "
@@ -235,10 +304,11 @@ def _run(
     start_row = done[-1].end_row if done else 0
     files = inputs.files()
     pred_readers = [
-        _reader(p, inputs.pred_fields(), chunk_size, on_error, start_row, inputs.pred_kinds()) for p in inputs.preds
+        _reader(p, inputs.pred_fields(), chunk_size, on_error, start_row, inputs.pred_kinds(), inputs)
+        for p in inputs.preds
     ]
     ref_reader = (
-        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, inputs.ref_kinds())
+        _reader(inputs.ref, [inputs.ref_field], chunk_size, on_error, start_row, inputs.ref_kinds(), inputs)
         if inputs.ref
         else None
     )
@@ -301,8 +371,7 @@ def _score(
     metas: list[PartMeta] = list(done)
 
     def remember(stats: ChunkStats) -> None:
-        for system, group, keys, fams in stats.entries:
-            collector.add(system, group, keys, fams)
+        collector.add_chunk(stats)
 
     for meta in done:
         assert parts is not None
@@ -377,7 +446,7 @@ def _score(
         table=table_rows,
         comparisons=comparisons,
         fields=fields_shown,
-        signatures={f.name: f.signature() for f in families},
+        signatures=collector.signatures(),
         seconds=time.perf_counter() - started,
         output=parts.out if parts is not None else None,
         errors_output=errors_out if on_error == "record" else None,
@@ -426,6 +495,7 @@ def score_arrow(
         group_field=group_by,
         kinds=frozenset(f.inputs for f in families),
         tables=True,
+        empty_references=all(getattr(f, "empty_references", False) for f in families),
     )
     chunk = table_chunk(table, inputs, source, record_offset)
     name = "" if system_field else "default"
@@ -473,8 +543,7 @@ def score_table(
     collector = StatsCollector(
         families, bootstrap=bootstrap, seed=seed, keep_rows=compare_to is not None, threads=threads
     )
-    for system, group, keys, fams in stats.entries:
-        collector.add(system, group, keys, fams)
+    collector.add_chunk(stats)
     summary = summary_without_failures(
         collector,
         families,
@@ -489,9 +558,9 @@ def score_table(
     return results, summary
 
 
-def total_rows(path: str) -> int | None:
+def total_rows(path: str, unnamed: str | None = None) -> int | None:
     """Rows in ``path`` for a progress bar, or None when counting is not possible."""
     try:
-        return count_rows(path, fmt=input_format(path))
+        return count_rows(path, fmt=input_format(path, unnamed))
     except (OSError, ValueError):
         return None

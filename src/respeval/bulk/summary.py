@@ -272,7 +272,7 @@ def summary_without_failures(
         table,
         comparisons,
         fields,
-        {f.name: f.signature() for f in families},
+        collector.signatures(),
         time.perf_counter() - started,
         output,
         None,

@@ -53,9 +53,16 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         "--pred",
         metavar="FILE",
         action="append",
-        help="predictions (.txt, .jsonl, .csv, .parquet); repeat for several systems",
+        help="predictions (.txt, .jsonl, .csv, .parquet, .json: an array of objects, or SQuAD's {id: answer} "
+        "joined to --ref by id); repeat for several systems",
     )
     src.add_argument("--ref", metavar="FILE", help="references (default: the --pred file)")
+    src.add_argument(
+        "--input-format",
+        choices=("text", "jsonl", "csv", "parquet", "json"),
+        help="format of an input whose extension names none (/dev/stdin, a pipe, a .de corpus; default: "
+        "plain text, refused when it starts like another format)",
+    )
     src.add_argument("--pred-field", metavar="NAME", help="prediction field (default: response)")
     src.add_argument("--ref-field", metavar="NAME", help="reference field (default: reference)")
     src.add_argument("--id-field", metavar="NAME", help="id field of the predictions, copied to the output")
@@ -223,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             # appears only for runs longer than a couple of seconds; a pipe is not counted first
             # (that would drain it): rows and rows/s then, without an ETA
-            bar = progress(total_rows(args.pred[0]), unit="rows", desc="scoring")
+            bar = progress(total_rows(args.pred[0], args.input_format), unit="rows", desc="scoring")
         try:
             with _fewer_collections(), _how_to_go_on(args.on_error):
                 summary = score_files(
@@ -239,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
                     chunk_size=args.chunk_size,
                     compare_to=args.compare,
                     metric_options=metric_options,
+                    input_format=args.input_format,
                     **_run_options(args, bar),
                 )
         finally:

@@ -236,8 +236,7 @@ def _run(
             by_index[index] = rows
             waiting[index] = arrays
             while folded in waiting:
-                for system, group, keys, fams in ChunkStats.from_arrays(waiting.pop(folded)).entries:
-                    collector.add(system, group, keys + offset, fams)
+                collector.add_chunk(ChunkStats.from_arrays(waiting.pop(folded)), offset)
                 offset += by_index[folded]
                 folded += 1
             if progress is not None:

@@ -14,13 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from respeval.io.errors import RowError
+from respeval.io.errors import InputError, RowError
 from respeval.io.files import check_readable, is_regular
-from respeval.io.readers import csv_reader, lift_csv_field_limit, parse_json_object
+from respeval.io.formats import extensions_for, format_of
+from respeval.io.readers import csv_reader, lift_csv_field_limit, lone_surrogate, parse_json_object, read_json_document
 
 __all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
 
-FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+# the one extension map (respeval.io.formats); .json: an array of objects or {id: answer}
+FORMATS = ("jsonl", "csv", "parquet", "json")
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,23 @@ class Dataset:
         self.path: str | None = None
         self._table: Any = None
         self._records: list[dict[str, Any]] | None = None
+        self._checked: list[tuple[int, dict[str, Any] | BadRecord]] | None = None  # records with bad rows
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
-            suffix = Path(self.path).suffix.lower()
-            if suffix not in FORMATS:
-                raise ValueError(f"{self.path}: unknown format {suffix!r} (expected .jsonl, .csv or .parquet)")
+            fmt = format_of(self.path)
+            if fmt not in FORMATS:
+                suffix = Path(self.path).suffix.lower() or "(none)"
+                raise ValueError(
+                    f"{self.path}: unknown format {suffix!r} (expected "
+                    f"{', '.join(e for f in FORMATS for e in extensions_for(f))})"
+                )
             check_readable(self.path)  # names a missing file, a symlink loop, a permission problem
-            self.format = FORMATS[suffix]
+            self.format = fmt
+            if fmt == "json":  # a document is read whole: its rows are records in memory
+                try:
+                    self._keep_records(read_json_document(self.path).rows())
+                except InputError as exc:
+                    raise ValueError(str(exc)) from None
             return
         import pyarrow as pa
 
@@ -126,17 +138,20 @@ class Dataset:
         if isinstance(source, pa.Table):
             self._table = source
         elif hasattr(source, "to_dict") and hasattr(source, "columns"):  # pandas
-            self._table = pa.Table.from_pandas(source, preserve_index=False)
+            try:
+                self._table = pa.Table.from_pandas(source, preserve_index=False)
+            except UnicodeEncodeError:  # a lone surrogate in a text: the rows that hold one are bad
+                self._keep_records(source.to_dict("records"))
+                return
         elif isinstance(source, Sequence) and all(isinstance(r, Mapping) for r in source):
             records = [dict(r) for r in source]
             try:
                 self._table = pa.Table.from_pylist(records)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, UnicodeEncodeError):
                 # a column whose values have no one Arrow type (a trajectory that is sometimes
                 # not a list, a number among texts): the records stay as they are, and each
                 # metric names the rows it cannot read
-                self._records = records
-                self.format = "records"
+                self._keep_records(records)
                 return
         else:
             raise TypeError(
@@ -144,6 +159,35 @@ class Dataset:
                 f"(.jsonl, .csv, .parquet), got {type(source).__name__}"
             )
         self.format = "arrow"
+
+    def _keep_records(self, records: list[dict[str, Any]]) -> None:
+        """In-memory records kept as they are; one holding a lone surrogate is a bad row, by
+        the rule every reader follows (respeval.io.readers.lone_surrogate)."""
+        checked: list[tuple[int, dict[str, Any] | BadRecord]] = []
+        for row, record in enumerate(records):
+            if not isinstance(record, dict):
+                bad = BadRecord(
+                    row, f"{self.path or 'dataset'} row {row}", f"expected a JSON object, got {type(record).__name__}"
+                )
+                if self.on_error == "fail":
+                    raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
+                checked.append((row, bad))
+                continue
+            problem = lone_surrogate(record)
+            if problem is None:
+                checked.append((row, record))
+                continue
+            field, reason = problem
+            bad = BadRecord(
+                row, f"{self.path or 'dataset'} row {row}", (f"field {field!r}: " if field else "") + reason
+            )
+            if self.on_error == "fail":
+                raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
+            checked.append((row, bad))
+        self._records = [r for _, r in checked if not isinstance(r, BadRecord)]
+        if len(checked) != len(self._records):
+            self._checked = checked
+        self.format = "records"
 
     def fingerprint(self) -> str:
         if self._records is not None:
@@ -185,6 +229,8 @@ class Dataset:
     def count(self) -> int | None:
         if self._table is not None:
             return int(self._table.num_rows)
+        if self._checked is not None:
+            return len(self._checked)
         if self._records is not None:
             return len(self._records)
         if self.format == "parquet":
@@ -207,6 +253,9 @@ class Dataset:
             for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
                 part = self._table.slice(start, chunk_size)
                 yield Chunk(k, list(range(start, start + part.num_rows)), _table=part)
+            return
+        if self._checked is not None:
+            yield from self._record_chunks(iter(self._checked), chunk_size, start_chunk)
             return
         if self._records is not None:
             n = len(self._records)

@@ -121,11 +121,18 @@ class Plan:
             }
         return parts
 
-    def signatures(self) -> dict[str, str]:
+    def signatures(self, stats_parts: Sequence[Mapping[str, Any]] = ()) -> dict[str, str]:
+        """Each metric's signature; an MT family's counts the references of the rows it
+        scored (``stats_parts``: the run's statistics, with ``f{k}_nrefs``), as sacreBLEU's."""
         out: dict[str, str] = {}
-        for use in self.computed:
+        for k, use in enumerate(self.computed):
+            signature = use.family.signature()
+            counted = getattr(use.family, "signature_for_run", None)
+            if counted is not None and stats_parts and all(f"f{k}_nrefs" in p for p in stats_parts):
+                seen = {int(n) for p in stats_parts for n in p[f"f{k}_nrefs"].tolist() if n}
+                signature = counted(next(iter(seen)) if len(seen) == 1 else "var")
             for name in use.metrics:
-                out[name] = use.family.signature()
+                out[name] = signature
         for custom in self.custom:
             out[custom.name] = custom.signature()
         for judged in self.judged:

@@ -265,7 +265,12 @@ def _computed(use: FamilyUse, chunk: Chunk, columns: Columns, out: dict[str, Any
             else:
                 out[f"{metric}/{suffix}"] = col
         out[f"{metric}/status"], out[f"{metric}/unscored_reason"] = _status_columns(n, reasons)
-    return {"stats": stats, "scored": scored}
+    got = {"stats": stats, "scored": scored}
+    if hasattr(family, "signature_for_run"):  # an MT family's signature counts the references (nrefs)
+        got["nrefs"] = np.array(
+            [(len(r) if isinstance(r, list) else 1) if ok else 0 for r, ok in zip(refs, scored)], dtype=np.int64
+        )
+    return got
 
 
 def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
@@ -452,6 +457,8 @@ def _score_chunk(
         got = _computed(use, chunk, columns, out)
         stats[f"f{k}_stats"] = got["stats"]
         stats[f"f{k}_scored"] = got["scored"]
+        if "nrefs" in got:
+            stats[f"f{k}_nrefs"] = got["nrefs"]
     for custom in plan.custom:
         _custom(custom, chunk, out)
     for metric in plan.judged:

@@ -220,7 +220,7 @@ def build_summaries(
         meta["judge"] = model
         meta.update({f"judge {k}": v for k, v in judge_spend.items()})
     summary = new_summary(title or "respeval evaluate", meta)
-    summary["signatures"] = plan.signatures()
+    summary["signatures"] = plan.signatures(stats_parts)
     summary["summary_metrics"] = flat
     summary["scores"] = scores
     summary["distributions"] = distributions

@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING, Any, Union
 
 from respeval.io.errors import ON_ERROR, InputError, RowError
 from respeval.io.files import describe_os_error, is_regular
-from respeval.io.formats import READ_FORMATS, resolve_format
+from respeval.io.formats import READ_FORMATS, format_of, resolve_format, sniff_mismatch
 from respeval.io.nested import describe_repeated_field, raw_values
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -116,6 +116,9 @@ _FIELDS_SHOWN = 8  # a record's field names an error lists
 
 # How a selected field is checked (see the module docstring).
 TEXT, TEXT_LIST, KEY, RAW = "text", "text_list", "key", "raw"
+# a list of strings that may be empty (SQuAD v2's unanswerable questions have no gold answer)
+TEXT_LIST_OR_EMPTY = "text_list_or_empty"
+LIST_KINDS = (TEXT_LIST, TEXT_LIST_OR_EMPTY)
 
 
 def convert_value(value: Any, kind: str) -> tuple[Any, str | None]:
@@ -133,6 +136,8 @@ def convert_value(value: Any, kind: str) -> tuple[Any, str | None]:
     if not isinstance(value, list):
         return None, f"expected a string or a non-empty list of strings, got {type_name(value)}"
     if not value:
+        if kind == TEXT_LIST_OR_EMPTY:
+            return value, None
         return None, "expected a non-empty list of strings, got an empty list"
     for i, item in enumerate(value):
         if not isinstance(item, str):
@@ -332,6 +337,9 @@ def read_jsonl(path: PathLike, *, skip_blank: bool = True) -> Iterator[tuple[int
     unless ``skip_blank`` is false.  The file is read once, front to back (pipes work).
     """
     path = os.fspath(path)
+    fmt = format_of(path)
+    if fmt not in (None, "jsonl"):  # the one extension map: a .csv or .json is not JSON lines
+        raise InputError(f"{path}: a {fmt} file by its extension; this command reads JSON lines (.jsonl, .ndjson)")
     with _open_binary(path) as fh:
         try:
             for number, raw in enumerate(fh, 1):
@@ -396,7 +404,7 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
     return values, (obj if fields.whole else None)
 
 
-_KIND_CODES = {RAW: "r", KEY: "k", TEXT: "t", TEXT_LIST: "t"}
+_KIND_CODES = {RAW: "r", KEY: "k", TEXT: "t", TEXT_LIST: "t", TEXT_LIST_OR_EMPTY: "t"}
 
 
 def _jsonl_chunk_as_text(
@@ -465,6 +473,117 @@ class _LineSource:
                 ]
                 yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
             row += len(lines)
+
+
+# --------------------------------------------------------------------------- JSON documents
+
+KEYED_ID, KEYED_VALUE = "id", "prediction"  # the fields of an {id: answer} document's rows
+
+
+@dataclass
+class JsonDocument:
+    """A ``.json`` input: ``records`` (an array of objects), or ``keyed`` (an ``{id: answer}``
+    object, SQuAD's predictions, in the file's order), and the SHA-256 of its bytes."""
+
+    path: str
+    records: list[Any] | None
+    keyed: dict[str, Any] | None
+    digest: str
+
+    def rows(self) -> list[Any]:
+        """One item per row: the array's items, or ``{"id": key, "prediction": answer}``."""
+        if self.records is not None:
+            return self.records
+        assert self.keyed is not None
+        return [{KEYED_ID: k, KEYED_VALUE: v} for k, v in self.keyed.items()]
+
+
+def read_json_document(path: PathLike, fh: IO[bytes] | None = None) -> JsonDocument:
+    """A ``.json`` input, whole (a JSON document has no rows before it is parsed): an array
+    of objects, or an object whose values are all strings or null (``{id: answer}``).
+    Anything else raises :class:`InputError` saying what the file holds."""
+    path = os.fspath(path)
+    own = fh is None
+    handle = _open_binary(path) if fh is None else fh
+    try:
+        raw = handle.read()
+    except OSError as exc:
+        raise InputError(describe_os_error(exc, path)) from exc
+    finally:
+        if own:
+            handle.close()
+    digest = hashlib.sha256(raw).hexdigest()
+    text, reason = _decode_line(raw)
+    if text is None:
+        raise InputError(f"{path}: {reason}")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise InputError(f"{path}: empty file, expected a JSON document (an array of objects, or {{id: answer}})")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = "; it holds more than one JSON value: JSON lines? name it .jsonl" if exc.msg == "Extra data" else ""
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno}){hint}") from None
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    problem = lone_surrogate(doc, raw)
+    if isinstance(doc, list):
+        if problem is not None:
+            where = problem[1].split(":", 1)[0].removeprefix("at ")
+            raise InputError(f"{path}: {where}: {problem[1]}")
+        return JsonDocument(path, doc, None, digest)
+    if isinstance(doc, dict) and all(v is None or isinstance(v, str) for v in doc.values()):
+        if problem is not None:
+            raise InputError(f"{path}: {problem[1]}")
+        return JsonDocument(path, None, doc, digest)
+    what = "an object whose values are not all strings" if isinstance(doc, dict) else f"a JSON {type_name(doc)}"
+    raise InputError(
+        f"{path}: holds {what}; a .json input is an array of objects (one per row) or an {{id: answer}} object "
+        "(SQuAD's predictions); name JSON lines .jsonl"
+    )
+
+
+def _item_record(item: Any, path: str, number: int, fields: _Fields) -> Any:
+    """One row of a JSON document (0-based ``number``), as a JSONL line's record."""
+    if not isinstance(item, dict):
+        return RowError(path, number, None, f"expected a JSON object, got {type_name(item)}", unit="row")
+    problem = lone_surrogate(item)
+    if problem is not None:
+        return RowError(path, number, problem[0], problem[1], unit="row")
+    values = _select(item, fields, path, number)
+    if isinstance(values, RowError):
+        return RowError(values.path, values.line, values.field, values.reason, unit="row")
+    return values, (item if fields.whole else None)
+
+
+class RowsSource:
+    """Rows already in memory (a JSON document, or rows a caller lined up), read in chunks
+    like any file: ``items`` are records (dicts), or :class:`RowError` for rows known bad."""
+
+    def __init__(self, items: Sequence[Any], path: str, fields: _Fields, digest: str) -> None:
+        self.items, self.path, self.fields = items, path, fields
+        self.hasher = _FixedDigest(digest)
+
+    def skip(self, rows: int, chunk_size: int) -> int:
+        return min(rows, len(self.items))
+
+    def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
+        for row in range(start_row, len(self.items), chunk_size):
+            batch: list[_Record] = [
+                (i, item if isinstance(item, RowError) else _item_record(item, self.path, i, self.fields))
+                for i, item in enumerate(self.items[row : row + chunk_size], row)
+            ]
+            yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), frozenset())
+
+
+class _FixedDigest:
+    """The digest of a source read whole before its first row (every chunk has it)."""
+
+    def __init__(self, digest: str) -> None:
+        self._digest = digest
+
+    def hexdigest(self) -> str:
+        return self._digest
 
 
 # --------------------------------------------------------------------------- CSV
@@ -717,11 +836,11 @@ def _parquet_fields(pf: Any, path: str, fields: Sequence[str] | None, kinds: dic
         kind = kinds.get(name, TEXT)
         if kind == RAW or _is_string_type(pa, typ):
             continue
-        if kind == TEXT_LIST and _is_string_list_type(pa, typ):
+        if kind in LIST_KINDS and _is_string_list_type(pa, typ):
             continue
         if kind == KEY and pa.types.is_integer(typ):
             continue
-        expected = {TEXT: "string", TEXT_LIST: "string or list<string>", KEY: "string or integer"}[kind]
+        expected = {TEXT: "string", KEY: "string or integer"}.get(kind, "string or list<string>")
         raise InputError(f"{path}: column {name!r} has type {typ}, expected {expected}")
     return selected
 
@@ -983,6 +1102,8 @@ def read_columns(
     raw_fields: Iterable[str] = (),
     whole_records: bool = False,
     raw_as_json_text: bool = False,
+    empty_list_fields: Iterable[str] = (),
+    check_content: bool = True,
 ) -> ChunkReader:
     """Stream the selected fields of a corpus file in chunks.
 
@@ -990,7 +1111,7 @@ def read_columns(
         path: the file to read (a pipe or FIFO too, except for Parquet).
         fields: field names to select; None means all columns (CSV, Parquet) or ``text``
             (plain text).  JSONL needs explicit fields.
-        fmt: ``"text"``, ``"jsonl"``, ``"csv"`` or ``"parquet"``; inferred from the
+        fmt: ``"text"``, ``"jsonl"``, ``"csv"``, ``"parquet"`` or ``"json"``; inferred from the
             extension when None.
         chunk_size: source records per chunk (bad records count too).
         on_error: ``"fail"`` raises :class:`InputError` at the first bad record;
@@ -1004,6 +1125,11 @@ def read_columns(
         raw_fields: fields handed over as read, unchecked (JSON values, nested Parquet
             values); see :attr:`Chunk.text_fields`.
         whole_records: also give every good record as a dict (:attr:`Chunk.rows`).
+        empty_list_fields: as ``allow_list_fields``, and the list may be empty (SQuAD v2's
+            unanswerable questions).
+        check_content: refuse a file read as text under an extension that names no format
+            when its first bytes are another format's (:func:`check_text_content`); False when
+            the caller was told it is text.
         raw_as_json_text: a raw field's array or object value may be given as its JSON text
             (a str) instead of its Python value, for callers that read JSON text themselves
             (the trajectory metrics read it natively, several times faster than decoding it
@@ -1022,18 +1148,20 @@ def read_columns(
     path = os.fspath(path)
     _check_arguments(fields, chunk_size, on_error, start_row)
     fmt = resolve_format(path, fmt, READ_FORMATS)
-    kinds: dict[str, str] = {}
-    for names, kind in ((allow_list_fields, TEXT_LIST), (key_fields, KEY), (raw_fields, RAW)):
-        for name in names:
-            if name in kinds:
-                raise ValueError(f"field {name!r} is given two kinds ({kinds[name]} and {kind})")
-            kinds[name] = kind
+    kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
     fh = _open_binary(path)
     try:
         if fmt == "text":
             if fields is not None and list(fields) != [_TEXT_FIELD]:
                 raise ValueError(f"plain text files have a single field {_TEXT_FIELD!r}, got {list(fields)}")
             selected = [_TEXT_FIELD]
+            if check_content:
+                check_text_content(path, fh)
+        elif fmt == "json":
+            if fields is None:
+                raise ValueError("a JSON document's rows have no header: pass fields=[...] naming the fields to read")
+            document = read_json_document(path, fh)
+            selected = list(fields)
         elif fmt == "jsonl":
             if fields is None:
                 raise ValueError("JSONL has no header: pass fields=[...] naming the fields to read")
@@ -1050,12 +1178,91 @@ def read_columns(
         chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text)
         if fmt in ("text", "jsonl"):
             source = _LineSource(fh, path, fmt, chosen)
+        elif fmt == "json":
+            source = RowsSource(document.rows(), path, chosen, document.digest)
         else:
             source.bind(chosen)
     except BaseException:
         fh.close()
         raise
     return ChunkReader(fh, source, path, fmt, chosen, start_row, chunk_size, on_error)
+
+
+def _field_kinds(
+    allow_list_fields: Iterable[str],
+    key_fields: Iterable[str],
+    raw_fields: Iterable[str],
+    empty_list_fields: Iterable[str],
+) -> dict[str, str]:
+    kinds: dict[str, str] = {}
+    for names, kind in (
+        (allow_list_fields, TEXT_LIST),
+        (key_fields, KEY),
+        (raw_fields, RAW),
+        (empty_list_fields, TEXT_LIST_OR_EMPTY),
+    ):
+        for name in names:
+            if name in kinds:
+                raise ValueError(f"field {name!r} is given two kinds ({kinds[name]} and {kind})")
+            kinds[name] = kind
+    return kinds
+
+
+def check_text_content(path: str, fh: Any) -> None:
+    """A file read as plain text because its extension names no format (``.de``, none):
+    refused when its first bytes say it is JSON, JSON lines, Parquet, compressed or binary
+    (:func:`respeval.io.formats.sniff_mismatch`).  Reads nothing (peeks), so a pipe works."""
+    if format_of(path) is not None or not hasattr(fh, "peek"):
+        return
+    try:
+        head = fh.peek(4096)[:4096]
+    except OSError:
+        return
+    what = sniff_mismatch(head)
+    if what is not None:
+        raise InputError(f"{path}: read as plain text (its extension names no format), but it is {what}")
+
+
+def sniff_file(path: PathLike) -> None:
+    """:func:`check_text_content` for a regular file about to be read as plain text, before
+    a run starts (a pipe is checked by its reader, on the bytes it reads)."""
+    path = os.fspath(path)
+    if format_of(path) is not None or not is_regular(path):
+        return
+    with _open_binary(path) as fh:
+        check_text_content(path, fh)
+
+
+def rows_reader(
+    items: Sequence[Any],
+    path: PathLike,
+    fields: Sequence[str],
+    *,
+    digest: str,
+    chunk_size: int = 20_000,
+    on_error: str = "fail",
+    start_row: int = 0,
+    allow_list_fields: Sequence[str] = (),
+    key_fields: Sequence[str] = (),
+    raw_fields: Sequence[str] = (),
+    whole_records: bool = False,
+    raw_as_json_text: bool = False,
+    empty_list_fields: Sequence[str] = (),
+) -> ChunkReader:
+    """:func:`read_columns` over rows in memory (records, or :class:`RowError` for rows known
+    bad), numbered 0, 1, ... as a JSON document's; ``path`` names them in messages and
+    ``digest`` stands for their content (a resume compares it)."""
+    path = os.fspath(path)
+    _check_arguments(fields, chunk_size, on_error, start_row)
+    kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
+    chosen = _Fields(tuple(fields), tuple(kinds.get(n, TEXT) for n in fields), whole_records, raw_as_json_text)
+    source = RowsSource(items, path, chosen, digest)
+    return ChunkReader(_NoFile(), source, path, "json", chosen, start_row, chunk_size, on_error)
+
+
+class _NoFile:
+    def close(self) -> None:
+        pass
 
 
 def count_rows(path: PathLike, fmt: str | None = None) -> int:
@@ -1072,6 +1279,8 @@ def count_rows(path: PathLike, fmt: str | None = None) -> int:
     with _open_binary(path) as fh:
         if fmt == "parquet":
             return int(_open_parquet(fh, path).metadata.num_rows)
+        if fmt == "json":
+            return len(read_json_document(path, fh).rows())
         if fmt == "csv":
             try:
                 return max(sum(1 for _ in csv_reader(_CsvLines(fh))) - 1, 0)

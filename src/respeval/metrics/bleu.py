@@ -386,7 +386,12 @@ class BleuFamily:
         )
 
     def signature(self) -> str:
+        """Before a run (the references not yet seen): ``nrefs:var``."""
         return "BLEU|" + self.signature_for(nrefs="var")
+
+    def signature_for_run(self, nrefs: int | str) -> str:
+        """After a run, with the references per row it saw (one count, or ``var``)."""
+        return "BLEU|" + self.signature_for(nrefs=nrefs)
 
 
 def _build(names: Sequence[str], options: MetricOptions) -> BleuFamily:

@@ -301,7 +301,12 @@ class ChrfFamily:
         return {self.name: np.array([self.metric.corpus_score(s) for s in sums.tolist()])}
 
     def signature(self) -> str:
+        """Before a run (the references not yet seen): ``nrefs:var``."""
         return f"{self.metric.name()}|" + self.metric.signature("var")
+
+    def signature_for_run(self, nrefs: int | str) -> str:
+        """After a run, with the references per row it saw (one count, or ``var``)."""
+        return f"{self.metric.name()}|" + self.metric.signature(nrefs)
 
 
 def _build_chrf(names: Sequence[str], options: MetricOptions) -> ChrfFamily:

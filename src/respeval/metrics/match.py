@@ -223,6 +223,8 @@ class SquadFamily:
             raise ValueError(f"version must be 'v1' or 'v2', not {version!r}")
         self.name = "squad"
         self.version = version
+        # v2.0's unanswerable questions have no gold answer: an empty list is a row, scored against ""
+        self.empty_references = version == "v2"
         self.implementation = implementation
         self.stat_names = ("em", "f1")
         self.headline = ("squad_em", "squad_f1")

@@ -175,7 +175,12 @@ class TerFamily:
         return {"ter": np.array([sacrebleu_scores.compute_ter(s).score for s in sums.tolist()])}
 
     def signature(self) -> str:
+        """Before a run (the references not yet seen): ``nrefs:var``."""
         return "TER|" + signature(nrefs="var", **self.flags())
+
+    def signature_for_run(self, nrefs: int | str) -> str:
+        """After a run, with the references per row it saw (one count, or ``var``)."""
+        return "TER|" + signature(nrefs=nrefs, **self.flags())
 
 
 def _build(names: Sequence[str], options: MetricOptions) -> TerFamily:
