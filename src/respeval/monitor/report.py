@@ -36,7 +36,8 @@ def read_windows(store: str) -> list[dict[str, Any]]:
 
 
 def _label(start: str | None) -> str:
-    return (start or "")[:16]
+    """``2025-05-01T12:00:00.000000Z`` -> ``05-01 12:00`` (the window's start, UTC)."""
+    return (start or "")[5:16].replace("T", " ")
 
 
 def trend_summary(
@@ -143,7 +144,7 @@ def format_trend(windows: Sequence[Mapping[str, Any]], *, last: int | None = Non
     for w in rows:
         regressed = set((w.get("drift") or {}).get("regressed") or ())
         cells = [
-            _label(w.get("start")),
+            (w.get("start") or "")[:16],
             str(w.get("traces", 0)),
             str(w.get("sampled", 0)),
             str(w.get("judged_rows", 0)),

@@ -295,18 +295,3 @@ class Store:
                 "UPDATE runs SET finished = ?, windows = ?, judge_calls = ?, cache_hits = ?, cost_usd = ? WHERE id = ?",
                 (time.time(), windows, calls, cache_hits, cost, run),
             )
-
-    def snapshot(self) -> dict[str, Any]:
-        """Everything a run decides (not ``runs``): what two stores are compared by."""
-        out: dict[str, Any] = {}
-        for table, order in (
-            ("files", "path"),
-            ("counters", "key"),
-            ("traces", "trace_id"),
-            ("windows", "window"),
-            ("bad", "id"),
-            ("pending", "trace_id"),
-        ):
-            out[table] = [tuple(r) for r in self.db.execute(f"SELECT * FROM {table} ORDER BY {order}")]  # noqa: S608
-        out["records"] = [(t, bytes(d)) for t, d in self.db.execute("SELECT trace_id, data FROM records ORDER BY id")]
-        return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -341,10 +342,12 @@ def svg_trend(
                 f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"',
             )
         )
-    step = max(1, len(points) // 12)
-    for i, p in enumerate(points):
+    labels = [short_label(p.get("label", i), 16) for i, p in enumerate(points)]
+    widest = 6.5 * max((len(x) for x in labels), default=1) + 8  # px of an 11px label, and a gap
+    step = max(1, math.ceil(widest / (plot_w / n)))
+    for i, label in enumerate(labels):
         if i % step == 0:
-            parts.append(svg_text(sx(i), top + plot_h + 16, short_label(p.get("label", i), 16), "middle", "tick"))
+            parts.append(svg_text(sx(i), top + plot_h + 16, label, "middle", "tick"))
     band = [(i, p) for i, p in enumerate(points) if p.get("low") is not None and p.get("high") is not None]
     if band:
         upper = " ".join(f"{sx(i):.1f},{sy(p['high']):.1f}" for i, p in band)
