@@ -51,7 +51,9 @@ class _Active(HTMLParser):
     def handle_starttag(self, tag, attrs):
         if tag in ("script", "iframe", "object", "embed", "base"):
             self.found.append(tag)
-        self.found += [f"{tag} {k}" for k, v in attrs if k.startswith("on") or (v or "").lower().startswith("javascript:")]
+        self.found += [
+            f"{tag} {k}" for k, v in attrs if k.startswith("on") or (v or "").lower().startswith("javascript:")
+        ]
 
 
 def active_content(page: str) -> list[str]:
