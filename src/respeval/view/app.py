@@ -268,9 +268,9 @@ class Viewer:
         """The metrics both runs have; before two are chosen, every run's (for the form)."""
         if a is None and b is None:
             every: list[str] = []
-            for run in self.runs:
-                got = self._columns(run) if run.has_rows else None
-                every += [m.name for m in got[1].metrics if m.score] if got else []
+            for each in self.runs:
+                found = self._columns(each) if each.has_rows else None
+                every += [m.name for m in found[1].metrics if m.score] if found else []
             return list(dict.fromkeys(every))
         names: list[list[str]] = []
         for run in (a, b):
