@@ -143,6 +143,31 @@ class DevTools:
         self.settle(0.3)
         return session
 
+    def act(self, session: str, expression: str, timeout: float = 30.0) -> None:
+        """Run ``expression`` in the page (a click, a form's submit) and wait for the page it
+        loads; the events of the new page replace the old ones."""
+        self.events.clear()
+        self.call("Runtime.evaluate", {"expression": expression}, session=session)
+        self._loaded(timeout)
+
+    def go(self, session: str, url: str) -> None:
+        """Load ``url`` in the same page."""
+        self.events.clear()
+        self.call("Page.navigate", {"url": url}, session=session)
+        self._loaded(30.0)
+
+    def _loaded(self, timeout: float) -> None:
+        """Wait for the page's load event; a JavaScript dialog (which blocks the load) fails at once."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for e in self.events:
+                if e.get("method") == "Page.javascriptDialogOpening":
+                    raise AssertionError(f"a JavaScript dialog opened: {e.get('params')}")
+                if e.get("method") == "Page.loadEventFired":
+                    self.settle(0.2)
+                    return
+            self.events.append(self._message(deadline))
+
     def evaluate(self, expression: str, session: str) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
         return result["result"].get("value")

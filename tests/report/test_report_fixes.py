@@ -267,3 +267,32 @@ def test_report_of_five_summaries_keeps_each_run(docs, tmp_path, capsys):
     assert "exact_match" in _section(page, "run-4-summary")
     assert "exact_match" not in _section(page, "run-3-summary")  # not mixed into another run's table
     assert _section(page, "run-3-gate") and _section(page, "run-5-agreement")
+
+
+def test_score_texts_of_one_file_holding_every_system(tmp_path, capsys):
+    """--system-field: predictions and references in one file; the worst rows still show both."""
+    rows = tmp_path / "in.jsonl"
+    records = [("a", "the cat", "the cat"), ("b", "a dog", "the cat"), ("a", "it rains", "it is raining")]
+    rows.write_text("".join(json.dumps({"system": s, "response": p, "reference": r}) + "\n" for s, p, r in records))
+    args = [
+        "score",
+        "--pred",
+        str(rows),
+        "--system-field",
+        "system",
+        "--metrics",
+        "bleu",
+        "--quiet",
+        "--bootstrap",
+        "0",
+    ]
+    assert main([*args, "--out", str(tmp_path / "o.parquet"), "--summary-out", str(tmp_path / "s.json")]) == 0
+    capsys.readouterr()
+    worst = json.loads((tmp_path / "s.json").read_text())["worst_rows"]
+    assert worst[0] == {
+        "metric": "bleu",
+        "row": 1,
+        "system": "b",
+        "score": 0.0,
+        "texts": {"prediction": "a dog", "reference": "the cat"},
+    }

@@ -3,68 +3,17 @@ the row table's filters, one row, two runs side by side, and what it refuses."""
 
 from __future__ import annotations
 
-import asyncio
-import html
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _helpers.view_runs import HOSTILE_NAME, PAYLOAD
+from _helpers.view_runs import HOSTILE_NAME, PAYLOAD, active_content, get, visible
 from respeval.view import Viewer, find_runs
 from respeval.view.app import CSP
-
-
-def get(app: Viewer, path: str, query: str = "", method: str = "GET", host: str | None = None):
-    """(status, headers, body) of one request, through the ASGI interface."""
-    scope = {
-        "type": "http",
-        "method": method,
-        "path": path,
-        "query_string": query.encode(),
-        "headers": [(b"host", (host or "127.0.0.1:8000").encode())],
-    }
-    sent: list[dict] = []
-
-    async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    start, body = sent
-    return start["status"], dict(start["headers"]), body["body"].decode("utf-8")
-
-
-class _Active(HTMLParser):
-    """Script elements and event-handler attributes: what could run in a page."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "iframe", "object", "embed", "base"):
-            self.found.append(tag)
-        self.found += [
-            f"{tag} {k}" for k, v in attrs if k.startswith("on") or (v or "").lower().startswith("javascript:")
-        ]
-
-
-def active_content(page: str) -> list[str]:
-    parser = _Active()
-    parser.feed(page)
-    return parser.found
-
-
-def visible(page: str) -> str:
-    """The page's text, tags removed and entities decoded (what a reader sees)."""
-    return html.unescape(re.sub(r"<[^>]+>", " ", page))
 
 
 @pytest.fixture(scope="module")

@@ -768,7 +768,7 @@ def _run_line(i: int, run: Mapping[str, Any]) -> list[str]:
         f'<a href="#run-{i}">{i}</a>',
         f'<a href="#run-{i}">{escape(run.get("title") or "run")}</a>',
         escape(meta.get("command") or ""),
-        escape(meta.get("rows") if meta.get("rows") is not None else ""),
+        fmt(meta["rows"]) if isinstance(meta.get("rows"), int) else escape(meta.get("rows") or ""),
     ]
 
 

@@ -258,6 +258,8 @@ def _file_texts(path: str, field: str | None, rows: set[int]) -> dict[int, Any]:
 def score_texts(inputs: Mapping[str, Any], wanted: Iterable[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
     """``(system, row)`` -> ``{"prediction": ..., "reference": ...}`` from a score summary's
     ``inputs`` (rows missing from a file, or a file gone, are left out)."""
+    from respeval.io import input_format
+
     preds = dict(inputs.get("pred") or {})
     by_file: dict[str, set[int]] = {}
     keys = list(wanted)
@@ -267,11 +269,14 @@ def score_texts(inputs: Mapping[str, Any], wanted: Iterable[tuple[str, int]]) ->
         if path:
             by_file.setdefault(path, set()).add(row)
     found: dict[str, dict[int, Any]] = {}
+    in_file: dict[str, dict[int, Any]] = {}  # the references of files that hold both fields
     for path, rows in by_file.items():
         try:
             found[path] = _file_texts(path, inputs.get("pred_field"), rows)
+            if not inputs.get("ref") and input_format(path) != "text":
+                in_file[path] = _file_texts(path, inputs.get("ref_field") or "reference", rows)
         except (OSError, ValueError):
-            found[path] = {}
+            found.setdefault(path, {})
     refs: dict[int, Any] = {}
     if inputs.get("ref"):
         try:
@@ -284,8 +289,9 @@ def score_texts(inputs: Mapping[str, Any], wanted: Iterable[tuple[str, int]]) ->
         texts: dict[str, Any] = {}
         if path and row in found.get(path, {}):
             texts["prediction"] = _text(found[path][row])
-        if row in refs:
-            texts["reference"] = _text(refs[row])
+        reference = refs.get(row) if inputs.get("ref") else in_file.get(path or "", {}).get(row)
+        if reference is not None:
+            texts["reference"] = _text(reference)
         out[(system, row)] = texts
     return out
 

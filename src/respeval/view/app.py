@@ -266,6 +266,13 @@ class Viewer:
         return pages.compare_page(self.runs, a, b, metric, metrics, keys, result, texts, page_no, message)
 
     def _metric_names(self, a: Run | None, b: Run | None) -> list[str]:
+        """The metrics both runs have; before two are chosen, every run's (for the form)."""
+        if a is None and b is None:
+            every: list[str] = []
+            for each in self.runs:
+                found = self._columns(each) if each.has_rows else None
+                every += [m.name for m in found[1].metrics if m.score] if found else []
+            return list(dict.fromkeys(every))
         names: list[list[str]] = []
         for run in (a, b):
             got = self._columns(run) if run is not None else None

@@ -109,7 +109,7 @@ def run_list_page(runs: Sequence[Run], counts: Mapping[str, int | None]) -> str:
             escape(r.id),
             f'<a href="{link(run_path(r))}">{escape(r.title)}</a>',
             escape(r.command),
-            escape(counts.get(r.id)) if counts.get(r.id) is not None else "–",
+            fmt(counts.get(r.id)) if counts.get(r.id) is not None else "–",
             _headline(r.summary),
             f"<code>{escape(r.source)}</code>",
         ]
