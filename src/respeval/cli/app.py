@@ -30,6 +30,7 @@ COMMANDS = (
     "respeval.cli.judge",
     "respeval.cli.gate",
     "respeval.cli.compare",
+    "respeval.cli.clusters",
     "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",
