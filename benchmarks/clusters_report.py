@@ -38,7 +38,18 @@ KINDS = [
     ("refused a harmless request about {e}", "the model refused to talk about {e}", "unneeded refusal ({e})"),
     ("the summary leaves out the main finding on {e}", "main finding about {e} is missing", "omits the key point on {e}"),
 ]  # fmt: skip
-ENTITIES = ["paris", "oslo", "tokyo", "lima", "cairo", "the treaty", "the merger", "the trial", "the vaccine", "the bridge"]
+ENTITIES = [
+    "paris",
+    "oslo",
+    "tokyo",
+    "lima",
+    "cairo",
+    "the treaty",
+    "the merger",
+    "the trial",
+    "the vaccine",
+    "the bridge",
+]
 FILLER = ["clearly", "in the second paragraph", "again", "as before", "according to the context", "", "", ""]
 
 
@@ -102,7 +113,9 @@ def main() -> None:
     for name, rows in (("native", args.rows), ("twin", args.twin_rows)):
         med = statistics.median(times[name])
         rate[name] = rows / med
-        print(f"| respeval {name} | {rows:,} | {med:.2f} s | {min(times[name]):.2f}-{max(times[name]):.2f} s | {rate[name]:,.0f} |")
+        print(
+            f"| respeval {name} | {rows:,} | {med:.2f} s | {min(times[name]):.2f}-{max(times[name]):.2f} s | {rate[name]:,.0f} |"
+        )
     print(f"native / twin rows/s: {rate['native'] / rate['twin']:.1f}x; every round gave the same clusters")
 
 
