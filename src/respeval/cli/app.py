@@ -32,6 +32,7 @@ COMMANDS = (
     "respeval.cli.gate",
     "respeval.cli.compare",
     "respeval.cli.monitor",
+    "respeval.cli.clusters",
     "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",
