@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -1257,12 +1258,7 @@ def rows_reader(
     kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
     chosen = _Fields(tuple(fields), tuple(kinds.get(n, TEXT) for n in fields), whole_records, raw_as_json_text)
     source = RowsSource(items, path, chosen, digest)
-    return ChunkReader(_NoFile(), source, path, "json", chosen, start_row, chunk_size, on_error)
-
-
-class _NoFile:
-    def close(self) -> None:
-        pass
+    return ChunkReader(io.BytesIO(), source, path, "json", chosen, start_row, chunk_size, on_error)
 
 
 def count_rows(path: PathLike, fmt: str | None = None) -> int:
