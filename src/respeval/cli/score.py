@@ -207,10 +207,13 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--metric-option is not supported with --engine dask yet")
         return _score_dask(args)
     from respeval.bulk.run import build_families
+    from respeval.metrics import UnknownOptionError
 
     try:  # the metrics and their options, checked before any input is read
         build_families(args.metrics, tokenizer=args.tokenizer, stemmer=args.stem, params=metric_options)
-    except TypeError as exc:  # an option the metric's family does not take
+    except UnknownOptionError:  # names the options the metric takes
+        raise
+    except TypeError as exc:  # a value of the wrong type for an option
         raise ValueError(
             f"a --metric-option is not an option of its metric ({exc}); respeval metrics lists them"
         ) from None

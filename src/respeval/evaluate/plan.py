@@ -193,6 +193,7 @@ def resolve_metrics(items: Sequence[Any], *, tokenizer: str = "rouge", stemmer: 
     for entry in entries:
         if isinstance(entry, Computed) and entry.options:
             spec = REGISTRY[entry.metric]
+            REGISTRY.check_options(entry.metric, entry.options)  # refused naming the options it takes
             family = spec.build(
                 [entry.metric],
                 MetricOptions(tokenizer=tokenizer, stemmer=stemmer, params={spec.family: entry.options}),

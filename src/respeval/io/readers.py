@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -36,7 +37,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import IO, TYPE_CHECKING, Any, Union, cast
+from typing import IO, TYPE_CHECKING, Any, Union
 
 from respeval.io.errors import ON_ERROR, InputError, RowError
 from respeval.io.files import describe_os_error, is_regular
@@ -1257,12 +1258,7 @@ def rows_reader(
     kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
     chosen = _Fields(tuple(fields), tuple(kinds.get(n, TEXT) for n in fields), whole_records, raw_as_json_text)
     source = RowsSource(items, path, chosen, digest)
-    return ChunkReader(cast("IO[bytes]", _NoFile()), source, path, "json", chosen, start_row, chunk_size, on_error)
-
-
-class _NoFile:
-    def close(self) -> None:
-        pass
+    return ChunkReader(io.BytesIO(), source, path, "json", chosen, start_row, chunk_size, on_error)
 
 
 def count_rows(path: PathLike, fmt: str | None = None) -> int:

@@ -7,7 +7,7 @@ module's name to ``FAMILY_MODULES`` below.  The CLI, the bulk pipeline, the gate
 """
 
 from respeval.metrics.base import ChunkScores, MetricFamily, MetricResult, RowValueError
-from respeval.metrics.registry import MetricOptions, MetricSpec, Registry, UnknownMetricError
+from respeval.metrics.registry import MetricOptions, MetricSpec, Registry, UnknownMetricError, UnknownOptionError
 from respeval.stats.intervals import Interval
 
 FAMILY_MODULES = (
@@ -45,6 +45,7 @@ __all__ = [
     "Registry",
     "RowValueError",
     "UnknownMetricError",
+    "UnknownOptionError",
     "build_families",
     "metric_names",
 ]

@@ -398,6 +398,20 @@ def _build(names: Sequence[str], options: MetricOptions) -> BleuFamily:
     return BleuFamily(threads=options.threads, implementation=options.implementation, **options.for_family("bleu"))
 
 
+OPTIONS = {
+    "tokenize": "13a (default) | intl | zh | char | none",
+    "lowercase": "true: lowercase before tokenizing",
+    "max_order": "the longest n-gram (default 4)",
+    "smooth": "exp (default) | floor | add-k | none",
+    "smooth_value": "the value of floor (0.1) or add-k (1) smoothing",
+    "effective_order": "true: the corpus score stops at the longest n-gram order present",
+}
 METRICS = (
-    MetricSpec("bleu", "bleu", "corpus BLEU from summed n-gram statistics, sacreBLEU 2.6's numbers (13a)", _build),
+    MetricSpec(
+        "bleu",
+        "bleu",
+        "corpus BLEU from summed n-gram statistics, sacreBLEU 2.6's numbers (13a)",
+        _build,
+        options=OPTIONS,
+    ),
 )

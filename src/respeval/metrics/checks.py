@@ -408,12 +408,38 @@ def _builder(kind: str) -> Any:
     return build
 
 
+_OPTION_HELP = {
+    "name": "the column name (a renamed check)",
+    "schema": "a JSON Schema the response must satisfy",
+    "strip_fences": "true: read JSON inside a ``` fence",
+    "formats": "true: check the schema's formats",
+    "pattern": "the regular expression",
+    "mode": "search | full | match (regex); any | all (includes)",
+    "ignore_case": "true: case-insensitive",
+    "multiline": "true: ^ and $ at every line",
+    "dotall": "true: . matches a newline",
+    "negate": "true: 1 when it does not match",
+    "values": "the strings to look for",
+    "case_sensitive": "true: match case",
+    "whole_word": "true: whole words only",
+    "min": "the lower bound",
+    "max": "the upper bound",
+    "exactly": "the exact count",
+    "unit": "words | chars",
+}
+
+
+def _described(kind: str) -> dict[str, str]:
+    return {o: _OPTION_HELP.get(o, "") for o in _OPTIONS[kind]}
+
+
 METRICS = (
     MetricSpec(
         "json_valid",
         "json_valid",
         "1 if the response is JSON (schema: valid against a JSON Schema; strip_fences)",
         _builder("json_valid"),
+        options=_described("json_valid"),
         reference=False,
     ),
     MetricSpec(
@@ -421,6 +447,7 @@ METRICS = (
         "regex",
         "1 if pattern matches (mode: search=partial | full | match; ignore_case; negate)",
         _builder("regex"),
+        options=_described("regex"),
         reference=False,
     ),
     MetricSpec(
@@ -428,6 +455,7 @@ METRICS = (
         "includes",
         "1 if the response contains any/all of values (case_sensitive, whole_word)",
         _builder("includes"),
+        options=_described("includes"),
         reference=False,
     ),
     MetricSpec(
@@ -435,6 +463,7 @@ METRICS = (
         "word_count",
         "1 if the word count is within bounds (exactly, or min/max); count in word_count_n",
         _builder("word_count"),
+        options=_described("word_count"),
         reference=False,
     ),
     MetricSpec(
@@ -442,6 +471,7 @@ METRICS = (
         "sentence_count",
         "1 if the sentence count is within bounds (exactly, or min/max); count in sentence_count_n",
         _builder("sentence_count"),
+        options=_described("sentence_count"),
         reference=False,
     ),
     MetricSpec(
@@ -449,5 +479,6 @@ METRICS = (
         "length_ratio",
         "response length / reference length (unit: words|chars; closest reference); min/max add _pass",
         _builder("length_ratio"),
+        options=_described("length_ratio"),
     ),
 )

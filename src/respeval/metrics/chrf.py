@@ -318,12 +318,27 @@ def _build_chrf_pp(names: Sequence[str], options: MetricOptions) -> ChrfFamily:
     return ChrfFamily(threads=options.threads, implementation=options.implementation, **params)
 
 
+OPTIONS = {
+    "char_order": "character n-gram order (default 6)",
+    "word_order": "word n-gram order (chrf 0, chrf++ 2)",
+    "beta": "recall weight of the F-score (default 2)",
+    "lowercase": "true: lowercase first",
+    "whitespace": "true: keep whitespace in character n-grams",
+    "eps_smoothing": "true: chrF++.py's averaging (sacreBLEU's default: false)",
+}
 METRICS = (
     MetricSpec(
         "chrf",
         "chrf",
         "chrF: character 6-gram F-beta (beta 2) from summed statistics, sacreBLEU's numbers",
         _build_chrf,
+        options=OPTIONS,
     ),
-    MetricSpec("chrf++", "chrf++", "chrF++: chrF plus word 1- and 2-grams, sacreBLEU's numbers", _build_chrf_pp),
+    MetricSpec(
+        "chrf++",
+        "chrf++",
+        "chrF++: chrF plus word 1- and 2-grams, sacreBLEU's numbers",
+        _build_chrf_pp,
+        options=OPTIONS,
+    ),
 )

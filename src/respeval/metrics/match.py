@@ -292,12 +292,21 @@ def _build_squad(names: Sequence[str], options: MetricOptions) -> SquadFamily:
     return SquadFamily(implementation=options.implementation, **options.for_family("squad"))
 
 
+EM_OPTIONS = {"normalize": "none (default: raw equality) | unicode | squad"}
 METRICS = (
     MetricSpec(
-        "exact_match", "exact_match", "exact string match (any reference; normalize: none|unicode|squad)", _build_em
+        "exact_match",
+        "exact_match",
+        "exact string match (any reference; normalize: none|unicode|squad)",
+        _build_em,
+        options=EM_OPTIONS,
     ),
-    MetricSpec("em", "em", "short name of exact_match (column 'em')", _build_em),
+    MetricSpec("em", "em", "short name of exact_match (column 'em')", _build_em, options=EM_OPTIONS),
     MetricSpec(
-        "squad", "squad", "SQuAD v1.1 EM and F1 (0-100), official normalization; references: gold lists", _build_squad
+        "squad",
+        "squad",
+        "SQuAD v1.1 EM and F1 (0-100), official normalization; references: gold lists",
+        _build_squad,
+        options={"version": "v1 (evaluate-v1.1, default) | v2 (evaluate-v2.0: unanswerable questions, [] gold)"},
     ),
 )

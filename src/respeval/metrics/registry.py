@@ -73,6 +73,9 @@ class MetricSpec:
     build: FamilyBuilder
     inputs: str = "text"
     reference: bool = True  # whether the metric needs a reference field
+    # the options the metric takes (``--metric-option NAME.KEY=VALUE``, a spec's entry
+    # options): option -> what it does; anything else is refused, naming these
+    options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.inputs not in INPUT_KINDS:
@@ -81,6 +84,11 @@ class MetricSpec:
 
 class UnknownMetricError(RespevalError, ValueError):
     """A metric name the registry does not know."""
+
+
+class UnknownOptionError(ValueError, TypeError):
+    """An option a metric does not take (the message names the ones it does); a TypeError
+    too, as the unexpected keyword it stands for."""
 
 
 class Registry:
@@ -125,6 +133,21 @@ class Registry:
     def specs(self) -> list[MetricSpec]:
         return list(self._load().values())
 
+    def check_options(self, key: str, given: Mapping[str, Any]) -> None:
+        """Refuse an option the metric (or every metric of the family) ``key`` does not take,
+        naming those it does: the one check, for the CLI's ``--metric-option`` and a spec's
+        entry options alike."""
+        specs = self._load()
+        own = [specs[key]] if key in specs else [s for s in specs.values() if s.family == key]
+        if not own:
+            raise UnknownMetricError(f"unknown metric {key!r}; available: {', '.join(specs)}")
+        allowed = list(dict.fromkeys(o for s in own for o in s.options))
+        unknown = [k for k in given if k not in allowed]
+        if unknown:
+            bad = ", ".join(f"{key}.{k}" for k in unknown)
+            takes = f"{key} takes: {', '.join(allowed)}" if allowed else f"{key} takes no options"
+            raise UnknownOptionError(f"unknown metric option {bad}; {takes} (respeval metrics lists them)")
+
     def build_families(self, names: Sequence[str], options: MetricOptions | None = None) -> list[MetricFamily]:
         """Metric names -> families, one per family key, in the order first requested."""
         options = options or MetricOptions()
@@ -135,6 +158,8 @@ class Registry:
         unknown = [n for n in names if n not in specs]
         if unknown:
             raise UnknownMetricError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(specs)}")
+        for key, given in options.params.items():
+            self.check_options(key, given)
         seen = set()
         for n in names:
             if n in seen:
@@ -145,8 +170,15 @@ class Registry:
             groups.setdefault(specs[n].family, []).append(n)
         return [specs[group[0]].build(group, options) for group in groups.values()]
 
-    def describe(self, width: int = 100) -> str:
-        """One line per metric (for ``--help`` and ``respeval metrics``)."""
-        specs = self._load()
-        pad = max(len(n) for n in specs) + 2
-        return "\n".join(f"  {n.ljust(pad)}{s.help}"[:width] for n, s in specs.items())
+    def describe(self, width: int = 100, *, options: bool = False) -> str:
+        """One line per metric (for ``--help`` and ``respeval metrics``); with ``options``,
+        one more line per option it takes."""
+        specs = list(self._load().values())
+        pad = max(len(s.name) for s in specs) + 2
+        lines = []
+        for i, s in enumerate(specs):
+            lines.append(f"  {s.name.ljust(pad)}{s.help}"[:width])
+            last_of_family = i + 1 == len(specs) or specs[i + 1].family != s.family
+            if options and s.options and last_of_family:  # once per family: its metrics share them
+                lines.append(f"  {'':{pad}}options: {', '.join(s.options)}")
+        return "\n".join(lines)

@@ -187,4 +187,14 @@ def _build(names: Sequence[str], options: MetricOptions) -> TerFamily:
     return TerFamily(threads=options.threads, implementation=options.implementation, **options.for_family("ter"))
 
 
-METRICS = (MetricSpec("ter", "ter", "TER: translation edit rate with shifts (tercom), sacreBLEU's numbers", _build),)
+OPTIONS = {
+    "normalized": "true: tercom's normalization",
+    "no_punct": "true: remove punctuation",
+    "asian_support": "true: split Asian characters (with normalized)",
+    "case_sensitive": "true: keep case (default: lowercase)",
+}
+METRICS = (
+    MetricSpec(
+        "ter", "ter", "TER: translation edit rate with shifts (tercom), sacreBLEU's numbers", _build, options=OPTIONS
+    ),
+)

@@ -258,5 +258,13 @@ METRICS = (
         "deepeval 4.3.1 ToolCorrectnessMetric score (exact_match, consider_ordering, input_parameters)",
         _build,
         inputs="json",
+        options={
+            "exact_match": "true: 1 only when the calls are exactly the expected ones",
+            "consider_ordering": "true: the order of the calls counts",
+            "input_parameters": "true: the arguments must match too",
+            "name_key": "the field holding a call's tool name (default tool_name)",
+            "args_key": "the field holding a call's arguments (default tool_input)",
+            "args_required": "true: a call without arguments is an error",
+        },
     ),
 )

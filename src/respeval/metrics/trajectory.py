@@ -100,22 +100,23 @@ EMPTY_CONVENTIONS = ("google", "nan")
 # statistics kept per row besides the score columns (their sums give the micro values)
 _COUNT_STATS = ("n_pred", "n_ref", "matched", "lcs", "rows_with_match", "rows_with_two_matches")
 
-OPTIONS = (
-    "tool_name",
-    "args_equality",
-    "empty",
-    "vertex_float32",
-    "match_type",
-    "ignore_args",
-    "name_key",
-    "args_key",
-    "args_required",
-    "aliases",
-    "strip_namespace",
-    "strip_prefixes",
-    "ignore_tools",
-    "multiplicity",
-)
+OPTION_HELP = {
+    "tool_name": "trajectory_single_tool_use: the tool (or tools) that must be called",
+    "args_equality": "json (default: arguments equal as JSON values) | string",
+    "empty": "google (default: Vertex's values for empty trajectories) | nan",
+    "vertex_float32": "true: Vertex's float32 rounding of precision and recall",
+    "match_type": "tool_trajectory_avg_score: EXACT | IN_ORDER | ANY_ORDER",
+    "ignore_args": "true: compare tool names only",
+    "name_key": "the field holding a call's tool name (default tool_name)",
+    "args_key": "the field holding a call's arguments (default tool_input)",
+    "args_required": "true: a call without arguments is an error",
+    "aliases": "tool name -> the name it stands for",
+    "strip_namespace": "true: compare names without their namespace (a.b -> b)",
+    "strip_prefixes": "prefixes removed from tool names",
+    "ignore_tools": "tools left out of both trajectories",
+    "multiplicity": "false: a repeated call counts once",
+}
+OPTIONS = tuple(OPTION_HELP)  # what TrajectoryFamily takes besides the metrics
 
 
 def normalize_match_type(value: Any) -> str:
@@ -877,11 +878,14 @@ _HELP = {
     "trajectory_kendall_tau": "respeval: Kendall tau of the matched calls' two orders (NaN: < 2 matches)",
 }
 
-METRICS = tuple(MetricSpec(name, "trajectory", _HELP[name], _build, inputs="json") for name in ALL_METRICS) + (
+METRICS = tuple(
+    MetricSpec(name, "trajectory", _HELP[name], _build, inputs="json", options=OPTION_HELP) for name in ALL_METRICS
+) + (
     MetricSpec(
         "response_match_score",
         "response_match_score",
         "ADK 2.13: ROUGE-1 F with ADK's tokenizer (variant=adk|adk-legacy)",
         _build_response,
+        options={"variant": "adk (default) | adk-legacy"},
     ),
 )
