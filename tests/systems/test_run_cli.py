@@ -222,3 +222,58 @@ def test_acceptance_2000_cases_2_systems_2_templates_killed_and_resumed(tmp_path
     plan = FaultPlan(rate=0.05, seed=11, kinds=("429", "429-retry-after", "500", "503", "slow"), retry_after=0.01,
                      slow_seconds=0.8)  # fmt: skip
     _kill_and_resume(tmp_path, 2000, plan, latency=0.001, seed=3, kills=5)
+
+
+def test_the_output_feeds_score_judge_evaluate_and_gate_unchanged(cli, tmp_path):
+    data = tmp_path / "v.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "question": f"q{i}", "reference": f"echo: q{i}"}) + "\n"
+                            for i in range(8)), encoding="utf-8")  # fmt: skip
+    out = tmp_path / "responses.jsonl"
+    proc = cli("run", "--input", str(data), "--template", "{question}", "--system", "s=python:_helpers.systems:echo",
+               "--out", str(out), "--quiet")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    score = cli("score", "--pred", str(out), "--metrics", "rouge1", "--json", "--quiet")
+    assert score.returncode == 0, score.stderr
+    assert json.loads(score.stdout)["systems"][0]["values"]["rouge1_f"] == 1.0
+    judged = cli("judge", "--input", str(out), "--model", "fake:score=1", "--out", str(tmp_path / "j.jsonl"), "--quiet")
+    assert judged.returncode == 0, judged.stderr
+    assert len(read(tmp_path / "j.jsonl")) == 8
+    evaluated = cli("evaluate", "--input", str(out), "--metric", "exact_match", "--out", str(tmp_path / "e.jsonl"))
+    assert evaluated.returncode == 0, evaluated.stderr
+    gated = cli("gate", "--input", str(out), "--model", "fake:score=1", "--out", str(tmp_path / "g.jsonl"))
+    assert gated.returncode == 0, gated.stderr
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path):
+    import fcntl
+    import os
+    import pty
+    import struct
+    import sys
+    import termios
+
+    data = questions(tmp_path / "v.jsonl", 30)
+    with JudgeServer(responder=system_responder, latency=0.06) as server:
+        args = [sys.executable, "-m", "respeval", "run", "--input", str(data), "--template", "{question}",
+                "--system", "a=openai:good", "--base-url", server.url, "--concurrency", "1"]  # fmt: skip
+        piped = subprocess.run([*args, "--out", str(tmp_path / "p.jsonl")], capture_output=True, text=True, timeout=120)
+        assert piped.returncode == 0 and piped.stderr == ""  # not a terminal: no progress bar
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a terminal 120 wide
+        proc = subprocess.Popen([*args, "--out", str(tmp_path / "t.jsonl")], stdout=subprocess.DEVNULL,
+                                stderr=follower)  # fmt: skip
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        proc.wait(60)
+        os.close(leader)
+    assert proc.returncode == 0
+    text = seen.decode("utf-8", "replace")
+    assert "rows" in text and "rows/s" in text and "$0.0000" in text

@@ -385,9 +385,8 @@ def _progress(args: argparse.Namespace, total_hint: str) -> Iterator[Any]:
         def update(done: int, total: int, spent: float) -> None:
             if bar.total != total:
                 bar.total = total
-            bar.n = done
-            bar.set_postfix_str(f"${spent:.4f}", refresh=False)
-            bar.update(0)
+            bar.set_postfix_str(f"${spent:.4f} spent", refresh=False)
+            bar.update(done - bar.n)
 
         yield update
     finally:
