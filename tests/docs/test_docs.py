@@ -3,8 +3,8 @@ console sample in README.md and docs/ runs as written (and prints what the page 
 shows output), and every ```python block runs, page by page in one namespace, from a scratch copy
 of the project's docs.  A block preceded by ``<!-- not run: REASON -->`` is skipped with that
 reason (Ray and Spark sketches, a public endpoint); the test lists them so none hides.
-docs/judging.md and docs/custom_metrics.md have their own tests (tests/judge/test_judging_docs.py,
-tests/evaluate/test_custom_metrics_docs.py), which run their samples in the set-up they need."""
+docs/judging.md, docs/custom_metrics.md and docs/viewer.md have their own tests (tests/judge/test_judging_docs.py,
+tests/evaluate/test_custom_metrics_docs.py, tests/view/test_viewer_docs.py), which run their samples in the set-up they need."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 from _helpers.paths import ROOT
 from respeval.cli import main
 
-OWN_TESTS = {"judging.md", "custom_metrics.md"}
+OWN_TESTS = {"judging.md", "custom_metrics.md", "viewer.md"}
 PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name not in OWN_TESTS)]
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.+?)\s*-->")
 # what changes from run to run in a command's output: its timing

@@ -86,7 +86,7 @@ class UnknownMetricError(RespevalError, ValueError):
     """A metric name the registry does not know."""
 
 
-class UnknownOptionError(ValueError, TypeError):
+class UnknownOptionError(RespevalError, ValueError, TypeError):
     """An option a metric does not take (the message names the ones it does); a TypeError
     too, as the unexpected keyword it stands for."""
 
