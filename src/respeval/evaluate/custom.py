@@ -18,12 +18,8 @@ limit and no network.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
 import math
-import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from respeval._sandbox import call, stdout_to_stderr
+from respeval._targets import load_target
 from respeval.evaluate.isolation import (
     DEFAULT_MEMORY_MB,
     DEFAULT_TIMEOUT,
@@ -351,28 +348,7 @@ class CustomMetric:
 
 def load_function(target: str) -> Callable[..., Any]:
     """``module:function`` (or ``path/to/file.py:function``) -> the function."""
-    module_name, sep, attr = target.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"{target!r}: expected module:function (or file.py:function)")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        if module_name.endswith(".py"):
-            spec = importlib.util.spec_from_file_location(os.path.basename(module_name)[:-3], module_name)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot load {module_name}")
-            module: Any = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(module_name)
-    except (ImportError, OSError) as exc:
-        raise ValueError(f"{target!r}: cannot import {module_name}: {exc}") from exc
-    obj: Any = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"{target!r}: {module_name} has no attribute {attr}") from None
-    if not callable(obj):
-        raise ValueError(f"{target!r}: {attr} is not callable")
-    return obj
+    fn: Callable[..., Any] = load_target(
+        target, repr(target), expected="module:function (or file.py:function)", files=True
+    )
+    return fn

@@ -17,12 +17,9 @@ function's code fingerprint is its identity, or ``@VERSION``).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import json
 import math
-import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, Union, runtime_checkable
@@ -31,6 +28,7 @@ import httpx
 import numpy as np
 
 from respeval._sync import run_sync
+from respeval._targets import load_target
 from respeval.fingerprint import CodeFingerprint, code_fingerprint, process_token, split_version
 from respeval.judge.cache import JudgeCache, KeyMaker
 from respeval.judge.errors import FatalError, JudgeError, TransientError
@@ -208,23 +206,7 @@ class CallableEmbeddings:
 
 
 def _load_function(spec: str, target: str) -> Any:
-    module_name, sep, attr = target.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"embedding model {spec!r}: expected python:module:function")
-    if os.getcwd() not in sys.path and "" not in sys.path:  # like `python -m`
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"embedding model {spec!r}: cannot import {module_name}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"embedding model {spec!r}: {module_name} has no attribute {attr}") from None
-    if not callable(obj):
-        raise ValueError(f"embedding model {spec!r}: {module_name}:{attr} is not callable")
-    return obj
+    return load_target(target, f"embedding model {spec!r}", expected="python:module:function")
 
 
 def load_embedder(

@@ -16,14 +16,12 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
-import sys
 from typing import Any
 
 import httpx
 
+from respeval._targets import load_target
 from respeval.fingerprint import split_version
 from respeval.judge.models.anthropic import AnthropicModel
 from respeval.judge.models.base import JudgeModel
@@ -98,23 +96,8 @@ def _python_model(spec: str, target: str) -> CallableModel:
         target, version = split_version(target)
     except ValueError:
         raise ValueError(f"model {spec!r}: expected python:module:function or python:module:function@VERSION") from None
-    module_name, sep, attr = target.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"model {spec!r}: expected python:module:function")
-    # Like `python -m`, find modules in the working directory, also from the console script.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"model {spec!r}: cannot import {module_name}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"model {spec!r}: {module_name} has no attribute {attr}") from None
-    if not callable(obj):
-        raise ValueError(f"model {spec!r}: {module_name}:{attr} is not callable")
+    obj = load_target(target, f"model {spec!r}", expected="python:module:function")
+    module_name, _, attr = target.rpartition(":")
     return CallableModel(obj, name=f"{module_name}:{attr}", version=version or "")
 
 

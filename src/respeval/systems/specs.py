@@ -20,14 +20,12 @@ transports, retries, batch APIs and secret handling.
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from respeval._targets import load_target
 from respeval.fingerprint import split_version
 from respeval.judge.models.base import JudgeModel, ToolSpec
 from respeval.systems.base import System
@@ -47,21 +45,7 @@ def parse_system_option(value: str) -> tuple[str, str]:
 
 
 def _import(spec: str, target: str, what: str) -> Any:
-    module_name, sep, attr = target.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"system {spec!r}: expected {what}")
-    if os.getcwd() not in sys.path and "" not in sys.path:  # like `python -m`: the working directory's modules
-        sys.path.insert(0, os.getcwd())
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"system {spec!r}: cannot import {module_name}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ValueError(f"system {spec!r}: {module_name} has no attribute {attr}") from None
-    return obj
+    return load_target(target, f"system {spec!r}", expected=what, callable_only=False)
 
 
 def _model(
