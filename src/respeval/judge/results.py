@@ -361,3 +361,45 @@ class BatchSettled:
     def attach_batch(self, report: Any) -> None:
         self.batch = report
         self.spend.settle_batch(report)
+
+
+@dataclass
+class MultiStepRow:
+    """One record's result of a multi-step metric (RAG, trajectory quality, semantic
+    similarity): its score (None when unscored, with the reason), a one-line explanation, and
+    the per-claim / per-chunk / per-statement / per-citation details."""
+
+    row: int
+    id: Any
+    status: str
+    score: float | None = None
+    passed: bool | None = None
+    explanation: str | None = None
+    details: list[dict[str, Any]] = field(default_factory=list)
+    unscored_reason: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.status == SCORED
+
+    @property
+    def verdict(self) -> dict[str, Any] | None:
+        if not self.scored:
+            return None
+        return {"score": self.score, "pass": self.passed, "reasoning": self.explanation, "details": self.details}
+
+    def digest_entry(self) -> tuple[int, Any, Any, float | None] | None:
+        """What a report's score distribution and worst rows take of this row."""
+        return (self.row, self.score, self.explanation, None) if self.scored else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "row": self.row,
+            "score": self.score,
+            "pass": self.passed,
+            "explanation": self.explanation,
+            "details": self.details,
+            "status": self.status,
+            "unscored_reason": self.unscored_reason,
+        }

@@ -23,7 +23,7 @@ from respeval._sync import run_sync
 from respeval.judge.cache import JudgeCache
 from respeval.judge.embeddings import Embedder, EmbeddingOptions, EmbedStats, aembed, cosine, load_embedder
 from respeval.judge.errors import JudgeError
-from respeval.judge.results import SCORED, UNSCORED, BatchSettled, Spend
+from respeval.judge.results import SCORED, UNSCORED, BatchSettled, MultiStepRow, Spend
 from respeval.stats import DEFAULT_SEED, Interval, bootstrap_means, exact_sum, percentile_interval
 
 __all__ = ["SemanticSimilarity", "SimilarityResult", "SimilarityRow", "asemantic_similarity", "semantic_similarity"]
@@ -133,21 +133,8 @@ def semantic_similarity(
 
 
 @dataclass
-class SimilarityRow:
+class SimilarityRow(MultiStepRow):
     """One record's cosine (``respeval evaluate``'s multi-step protocol)."""
-
-    row: int
-    id: Any
-    status: str
-    score: float | None = None
-    passed: bool | None = None
-    explanation: str | None = None
-    details: list[dict[str, Any]] = field(default_factory=list)
-    unscored_reason: str | None = None
-
-    @property
-    def scored(self) -> bool:
-        return self.status == SCORED
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "row": self.row, "score": self.score, "status": self.status,
