@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from _helpers import kill
-from respeval.cli import main
+from _helpers.cli import run_cli
 
 N = 90  # rows
 CHUNK = "10"
@@ -60,16 +60,6 @@ def score_args(pred: Path, ref: Path, out: Path, on_error: str = "skip", *extra:
         "--quiet",
         *extra,
     ]
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def stable(summary: dict) -> dict:

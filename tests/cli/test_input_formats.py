@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import respeval
+from _helpers.cli import run_cli as run
 from _helpers.paths import shared_data
-from respeval.cli import main
 
 # the official evaluate-v2.0 / v1.1 scripts on ../shared/data/squad (its README)
 OFFICIAL = {
@@ -18,16 +18,6 @@ OFFICIAL = {
     ("v1", "predictions-v1.1/bert.json"): (86.20624408703878, 92.19557978351129),
 }
 GOLD = {"v1": "dev-1.1-gold.jsonl", "v2": "dev-v2.0-gold.jsonl"}
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def library(version: str, pred_file: str) -> tuple[float, float]:

@@ -11,19 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from respeval.cli import main
+from _helpers.cli import run_cli as run
 from respeval.io import read_jsonl
 from respeval.io.errors import InputError
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def rows(path: Path, bad_line: str) -> Path:

@@ -9,20 +9,10 @@ import json
 
 import pytest
 
-from respeval.cli import main
+from _helpers.cli import run_cli as run
 from respeval.judge.methods.predefined import PREDEFINED_INFO
 from respeval.metrics import REGISTRY
 from respeval.metrics.registry import MetricOptions, UnknownOptionError
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_metrics_lists_the_judge_metrics_and_the_options(capsys):

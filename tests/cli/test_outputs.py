@@ -13,17 +13,7 @@ from pathlib import Path
 import pytest
 
 from _helpers import kill
-from respeval.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+from _helpers.cli import run_cli as run
 
 
 def items(path: Path, n: int = 6) -> Path:

@@ -12,17 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from respeval.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
+from _helpers.cli import run_cli as run
 
 
 def items(path: Path, n: int = 4, *, bad: bool = False) -> Path:
