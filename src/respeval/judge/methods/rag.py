@@ -1251,15 +1251,3 @@ METRIC_CLASSES: dict[str, type[RagMetric]] = {
     "answer_relevance": AnswerRelevance,
     "citation_check": CitationCheck,
 }
-
-
-def rag_metric(name: str, **options: Any) -> RagMetric:
-    """A RAG metric by name (:data:`RAG_METRICS`), with its options."""
-    try:
-        cls = METRIC_CLASSES[name]
-    except KeyError:
-        raise ValueError(f"unknown RAG metric {name!r}; one of {', '.join(RAG_METRICS)}") from None
-    try:
-        return cls(**options)
-    except TypeError as exc:
-        raise ValueError(f"RAG metric {name!r}: {exc}") from None
