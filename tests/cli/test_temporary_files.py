@@ -211,3 +211,21 @@ def test_the_guard_checks_every_file_a_command_reads(tmp_path, capsys, which):
     code, _, err = run(capsys, *argv)
     assert code == 1 and option in err and ("is the same file as" in err or "are the same file" in err), err
     assert template.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_write_columns_goes_through_a_new_temporary_and_never_a_planted_link(tmp_path, suffix):
+    """The one atomic table writer (io.writers.write_columns: efficiency --out, dataset
+    generate --out) leaves a link planted at OUT.tmp alone, and no temporary behind."""
+    from respeval.io.readers import read_columns
+    from respeval.io.writers import write_columns
+
+    out = tmp_path / f"cases{suffix}"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    os.symlink(victim, f"{out}.tmp")
+    assert write_columns(out, {"id": ["a", "b"], "score": [1.0, 0.5]}) == 2
+    assert victim.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, victim.name, f"{out.name}.tmp"])
+    chunk = next(iter(read_columns(out, ["id"])))
+    assert list(chunk.columns["id"]) == ["a", "b"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from respeval.cli.common import Exit, add_bootstrap_arguments, field_mapping
@@ -57,21 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write(columns: dict, out: str) -> None:
-    from respeval.io.files import commit, create_temporary
-    from respeval.io.writers import ResultWriter
+    from respeval.io.writers import write_columns
 
-    # a new file under a unique name beside OUT (never a fixed name a link could be planted at)
-    tmp, handle = create_temporary(out, "wb")
-    handle.close()
-    fmt = os.path.splitext(out)[1].lower().lstrip(".")
-    fmt = {"ndjson": "jsonl", "pq": "parquet"}.get(fmt, fmt)
-    try:
-        with ResultWriter(tmp, fmt) as writer:
-            writer.write(columns)
-        commit(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_columns(out, columns)  # the format from the one extension map
 
 
 def run(args: argparse.Namespace) -> int:

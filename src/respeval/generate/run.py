@@ -297,13 +297,6 @@ def _write_dataset(path: str, rows: Sequence[Mapping[str, Any]]) -> None:
         columns["variant"] = [r.get("variant") for r in rows]
     if "seed_index" in columns:
         columns["seed_index"] = [r.get("seed_index") for r in rows]
-    from respeval.io.writers import ResultWriter
+    from respeval.io.writers import write_columns
 
-    tmp = f"{path}.tmp"
-    writer = ResultWriter(tmp, fmt)
-    try:
-        if columns:
-            writer.write(columns)
-    finally:
-        writer.close()
-    os.replace(tmp, path)
+    write_columns(path, columns, fmt)

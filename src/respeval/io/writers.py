@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from respeval.io.files import OutputError, replace_with_new
+from respeval.io.files import OutputError, atomic_output, replace_with_new
 from respeval.io.formats import WRITE_FORMATS, resolve_format
 from respeval.io.readers import PathLike
 
@@ -305,3 +305,21 @@ class ResultWriter:
         close_writer(self._parquet, failed=True)
         with contextlib.suppress(OSError):
             self._fh.close()
+
+
+def write_columns(path: PathLike, columns: Mapping[str, Any], fmt: str | None = None) -> int:
+    """One table (a mapping of column name to values, or nothing) written to ``path`` in its
+    format, atomically: through a new temporary file beside it (:func:`atomic_output`: never a
+    fixed name, never through a link) renamed into place when complete.  The rows written."""
+    path = os.fspath(path)
+    fmt = resolve_format(path, fmt, WRITE_FORMATS)
+    binary = fmt == "parquet"
+    with (
+        atomic_output(
+            path, "wb" if binary else "w", encoding=None if binary else "utf-8", newline=None if binary else ""
+        ) as fh,
+        ResultWriter(path, fmt, stream=fh) as writer,
+    ):
+        if columns:
+            writer.write(columns)
+    return writer.rows_written
