@@ -7,7 +7,10 @@ is a real ``SIGKILL`` (no cleanup, no ``finally``), delivered by the child to it
 * at the ``n``-th call of a function (``"os.replace"``, ``"shutil.rmtree"``,
   ``"respeval.bulk.chunks.score_chunk"``, ...): deterministic moments, e.g. between writing
   a file and renaming it, or in the middle of a cleanup;
-* after ``seconds`` (a timer thread): a moment nobody chose, inside C code as often as not.
+* after ``seconds`` (a timer thread): a moment nobody chose, inside C code as often as not;
+* when ``kill_when()`` (polled by the parent) turns true, e.g. once a server has seen ``k``
+  more requests: a moment nobody chose that is still sure to fall inside the run, however
+  fast or slow the machine.
 
 ``slow=("target", seconds)`` makes every call of a function sleep first (to keep a run going
 while another is started).  ``count_calls`` reports how often each target is called by a
@@ -26,7 +29,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +134,7 @@ def run(
     kill_at: tuple[str, int] | None = None,
     kill_after: float | None = None,
     slow: tuple[str, float] | None = None,
+    kill_when: Callable[[], bool] | None = None,
     timeout: float = 120,
     wait: bool = True,
 ) -> Any:
@@ -143,6 +147,13 @@ def run(
     proc.start()
     if not wait:
         return proc, out
+    if kill_when is not None:
+        deadline = time.monotonic() + timeout
+        while proc.is_alive() and time.monotonic() < deadline:
+            if kill_when():
+                os.kill(proc.pid, signal.SIGKILL)  # type: ignore[arg-type]
+                break
+            time.sleep(0.002)
     proc.join(timeout)
     if proc.is_alive():
         proc.kill()

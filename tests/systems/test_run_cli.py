@@ -172,7 +172,12 @@ def _kill_and_resume(tmp_path: Path, n: int, plan: FaultPlan, latency: float, se
         out = tmp_path / "responses.jsonl"
         killed = 0
         for _ in range(kills + 20):
-            how = {"kill_after": rng.uniform(0.2, 1.2)} if killed < kills else {}
+            how = {}
+            if killed < kills:
+                # killed once the server has seen a random number of this run's requests: a
+                # moment inside the run on any machine (a timer from the start raced the run)
+                seen, more = len(server.records), rng.randint(3, n // 2)
+                how = {"kill_when": lambda seen=seen, more=more: len(server.records) >= seen + more}
             code, output = kill.run(
                 [*args, "--base-url", base, "--out", str(out), "--resume"], cwd=tmp_path, timeout=600, **how
             )
