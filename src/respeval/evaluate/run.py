@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._spend import Spend
 from respeval._version import __version__
 from respeval.bulk.parts import RunFingerprint, check_manifest, parts_folder, write_manifest
 from respeval.errors import RespevalError
@@ -84,34 +85,6 @@ class Columns:
 
     def judge_fields(self) -> dict[str, str]:
         return {"response": self.response, "reference": self.reference, "baseline_model_response": self.baseline}
-
-
-@dataclass
-class Spend:
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    reasks: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-
-    def add(self, other: Any) -> None:
-        for name in ("calls", "cache_hits", "retries", "reasks", "tokens_in", "tokens_out", "cost", "seconds"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "reasks": self.reasks,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "cost_usd": self.cost,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 @dataclass

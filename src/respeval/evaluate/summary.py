@@ -218,7 +218,9 @@ def build_summaries(
     }
     if model:
         meta["judge"] = model
-        meta.update({f"judge {k}": v for k, v in judge_spend.items()})
+        for key in ("calls", "cache_hits", "retries", "reasks", "tokens_in", "tokens_out", "cost_usd"):
+            meta[f"judge {key}"] = judge_spend[key]
+        meta["judge seconds"] = round(judge_spend["seconds"], 3)
     summary = new_summary(title or "respeval evaluate", meta)
     summary["signatures"] = plan.signatures(stats_parts)
     summary["summary_metrics"] = flat

@@ -49,16 +49,21 @@ from respeval.judge.limits import (
 from respeval.judge.methods.base import JudgeMethod
 from respeval.judge.models.base import Completion, JudgeModel, JudgeRequest, estimate_tokens, input_token_bound
 from respeval.judge.parsing import ParseFailure
-from respeval.judge.results import SCORED, UNSCORED, RowResult, RunSummary, Spend
+from respeval.judge.results import (
+    SCORED,
+    STOP_BUDGET,
+    STOP_CACHE,
+    STOP_DEFERRED,
+    STOP_ERROR,
+    STOP_INTERRUPTED,
+    UNSCORED,
+    RowResult,
+    RunSummary,
+    Spend,
+)
 from respeval.redact import redact
 
 __all__ = ["STOP_CACHE", "STOP_DEFERRED", "EngineOptions", "JudgeEngine", "RunResult", "budget_left"]
-
-STOP_BUDGET = "budget"
-STOP_ERROR = "error"
-STOP_INTERRUPTED = "interrupted"
-STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
-STOP_CACHE = "cache"  # the cache file cannot be read or written (a damaged page): fix it, then rerun
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from respeval._spend import Spend
 from respeval.redact import redact, redact_data
 from respeval.stats.exact import float_numerator, to_float
 from respeval.stats.intervals import wilson_interval
@@ -17,6 +18,15 @@ __all__ = ["JudgeReport", "RowResult", "RunSummary", "Spend", "wilson_interval"]
 
 SCORED = "scored"
 UNSCORED = "unscored"
+
+# Why a run stopped before its last row (``RunSummary.stop_kind``): one set for the live engine
+# and batch mode.
+STOP_BUDGET = "budget"
+STOP_ERROR = "error"
+STOP_INTERRUPTED = "interrupted"
+STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
+STOP_CACHE = "cache"  # the cache file cannot be read or written (a damaged page): fix it, then rerun
+STOP_WAITING = "waiting"  # batch mode: submitted batches not finished yet
 
 
 @dataclass
@@ -258,67 +268,6 @@ class RunSummary:
             )
         lines.append(f"signature   {self.signature}")
         return "\n".join(lines)
-
-
-_SUMMED = ("calls", "retries", "reasks", "cache_hits", "tokens_in", "tokens_out", "cost", "seconds")
-
-
-@dataclass
-class Spend:
-    """What several engine runs spent together."""
-
-    calls: int = 0
-    retries: int = 0
-    reasks: int = 0
-    cache_hits: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cost: float = 0.0
-    seconds: float = 0.0
-    errors: Counter[str] = field(default_factory=Counter)
-
-    def add(self, spent: RunSummary | Spend) -> None:
-        """Add what a run (its summary) or another Spend spent."""
-        for name in _SUMMED:
-            setattr(self, name, getattr(self, name) + getattr(spent, name))
-        self.errors.update(spent.errors)
-
-    merge = add
-
-    @classmethod
-    def of(cls, summary: RunSummary) -> Spend:
-        """What one run spent."""
-        spend = cls()
-        spend.add(summary)
-        return spend
-
-    def settle_batch(self, report: Any) -> None:
-        """Tokens and cost become everything a batch-mode run spent (a
-        :class:`~respeval.judge.batch.BatchReport`: the batches at batch prices, plus
-        interactive retries), since its rows were answered from the cache the batches filled."""
-        self.tokens_in = report.tokens_in + report.live_tokens_in
-        self.tokens_out = report.tokens_out + report.live_tokens_out
-        self.cost = report.total_cost
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "retries": self.retries,
-            "reasks": self.reasks,
-            "cache_hits": self.cache_hits,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "cost_usd": self.cost,
-            "seconds": self.seconds,
-            "errors": dict(self.errors),
-        }
-
-    def format(self) -> str:
-        return (
-            f"calls       {self.calls} ({self.retries} retries, {self.reasks} re-asks), "
-            f"{self.cache_hits} answers from the cache\n"
-            f"tokens      {self.tokens_in:,} in, {self.tokens_out:,} out; cost ${self.cost:.4f}"
-        )
 
 
 class JudgeReport(Protocol):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from respeval.gate import ACCEPT, REJECT, run_gate
+from respeval.judge.results import Spend
 from respeval.monitor.config import MonitorConfig, References
 from respeval.monitor.drift import (
     EMPTY,
@@ -43,7 +44,7 @@ from respeval.traces.build import trace_case
 from respeval.traces.case import iso_time
 from respeval.traces.spill import Trace, add_decoded
 
-__all__ = ["GATE_METRIC", "Judge", "Spend", "WindowScorer", "load_references"]
+__all__ = ["GATE_METRIC", "Judge", "WindowScorer", "load_references"]
 
 
 GATE_METRIC = "pass_rate"
@@ -60,18 +61,6 @@ class Judge:
     cache: Any = None
     options: Any = None
     threshold: float = 0.5
-
-
-@dataclass
-class Spend:
-    calls: int = 0
-    cache_hits: int = 0
-    cost: float = 0.0
-
-    def add(self, calls: int, cache_hits: int, cost: float) -> None:
-        self.calls += calls
-        self.cache_hits += cache_hits
-        self.cost += cost
 
 
 def _key(value: Any) -> Any:
@@ -335,7 +324,7 @@ class WindowScorer:
                 rec["reason"] = g.reason
         summary = report.judge_summary
         if summary is not None:
-            self.spend.add(summary.calls, summary.cache_hits, summary.cost)
+            self.spend.add(summary)
         counts = report.to_json()["decisions"]
         gate_json = {
             "rows": report.total,
@@ -382,7 +371,7 @@ class WindowScorer:
                 id_column="id",
             )
             if judge is not None:
-                self.spend.add(result.spend.calls, result.spend.cache_hits, result.spend.cost)
+                self.spend.add(result.spend)
             names = [n for m in group for n in m.names]
             table = result.table
             ids = table.column("id").to_pylist()

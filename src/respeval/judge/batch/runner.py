@@ -45,12 +45,11 @@ from respeval.judge.limits import Budget, Price, backoff_delay, jitter_unit
 from respeval.judge.models.base import JudgeRequest, input_token_bound
 from respeval.judge.models.batching import BatchClient, RemoteBatch
 from respeval.judge.prices import ModelPrice
+from respeval.judge.results import STOP_BUDGET, STOP_WAITING
 
 __all__ = ["BatchOptions", "BatchReport", "BatchRunner"]
 
 T = TypeVar("T")
-STOP_BUDGET = "budget"
-STOP_WAITING = "waiting"
 
 
 @dataclass(frozen=True)
