@@ -22,12 +22,12 @@ from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.sacrebleu_scores import BLEUScoreParts
 from respeval.stats import sacrebleu as bootstrap_mt
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
 TOKENIZERS = ("13a", "intl", "zh", "char", "none")
 SMOOTHING = ("exp", "floor", "add-k", "none")
-BLEUScoreParts = sacrebleu_scores.BLEUResult
 
 
 def references_per_row(references: Any, n_rows: int | None = None) -> list[list[str]]:

@@ -21,8 +21,8 @@ __all__ = [
     "BETA",
     "CHAR_ORDER",
     "WORD_ORDER",
-    "BLEUResult",
-    "TERResult",
+    "BLEUScoreParts",
+    "TERScoreParts",
     "brevity_penalty",
     "chrf_score",
     "compute_bleu",
@@ -44,7 +44,7 @@ LOG_ZERO = -9999999999
 
 
 @dataclass
-class BLEUResult:
+class BLEUScoreParts:
     """A BLEU score and the numbers it was computed from.
 
     Attributes
@@ -110,7 +110,7 @@ def compute_bleu(
     smooth_value: float | None = None,
     effective_order: bool = False,
     max_order: int = MAX_ORDER,
-) -> BLEUResult:
+) -> BLEUScoreParts:
     """BLEU from (summed) sufficient statistics, exactly as sacreBLEU's ``compute_bleu``.
 
     Parameters
@@ -132,7 +132,7 @@ def compute_bleu(
 
     Returns
     -------
-    BLEUResult
+    BLEUScoreParts
         The score and its components.
     """
     if smooth_method not in SMOOTH_DEFAULTS:
@@ -151,7 +151,7 @@ def compute_bleu(
 
     # No match at any order: 0 whatever the smoothing (sacreBLEU #141). Counts unsmoothed.
     if not any(correct):
-        return BLEUResult(0.0, correct, total, precisions, bp, sys_len, ref_len)
+        return BLEUScoreParts(0.0, correct, total, precisions, bp, sys_len, ref_len)
 
     zero_match_factor = 1.0  # exp smoothing: doubles at every zero-match order
     eff_order = max_order
@@ -178,7 +178,7 @@ def compute_bleu(
 
     log_sum = sum([my_log(p) for p in precisions[:eff_order]])
     score = bp * math.exp(log_sum / eff_order)
-    return BLEUResult(score, correct, total, precisions, bp, sys_len, ref_len)
+    return BLEUScoreParts(score, correct, total, precisions, bp, sys_len, ref_len)
 
 
 # --- chrF ------------------------------------------------------------------------------------
@@ -254,7 +254,7 @@ def chrf_score(
 
 
 @dataclass
-class TERResult:
+class TERScoreParts:
     """A TER score with its statistics.
 
     Attributes
@@ -272,7 +272,7 @@ class TERResult:
     ref_length: Number
 
 
-def compute_ter(stats: Sequence[Number]) -> TERResult:
+def compute_ter(stats: Sequence[Number]) -> TERScoreParts:
     """TER from (summed) ``[edits, reference length]``.
 
     With a total reference length of 0 the score is 100 if there are edits, else 0.
@@ -284,4 +284,4 @@ def compute_ter(stats: Sequence[Number]) -> TERResult:
         rate = 1.0  # empty references, non-empty hypotheses
     else:
         rate = 0.0  # nothing on either side
-    return TERResult(100 * rate, int(total_edits), ref_length)
+    return TERScoreParts(100 * rate, int(total_edits), ref_length)
