@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from _helpers.implementations import IMPLS
+from respeval import agents
 from respeval.agents.adk import Criterion, evaluate_case, load_eval_config
 from respeval.agents.analysis import compare, pass_at_k, pass_hat_k, summarize_runs
 from respeval.agents.arguments import ArgumentMatcher, Rules, align, casefold, numeric, unordered
@@ -199,6 +200,9 @@ def test_pass_at_k_and_comparison():
         and s.pass_at[2] == pytest.approx(2 / 3)
         and s.pass_hat[2] == pytest.approx(1 / 3)
     )
+    assert isinstance(s, agents.PassAtKSummary)
+    with pytest.warns(DeprecationWarning, match="PassAtKSummary"):
+        assert agents.RunSummary is agents.PassAtKSummary  # the old name, kept one release
     with pytest.raises(ValueError, match="same number of runs"):
         summarize_runs({"a": [True], "b": [True, False]})
     c = compare({"x": 0, "y": 0, "z": 1, "w": 0}, {"x": 1, "y": 1, "z": 1, "w": 1}, seed=1)

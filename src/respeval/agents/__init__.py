@@ -16,7 +16,7 @@ from respeval.agents.adk import (
     response_match_scores,
     tool_trajectory_scores,
 )
-from respeval.agents.analysis import Comparison, RunSummary, compare, pass_at_k, pass_hat_k, summarize_runs
+from respeval.agents.analysis import Comparison, PassAtKSummary, compare, pass_at_k, pass_hat_k, summarize_runs
 from respeval.agents.arguments import Alignment, ArgumentMatcher, ArgumentScore, Rules, align
 from respeval.agents.evaluation import AgentReport, evaluate_agent, read_actual
 from respeval.agents.loaders import (
@@ -47,7 +47,7 @@ __all__ = [
     "Invocation",
     "MetricOutcome",
     "Rules",
-    "RunSummary",
+    "PassAtKSummary",
     "Session",
     "agent_section",
     "align",
@@ -67,3 +67,15 @@ __all__ = [
     "tool_trajectory_scores",
     "trajectory_section",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the pass@k summary was called RunSummary, one name with the judge's and bulk's run summaries
+    if name == "RunSummary":
+        import warnings
+
+        warnings.warn(
+            "respeval.agents.RunSummary is now respeval.agents.PassAtKSummary", DeprecationWarning, stacklevel=2
+        )
+        return PassAtKSummary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Comparison", "RunSummary", "compare", "pass_at_k", "pass_hat_k", "summarize_runs"]
+__all__ = ["Comparison", "PassAtKSummary", "compare", "pass_at_k", "pass_hat_k", "summarize_runs"]
 
 
 def _check(n: int, c: int, k: int) -> None:
@@ -42,8 +42,9 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 
 @dataclass(frozen=True)
-class RunSummary:
-    """Per k: the mean over cases of pass@k and pass^k, and the mean per-run pass rate."""
+class PassAtKSummary:
+    """Repeated runs of the same cases: per k, the mean over cases of pass@k and pass^k, and
+    the mean per-run pass rate."""
 
     cases: int
     runs: int
@@ -61,7 +62,7 @@ class RunSummary:
         }
 
 
-def summarize_runs(outcomes: Mapping[str, Sequence[bool]], ks: Sequence[int] | None = None) -> RunSummary:
+def summarize_runs(outcomes: Mapping[str, Sequence[bool]], ks: Sequence[int] | None = None) -> PassAtKSummary:
     """``outcomes``: case id -> pass/fail of each of its runs (every case the same number of
     runs).  ``ks`` defaults to 1..runs."""
     if not outcomes:
@@ -77,7 +78,7 @@ def summarize_runs(outcomes: Mapping[str, Sequence[bool]], ks: Sequence[int] | N
     passes = [sum(bool(x) for x in runs) for runs in outcomes.values()]
     at = {k: math.fsum(pass_at_k(n, c, k) for c in passes) / len(passes) for k in ks}
     hat = {k: math.fsum(pass_hat_k(n, c, k) for c in passes) / len(passes) for k in ks}
-    return RunSummary(len(passes), n, math.fsum(passes) / (n * len(passes)), at, hat)
+    return PassAtKSummary(len(passes), n, math.fsum(passes) / (n * len(passes)), at, hat)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from respeval.agents.adk import (
     case_status,
     evaluate_case,
 )
-from respeval.agents.analysis import RunSummary, summarize_runs
+from respeval.agents.analysis import PassAtKSummary, summarize_runs
 from respeval.agents.loaders import AgentDataError, EvalSet, Invocation, load_eval_set, load_session
 
 __all__ = ["AgentReport", "evaluate_agent", "read_actual"]
@@ -168,7 +168,7 @@ class AgentReport:
         ok = sum(c.status == PASSED for c in self.runs[run])
         return ok, len(self.runs[run]) - ok
 
-    def run_summary(self) -> RunSummary | None:
+    def run_summary(self) -> PassAtKSummary | None:
         if len(self.runs) < 2:
             return None
         outcomes: dict[str, list[bool]] = {}
