@@ -281,6 +281,7 @@ class _Core:
         self.records: list[Record] = []
         self.seen: Counter[str] = Counter()
         self.connections = 0
+        self.open_connections = 0  # handlers still running (an exchange in flight, or a kept-alive socket)
         self.lock = threading.Lock()
 
     def stats(self, with_records: bool = False) -> dict[str, Any]:
@@ -303,13 +304,17 @@ class _Core:
         return out
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
+        with self.lock:
+            self.connections += 1
+            self.open_connections += 1
         try:
             await self._serve_connection(reader, writer)
         except asyncio.CancelledError:
             pass  # shutting down: end quietly (a cancelled handler task is logged as an error)
         finally:
             writer.close()
+            with self.lock:
+                self.open_connections -= 1
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -595,6 +600,14 @@ class JudgeServer:
 
     def stats(self) -> dict[str, Any]:
         return self.core.stats()
+
+    def wait_idle(self, timeout: float = 30) -> None:
+        """Until every connection has ended (a killed client's exchanges in flight finished)."""
+        deadline = time.monotonic() + timeout
+        while self.core.open_connections:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.core.open_connections} connection(s) still open after {timeout}s")
+            time.sleep(0.005)
 
     def start(self) -> JudgeServer:
         self._thread = threading.Thread(target=self._serve, name="judge-server", daemon=True)

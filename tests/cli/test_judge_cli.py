@@ -413,7 +413,7 @@ def test_kill_9_then_rerun_sends_no_answered_request_again(tmp_path):
         _wait_for_lines(partial, 60, proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
-        time.sleep(0.1)  # let the server finish the exchanges in flight
+        server.wait_idle()  # the exchanges in flight at the kill have finished
         killed_at = len(server.records)
         answered_first = {item_of(r) for r in server.records if r.status == 200}
         assert not out.exists()

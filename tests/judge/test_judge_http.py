@@ -239,12 +239,10 @@ def first_time(fault: str):
 def test_every_fault_is_survived(fault, transport):
     plan = FaultPlan(slow_seconds=1.5, retry_after=0.05)
     with JudgeServer(plan, script=first_time(fault)) as server:
-        started = time.perf_counter()
         # only the slow answers must time out: a short timeout for every fault made the test
         # flaky on a loaded machine (an ordinary answer late by 0.2 s is one attempt more)
         timeout = 0.2 if fault == "slow" else 10.0
         result = judge.run(items(3), server_model(server, transport), concurrency=3, timeout=timeout, **FAST)
-        elapsed = time.perf_counter() - started
         stats = server.stats()
     assert [r.status for r in result.rows] == ["scored"] * 3
     assert all(r.attempts == 2 for r in result.rows)
@@ -253,8 +251,8 @@ def test_every_fault_is_survived(fault, transport):
         assert all(r.reasked for r in result.rows) and result.summary.retries == 0
     else:
         assert result.summary.retries == 3 and not any(r.reasked for r in result.rows)
-    if fault == "slow":
-        assert elapsed < 1.4  # the 0.2 s timeout cut the 1.5 s answers short
+    if fault == "slow":  # the 0.2 s timeout cut the 1.5 s answers short: three timeouts, then retries
+        assert result.summary.errors == {"timeout": 3}
     # tokens: exactly the usage of the answers the engine accepted
     assert result.summary.tokens_in == stats["delivered_prompt_tokens"] > 0
     assert result.summary.tokens_out == stats["delivered_completion_tokens"] > 0

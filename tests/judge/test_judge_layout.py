@@ -58,8 +58,14 @@ EXPECTED = {
 
 def test_public_names_are_pinned():
     assert set(judge.__all__) == EXPECTED
-    for name in judge.__all__:
-        assert getattr(judge, name) is not None
+    missing = [name for name in judge.__all__ if name not in vars(judge)]
+    assert missing == [], "in __all__ but not defined"
+    foreign = [
+        name
+        for name in judge.__all__
+        if not getattr(vars(judge)[name], "__module__", "respeval").startswith("respeval")
+    ]
+    assert foreign == [], "exported, but not respeval's own"
 
 
 def test_sub_packages_export_their_rooms():
