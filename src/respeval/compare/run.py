@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import math
 from collections.abc import Sequence
@@ -11,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._sync import run_sync
 from respeval.compare.computed import MetricRows, case_keys, compute_metric
 from respeval.compare.inputs import Cases, Source, load_cases
 from respeval.compare.judged import JudgeRun, SequentialPlan, arun_judge
@@ -213,12 +212,7 @@ def compare(data: Source | None = None, **kwargs: Any) -> Comparison:
     Safe to call inside a running event loop (it then runs on a helper thread); in async
     code prefer ``await respeval.compare.acompare(...)``.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(acompare(data, **kwargs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="respeval-compare") as pool:
-        return pool.submit(asyncio.run, acompare(data, **kwargs)).result()
+    return run_sync(acompare(data, **kwargs), thread_name="respeval-compare")
 
 
 # help() and inspect.signature show acompare's keyword arguments (compare passes them on as they are)
