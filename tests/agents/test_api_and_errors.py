@@ -109,7 +109,7 @@ def test_option_errors():
         trajectory([[A]], [[A]], ["trajectory_single_tool_use"])
     with pytest.raises(TypeError, match="unknown option"):
         trajectory([[A]], [[A]], tool="a")
-    with pytest.raises(ValueError, match="2 rows but reference has 1"):
+    with pytest.raises(ValueError, match="2 rows but references has 1"):
         trajectory([[A], [A]], [[A]])
     with pytest.raises(TypeError, match="not a single str"):
         trajectory("[]", [[A]])

@@ -260,7 +260,7 @@ def test_exact_match_takes_the_best_reference():
 def test_squad_names_a_bad_argument():
     with pytest.raises(TypeError, match="predictions is None"):
         squad(None, [["a"]])
-    with pytest.raises(TypeError, match="gold_answers is a single str"):
+    with pytest.raises(TypeError, match="references is a single str"):
         squad(["a b"], "a b")
     with pytest.raises(TypeError, match="predictions is a single str"):
         squad("a b", [["a b"]])

@@ -3,8 +3,11 @@ lower layer reads the version from ``_version`` so ``import respeval`` stays lig
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+
+import pytest
 
 import respeval
 
@@ -101,6 +104,64 @@ def test_every_function_at_the_front_door_shows_its_real_parameters():
         assert inspect.Parameter.VAR_POSITIONAL not in kinds, name
         # trajectory's **options are the metrics' options, run's **overrides the engine's fields
         assert kinds.count(inspect.Parameter.VAR_KEYWORD) == 0 or name in ("trajectory", "run"), name
+
+
+# the metric functions at the front door: predictions and references first (issue 29.8)
+METRICS_AT_THE_DOOR = ("rouge", "bleu", "chrf", "ter", "exact_match", "squad", "trajectory", "response_match_score")
+
+
+def test_the_metric_functions_take_predictions_and_references_first():
+    import inspect
+
+    import respeval
+
+    firsts = {name: list(inspect.signature(getattr(respeval, name)).parameters)[:2] for name in METRICS_AT_THE_DOOR}
+    assert {name: first for name, first in firsts.items() if first != ["predictions", "references"]} == {}
+    import respeval.metrics.tool_correctness as tc
+
+    assert list(inspect.signature(tc.deepeval_tool_correctness).parameters)[:2] == ["predictions", "references"]
+
+
+CALLS = [[{"tool_name": "a", "tool_input": {}}]]
+OLD_NAMES = {  # function: (old name, new name, the arguments by their new names)
+    "bleu": ("hypotheses", "predictions", {"predictions": ["the cat sat"], "references": ["the cat sat on"]}),
+    "squad": ("gold_answers", "references", {"predictions": ["Paris"], "references": [["Paris"]]}),
+    "trajectory": ("reference", "references", {"predictions": CALLS, "references": CALLS}),
+    "chrf": ("hypotheses", "predictions", {"predictions": ["the cat sat"], "references": ["the cat sat on"]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OLD_NAMES))
+def test_an_old_argument_name_works_and_warns_once(name):
+    import warnings
+
+    import respeval
+    from respeval import _renamed
+
+    _renamed._warned.clear()
+    fn = getattr(respeval, name)
+    old, new, kwargs = OLD_NAMES[name]
+    renamed = {(old if k == new else k): v for k, v in kwargs.items()}
+    want = fn(**kwargs).to_dict()
+    with pytest.warns(DeprecationWarning, match=re.escape(f"{name}({old}=...) is now {name}({new}=...)")):
+        assert fn(**renamed).to_dict() == want
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fn(**renamed).to_dict() == want  # once per process: no second warning
+    with pytest.raises(TypeError, match=f"got both {old}= and its new name {new}="):
+        fn(**kwargs, **{old: kwargs[new]})
+
+
+def test_an_old_on_error_value_works_and_warns():
+    import respeval
+    from respeval import _renamed
+
+    _renamed._warned.clear()
+    calls = CALLS
+    with pytest.warns(DeprecationWarning, match=re.escape("trajectory(on_error='raise') is now on_error='fail'")):
+        respeval.trajectory(calls, calls, on_error="raise")
+    with pytest.raises(ValueError, match="on_error must be 'fail' or 'record'"):
+        respeval.trajectory(calls, calls, on_error="skip-it")
 
 
 def test_every_error_respeval_raises_on_purpose_has_one_root():

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._renamed import renamed_value
 from respeval.agents.loaders import AgentDataError, EvalCase, Invocation, read_json
 from respeval.metrics.trajectory import TrajectoryFamily, normalize_match_type, rouge1_f
 
@@ -231,7 +232,7 @@ def evaluate_case(
     expected: EvalCase,
     criteria: Sequence[Criterion] = DEFAULT_CRITERIA,
     *,
-    on_error: str = "raise",
+    on_error: str = "fail",
     implementation: str | None = None,
     run: int = 0,
 ) -> CaseOutcome:
@@ -240,6 +241,7 @@ def evaluate_case(
     ``on_error="record"``: a case whose invocations cannot be scored (count mismatch,
     malformed calls) gets NOT_EVALUATED metrics with the reason, instead of raising.
     """
+    on_error = renamed_value("evaluate_case", "on_error", on_error, {"raise": "fail"})
     outcomes = []
     for crit in criteria:
         if expected.invocations is None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval._renamed import renamed_value
 from respeval.agents.adk import (
     DEFAULT_CRITERIA,
     NOT_EVALUATED,
@@ -78,7 +79,7 @@ def _read_one(
                 raise
             return {case_id: str(exc)}
         return {case_id: session.invocations}
-    actual = load_eval_set(path, on_error="record" if record else "raise")
+    actual = load_eval_set(path, on_error="record" if record else "fail")
     out: dict[str, list[Invocation] | str] = {}
     for c in actual.cases:
         if c.error is not None:
@@ -337,7 +338,7 @@ def evaluate_agent(
     actual: Sequence[str | os.PathLike[str] | Mapping[str, Sequence[Invocation]]],
     criteria: Sequence[Criterion] = DEFAULT_CRITERIA,
     *,
-    on_error: str = "raise",
+    on_error: str = "fail",
     implementation: str | None = None,
     diagnostics: bool = True,
 ) -> AgentReport:
@@ -345,8 +346,9 @@ def evaluate_agent(
     ``expected`` eval set (a loaded EvalSet or a path)."""
     from respeval.metrics.trajectory import trajectory
 
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    on_error = renamed_value("evaluate_agent", "on_error", on_error, {"raise": "fail"})
+    if on_error not in ("fail", "record"):
+        raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     expected_set = expected if isinstance(expected, EvalSet) else load_eval_set(expected, on_error=on_error)
     if not actual:
         raise ValueError("no actual conversations given (one --actual per run)")

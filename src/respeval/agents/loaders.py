@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval._renamed import renamed_value
 from respeval.errors import RespevalError
 from respeval.io.readers import lone_surrogate
 
@@ -524,7 +525,7 @@ def load_eval_set(
     *,
     initial_session: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     eval_set_id: str | None = None,
-    on_error: str = "raise",
+    on_error: str = "fail",
 ) -> EvalSet:
     """An ADK eval file in any of its three shapes (see the module docstring).
 
@@ -538,8 +539,9 @@ def load_eval_set(
     (kind ``"unreadable"``), instead of failing the whole file.  A file that is not an ADK
     eval file at all still raises.
     """
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    on_error = renamed_value("load_eval_set", "on_error", on_error, {"raise": "fail"})
+    if on_error not in ("fail", "record"):
+        raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     record = on_error == "record"
     where = _Where(str(path))
     data = read_json(path)

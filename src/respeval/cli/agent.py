@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         [*inputs, ("--initial-session", args.initial_session)],
         [("--out", args.out), ("--summary-out", args.summary_out), ("--report", args.report)],
     )
-    expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=args.on_error)
+    expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=_on_error(args))
     config = args.config or find_eval_config(expected_path)
     criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
     if args.match_type or args.ignore_args or args.threshold is not None:
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
             threshold=args.threshold if args.threshold is not None else traj[0].threshold,
         )
         criteria = [changed] + [c for c in criteria if c.metric != "tool_trajectory_avg_score"]
-    report = evaluate_agent(expected, actual_paths, criteria, on_error=args.on_error)
+    report = evaluate_agent(expected, actual_paths, criteria, on_error=_on_error(args))
     judge_stop = _judge(args, judge_config, report, config) if judge_config is not None else None
     if args.out:
         write_text_atomic(args.out, json.dumps(report.to_dict(), indent=2, default=str) + "\n")
@@ -237,3 +237,8 @@ def _judge(args: argparse.Namespace, judge: JudgeConfig, report: object, config:
         if cache is not None:
             cache.close()
     return judged.stop_reason
+
+
+def _on_error(args: argparse.Namespace) -> str:
+    # the library's word for "stop at the first bad row" is "fail" (`raise` is the CLI's older spelling)
+    return "fail" if args.on_error == "raise" else args.on_error

@@ -18,6 +18,7 @@ import numpy as np
 from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
+from respeval._renamed import renamed_arguments
 from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -237,8 +238,9 @@ class BleuResult(MetricResult):
         )
 
 
+@renamed_arguments(hypotheses="predictions")
 def bleu(
-    hypotheses: Any,
+    predictions: Any,
     references: Any,
     *,
     tokenize: str = "13a",
@@ -254,7 +256,7 @@ def bleu(
 
     Parameters
     ----------
-    hypotheses : sequence of str
+    predictions : sequence of str
     references : per row a str or a list of str (``None`` items skipped: a variable
         number of references per row)
     tokenize : ``13a`` (default; native), ``intl``, ``zh``, ``char``, ``none`` (sacreBLEU's)
@@ -266,9 +268,9 @@ def bleu(
         raise ValueError(f"unknown BLEU tokenizer {tokenize!r}; choose one of {', '.join(TOKENIZERS)}")
     if smooth not in SMOOTHING:
         raise ValueError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
-    hyps = text_list(hypotheses, "hypotheses")
+    hyps = text_list(predictions, "predictions")
     refs = references_per_row(references)
-    same_length(hyps, refs, "hypotheses", "references")
+    same_length(hyps, refs, "predictions", "references")
     family = BleuFamily(
         tokenize=tokenize,
         lowercase=lowercase,

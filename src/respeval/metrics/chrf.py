@@ -19,6 +19,7 @@ import numpy as np
 from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
+from respeval._renamed import renamed_arguments
 from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -216,8 +217,9 @@ class ChrfResult(MetricResult):
         return bootstrap_mt.bootstrap_ci(self.stats.tolist(), self.metric.corpus_score, n, seed)
 
 
+@renamed_arguments(hypotheses="predictions")
 def chrf(
-    hypotheses: Any,
+    predictions: Any,
     references: Any,
     *,
     char_order: int = 6,
@@ -244,9 +246,9 @@ def chrf(
         threads=threads,
         implementation=implementation,
     )
-    hyps = text_list(hypotheses, "hypotheses")
+    hyps = text_list(predictions, "predictions")
     refs = references_per_row(references)
-    same_length(hyps, refs, "hypotheses", "references")
+    same_length(hyps, refs, "predictions", "references")
     stats = family.metric.row_statistics(family.metric.prepare(refs), hyps)
     counts = {len(r) for r in refs}
     nrefs = counts.pop() if len(counts) == 1 else "var"

@@ -19,6 +19,7 @@ import numpy as np
 from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import reference_lists, same_length, text_list
+from respeval._renamed import renamed_arguments
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.tokenizers.squad import normalize_answer, normalize_unicode
@@ -140,12 +141,11 @@ def _sequence(values: Any, name: str, what: str) -> list:
         raise TypeError(f"{name} is {type(values).__name__}, expected {what}") from None
 
 
-def squad(
-    predictions: Any, gold_answers: Any, *, version: str = "v1", implementation: str | None = None
-) -> SquadResult:
+@renamed_arguments(gold_answers="references")
+def squad(predictions: Any, references: Any, *, version: str = "v1", implementation: str | None = None) -> SquadResult:
     """SQuAD EM and F1 per row (max over that row's gold answers) and for the corpus.
 
-    ``predictions``: one answer (str) per question.  ``gold_answers``: per question a list of
+    ``predictions``: one answer (str) per question.  ``references``: per question a list of
     gold answers, or one str meaning a single gold answer.  A single str in place of either
     sequence raises (it would otherwise be read character by character).
 
@@ -157,7 +157,7 @@ def squad(
     """
     family = SquadFamily(version=version, implementation=implementation)
     raw = _sequence(predictions, "predictions", "a sequence of answers (one str per question)")
-    golds = _sequence(gold_answers, "gold_answers", "a sequence with a list of gold answers per question")
+    golds = _sequence(references, "references", "a sequence with a list of gold answers per question")
     em, f1 = family.rows(raw, golds)
     return SquadResult(family, em, f1, implementation=_backend.name(implementation))
 

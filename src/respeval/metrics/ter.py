@@ -14,6 +14,7 @@ import numpy as np
 
 from respeval import _backend
 from respeval._inputs import same_length, text_list
+from respeval._renamed import renamed_arguments
 from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
@@ -96,8 +97,9 @@ def row_statistics(
     return stats
 
 
+@renamed_arguments(hypotheses="predictions")
 def ter(
-    hypotheses: Any,
+    predictions: Any,
     references: Any,
     *,
     normalized: bool = False,
@@ -108,9 +110,9 @@ def ter(
     implementation: str | None = None,
 ) -> TerResult:
     """TER per row and for the corpus (``100 * sum(edits) / sum(average reference length)``)."""
-    hyps = text_list(hypotheses, "hypotheses")
+    hyps = text_list(predictions, "predictions")
     refs = references_per_row(references)
-    same_length(hyps, refs, "hypotheses", "references")
+    same_length(hyps, refs, "predictions", "references")
     family = TerFamily(
         normalized=normalized,
         no_punct=no_punct,

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._renamed import renamed_arguments, renamed_value
 from respeval._tool_calls import canonical_args, read_trajectory
 from respeval.metrics.base import ChunkScores, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
@@ -221,8 +222,9 @@ class ToolCorrectnessResult(MetricResult):
     """Per-row ``deepeval_tool_correctness``."""
 
 
+@renamed_arguments(predicted="predictions", reference="references")
 def deepeval_tool_correctness(
-    predicted: Any, reference: Any, *, on_error: str = "raise", **options: Any
+    predictions: Any, references: Any, *, on_error: str = "fail", **options: Any
 ) -> ToolCorrectnessResult:
     """deepeval's ``ToolCorrectnessMetric`` score of each predicted trajectory (the tools
     called) against its reference (the expected tools); see the module docstring.
@@ -232,16 +234,17 @@ def deepeval_tool_correctness(
     ``name_key`` / ``args_key`` for other call layouts.  A row that cannot be read raises
     ``RowValueError`` (``on_error="record"`` keeps it unscored in ``result.errors``).
     """
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    on_error = renamed_value("deepeval_tool_correctness", "on_error", on_error, {"raise": "fail"})
+    if on_error not in ("fail", "record"):
+        raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     check_options(METRIC, options, OPTIONS)
     family = ToolCorrectnessFamily(**options)
-    preds = python_rows(predicted, "predicted")
-    refs = python_rows(reference, "reference")
+    preds = python_rows(predictions, "predictions")
+    refs = python_rows(references, "references")
     if len(preds) != len(refs):
-        raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
+        raise ValueError(f"predictions has {len(preds)} rows but references has {len(refs)}")
     scores = family.score(family.prepare(refs), preds)
-    if on_error == "raise" and scores.errors:
+    if on_error == "fail" and scores.errors:
         row = min(scores.errors)
         raise RowValueError(row, scores.errors[row])
     return ToolCorrectnessResult(family, scores, implementation="python")

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from respeval import _backend
+from respeval._renamed import renamed_arguments, renamed_value
 from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.stats.intervals import wilson, wilson_interval
@@ -702,19 +703,20 @@ class TrajectoryResult(MetricResult):
         return [int(i) for i in order[:k] if not np.isnan(col[i])]
 
 
+@renamed_arguments(predicted="predictions", reference="references")
 def trajectory(
-    predicted: Any,
-    reference: Any,
+    predictions: Any,
+    references: Any,
     metrics: Sequence[str] | str = DEFAULT_METRICS,
     *,
     implementation: str | None = None,
     threads: int | None = None,
-    on_error: str = "raise",
+    on_error: str = "fail",
     **options: Any,
 ) -> TrajectoryResult:
     """Trajectory metrics of each predicted trajectory against its reference.
 
-    ``predicted``, ``reference``: one trajectory per row, each a list of calls
+    ``predictions``, ``references``: one trajectory per row, each a list of calls
     ``{"tool_name": str, "tool_input": {...}}`` (or JSON text of such a list, or an Arrow
     list/string column).  ``metrics``: names from the module docstring (default: the five
     Vertex match metrics and ``trajectory_f1``).  Options: ``tool_name`` (for
@@ -729,20 +731,21 @@ def trajectory(
     """
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+    on_error = renamed_value("trajectory", "on_error", on_error, {"raise": "fail"})
+    if on_error not in ("fail", "record"):
+        raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     check_options("trajectory", options, OPTIONS)
     family = TrajectoryFamily(metrics, threads=threads, implementation=implementation, **options)
-    preds = _column(predicted, "predicted")
-    refs = _column(reference, "reference")
+    preds = _column(predictions, "predictions")
+    refs = _column(references, "references")
     if len(preds) != len(refs):
-        raise ValueError(f"predicted has {len(preds)} rows but reference has {len(refs)}")
+        raise ValueError(f"predictions has {len(preds)} rows but references has {len(refs)}")
     kernels = _kernels(implementation)
     table = kernels.CallTable()
     ref = _intern(table, refs, family, "reference_trajectory")
     pred = _intern(table, preds, family, "predicted_trajectory")
     scored = family._score(kernels, table, pred, ref)
-    if on_error == "raise" and scored.chunk.errors and family.empty != "nan":
+    if on_error == "fail" and scored.chunk.errors and family.empty != "nan":
         row = min(scored.chunk.errors)
         raise RowValueError(row, scored.chunk.errors[row])
     return TrajectoryResult(family, scored, table, implementation=_backend.name(implementation))
@@ -831,7 +834,8 @@ class ResponseMatchResult(MetricResult):
     """Per-row ``response_match_score`` (ROUGE-1 F, ADK tokenization)."""
 
 
-def response_match_score(responses: Any, references: Any, *, variant: str = "adk") -> ResponseMatchResult:
+@renamed_arguments(responses="predictions")
+def response_match_score(predictions: Any, references: Any, *, variant: str = "adk") -> ResponseMatchResult:
     """ADK's ``response_match_score`` of each response against its reference (both str).
 
     Both texts empty (or either without tokens) score 0.0, as in ADK.
@@ -839,10 +843,10 @@ def response_match_score(responses: Any, references: Any, *, variant: str = "adk
     from respeval._inputs import text_list
 
     family = ResponseMatchFamily(variant=variant)
-    preds = text_list(responses, "responses")
+    preds = text_list(predictions, "predictions")
     refs = text_list(references, "references")
     if len(preds) != len(refs):
-        raise ValueError(f"responses has {len(preds)} rows but references has {len(refs)}")
+        raise ValueError(f"predictions has {len(preds)} rows but references has {len(refs)}")
     return ResponseMatchResult(family, family.score(family.prepare(refs), preds), implementation="python")
 
 
