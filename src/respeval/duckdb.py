@@ -1,4 +1,4 @@
-"""respeval's metrics as SQL functions in DuckDB (implementation: ``respeval/adapters/duckdb.py``).
+"""respeval's metrics as SQL functions in DuckDB (implementation: ``respeval/_adapters/duckdb.py``).
 
 ::
 
@@ -9,6 +9,6 @@
 Needs ``pip install 'respeval[duckdb]'``.
 """
 
-from respeval.adapters.duckdb import FUNCTIONS, MACROS, bleu_stat_names, chrf_stat_names, register
+from respeval._adapters.duckdb import FUNCTIONS, MACROS, bleu_stat_names, chrf_stat_names, register
 
 __all__ = ["FUNCTIONS", "MACROS", "bleu_stat_names", "chrf_stat_names", "register"]

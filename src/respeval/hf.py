@@ -1,4 +1,4 @@
-"""HF ``evaluate`` metrics computed by respeval (implementation: ``respeval/adapters/hf/``).
+"""HF ``evaluate`` metrics computed by respeval (implementation: ``respeval/_adapters/hf/``).
 
 ::
 
@@ -11,6 +11,6 @@
 Metrics: rouge, sacrebleu, chrf, ter, squad, squad_v2.
 """
 
-from respeval.adapters.hf import NAMES, chrf, path, rouge, sacrebleu, squad, squad_v2, ter
+from respeval._adapters.hf import NAMES, chrf, path, rouge, sacrebleu, squad, squad_v2, ter
 
 __all__ = ["NAMES", "chrf", "path", "rouge", "sacrebleu", "squad", "squad_v2", "ter"]

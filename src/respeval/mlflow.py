@@ -1,4 +1,4 @@
-"""respeval in MLflow (implementation: ``respeval/adapters/mlflow.py``).
+"""respeval in MLflow (implementation: ``respeval/_adapters/mlflow.py``).
 
 ::
 
@@ -12,6 +12,6 @@
 Needs ``pip install 'respeval[mlflow]'``.
 """
 
-from respeval.adapters.mlflow import ARTIFACT_DIR, log_run, metric, metric_key, score_rows, scorer, summary_contents
+from respeval._adapters.mlflow import ARTIFACT_DIR, log_run, metric, metric_key, score_rows, scorer, summary_contents
 
 __all__ = ["ARTIFACT_DIR", "log_run", "metric", "metric_key", "score_rows", "scorer", "summary_contents"]

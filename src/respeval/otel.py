@@ -1,5 +1,5 @@
 """OpenTelemetry ``gen_ai.evaluation.result`` events for judged rows
-(implementation: ``respeval/adapters/otel.py``).
+(implementation: ``respeval/_adapters/otel.py``).
 
 ::
 
@@ -11,7 +11,7 @@
 Needs ``pip install 'respeval[otel]'``.
 """
 
-from respeval.adapters.otel import (
+from respeval._adapters.otel import (
     ERROR_TYPE,
     EVENT_NAME,
     EXPLANATION,

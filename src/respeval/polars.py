@@ -1,4 +1,4 @@
-"""respeval's metrics as polars expressions (implementation: ``respeval/adapters/polars.py``).
+"""respeval's metrics as polars expressions (implementation: ``respeval/_adapters/polars.py``).
 
 ::
 
@@ -9,6 +9,6 @@
 Needs ``pip install 'respeval[polars]'``.
 """
 
-from respeval.adapters.polars import RespevalExprNamespace
+from respeval._adapters.polars import RespevalExprNamespace
 
 __all__ = ["RespevalExprNamespace"]

@@ -1,5 +1,5 @@
 """Test assertions on metric thresholds and judge verdicts (the pytest plugin's public face;
-implementation: ``respeval/adapters/pytest_plugin.py``, enabled by the ``pytest11`` entry point).
+implementation: ``respeval/_adapters/pytest_plugin.py``, enabled by the ``pytest11`` entry point).
 
 ::
 
@@ -15,6 +15,6 @@ Run with ``--respeval-judge MODEL`` (or override the ``respeval_judge_model`` fi
 ``--respeval-cache PATH`` and, in CI, ``--respeval-replay-only``.
 """
 
-from respeval.adapters.pytest_plugin import assert_judged, assert_metric
+from respeval._adapters.pytest_plugin import assert_judged, assert_metric
 
 __all__ = ["assert_judged", "assert_metric"]

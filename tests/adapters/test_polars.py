@@ -12,7 +12,7 @@ from _helpers.paths import shared_data
 
 pl = pytest.importorskip("polars", reason="polars is not installed: pip install 'respeval[polars]'")
 
-import respeval.adapters.polars as adapter  # noqa: E402  (after the skip: the adapter needs polars)
+import respeval._adapters.polars as adapter  # noqa: E402  (after the skip: the adapter needs polars)
 import respeval.polars  # noqa: E402,F401  (registers the namespace)
 
 NAMES = ["C-3MA.4959", "FBK.4870", "KIT.4950"]

@@ -54,7 +54,7 @@ def test_plugin_is_registered_through_the_entry_point(pytester):
     from importlib.metadata import entry_points
 
     names = {ep.name: ep.value for ep in entry_points(group="pytest11")}
-    assert names.get("respeval") == "respeval.adapters.pytest_plugin"
+    assert names.get("respeval") == "respeval._adapters.pytest_plugin"
 
 
 def test_metric_thresholds_pass_fail_summary_and_junit_properties(pytester):

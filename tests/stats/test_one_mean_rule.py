@@ -89,7 +89,7 @@ def test_a_report_system_table_mean_is_exactly_rounded():
 
 
 def test_the_scoring_adapter_mean_is_exactly_rounded():
-    from respeval.adapters.scoring import score_rows
+    from respeval._adapters.scoring import score_rows
 
     rng = random.Random(0)
     words = "the cat sat on a mat dog ran far away".split()

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from respeval.adapters import require
+from respeval._adapters import require
 from respeval.metrics.bleu import bleu
 from respeval.metrics.chrf import chrf
 from respeval.metrics.match import exact_match, squad

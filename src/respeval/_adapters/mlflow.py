@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from respeval.adapters import require
-from respeval.adapters.scoring import build_family, score_rows
+from respeval._adapters import require
+from respeval._adapters.scoring import build_family, score_rows
 from respeval.metrics import MetricResult
 
 ARTIFACT_DIR = "respeval"

@@ -7,8 +7,8 @@ hence the absolute imports.
 """
 
 import evaluate
-from respeval.adapters.hf import hub
-from respeval.adapters.hf import sacrebleu as implementation
+from respeval._adapters.hf import hub
+from respeval._adapters.hf import sacrebleu as implementation
 
 
 class Sacrebleu(evaluate.Metric):

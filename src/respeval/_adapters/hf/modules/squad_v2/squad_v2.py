@@ -9,8 +9,8 @@ hence the absolute imports.
 import datasets
 
 import evaluate
-from respeval.adapters.hf import hub
-from respeval.adapters.hf import squad_v2 as implementation
+from respeval._adapters.hf import hub
+from respeval._adapters.hf import squad_v2 as implementation
 
 
 class SquadV2(evaluate.Metric):

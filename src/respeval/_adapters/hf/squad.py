@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from respeval.adapters.hf.inputs import as_list
+from respeval._adapters.hf.inputs import as_list
 from respeval.metrics.match import squad
 
 CITATION = (

@@ -7,8 +7,8 @@ hence the absolute imports.
 """
 
 import evaluate
-from respeval.adapters.hf import hub
-from respeval.adapters.hf import ter as implementation
+from respeval._adapters.hf import hub
+from respeval._adapters.hf import ter as implementation
 
 
 class Ter(evaluate.Metric):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from respeval.adapters.hf.inputs import as_list
+from respeval._adapters.hf.inputs import as_list
 from respeval.compat.rouge_score.scoring import BootstrapAggregator
 from respeval.metrics.rouge import Score, rouge
 

@@ -7,8 +7,8 @@ hence the absolute imports.
 """
 
 import evaluate
-from respeval.adapters.hf import chrf as implementation
-from respeval.adapters.hf import hub
+from respeval._adapters.hf import chrf as implementation
+from respeval._adapters.hf import hub
 
 
 class ChrF(evaluate.Metric):

@@ -5,7 +5,7 @@ imports it from there), but its ``MetricInfo`` is built here from the implementa
 (``respeval.hf.<name>``): description, citation and ``compute()`` docs, and the features.
 Imports ``evaluate`` and ``datasets``, so only the module files import it.
 
-The module files import this module (``from respeval.adapters.hf import hub``), never a class
+The module files import this module (``from respeval._adapters.hf import hub``), never a class
 from it: ``evaluate`` takes the first ``Metric`` subclass in the module file's namespace as
 the metric.
 """

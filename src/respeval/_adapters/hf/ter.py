@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from respeval.adapters.hf.inputs import as_list, same_count_references
+from respeval._adapters.hf.inputs import as_list, same_count_references
 from respeval.metrics.ter import ter
 
 CITATION = "Snover, Dorr, Schwartz, Micciulla, Makhoul. 2006. A Study of Translation Edit Rate with Targeted Human Annotation. AMTA 2006, 223-231."

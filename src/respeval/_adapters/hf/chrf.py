@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from respeval.adapters.hf.inputs import as_list, same_count_references
+from respeval._adapters.hf.inputs import as_list, same_count_references
 from respeval.metrics.chrf import chrf
 
 CITATION = "Popovic, Maja. 2015. chrF: character n-gram F-score for automatic MT evaluation. WMT 2015, 392-395. Popovic, Maja. 2017. chrF++: words helping character n-grams. WMT 2017, 612-618."

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from respeval.adapters.hf.inputs import as_list
-from respeval.adapters.hf.squad import answer_texts, prediction_field, reference_ids
+from respeval._adapters.hf.inputs import as_list
+from respeval._adapters.hf.squad import answer_texts, prediction_field, reference_ids
 from respeval.metrics.match import squad
 
 CITATION = "Rajpurkar, Jia, Liang. 2018. Know What You Don't Know: Unanswerable Questions for SQuAD. ACL 2018."

@@ -135,7 +135,7 @@ def assert_metric(
         raise ValueError("assert_metric needs a bound: at_least=..., at_most=... or both")
     if of not in ("corpus", "mean", "each"):
         raise ValueError(f"of must be 'corpus', 'mean' or 'each', not {of!r}")
-    from respeval.adapters.scoring import score_rows  # the plugin loads in every pytest run: import on use
+    from respeval._adapters.scoring import score_rows  # the plugin loads in every pytest run: import on use
 
     if isinstance(predictions, str):
         predictions, references = [predictions], [references]

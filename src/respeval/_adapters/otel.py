@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from respeval.adapters import require
+from respeval._adapters import require
 
 EVENT_NAME = "gen_ai.evaluation.result"
 NAME = "gen_ai.evaluation.name"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from respeval.adapters.hf.inputs import as_list, same_count_references
+from respeval._adapters.hf.inputs import as_list, same_count_references
 from respeval.metrics.bleu import TOKENIZERS, bleu
 
 CITATION = "Post, Matt. 2018. A Call for Clarity in Reporting BLEU Scores. WMT 2018, 186-191."

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from respeval.adapters.hf import chrf, rouge, sacrebleu, squad, squad_v2, ter
+from respeval._adapters.hf import chrf, rouge, sacrebleu, squad, squad_v2, ter
 
 NAMES = ("rouge", "sacrebleu", "chrf", "ter", "squad", "squad_v2")
 MODULES = Path(__file__).resolve().parent / "modules"
