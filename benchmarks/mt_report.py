@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT / "tests"))
-from _helpers.corpora import load_wmt17  # noqa: E402
+from _helpers.corpora import load_wmt17, read_jsonl  # noqa: E402
 
 
 def interleaved(theirs, ours, rounds: int) -> tuple[list[float], list[float]]:
@@ -142,7 +142,7 @@ def main() -> None:
         60,
         1 if args.quick else 3,
     )
-    golds = [json.loads(x) for x in (DATA / "squad" / "dev-v2.0-gold.jsonl").open(encoding="utf-8")]
+    golds = read_jsonl(DATA / "squad" / "dev-v2.0-gold.jsonl")
     preds = json.loads((DATA / "squad" / "predictions-v2.0" / "bert.json").read_text(encoding="utf-8"))
     pl = [preds.get(g["id"]) for g in golds]
     gl = [g["answers"] for g in golds]

@@ -14,9 +14,14 @@ def realsumm_text(tagged: str) -> str:
     return "\n".join(s.strip() for s in _T_TAG.findall(tagged))
 
 
+def read_jsonl(path: str | Path) -> list:
+    """Every record of a JSONL file (the file closed after: no ResourceWarning)."""
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def load_realsumm(data: Path) -> list[dict]:
-    path = data / "realsumm" / "realsumm_cnndm_100docs_25systems.jsonl"
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    rows = read_jsonl(data / "realsumm" / "realsumm_cnndm_100docs_25systems.jsonl")
     for row in rows:
         row["prediction"] = realsumm_text(row["system_summary"])
         row["reference"] = realsumm_text(row["ref_summ"])

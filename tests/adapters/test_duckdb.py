@@ -14,6 +14,7 @@ duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed: pip inst
 pa = pytest.importorskip("pyarrow")
 
 import respeval.duckdb  # noqa: E402  (after the skip: the adapter needs duckdb)
+from _helpers.corpora import read_jsonl  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_sentence_functions_equal_respeval_columns(con_wmt):
 
 
 def test_squad_functions_equal_respeval_on_squad_dev():
-    golds = [json.loads(line) for line in shared_data("squad", "dev-1.1-gold.jsonl").open(encoding="utf-8")]
+    golds = read_jsonl(shared_data("squad", "dev-1.1-gold.jsonl"))
     predictions = json.loads(shared_data("squad", "predictions-v1.1", "bert.json").read_text(encoding="utf-8"))
     table = pa.table(
         {

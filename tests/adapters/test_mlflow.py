@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,7 +52,7 @@ def test_log_run_of_a_metric_result_logs_corpus_values_signature_and_rows(store,
     assert run.data.params == {"signature": result.signature}
     rows = pq.read_table(_artifact(store, run_id, "respeval/rows.parquet", tmp_path))
     assert rows.equals(result.to_arrow())
-    summary = json.loads(open(_artifact(store, run_id, "respeval/summary.json", tmp_path)).read())
+    summary = json.loads(Path(_artifact(store, run_id, "respeval/summary.json", tmp_path)).read_text(encoding="utf-8"))
     assert summary["rows"] == N and summary["corpus"] == {"bleu": result.score}
 
 

@@ -14,6 +14,7 @@ pl = pytest.importorskip("polars", reason="polars is not installed: pip install 
 
 import respeval._adapters.polars as adapter  # noqa: E402  (after the skip: the adapter needs polars)
 import respeval.polars  # noqa: E402,F401  (registers the namespace)
+from _helpers.corpora import read_jsonl  # noqa: E402
 
 NAMES = ["C-3MA.4959", "FBK.4870", "KIT.4950"]
 
@@ -89,7 +90,7 @@ def test_lazy_and_streaming_engines_give_the_same_numbers_without_a_call_per_row
 
 
 def test_multiple_references_and_squad_gold_lists():
-    golds = [json.loads(line) for line in shared_data("squad", "dev-1.1-gold.jsonl").open(encoding="utf-8")]
+    golds = read_jsonl(shared_data("squad", "dev-1.1-gold.jsonl"))
     predictions = json.loads(shared_data("squad", "predictions-v1.1", "bert.json").read_text(encoding="utf-8"))
     df = pl.DataFrame({"answers": [g["answers"] for g in golds], "pred": [predictions[g["id"]] for g in golds]})
     got = df.select(

@@ -604,7 +604,8 @@ def test_a_missing_field_error_lists_the_fields_the_record_has(tmp_path: Path) -
     service's ``predicted_trajectory`` for ``response``): the error shows what is there."""
     many = {f"f{i}": "x" for i in range(10)}
     path = write_jsonl(tmp_path / "rows.jsonl", ["{}", json.dumps(many)])
-    chunk = next(iter(read_columns(path, ["response"], on_error="record")))
+    with read_columns(path, ["response"], on_error="record") as reader:
+        chunk = next(iter(reader))
     shown = ", ".join(f"'f{i}'" for i in range(8))
     assert [(e.line, e.field, e.reason) for e in chunk.errors] == [
         (1, "response", "missing; the record is an empty object"),

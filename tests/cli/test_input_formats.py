@@ -10,6 +10,7 @@ import pytest
 
 import respeval
 from _helpers.cli import run_cli as run
+from _helpers.corpora import read_jsonl
 from _helpers.paths import shared_data
 
 # the official evaluate-v2.0 / v1.1 scripts on ../shared/data/squad (its README)
@@ -22,7 +23,7 @@ GOLD = {"v1": "dev-1.1-gold.jsonl", "v2": "dev-v2.0-gold.jsonl"}
 
 def library(version: str, pred_file: str) -> tuple[float, float]:
     folder = shared_data("squad")
-    golds = [json.loads(line) for line in (folder / GOLD[version]).open(encoding="utf-8")]
+    golds = read_jsonl(folder / GOLD[version])
     preds = json.loads((folder / pred_file).read_text(encoding="utf-8"))
     res = respeval.squad([preds.get(g["id"]) for g in golds], [g["answers"] for g in golds], version=version)
     return res.exact_match, res.f1
@@ -45,7 +46,7 @@ def test_squad_v2_from_the_cli_scores_the_unanswerable_questions(tmp_path, capsy
     """Stopped at the first unanswerable question ("expected a non-empty list"); with
     --on-error skip it dropped 5,945 rows and printed the answerable-only score."""
     folder = shared_data("squad")
-    golds = [json.loads(line) for line in (folder / GOLD["v2"]).open(encoding="utf-8")]
+    golds = read_jsonl(folder / GOLD["v2"])
     preds = json.loads((folder / "predictions-v2.0/bert.json").read_text(encoding="utf-8"))
     aligned = tmp_path / "bert.jsonl"
     aligned.write_text("".join(json.dumps({"id": g["id"], "response": preds[g["id"]]}) + "\n" for g in golds))

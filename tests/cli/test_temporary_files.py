@@ -227,5 +227,6 @@ def test_write_columns_goes_through_a_new_temporary_and_never_a_planted_link(tmp
     assert write_columns(out, {"id": ["a", "b"], "score": [1.0, 0.5]}) == 2
     assert victim.read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, victim.name, f"{out.name}.tmp"])
-    chunk = next(iter(read_columns(out, ["id"])))
+    with read_columns(out, ["id"]) as reader:
+        chunk = next(iter(reader))
     assert list(chunk.columns["id"]) == ["a", "b"]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from _helpers.corpora import read_jsonl
 from _helpers.paths import SHARED_DATA
 
 core = pytest.importorskip("respeval._core")
@@ -273,8 +274,8 @@ def _squad_texts() -> list[str]:
     for p in sorted(folder.glob("predictions-*/*.json")):
         texts += list(json.loads(p.read_text(encoding="utf-8")).values())
     for p in sorted(folder.glob("*-gold.jsonl")):
-        for line in p.open(encoding="utf-8"):
-            texts += json.loads(line)["answers"]
+        for gold in read_jsonl(p):
+            texts += gold["answers"]
     return list(dict.fromkeys(texts))  # golds repeat a lot; keep first-seen order
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers.corpora import load_wmt17
+from _helpers.corpora import load_wmt17, read_jsonl
 from _helpers.paths import FIXTURES, shared_data
 from respeval.compat import sacrebleu as compat
 from respeval.metrics.bleu import bleu
@@ -206,7 +206,7 @@ SQUAD_TABLE = [
 def test_squad_table(pred_file, version, em, f1, impl):
     folder = shared_data("squad")
     gold_file = "dev-1.1-gold.jsonl" if version == "v1" else "dev-v2.0-gold.jsonl"
-    golds = [json.loads(line) for line in (folder / gold_file).open(encoding="utf-8")]
+    golds = read_jsonl(folder / gold_file)
     preds = json.loads((folder / pred_file).read_text(encoding="utf-8"))
     res = squad(
         [preds.get(g["id"]) for g in golds], [g["answers"] for g in golds], version=version, implementation=impl

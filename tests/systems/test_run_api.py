@@ -9,6 +9,7 @@ import pytest
 
 import respeval
 from _helpers import systems as helpers
+from _helpers.corpora import read_jsonl
 from respeval.bulk.parts import ResumeRefused
 from respeval.io import InputError
 from respeval.judge import Budget, EngineOptions, FakeModel, Price
@@ -34,7 +35,7 @@ def echo_model(name):
 
 
 def read(path):
-    return [json.loads(line) for line in open(path, encoding="utf-8")]
+    return read_jsonl(path)
 
 
 def without_latency(rows):
@@ -188,7 +189,7 @@ def test_a_budget_stop_keeps_the_rows_and_resume_finishes_without_repeating_a_ca
                   options=EngineOptions(budget=Budget(max_calls=7), concurrency=2))  # fmt: skip
     assert not stopped.complete and stopped.stop_kind == "budget" and not out.exists()
     assert stopped.output == f"{out}.parts"
-    kept = [json.loads(line) for line in open(f"{out}.parts/system-0.jsonl")]
+    kept = read_jsonl(f"{out}.parts/system-0.jsonl")
     assert 0 < len(kept) <= 7
     resumed = run(data, {"s": model}, templates="Q: {question}", out=out, resume=True)
     assert resumed.complete and resumed.systems["s"].resumed == len(kept)

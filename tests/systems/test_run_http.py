@@ -12,6 +12,7 @@ import pytest
 
 import respeval
 from _helpers.batch_api import BatchAPI
+from _helpers.corpora import read_jsonl
 from _helpers.judge_server import FaultPlan, JudgeServer, system_responder
 from respeval.judge import EngineOptions
 from respeval.judge.batch import BatchOptions
@@ -48,7 +49,7 @@ def test_openai_wire_with_faults_every_row_answered_once(tmp_path):
         answered = Counter((r.body["model"], json.dumps(r.body["messages"])) for r in server.records if r.status == 200)
         faults = Counter(r.fault for r in server.records)
     assert result.complete, result.stop_reason
-    rows = [json.loads(line) for line in open(out)]
+    rows = read_jsonl(out)
     assert len(rows) == 2 * n and all(r["error"] is None for r in rows)
     assert {r["response"] for r in rows if r["system"] == "baseline"} == {"no idea"}
     assert [r["response"] for r in rows if r["system"] == "candidate"] == [str(i) for i in range(n)]
@@ -180,7 +181,7 @@ def test_batch_mode_answers_every_row_from_provider_batches(tmp_path, provider):
         interactive = len(server.records)
         again = run(questions(tmp_path, 12), [system], templates="Q: {question}", out=out, batch=batch)
     assert result.complete and interactive == 0 and len(api.submissions) == 1
-    rows = [json.loads(line) for line in open(out)]
+    rows = read_jsonl(out)
     assert [r["response"] for r in rows] == [str(i) for i in range(12)]
     assert all(r["cost_usd"] > 0 and r["latency_s"] is None for r in rows)  # at batch prices; no latency measured
     assert again.complete and len(api.submissions) == 1 and again.systems["s"].calls == 0

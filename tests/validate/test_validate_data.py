@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import respeval
+from _helpers.corpora import read_jsonl
 from _helpers.paths import SHARED_DATA
 from respeval import validate as val
 
@@ -138,7 +139,7 @@ def test_llmbar_accuracy_and_position_consistency(subset, judge, strategy):
 @pytest.fixture(scope="module")
 def realsumm_abstractive() -> list[dict]:
     path = _data("realsumm", "realsumm_cnndm_100docs_25systems.jsonl")
-    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    rows = read_jsonl(path)
     rows = [r for r in rows if r["kind"] == "abs"]
     assert len({r["system"] for r in rows}) == 14
     return rows
