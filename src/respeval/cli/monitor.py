@@ -58,6 +58,8 @@ examples:
   respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --once --report trend.html
   respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --sample-rate 0.05 --all-failures \\
       --references golden.jsonl --judge-budget 200 --model openai:gpt-4o-mini
+  # a backlog of traces: decoding partitioned over a Dask cluster (the same store as one process)
+  respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --drain --engine dask --scheduler tcp://head:8786
   # cron, every 10 minutes: exit status 2 when a window scored by this run regressed
   */10 * * * *  respeval monitor --source /var/otel --spec spec.yaml --store monitor.sqlite --once --quiet
 
@@ -111,6 +113,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--poll", metavar="DURATION", default="30s", help="without --once: time between reads (default 30s)"
     )
+    run.add_argument(
+        "--engine",
+        choices=["local", "dask"],
+        default="local",
+        help="local (default) or dask: the decoding of the source's JSON-lines files partitioned over a Dask "
+        "cluster (a task per file, or per 8 MiB of one), applied here in order: the same store; needs respeval[dask]",
+    )
+    run.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: a running scheduler (tcp://host:8786); default: a 2-worker LocalCluster on 127.0.0.1",
+    )
     run.add_argument("--scrub-pii", action="store_true", default=None, help="replace PII before judging and storing")
     run.add_argument("--pii-key-file", metavar="FILE", help="the placeholders' key (default RESPEVAL_PII_KEY)")
     run.add_argument(
@@ -128,6 +142,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print what this run did as JSON (no table)")
     out.add_argument("--quiet", action="store_true", help="no progress and no table")
     add_judge_arguments(parser, groups=("model", "engine", "cache"), default_cache="STORE.cache.sqlite")
+
+
+def _dask_client(scheduler: str | None, stack: contextlib.ExitStack) -> Any:
+    """A client of ``scheduler``, or of a LocalCluster of this machine (closed with ``stack``)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--engine dask needs Dask: pip install 'respeval[dask]'") from None
+    if scheduler:
+        return stack.enter_context(Client(scheduler))
+    from respeval.distributed.dask import local_cluster
+
+    cluster = stack.enter_context(local_cluster())
+    return stack.enter_context(Client(cluster))
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -206,9 +234,14 @@ def run(args: argparse.Namespace) -> int:
 
             cache = JudgeCache(judge_config.cache)
         judge = Judge(judge_config.model, cache, judge_config.engine, judge_config.threshold)
+    if args.scheduler and args.engine != "dask":
+        raise ValueError("--scheduler is the Dask scheduler of --engine dask: add --engine dask")
     with contextlib.ExitStack() as stack:
         if cache is not None:
             stack.callback(cache.close)
+        client = None
+        if args.engine == "dask":
+            client = _dask_client(args.scheduler, stack)
         bar = None
         if not args.quiet and not args.json:
             from tqdm import tqdm
@@ -225,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
                 columns=spec.get("columns") or {},
                 judge=judge,
                 progress=bar.update if bar is not None else None,
+                engine=client,
             )
         )
 

@@ -23,15 +23,24 @@ from-traces`` does.
 
 Every ``batch_lines`` lines (and at the end of each file) the records, the traces' windows,
 the bad records, the file's offset and the counters are committed in one transaction.
+
+**Scale-out** (``engine=``, a ``dask.distributed.Client``): the decoding of JSON-lines files,
+where the time goes, is partitioned over the cluster — one task per file's new lines, or per
+slice of ``slice_bytes`` of a larger one, cut at line ends — and the decoded lines are applied
+here in file and line order, as one process reads them, so the store is the single process's
+(windows, watermark and late records depend only on that order).  JSON documents are read
+here.  Workers need the source's path (a shared file system).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval.io.files import describe_os_error
 from respeval.monitor.config import MonitorConfig
 from respeval.monitor.store import FileState, Store
 from respeval.traces.case import Case, TraceParts
@@ -41,9 +50,60 @@ from respeval.traces.sampling import unit_hash
 from respeval.traces.sources import DOCUMENT, JSON_LINES, Record, file_kind, input_files, read_appended, read_document
 from respeval.traces.spill import encode_record, kept_attribute
 
-__all__ = ["IngestReport", "Reader", "record_times", "source_files"]
+__all__ = ["IngestReport", "Reader", "decode_lines", "record_times", "source_files"]
 
 BATCH_LINES = 2000
+SLICE_BYTES = 8 << 20  # the new lines of a file decoded by one task of the scale-out
+_SCAN = 1 << 20
+
+
+DecodedLine = tuple[int, int, list[Record], list[BadRecord]]
+
+
+def decode_lines(path: str, start: int, end: int, line: int) -> list[DecodedLine]:
+    """The lines of ``path`` in the byte range ``[start, end)`` (whole lines; ``line`` lines
+    before ``start``), decoded: ``(offset after the line, its number, its records, its bad
+    records)`` each.  A scale-out task (pure: it reads the file and returns data)."""
+    out: list[DecodedLine] = []
+    bad: list[BadRecord] = []
+    if end <= start:
+        return out
+    for offset, number, records in read_appended(path, start, line, bad.append, max_bytes=end - start):
+        out.append((offset, number, records, bad[:]))
+        bad.clear()
+    return out
+
+
+def line_slices(path: str, start: int, line: int, size: int, slice_bytes: int) -> list[tuple[int, int, int]]:
+    """``[(start, end, lines before start), ...]``: the complete lines of ``path`` between byte
+    ``start`` and ``size`` cut into slices of about ``slice_bytes``, each ending at a newline."""
+    slices: list[tuple[int, int, int]] = []
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise TraceInputError(describe_os_error(exc, path)) from exc
+    with fh:
+        fh.seek(start)
+        first, first_line, pos, lines, last_end, last_lines = start, line, start, line, start, line
+        while pos < size:
+            block = fh.read(min(_SCAN, size - pos))
+            if not block:
+                break
+            at = 0
+            while True:
+                nl = block.find(b"\n", at)
+                if nl < 0:
+                    break
+                lines += 1
+                at = nl + 1
+                last_end, last_lines = pos + at, lines
+                if last_end - first >= slice_bytes:
+                    slices.append((first, last_end, first_line))
+                    first, first_line = last_end, last_lines
+            pos += len(block)
+        if last_end > first:
+            slices.append((first, last_end, first_line))
+    return slices
 
 
 def source_files(sources: Sequence[str]) -> list[str]:
@@ -108,7 +168,11 @@ class Reader:
         errors: Callable[[BadRecord], None] | None = None,
         progress: Callable[[int], None] | None = None,
         batch_lines: int = BATCH_LINES,
+        engine: Any = None,
+        slice_bytes: int = SLICE_BYTES,
     ) -> None:
+        self.engine = engine  # a dask.distributed.Client: the decoding partitioned over it
+        self.slice_bytes = slice_bytes
         self.store = store
         self.config = config
         self.sources = list(sources)
@@ -290,9 +354,15 @@ class Reader:
             self.progress(st.st_size)
 
     def _lines(self, path: str, state: FileState, st: os.stat_result, policy: Any, report: IngestReport) -> None:
+        if self.engine is not None:
+            decoded: Iterator[DecodedLine] = self._decoded_on_cluster(path, state, st)
+        else:  # bad records go to the policy as they are read (each before its line's records)
+            decoded = ((o, n, r, []) for o, n, r in read_appended(path, state.offset, state.line, policy))
         start_offset = state.offset
         count = 0
-        for offset, line, records in read_appended(path, state.offset, state.line, policy):
+        for offset, line, records, bad in decoded:
+            for record in bad:
+                policy(record)
             self._line(records, report)
             state.offset, state.line = offset, line
             count += 1
@@ -309,6 +379,19 @@ class Reader:
         self._commit(state)
         if self.progress is not None:
             self.progress(state.offset - start_offset)
+
+    def _decoded_on_cluster(self, path: str, state: FileState, st: os.stat_result) -> Iterator[DecodedLine]:
+        """The file's new lines decoded by the cluster's tasks, in order; a few tasks ahead
+        of the one being applied, so memory stays bounded on a long backlog."""
+        slices = line_slices(path, state.offset, state.line, st.st_size, self.slice_bytes)
+        ahead = 2 * max(1, len(self.engine.scheduler_info().get("workers", {})))
+        futures: deque[Any] = deque()
+        for piece in slices:
+            futures.append(self.engine.submit(decode_lines, path, *piece, pure=False))
+            if len(futures) >= ahead:
+                yield from futures.popleft().result()
+        while futures:
+            yield from futures.popleft().result()
 
     def closed(self, trace_ids: Sequence[str]) -> None:
         """The traces of a window just scored (committed): no longer pending, handled."""

@@ -110,6 +110,7 @@ class Monitor:
         judge: Judge | None = None,
         errors: Callable[[BadRecord], None] | None = None,
         progress: Callable[[int], None] | None = None,
+        engine: Any = None,
     ) -> None:
         self.config = config or MonitorConfig()
         self.sources = [os.fspath(s) for s in sources]
@@ -122,7 +123,7 @@ class Monitor:
         references = load_references(self.config.references) if self.config.references is not None else None
         self.store = Store(store, fingerprint(self.config, metrics, columns, judge))
         try:
-            self.reader = Reader(self.store, self.config, self.sources, errors=errors, progress=progress)
+            self.reader = Reader(self.store, self.config, self.sources, errors=errors, progress=progress, engine=engine)
             self.scorer = WindowScorer(
                 self.store, self.config, metrics, columns=columns, judge=judge, references=references
             )
@@ -212,10 +213,13 @@ def monitor(
     judge: Judge | None = None,
     drain: bool = False,
     errors: Callable[[BadRecord], None] | None = None,
+    engine: Any = None,
 ) -> MonitorReport:
     """One step of a monitor (what ``respeval monitor --once`` does): read what is new in
     ``sources``, score the windows that closed, and return what was done.  ``drain``: the
-    source is complete; close and score every window."""
-    with Monitor(sources, store, config, metrics, columns=columns, judge=judge, errors=errors) as m:
+    source is complete; close and score every window.  ``engine``: a
+    ``dask.distributed.Client`` over which the decoding of the source is partitioned (the
+    store is the same as one process's; see :mod:`respeval.monitor.ingest`)."""
+    with Monitor(sources, store, config, metrics, columns=columns, judge=judge, errors=errors, engine=engine) as m:
         m.step(drain=drain)
         return m.report
