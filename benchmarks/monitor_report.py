@@ -24,6 +24,7 @@ round goes first (imports, the native core's first load).
 
     python benchmarks/monitor_report.py                     # 6 windows of 2,000 traces, 3 rounds
     python benchmarks/monitor_report.py --windows 6 --per-window 2000 --rounds 5
+    python benchmarks/monitor_report.py --dask             # + reading with --engine dask
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def proto_json(files: list[Path]) -> dict[int, list[tuple[str, str, str]]]:
     return windows
 
 
-def run_monitor(src: Path, work: Path, scoring: bool) -> int:
+def run_monitor(src: Path, work: Path, scoring: bool, engine: object = None) -> int:
     from respeval.gate import GateConfig, Thresholds
     from respeval.judge.specs import load_model
     from respeval.monitor import Judge, Monitor, MonitorConfig, References
@@ -106,7 +107,7 @@ def run_monitor(src: Path, work: Path, scoring: bool) -> int:
         with Monitor([str(src)], str(store), config, ["rougeL"], judge=judge) as m:
             m.step(drain=True)
             return len(m.report.windows)
-    with Monitor([str(src)], str(store), MonitorConfig(min_rows=20)) as m:
+    with Monitor([str(src)], str(store), MonitorConfig(min_rows=20), engine=engine) as m:
         m.step(drain=True)
         return len(m.report.windows)
 
@@ -117,6 +118,11 @@ def main() -> None:
     parser.add_argument("--per-window", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--dask",
+        action="store_true",
+        help="also: reading with --engine dask (a 2-worker LocalCluster, started untimed)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="respeval-monitor-bench-"))
     try:
@@ -137,6 +143,15 @@ def main() -> None:
             "monitor, scoring": lambda: run_monitor(src, work, True),
             "proto JSON": lambda: len(proto_json(sorted(made.files))),
         }
+        cluster = client = None
+        if args.dask:
+            from distributed import Client
+
+            from respeval.distributed.dask import local_cluster
+
+            cluster = local_cluster()
+            client = Client(cluster)
+            runs["monitor, reading, --engine dask (2 workers)"] = lambda: run_monitor(src, work, False, client)
         times: dict[str, list[float]] = {k: [] for k in runs}
         for fn in runs.values():  # one untimed round first: imports, the core's first load, caches
             fn()
@@ -161,6 +176,9 @@ def main() -> None:
             )
         if args.json:
             print(json.dumps({"host": host_cpu(), "results": results}, indent=2))
+        if client is not None:
+            client.close()
+            cluster.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
