@@ -199,9 +199,11 @@ def test_columns_take_plain_values_and_leave_every_other_line():
         b'{"a": [1, {"x": "\\u00e9"}], "b": 12, "id": {}, "": "plain"}\n',
         b'{"": "", "id": "s", "b": "0", "a": 0}',
         '{"a": "é", "b": 999999999999999999, "id": [], "": "ü€"}'.encode(),
+        b'{"a": "\\u00e9\\n", "b": "k\\"", "id": [], "": "esc\\"aped\\t\\\\\\/"}',  # escapes, decoded
     ]
     left = [
-        b'{"a": [], "b": 1, "id": [], "": "esc\\"aped"}',  # an escape
+        b'{"a": [], "b": 1, "id": [], "": "\\ud83d\\ude00"}',  # a surrogate escape, even in a pair
+        b'{"a": [], "b": 1, "id": [], "": "", "c": "\\uDC00"}',  # ... or in a field not selected
         b'{"a": [], "b": -1, "id": [], "": ""}',  # a negative key
         b'{"a": [], "b": 1.5, "id": [], "": ""}',  # a float key
         b'{"a": [], "b": 1, "id": [], "": 7}',  # a number for a text field
@@ -215,10 +217,10 @@ def test_columns_take_plain_values_and_leave_every_other_line():
     fallback, columns = core.jsonl_columns(taken + left, KEYS, _KINDS)
     assert fallback == list(range(len(taken), len(taken) + len(left)))
     assert columns == [
-        ['[1, {"x": "\\u00e9"}]', 0, '"é"'[1:-1]],
-        ["12", "0", "999999999999999999"],
-        ["{}", "s", "[]"],
-        ["plain", "", "ü€"],
+        ['[1, {"x": "\\u00e9"}]', 0, '"é"'[1:-1], "é\n"],
+        ["12", "0", "999999999999999999", 'k"'],
+        ["{}", "s", "[]", "[]"],
+        ["plain", "", "ü€", 'esc"aped\t\\/'],
     ]
     assert _check_columns(taken + left) == len(taken)
 

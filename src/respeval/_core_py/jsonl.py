@@ -8,6 +8,8 @@ Anything else is "unsure" (0), for the caller to read with ``json.loads``.
 
 from __future__ import annotations
 
+import json
+import re
 import struct
 from typing import Any
 
@@ -210,6 +212,10 @@ class _Other(Exception):
     pass
 
 
+# an escape of a UTF-16 surrogate (readers._SURROGATE_ESCAPE): such a line is json.loads'
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
 def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     """The value ``json.loads`` gives for ``line[start:end]`` when it can be taken directly
     (``jsonl.h``'s ``rv_jl_value_kind``); :class:`_Other` when the line must be decoded."""
@@ -218,7 +224,7 @@ def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     span = line[start:end]
     if span[0] == 0x22:
         if b"\\" in span:
-            raise _Other
+            return json.loads(span)  # no lone surrogate: the line has no surrogate escape
         return span[1:-1].decode("utf-8")
     if kind == ord("r") and span[0] in b"[{":
         return span.decode("utf-8")
@@ -241,7 +247,7 @@ def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], lis
     columns: list[list[Any]] = [[] for _ in keys]
     for i, line in enumerate(lines):
         try:
-            if not ok[i]:
+            if not ok[i] or _SURROGATE_ESCAPE.search(line):
                 raise _Other
             at = width * i
             values = [_simple_value(line, spans[at + 2 * k], spans[at + 2 * k + 1], kinds[k]) for k in range(len(keys))]

@@ -417,8 +417,8 @@ def _jsonl_chunk_as_text(
     on_error: str,
     digest: str,
 ) -> Chunk:
-    """A block of JSONL lines as a chunk, each raw field whose value is an array or an
-    object given as its JSON text (a str), not decoded.  ``columns_of`` (the native core's
+    """A block of JSONL lines as a chunk (each raw field whose value is an array or an
+    object given as its JSON text, a str, not decoded).  ``columns_of`` (the native core's
     ``jsonl_columns``) checks the lines and takes the values of the lines it is certain
     of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line is
     without this path, so their values and errors are the same."""
@@ -438,9 +438,10 @@ def _jsonl_chunk_as_text(
 
 
 def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]] | None:
-    """The native line reader, when raw fields may come as JSON text and the native core
-    runs (the twin's checker is slower than ``json.loads``)."""
-    if not fields.raw_text or fields.whole or RAW not in fields.kinds:
+    """The native line reader, when the native core runs (the twin's checker is slower than
+    ``json.loads``), no record is wanted whole, and raw fields (if any) may come as JSON
+    text: text and key fields are taken from the lines without a Python ``json.loads``."""
+    if fields.whole or (RAW in fields.kinds and not fields.raw_text):
         return None
     from respeval import _backend
 
