@@ -4,14 +4,16 @@ library call on the same rows, 1 vs 2 threads, peak memory, and Dask.
     python benchmarks/bulk_report.py                # 100k, 1M and 2M rows, and Dask (~8 minutes)
     python benchmarks/bulk_report.py --sizes 100000 # quicker
     python benchmarks/bulk_report.py --sizes 5000000 --no-dask --cli-only  # memory at 5M rows
-    python benchmarks/bulk_report.py --interleaved --formats jsonl csv parquet --repeats 3
-        # issue 34: CLI vs library ratios, interleaved rounds, per format and thread count
+    python benchmarks/bulk_report.py --interleaved --formats jsonl csv parquet --repeats 3 --sizes 100000 1000000
+        # issue 34: CLI vs library ratios, interleaved rounds, per format and thread count;
+        # the peak RSS of the smaller sizes against the largest
 
 ``--interleaved`` runs, per round, every (format, threads) CLI run next to the library call
 on the same rows and thread count (``respeval.rouge`` + ``.bootstrap(1000)`` on lists
 already in memory), one after the other, so the pairs share whatever load the machine has;
-it prints each ratio's median and range over the rounds, ``--threads 2`` against
-``--threads 1``, the peak RSS, the host's CPU and the load average.
+it prints each ratio's median and range over the rounds (wall time, and CPU time, which a
+shared machine disturbs less), ``--threads 2`` against ``--threads 1``, the peak RSS, the
+host's CPU and the load average.
 
 Every measurement runs in a fresh subprocess, so its peak RSS (VmHWM of the child's
 own address space) is its own.  Corpora are built from ../shared/data (the 100,000 real
@@ -149,11 +151,12 @@ def library(path: Path, threads: int) -> dict:
         read = time.perf_counter()
         t = pq.read_table("{path}")
         preds, refs = t.column("response").to_pylist(), t.column("reference").to_pylist()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         res = respeval.rouge(preds, refs, ("rouge1", "rouge2", "rougeL"), threads={threads})
         res.bootstrap(n=1000, threads={threads})
         end = time.perf_counter()
-        print(json.dumps({{"seconds": end - start, "with_reading": end - read}}))
+        cpu = time.process_time() - cpu
+        print(json.dumps({{"seconds": end - start, "with_reading": end - read, "cpu": cpu}}))
     """)
 
 
@@ -225,7 +228,9 @@ def interleaved(args: argparse.Namespace) -> None:
     cpus: dict[tuple[str, int], list[float]] = {}
     rss: dict[tuple[str, int], list[float]] = {}
     lib: dict[int, list[float]] = {}
+    lib_cpu: dict[int, list[float]] = {}
     ratios: dict[tuple[str, int], list[float]] = {}
+    cpu_ratios: dict[tuple[str, int], list[float]] = {}
     for r in range(args.repeats):
         for threads in args.threads:
             for fmt in args.formats:
@@ -236,30 +241,54 @@ def interleaved(args: argparse.Namespace) -> None:
                 cpus.setdefault(key, []).append(c["cpu"])
                 rss.setdefault(key, []).append(c["peak_rss_mb"])
                 lib.setdefault(threads, []).append(ref["seconds"])
+                lib_cpu.setdefault(threads, []).append(ref["cpu"])
                 ratios.setdefault(key, []).append(c["seconds"] / ref["seconds"])
+                cpu_ratios.setdefault(key, []).append(c["cpu"] / ref["cpu"])
                 print(
                     f"round {r + 1}: {fmt} --threads {threads}: CLI {c['seconds']:.2f} s ({c['cpu']:.2f} CPU-s, "
-                    f"{c['peak_rss_mb']} MB), library {ref['seconds']:.2f} s: {c['seconds'] / ref['seconds']:.2f}x"
-                    f"  (load {_load()})",
+                    f"{c['peak_rss_mb']} MB), library {ref['seconds']:.2f} s ({ref['cpu']:.2f} CPU-s): "
+                    f"{c['seconds'] / ref['seconds']:.2f}x  (load {_load()})",
                     flush=True,
                 )
     import statistics
 
     print()
-    print("| format | threads | CLI s (median) | CLI CPU-s | library s (median) | CLI / library: median [min, max] | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| format | threads | CLI s | CLI CPU-s | library s | library CPU-s "
+        "| CLI / library, wall: median [min, max] | the same, CPU time | CLI peak RSS MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (fmt, threads), values in times.items():
         print(
             f"| {fmt} | {threads} | {statistics.median(values):.2f} | {statistics.median(cpus[fmt, threads]):.2f} | "
-            f"{statistics.median(lib[threads]):.2f} | {_spread(ratios[fmt, threads])} | "
-            f"{max(rss[fmt, threads])} |"
+            f"{statistics.median(lib[threads]):.2f} | {statistics.median(lib_cpu[threads]):.2f} | "
+            f"{_spread(ratios[fmt, threads])} | {_spread(cpu_ratios[fmt, threads])} | {max(rss[fmt, threads])} |"
         )
+    print("(medians over the rounds; the library's over every round at that thread count)")
     if 1 in args.threads and 2 in args.threads:
         print()
         print("| format | `--threads 1` / `--threads 2`, same round: median [min, max] |")
         print("|---|---:|")
         for fmt in args.formats:
             print(f"| {fmt} | {_spread([a / b for a, b in zip(times[fmt, 1], times[fmt, 2])])} |")
+    smaller = sorted(set(args.sizes) - {rows})
+    if smaller:
+        print()
+        print(
+            f"| format | threads | peak RSS MB at {', '.join(f'{n:,}' for n in smaller)} rows | at {rows:,} | ratio |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        for fmt in args.formats:
+            for threads in args.threads:
+                peaks = []
+                for n in smaller:
+                    path = build_format(args.workdir, n, fmt)
+                    peaks.append(cli(path, threads, args.workdir / f"out_{fmt}_{n}.parquet")["peak_rss_mb"])
+                big = max(rss[fmt, threads])
+                print(
+                    f"| {fmt} | {threads} | {' / '.join(map(str, peaks))} | {big} | "
+                    f"{' / '.join(f'{big / p:.2f}x' for p in peaks)} |"
+                )
     print(f"load average (1/5/15 min) after: {_load()}")
 
 

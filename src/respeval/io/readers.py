@@ -182,6 +182,7 @@ class _Fields:
     kinds: tuple[str, ...]
     whole: bool = False
     raw_text: bool = False  # raw arrays and objects may be given as their JSON text
+    arrow_text: bool = False  # text fields of a Parquet string column may be given as an Arrow array
 
     @functools.cached_property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -809,6 +810,16 @@ def _is_string_list_type(pa: Any, typ: Any) -> bool:
     return bool(is_list and _is_string_type(pa, typ.value_type))
 
 
+def is_arrow(values: Any) -> bool:
+    """``values`` is an Arrow array (a column a reader handed on as Arrow, ``arrow_text``)."""
+    return type(values).__module__.startswith("pyarrow")
+
+
+def as_list(values: Any) -> list[Any]:
+    """A column's values as a list (an Arrow array's as Python values)."""
+    return values.to_pylist() if is_arrow(values) else values
+
+
 def _open_parquet(fh: IO[bytes], path: str) -> Any:
     """Wrap an open file in a ParquetFile, naming the file when it is not Parquet."""
     import pyarrow as pa
@@ -952,6 +963,22 @@ class _ParquetSource:
             yield self._chunk(table, row, on_error)
             row += table.num_rows
 
+    def _texts(self, pa: Any, column: Any, kind: str) -> Any:
+        """A column's values: a list, or (``arrow_text``, a text field of a null-free string
+        column whose UTF-8 is valid) the Arrow string array itself, which the ROUGE kernels
+        read in place (``to_pylist`` made a Python str of every value)."""
+        typ = column.type
+        if self.fields.arrow_text and kind == TEXT and column.null_count == 0:
+            if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+                # one chunk (the common case) is a view; several are joined (a copy)
+                array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+                try:
+                    array.validate(full=True)  # the UTF-8 of every value
+                except pa.ArrowInvalid:
+                    return column.to_pylist()  # which reports it as it always did
+                return array
+        return column.to_pylist()
+
     def _chunk(self, table: pa.Table, row: int, on_error: str) -> Chunk:
         """One table slice as a Chunk, rejecting rows with nulls or values of the wrong kind."""
         import pyarrow as pa
@@ -961,7 +988,7 @@ class _ParquetSource:
         columns = {
             name: raw_values(table.column(name), self.fields.raw_text)
             if kind == RAW
-            else table.column(name).to_pylist()
+            else self._texts(pa, table.column(name), kind)
             for name, kind in zip(names, kinds)
         }
         bad: dict[int, RowError] = {}
@@ -986,7 +1013,9 @@ class _ParquetSource:
             raise InputError(str(errors[0]), errors[0])
         numbers = [row + i for i in range(table.num_rows) if i not in bad]
         if bad:
-            columns = {name: [v for i, v in enumerate(values) if i not in bad] for name, values in columns.items()}
+            columns = {
+                name: [v for i, v in enumerate(as_list(values)) if i not in bad] for name, values in columns.items()
+            }
         rows = None
         if self.fields.whole:
             rows = [r for i, r in enumerate(table.to_pylist()) if i not in bad]
@@ -1106,6 +1135,7 @@ def read_columns(
     raw_as_json_text: bool = False,
     empty_list_fields: Iterable[str] = (),
     check_content: bool = True,
+    arrow_text: bool = False,
 ) -> ChunkReader:
     """Stream the selected fields of a corpus file in chunks.
 
@@ -1138,6 +1168,9 @@ def read_columns(
             in Python first): from JSONL lines the native core's checker is certain of, and
             from nested Parquet columns of types it writes from their buffers
             (:func:`respeval.io.nested.raw_values`).  The values mean the same either way.
+        arrow_text: a text field of a Parquet string column without nulls may be given as
+            the chunk's Arrow string array instead of a list of str (for callers that read
+            Arrow strings in place: the ROUGE kernels); :func:`as_list` makes it a list.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
@@ -1177,7 +1210,9 @@ def read_columns(
         unknown = sorted(set(kinds) - set(selected))
         if unknown:
             raise ValueError(f"field kinds name fields that are not selected: {unknown}")
-        chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text)
+        chosen = _Fields(
+            tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text, arrow_text
+        )
         if fmt in ("text", "jsonl"):
             source = _LineSource(fh, path, fmt, chosen)
         elif fmt == "json":
@@ -1250,10 +1285,12 @@ def rows_reader(
     whole_records: bool = False,
     raw_as_json_text: bool = False,
     empty_list_fields: Sequence[str] = (),
+    arrow_text: bool = False,
 ) -> ChunkReader:
     """:func:`read_columns` over rows in memory (records, or :class:`RowError` for rows known
     bad), numbered 0, 1, ... as a JSON document's; ``path`` names them in messages and
-    ``digest`` stands for their content (a resume compares it)."""
+    ``digest`` stands for their content (a resume compares it); ``arrow_text`` is accepted
+    for :func:`read_columns`' sake and changes nothing (rows in memory are Python values)."""
     path = os.fspath(path)
     _check_arguments(fields, chunk_size, on_error, start_row)
     kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
