@@ -132,9 +132,10 @@ def cli(path: Path, threads: int, out: Path) -> dict:
         import json, sys
         from respeval.cli import main
         sys.stdout = open("/dev/null", "w")
-        main(["score", "--pred", "{path}", "--out", "{out}", "--threads", "{threads}", "--quiet",
+        code = main(["score", "--pred", "{path}", "--out", "{out}", "--threads", "{threads}", "--quiet",
               "--bootstrap", "1000", "--id-field", "id"])
         sys.stdout = sys.__stdout__
+        assert code == 0, f"respeval score exited with {{code}}"
         print(json.dumps({{"seconds": time.perf_counter() - t, "cpu": time.process_time() - c}}))
     """)
 

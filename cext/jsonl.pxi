@@ -61,6 +61,38 @@ cdef inline long long _jl_digits(const char* p, int64_t n) noexcept:
     return v
 
 
+cdef tuple _jl_arrow_column(const char** line_p, const unsigned char* ok, const int64_t* spans,
+                            const unsigned char* codes, const char* decoded, Py_ssize_t n, Py_ssize_t nkeys,
+                            Py_ssize_t k):
+    """Key k's string values of the lines taken, as (int64 offsets, UTF-8 data) bytes."""
+    cdef Py_ssize_t i, taken = 0
+    cdef int64_t total = 0, start, end, at = 0
+    for i in range(n):
+        if ok[i]:
+            taken += 1
+            start, end = spans[(i * nkeys + k) * 2], spans[(i * nkeys + k) * 2 + 1]
+            total += end - start - (2 if codes[i * nkeys + k] == RV_JL_STRING else 0)
+    off_b = PyBytes_FromStringAndSize(NULL, (taken + 1) * 8)
+    data_b = PyBytes_FromStringAndSize(NULL, total)
+    cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(off_b)
+    cdef char* data = PyBytes_AS_STRING(data_b)
+    taken = 0
+    off[0] = 0
+    for i in range(n):
+        if not ok[i]:
+            continue
+        start, end = spans[(i * nkeys + k) * 2], spans[(i * nkeys + k) * 2 + 1]
+        if codes[i * nkeys + k] == RV_JL_STRING:
+            memcpy(data + at, line_p[i] + start + 1, end - start - 2)
+            at += end - start - 2
+        else:  # RV_JL_ESCAPED: decoded[start:end]
+            memcpy(data + at, decoded + start, end - start)
+            at += end - start
+        taken += 1
+        off[taken] = at
+    return off_b, data_b
+
+
 def jsonl_columns(list lines, list keys, bytes kinds):
     """The selected fields of a block of JSONL lines (bytes), column by column, for the
     lines whose values can be taken without ``json.loads`` and mean what it would give:
@@ -68,10 +100,13 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     (``\\uD800``-``\\uDFFF``, which the readers' lone-surrogate rule must see), whose every
     value is, by its key's kind (a byte of ``kinds``: ``r`` raw, ``k`` key, ``t`` text), a
     string (a str, its escapes decoded), a raw array or object (its JSON text, a str), a
-    key's integer (its digits, a str) or a raw integer of at most 18 digits (an int).
+    key's integer (its digits, a str) or a raw integer of at most 18 digits (an int); a key
+    of kind ``a`` (text for Arrow) takes strings as ``t`` does, and its column is
+    ``(offsets, data)``: int64 offsets and the UTF-8 of the values back to back, the
+    buffers of an Arrow ``large_string`` array (no Python object per value).
     Returns ``(fallback, columns)``: the indices of the other lines, for the caller to read
-    with ``json.loads``, and one list per key of the values of the rest, in line order.  The
-    lines are checked, and escaped strings decoded, without the GIL."""
+    with ``json.loads``, and one column per key of the values of the rest, in line order.
+    The lines are checked, and escaped strings decoded, without the GIL."""
     cdef Py_ssize_t i, n = len(lines), k, nkeys = len(keys)
     cdef int64_t start, end
     cdef int code
@@ -131,12 +166,17 @@ def jsonl_columns(list lines, list keys, bytes kinds):
                             spans[(i * nkeys + k) * 2 + 1] = decoded.n
         if failed:
             raise MemoryError("out of memory while reading JSON lines")
+        for k in range(nkeys):
+            if kind_p[k] == 97:  # 'a': the column as Arrow buffers
+                columns[k] = _jl_arrow_column(line_p, ok, spans, codes, decoded.data, n, nkeys, k)
         for i in range(n):
             if not ok[i]:
                 fallback.append(i)
                 continue
             p = line_p[i]
             for k in range(nkeys):
+                if kind_p[k] == 97:
+                    continue
                 start = spans[(i * nkeys + k) * 2]
                 end = spans[(i * nkeys + k) * 2 + 1]
                 code = codes[i * nkeys + k]

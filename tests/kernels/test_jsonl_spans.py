@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -231,3 +232,20 @@ def test_columns_need_a_kind_per_key_and_bytes_lines():
             mod.jsonl_columns([b"{}"], KEYS, b"rkr")
         with pytest.raises(TypeError, match="line 1 is a str"):
             mod.jsonl_columns([b"{}", "{}"], KEYS, _KINDS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_lines(_full_objects) | _lines(), max_size=6))
+def test_an_arrow_text_column_holds_the_text_columns_utf8(lines):
+    """Kind ``a``: the lines ``t`` takes, the same fallback, and the column as Arrow
+    large_string buffers (int64 offsets, UTF-8 back to back) of the values ``t`` gives."""
+    kinds = _KINDS[:-1] + b"a"
+    got = core.jsonl_columns(lines, KEYS, kinds)
+    assert got == _core_py.jsonl_columns(lines, KEYS, kinds)
+    fallback, columns = got
+    want_fallback, want = core.jsonl_columns(lines, KEYS, _KINDS)
+    assert fallback == want_fallback and columns[:-1] == want[:-1]
+    offsets, data = columns[-1]
+    ends = struct.unpack(f"={len(offsets) // 8}q", offsets)
+    assert ends[0] == 0 and len(ends) == len(want[-1]) + 1
+    assert [data[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])] == want[-1]

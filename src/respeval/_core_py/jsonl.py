@@ -228,7 +228,7 @@ def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
         return span[1:-1].decode("utf-8")
     if kind == ord("r") and span[0] in b"[{":
         return span.decode("utf-8")
-    if kind not in b"rk" or not all(ch in _DIGITS for ch in span):
+    if kind not in b"rk" or not all(ch in _DIGITS for ch in span):  # (an 'a' key takes strings only)
         raise _Other
     if kind == ord("k"):
         return span.decode("ascii")
@@ -237,7 +237,7 @@ def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     return int(span)
 
 
-def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[list[Any]]]:
+def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[Any]]:
     if len(kinds) != len(keys):
         raise ValueError(f"{len(keys)} keys but {len(kinds)} kinds")
     ok, raw_spans = jsonl_field_spans(lines, keys)
@@ -256,4 +256,12 @@ def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], lis
             continue
         for column, value in zip(columns, values):
             column.append(value)
-    return fallback, columns
+    out: list[Any] = list(columns)
+    for k, kind in enumerate(kinds):
+        if kind == ord("a"):  # the column as Arrow large_string buffers
+            data = [value.encode("utf-8") for value in columns[k]]
+            offsets = [0]
+            for value in data:
+                offsets.append(offsets[-1] + len(value))
+            out[k] = (struct.pack(f"={len(offsets)}q", *offsets), b"".join(data))
+    return fallback, out

@@ -182,7 +182,7 @@ class _Fields:
     kinds: tuple[str, ...]
     whole: bool = False
     raw_text: bool = False  # raw arrays and objects may be given as their JSON text
-    arrow_text: bool = False  # text fields of a Parquet string column may be given as an Arrow array
+    arrow_text: bool = False  # text fields (Parquet string columns, JSONL, CSV) may be given as Arrow arrays
 
     @functools.cached_property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -409,12 +409,21 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
 _KIND_CODES = {RAW: "r", KEY: "k", TEXT: "t", TEXT_LIST: "t", TEXT_LIST_OR_EMPTY: "t"}
 
 
+def _arrow_strings(buffers: tuple[bytes, bytes]) -> Any:
+    """``jsonl_columns``' (offsets, data) of a column as an Arrow large_string array."""
+    import pyarrow as pa
+
+    offsets, data = buffers
+    n = len(offsets) // 8 - 1
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def _jsonl_chunk_as_text(
     lines: list[bytes],
     path: str,
     row: int,
     fields: _Fields,
-    columns_of: Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]],
+    columns_of: Callable[[list, list, bytes], tuple[list[int], list[Any]]],
     on_error: str,
     digest: str,
 ) -> Chunk:
@@ -423,8 +432,13 @@ def _jsonl_chunk_as_text(
     ``jsonl_columns``) checks the lines and takes the values of the lines it is certain
     of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line is
     without this path, so their values and errors are the same."""
-    kinds = "".join(_KIND_CODES[kind] for kind in fields.kinds).encode("ascii")
-    fallback, columns = columns_of(lines, list(fields.names), kinds)
+    # with arrow_text, text fields come as Arrow buffers ("a"): no Python str per value
+    # (a list of references is no string: its line is json.loads', as with "t")
+    kinds = "".join(_KIND_CODES[kind] if kind in (RAW, KEY) or not fields.arrow_text else "a" for kind in fields.kinds)
+    fallback, columns = columns_of(lines, list(fields.names), kinds.encode("ascii"))
+    columns = [_arrow_strings(c) if code == "a" else c for c, code in zip(columns, kinds)]
+    if fallback:  # the lines taken go in among the others, one by one
+        columns = [as_list(c) for c in columns]
     if not fallback:
         n = len(lines)
         numbers = list(range(row + 1, row + n + 1))
@@ -438,7 +452,7 @@ def _jsonl_chunk_as_text(
     return _make_chunk(batch, fields, row, on_error, digest, frozenset())
 
 
-def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]] | None:
+def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[Any]]] | None:
     """The native line reader, when the native core runs (the twin's checker is slower than
     ``json.loads``), no record is wanted whole, and raw fields (if any) may come as JSON
     text: text and key fields are taken from the lines without a Python ``json.loads``."""
@@ -658,7 +672,7 @@ def _select_columns(path: str, available: Sequence[str], fields: Sequence[str] |
     return list(fields)
 
 
-def _csv_splitter() -> Callable[[list, int, list], tuple[list[int], list[list[str]]]] | None:
+def _csv_splitter() -> Callable[[list, int, list, bytes], tuple[list[int], list[Any]]] | None:
     """The native CSV line splitter, when the native core runs (the twin's is slower than
     the csv module)."""
     from respeval import _backend
@@ -737,8 +751,13 @@ class _CsvSource:
         block = list(islice(self.fh, size))
         if not block:
             return None
-        fallback, columns = self.columns_of(block, len(self.header), self.indices)
+        # with arrow_text, text fields come as Arrow buffers ("a"): no Python str per value
+        kinds = bytes(97 if self.fields.arrow_text and kind not in (RAW, KEY) else 116 for kind in self.fields.kinds)
+        fallback, columns = self.columns_of(block, len(self.header), self.indices, kinds)
+        columns = [_arrow_strings(c) if code == 97 else c for c, code in zip(columns, kinds)]
         plain = fallback[0] if fallback else len(block)
+        if plain < len(block):  # the records before the first line not taken, one by one
+            columns = [as_list(c) for c in columns]
         hash_lines(self.hasher, block[:plain] if plain < len(block) else block)
         first = self.line + 1
         self.line += plain
@@ -968,7 +987,7 @@ class _ParquetSource:
         column whose UTF-8 is valid) the Arrow string array itself, which the ROUGE kernels
         read in place (``to_pylist`` made a Python str of every value)."""
         typ = column.type
-        if self.fields.arrow_text and kind == TEXT and column.null_count == 0:
+        if self.fields.arrow_text and kind in (TEXT, *LIST_KINDS) and column.null_count == 0:
             if pa.types.is_string(typ) or pa.types.is_large_string(typ):
                 # one chunk (the common case) is a view; several are joined (a copy)
                 array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
@@ -1168,9 +1187,10 @@ def read_columns(
             in Python first): from JSONL lines the native core's checker is certain of, and
             from nested Parquet columns of types it writes from their buffers
             (:func:`respeval.io.nested.raw_values`).  The values mean the same either way.
-        arrow_text: a text field of a Parquet string column without nulls may be given as
-            the chunk's Arrow string array instead of a list of str (for callers that read
-            Arrow strings in place: the ROUGE kernels); :func:`as_list` makes it a list.
+        arrow_text: a text field of a Parquet string column without nulls, or of a JSONL or
+            CSV chunk whose every line the native reader takes, may be given as the chunk's Arrow
+            string array instead of a list of str (for callers that read Arrow strings in
+            place: the ROUGE kernels); :func:`as_list` makes it a list.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
