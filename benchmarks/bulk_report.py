@@ -4,6 +4,16 @@ library call on the same rows, 1 vs 2 threads, peak memory, and Dask.
     python benchmarks/bulk_report.py                # 100k, 1M and 2M rows, and Dask (~8 minutes)
     python benchmarks/bulk_report.py --sizes 100000 # quicker
     python benchmarks/bulk_report.py --sizes 5000000 --no-dask --cli-only  # memory at 5M rows
+    python benchmarks/bulk_report.py --interleaved --formats jsonl csv parquet --repeats 3 --sizes 100000 1000000
+        # issue 34: CLI vs library ratios, interleaved rounds, per format and thread count;
+        # the peak RSS of the smaller sizes against the largest
+
+``--interleaved`` runs, per round, every (format, threads) CLI run next to the library call
+on the same rows and thread count (``respeval.rouge`` + ``.bootstrap(1000)`` on lists
+already in memory), one after the other, so the pairs share whatever load the machine has;
+it prints each ratio's median and range over the rounds (wall time, and CPU time, which a
+shared machine disturbs less), ``--threads 2`` against ``--threads 1``, the peak RSS, the
+host's CPU and the load average.
 
 Every measurement runs in a fresh subprocess, so its peak RSS (VmHWM of the child's
 own address space) is its own.  Corpora are built from ../shared/data (the 100,000 real
@@ -22,6 +32,37 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def build_format(workdir: Path, rows: int, fmt: str) -> Path:
+    """The ``rows``-row corpus of :func:`build` as one file of ``fmt`` (jsonl, csv, parquet)."""
+    (parquet,) = build(workdir, rows)
+    if fmt == "parquet":
+        return parquet
+    path = parquet.parent / f"corpus.{fmt}"
+    if path.exists():
+        return path
+    import csv
+
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(parquet)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        for batch in table.to_batches(100_000):
+            cols = [batch.column(n).to_pylist() for n in ("id", "response", "reference")]
+            if fmt == "jsonl":
+                fh.writelines(
+                    json.dumps({"id": i, "response": p, "reference": r}, ensure_ascii=False) + "\n"
+                    for i, p, r in zip(*cols)
+                )
+            else:
+                w = csv.writer(fh, lineterminator="\n")
+                if fh.tell() == 0:
+                    w.writerow(["id", "response", "reference"])
+                w.writerows(zip(*cols))
+    tmp.rename(path)
+    return path
 
 
 def build(workdir: Path, rows: int, files: int = 1) -> list[Path]:
@@ -83,15 +124,19 @@ def run_child(code: str) -> dict:
 
 
 def cli(path: Path, threads: int, out: Path) -> dict:
+    """The CLI in a fresh interpreter; "seconds" includes importing the CLI (what a user
+    waits for), "cpu" is the process's CPU time over the same span (every thread)."""
     return run_child(f"""
-        import json, time, sys
+        import time, os
+        t, c = time.perf_counter(), time.process_time()
+        import json, sys
         from respeval.cli import main
-        t = time.perf_counter()
         sys.stdout = open("/dev/null", "w")
-        main(["score", "--pred", "{path}", "--out", "{out}", "--threads", "{threads}", "--quiet",
+        code = main(["score", "--pred", "{path}", "--out", "{out}", "--threads", "{threads}", "--quiet",
               "--bootstrap", "1000", "--id-field", "id"])
         sys.stdout = sys.__stdout__
-        print(json.dumps({{"seconds": time.perf_counter() - t}}))
+        assert code == 0, f"respeval score exited with {{code}}"
+        print(json.dumps({{"seconds": time.perf_counter() - t, "cpu": time.process_time() - c}}))
     """)
 
 
@@ -107,11 +152,12 @@ def library(path: Path, threads: int) -> dict:
         read = time.perf_counter()
         t = pq.read_table("{path}")
         preds, refs = t.column("response").to_pylist(), t.column("reference").to_pylist()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         res = respeval.rouge(preds, refs, ("rouge1", "rouge2", "rougeL"), threads={threads})
         res.bootstrap(n=1000, threads={threads})
         end = time.perf_counter()
-        print(json.dumps({{"seconds": end - start, "with_reading": end - read}}))
+        cpu = time.process_time() - cpu
+        print(json.dumps({{"seconds": end - start, "with_reading": end - read, "cpu": cpu}}))
     """)
 
 
@@ -146,6 +192,107 @@ def dask_run(paths: list[Path], out: Path) -> dict:
     """)
 
 
+def _host() -> str:
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            model = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        from respeval import _core
+
+        simd = _core.simd_path()
+    except Exception:  # the twin: no SIMD path
+        simd = "-"
+    return f"{os.cpu_count()} cores, {model} (SIMD path {simd}), python {sys.version.split()[0]}"
+
+
+def _load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _spread(values: list[float]) -> str:
+    import statistics
+
+    return f"{statistics.median(values):.2f}x [{min(values):.2f}, {max(values):.2f}]"
+
+
+def interleaved(args: argparse.Namespace) -> None:
+    """Per round: for each format and thread count, the CLI then the library call (same
+    rows, same thread count), so each ratio's two runs are neighbours in time."""
+    rows = max(args.sizes)
+    paths = {fmt: build_format(args.workdir, rows, fmt) for fmt in args.formats}
+    print(f"machine: {_host()}; load average (1/5/15 min) before: {_load()}")
+    print(f"rows: {rows:,}; rounds: {args.repeats}; library: respeval.rouge + .bootstrap(1000) on lists in memory")
+    times: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
+    rss: dict[tuple[str, int], list[float]] = {}
+    lib: dict[int, list[float]] = {}
+    lib_cpu: dict[int, list[float]] = {}
+    ratios: dict[tuple[str, int], list[float]] = {}
+    cpu_ratios: dict[tuple[str, int], list[float]] = {}
+    for r in range(args.repeats):
+        for threads in args.threads:
+            for fmt in args.formats:
+                c = cli(paths[fmt], threads, args.workdir / f"out_{fmt}_{rows}.parquet")
+                ref = library(paths["parquet"] if "parquet" in paths else build(args.workdir, rows)[0], threads)
+                key = (fmt, threads)
+                times.setdefault(key, []).append(c["seconds"])
+                cpus.setdefault(key, []).append(c["cpu"])
+                rss.setdefault(key, []).append(c["peak_rss_mb"])
+                lib.setdefault(threads, []).append(ref["seconds"])
+                lib_cpu.setdefault(threads, []).append(ref["cpu"])
+                ratios.setdefault(key, []).append(c["seconds"] / ref["seconds"])
+                cpu_ratios.setdefault(key, []).append(c["cpu"] / ref["cpu"])
+                print(
+                    f"round {r + 1}: {fmt} --threads {threads}: CLI {c['seconds']:.2f} s ({c['cpu']:.2f} CPU-s, "
+                    f"{c['peak_rss_mb']} MB), library {ref['seconds']:.2f} s ({ref['cpu']:.2f} CPU-s): "
+                    f"{c['seconds'] / ref['seconds']:.2f}x  (load {_load()})",
+                    flush=True,
+                )
+    import statistics
+
+    print()
+    print(
+        "| format | threads | CLI s | CLI CPU-s | library s | library CPU-s "
+        "| CLI / library, wall: median [min, max] | the same, CPU time | CLI peak RSS MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (fmt, threads), values in times.items():
+        print(
+            f"| {fmt} | {threads} | {statistics.median(values):.2f} | {statistics.median(cpus[fmt, threads]):.2f} | "
+            f"{statistics.median(lib[threads]):.2f} | {statistics.median(lib_cpu[threads]):.2f} | "
+            f"{_spread(ratios[fmt, threads])} | {_spread(cpu_ratios[fmt, threads])} | {max(rss[fmt, threads])} |"
+        )
+    print("(medians over the rounds; the library's over every round at that thread count)")
+    if 1 in args.threads and 2 in args.threads:
+        print()
+        print("| format | `--threads 1` / `--threads 2`, same round: median [min, max] |")
+        print("|---|---:|")
+        for fmt in args.formats:
+            print(f"| {fmt} | {_spread([a / b for a, b in zip(times[fmt, 1], times[fmt, 2])])} |")
+    smaller = sorted(set(args.sizes) - {rows})
+    if smaller:
+        print()
+        print(
+            f"| format | threads | peak RSS MB at {', '.join(f'{n:,}' for n in smaller)} rows | at {rows:,} | ratio |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        for fmt in args.formats:
+            for threads in args.threads:
+                peaks = []
+                for n in smaller:
+                    path = build_format(args.workdir, n, fmt)
+                    peaks.append(cli(path, threads, args.workdir / f"out_{fmt}_{n}.parquet")["peak_rss_mb"])
+                big = max(rss[fmt, threads])
+                print(
+                    f"| {fmt} | {threads} | {' / '.join(map(str, peaks))} | {big} | "
+                    f"{' / '.join(f'{big / p:.2f}x' for p in peaks)} |"
+                )
+    print(f"load average (1/5/15 min) after: {_load()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000, 2_000_000])
@@ -156,8 +303,17 @@ def main() -> None:
         action="store_true",
         help="skip the in-memory library calls (they hold the whole corpus: ~1.4 GB per million rows)",
     )
+    ap.add_argument("--interleaved", action="store_true", help="CLI vs library ratios, interleaved (issue 34)")
+    ap.add_argument("--formats", nargs="+", default=["parquet"], choices=["jsonl", "csv", "parquet"])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.interleaved:
+        if args.sizes == ap.get_default("sizes"):
+            args.sizes = [1_000_000]
+        interleaved(args)
+        return
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print("| rows | run | threads | seconds | rows/s | peak RSS (MB) |")
     print("|---:|---|---:|---:|---:|---:|")

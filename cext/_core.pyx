@@ -16,9 +16,9 @@ from cpython.long cimport PyLong_FromLongLong
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_DecodeUTF8
 from cpython.version cimport PY_VERSION_HEX
 from cython.parallel cimport parallel, prange
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from kernels cimport *
 

@@ -45,13 +45,15 @@ def csv_plain_rows(list lines, Py_ssize_t ncols):
     return rows
 
 
-def csv_columns(list lines, Py_ssize_t ncols, list indices):
+def csv_columns(list lines, Py_ssize_t ncols, list indices, bytes kinds=b""):
     """The fields ``indices`` of a block of CSV lines (bytes), column by column, for the lines
     ``csv_plain_rows`` splits (one whole record of ``ncols`` fields each).  Returns
     ``(fallback, columns)``: the indices of the other lines, for the caller to read with the
-    csv module, and one list per index of the values of the rest, in line order.  The lines
-    are split without the GIL, a batch of about a megabyte at a time (the batch's fields are
-    written to one buffer, reused)."""
+    csv module, and one column per index of the values of the rest, in line order: a list of
+    str, or, where ``kinds`` has an ``a`` for the index, ``(offsets, data)``: int64 offsets and
+    the UTF-8 of the values back to back, the buffers of an Arrow ``large_string`` array (no
+    Python object per value).  The lines are split without the GIL, a batch of about a
+    megabyte at a time (the batch's fields are written to one buffer, reused)."""
     cdef Py_ssize_t i, n = len(lines), k, nsel = len(indices), b0, b1, need, cap = 0
     cdef int64_t got, at
     if ncols <= 0:
@@ -67,11 +69,21 @@ def csv_columns(list lines, Py_ssize_t ncols, list indices):
     cdef unsigned char* ok = <unsigned char*>malloc(max(n, 1))
     cdef char* out = NULL
     cdef char* grown
+    cdef int64_t s0, s1
+    if kinds and len(kinds) != nsel:
+        raise ValueError(f"{nsel} indices but {len(kinds)} kinds")
+    cdef bytes arrow = bytes(1 if kinds and kinds[k] == 97 else 0 for k in range(nsel))
+    cdef const char* arrow_p = arrow
+    cdef rv_tbuf* adata = <rv_tbuf*>calloc(max(nsel, 1), sizeof(rv_tbuf))
+    cdef rv_i64buf* aoff = <rv_i64buf*>calloc(max(nsel, 1), sizeof(rv_i64buf))
     fallback = []
     columns = [[] for _ in range(nsel)]
     try:
-        if not (line_p and line_n and out_at and spans and sel and ok):
+        if not (line_p and line_n and out_at and spans and sel and ok and adata and aoff):
             raise MemoryError()
+        for k in range(nsel):
+            if arrow_p[k] and rv_push_i64(&aoff[k], 0) != 0:
+                raise MemoryError()
         for k in range(nsel):
             sel[k] = indices[k]
         for i in range(n):
@@ -107,10 +119,17 @@ def csv_columns(list lines, Py_ssize_t ncols, list indices):
                     continue
                 at = out_at[i]
                 for k in range(nsel):
-                    (<list>columns[k]).append(PyUnicode_DecodeUTF8(
-                        out + at + spans[i * ncols * 2 + sel[k]],
-                        spans[i * ncols * 2 + ncols + sel[k]] - spans[i * ncols * 2 + sel[k]], NULL))
+                    s0, s1 = spans[i * ncols * 2 + sel[k]], spans[i * ncols * 2 + ncols + sel[k]]
+                    if arrow_p[k]:
+                        if rv_tbuf_put(&adata[k], out + at + s0, s1 - s0) != 0 or rv_push_i64(&aoff[k], adata[k].n):
+                            raise MemoryError()
+                    else:
+                        (<list>columns[k]).append(PyUnicode_DecodeUTF8(out + at + s0, s1 - s0, NULL))
             b0 = b1
+        for k in range(nsel):
+            if arrow_p[k]:
+                columns[k] = (PyBytes_FromStringAndSize(<char*>aoff[k].data, aoff[k].n * 8),
+                              adata[k].data[:adata[k].n] if adata[k].n else b"")
     finally:
         free(line_p)
         free(line_n)
@@ -119,4 +138,11 @@ def csv_columns(list lines, Py_ssize_t ncols, list indices):
         free(sel)
         free(ok)
         free(out)
+        for k in range(nsel):
+            if adata != NULL:
+                rv_free_tbuf(&adata[k])
+            if aoff != NULL:
+                rv_free_i64(&aoff[k])
+        free(adata)
+        free(aoff)
     return fallback, columns

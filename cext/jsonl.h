@@ -72,19 +72,47 @@ static int rv_jl_fields(const char *p, int64_t n, const char *const *keys, const
 /* How a reader may take the value p[start:end] of a line rv_jl_fields passed, for a field
  * of the given kind ('r' raw: any JSON value, 'k' key: a string or an integer, 't' text:
  * a string), without json.loads and with the same result:
- *   RV_JL_TEXT   the bytes themselves as a str (a raw array or object's JSON text; a key's
- *                integer, whose str() is its digits, as the checker allows no leading 0);
- *   RV_JL_STRING the bytes inside the quotes as a str (a string without escapes);
- *   RV_JL_INT    a raw non-negative integer of at most 18 digits, as an int;
- *   RV_JL_OTHER  anything else (null, booleans, floats, escapes, a mismatched kind): the
- *                caller reads the line with json.loads, which gives the value or the error. */
-enum { RV_JL_OTHER = 0, RV_JL_TEXT = 1, RV_JL_STRING = 2, RV_JL_INT = 3 };
+ *   RV_JL_TEXT    the bytes themselves as a str (a raw array or object's JSON text; a key's
+ *                 integer, whose str() is its digits, as the checker allows no leading 0);
+ *   RV_JL_STRING  the bytes inside the quotes as a str (a string without escapes);
+ *   RV_JL_INT     a raw non-negative integer of at most 18 digits, as an int;
+ *   RV_JL_ESCAPED a string with escapes: rv_jl_unescape decodes it (on a line without
+ *                 rv_jl_surrogate_escape, so without a lone surrogate);
+ *   RV_JL_OTHER   anything else (null, booleans, floats, a mismatched kind): the caller
+ *                 reads the line with json.loads, which gives the value or the error. */
+enum { RV_JL_OTHER = 0, RV_JL_TEXT = 1, RV_JL_STRING = 2, RV_JL_INT = 3, RV_JL_ESCAPED = 4 };
+
+/* 1 when the line p[0:n] has "\\u" then d/D then 8-f: an escape of a UTF-16 surrogate,
+ * the only way a lone one gets into a str.  Such a line is read by json.loads and walked by
+ * the reader's lone-surrogate rule (which looks at every field, selected or not: the
+ * record is bad), as readers._SURROGATE_ESCAPE finds it. */
+static inline int rv_jl_surrogate_escape(const char *p, int64_t n) {
+    const char *s = p, *end = p + n;
+    while ((s = (const char *)memchr(s, '\\', (size_t)(end - s))) != NULL) {
+        if (end - s >= 4 && s[1] == 'u' && (s[2] == 'd' || s[2] == 'D')) {
+            char c = s[3];
+            if ((c >= '8' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) return 1;
+        }
+        s++;
+    }
+    return 0;
+}
+
+/* The string p[start:end] (quotes included, escapes inside) decoded as json.loads decodes
+ * it, its UTF-8 appended to o: 0, 1 when it holds a lone surrogate (not taken), -1 when out
+ * of memory.  The line's UTF-8 was checked by rv_jl_fields. */
+static inline int rv_jl_unescape(const char *p, int64_t start, int64_t end, rv_tbuf *o) {
+    rv_jcur c = {p, end, start};
+    int r = rv_json_decode_string(&c, 0, o);
+    if (r < 0) return -1;
+    return r == RV_JSON_RAW && c.i == end ? 0 : 1;
+}
 
 static inline int rv_jl_value_kind(const char *p, int64_t start, int64_t end, char kind) {
     if (start < 0 || end <= start) return RV_JL_OTHER;
     unsigned char first = (unsigned char)p[start];
     if (first == '"')
-        return memchr(p + start + 1, '\\', (size_t)(end - start - 2)) ? RV_JL_OTHER : RV_JL_STRING;
+        return memchr(p + start + 1, '\\', (size_t)(end - start - 2)) ? RV_JL_ESCAPED : RV_JL_STRING;
     if (kind == 'r' && (first == '[' || first == '{')) return RV_JL_TEXT;
     if (first < '0' || first > '9' || (kind != 'r' && kind != 'k')) return RV_JL_OTHER;
     for (int64_t i = start; i < end; i++)

@@ -46,8 +46,11 @@ def jsonl_field_spans(list lines, list keys):
 
 
 cdef extern from "jsonl.h":
-    int RV_JL_TEXT, RV_JL_STRING, RV_JL_INT
+    int RV_JL_TEXT, RV_JL_STRING, RV_JL_INT, RV_JL_ESCAPED
     int rv_jl_value_kind(const char* p, int64_t start, int64_t end, char kind) noexcept nogil
+    int rv_jl_surrogate_escape(const char* p, int64_t n) noexcept nogil
+    int rv_jl_unescape(const char* p, int64_t start, int64_t end, rv_tbuf* o) noexcept nogil
+    void rv_free_tbuf "rv_buf_free"(rv_tbuf* b) noexcept nogil
 
 
 cdef inline long long _jl_digits(const char* p, int64_t n) noexcept:
@@ -58,15 +61,52 @@ cdef inline long long _jl_digits(const char* p, int64_t n) noexcept:
     return v
 
 
+cdef tuple _jl_arrow_column(const char** line_p, const unsigned char* ok, const int64_t* spans,
+                            const unsigned char* codes, const char* decoded, Py_ssize_t n, Py_ssize_t nkeys,
+                            Py_ssize_t k):
+    """Key k's string values of the lines taken, as (int64 offsets, UTF-8 data) bytes."""
+    cdef Py_ssize_t i, taken = 0
+    cdef int64_t total = 0, start, end, at = 0
+    for i in range(n):
+        if ok[i]:
+            taken += 1
+            start, end = spans[(i * nkeys + k) * 2], spans[(i * nkeys + k) * 2 + 1]
+            total += end - start - (2 if codes[i * nkeys + k] == RV_JL_STRING else 0)
+    off_b = PyBytes_FromStringAndSize(NULL, (taken + 1) * 8)
+    data_b = PyBytes_FromStringAndSize(NULL, total)
+    cdef int64_t* off = <int64_t*>PyBytes_AS_STRING(off_b)
+    cdef char* data = PyBytes_AS_STRING(data_b)
+    taken = 0
+    off[0] = 0
+    for i in range(n):
+        if not ok[i]:
+            continue
+        start, end = spans[(i * nkeys + k) * 2], spans[(i * nkeys + k) * 2 + 1]
+        if codes[i * nkeys + k] == RV_JL_STRING:
+            memcpy(data + at, line_p[i] + start + 1, end - start - 2)
+            at += end - start - 2
+        else:  # RV_JL_ESCAPED: decoded[start:end]
+            memcpy(data + at, decoded + start, end - start)
+            at += end - start
+        taken += 1
+        off[taken] = at
+    return off_b, data_b
+
+
 def jsonl_columns(list lines, list keys, bytes kinds):
     """The selected fields of a block of JSONL lines (bytes), column by column, for the
     lines whose values can be taken without ``json.loads`` and mean what it would give:
-    lines ``jsonl_field_spans`` passes whose every value is, by its key's kind (a byte of
-    ``kinds``: ``r`` raw, ``k`` key, ``t`` text), an escape-free string (a str), a raw
-    array or object (its JSON text, a str), a key's integer (its digits, a str) or a raw
-    integer of at most 18 digits (an int).  Returns ``(fallback, columns)``: the indices of
-    the other lines, for the caller to read with ``json.loads``, and one list per key of
-    the values of the rest, in line order.  The lines are checked without the GIL."""
+    lines ``jsonl_field_spans`` passes, without an escape of a UTF-16 surrogate anywhere
+    (``\\uD800``-``\\uDFFF``, which the readers' lone-surrogate rule must see), whose every
+    value is, by its key's kind (a byte of ``kinds``: ``r`` raw, ``k`` key, ``t`` text), a
+    string (a str, its escapes decoded), a raw array or object (its JSON text, a str), a
+    key's integer (its digits, a str) or a raw integer of at most 18 digits (an int); a key
+    of kind ``a`` (text for Arrow) takes strings as ``t`` does, and its column is
+    ``(offsets, data)``: int64 offsets and the UTF-8 of the values back to back, the
+    buffers of an Arrow ``large_string`` array (no Python object per value).
+    Returns ``(fallback, columns)``: the indices of the other lines, for the caller to read
+    with ``json.loads``, and one column per key of the values of the rest, in line order.
+    The lines are checked, and escaped strings decoded, without the GIL."""
     cdef Py_ssize_t i, n = len(lines), k, nkeys = len(keys)
     cdef int64_t start, end
     cdef int code
@@ -82,6 +122,10 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     cdef unsigned char* ok = <unsigned char*>malloc(max(n, 1))
     cdef int64_t* spans = <int64_t*>malloc(max(n * nkeys * 2, 2) * sizeof(int64_t))
     cdef unsigned char* codes = <unsigned char*>malloc(max(n * nkeys, 1))
+    cdef rv_tbuf decoded
+    cdef int64_t at
+    cdef int failed = 0
+    memset(&decoded, 0, sizeof(decoded))
     fallback = []
     columns = [[] for _ in range(nkeys)]
     try:
@@ -100,6 +144,8 @@ def jsonl_columns(list lines, list keys, bytes kinds):
         with nogil:
             for i in range(n):
                 ok[i] = rv_jl_fields(line_p[i], line_n[i], key_p, key_len, nkeys, spans + i * nkeys * 2)
+                if ok[i] and rv_jl_surrogate_escape(line_p[i], line_n[i]):
+                    ok[i] = 0
                 for k in range(nkeys):
                     if ok[i]:
                         code = rv_jl_value_kind(line_p[i], spans[(i * nkeys + k) * 2], spans[(i * nkeys + k) * 2 + 1],
@@ -107,17 +153,37 @@ def jsonl_columns(list lines, list keys, bytes kinds):
                         codes[i * nkeys + k] = <unsigned char>code
                         if code == 0:
                             ok[i] = 0
+                        elif code == RV_JL_ESCAPED:
+                            # decoded here; the span becomes the text's place in `decoded`
+                            at = decoded.n
+                            code = rv_jl_unescape(line_p[i], spans[(i * nkeys + k) * 2],
+                                                  spans[(i * nkeys + k) * 2 + 1], &decoded)
+                            if code < 0:
+                                failed = 1
+                            elif code > 0:
+                                ok[i] = 0
+                            spans[(i * nkeys + k) * 2] = at
+                            spans[(i * nkeys + k) * 2 + 1] = decoded.n
+        if failed:
+            raise MemoryError("out of memory while reading JSON lines")
+        for k in range(nkeys):
+            if kind_p[k] == 97:  # 'a': the column as Arrow buffers
+                columns[k] = _jl_arrow_column(line_p, ok, spans, codes, decoded.data, n, nkeys, k)
         for i in range(n):
             if not ok[i]:
                 fallback.append(i)
                 continue
             p = line_p[i]
             for k in range(nkeys):
+                if kind_p[k] == 97:
+                    continue
                 start = spans[(i * nkeys + k) * 2]
                 end = spans[(i * nkeys + k) * 2 + 1]
                 code = codes[i * nkeys + k]
                 if code == RV_JL_STRING:
                     value = PyUnicode_DecodeUTF8(p + start + 1, end - start - 2, NULL)
+                elif code == RV_JL_ESCAPED:
+                    value = PyUnicode_DecodeUTF8(decoded.data + start, end - start, NULL)
                 elif code == RV_JL_INT:
                     value = PyLong_FromLongLong(_jl_digits(p + start, end - start))
                 else:
@@ -131,4 +197,5 @@ def jsonl_columns(list lines, list keys, bytes kinds):
         free(ok)
         free(spans)
         free(codes)
+        rv_free_tbuf(&decoded)
     return fallback, columns

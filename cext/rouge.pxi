@@ -146,6 +146,159 @@ def tokenize_rouge(Vocab vocab, texts, bint stem=False, threads=None):
 
 
 # ---------------------------------------------------------------------------
+# Arrow string arrays read in place
+# ---------------------------------------------------------------------------
+
+cdef inline bint _rouge_utf8_special(const unsigned char* p, int64_t n) noexcept nogil:
+    """UTF-8 p[0:n] holds U+0130 (C4 B0) or U+212A (E2 84 AA): the two code points beyond
+    ASCII whose lowercase holds [a-z0-9] (tokenize.h)."""
+    cdef const unsigned char* q = p
+    cdef const unsigned char* end = p + n
+    while q < end:
+        q = <const unsigned char*>memchr(q, 0xC4, end - q)
+        if q == NULL:
+            break
+        if q + 1 < end and q[1] == 0xB0:
+            return True
+        q += 1
+    q = p
+    while q < end:
+        q = <const unsigned char*>memchr(q, 0xE2, end - q)
+        if q == NULL:
+            break
+        if q + 2 < end and q[1] == 0x84 and q[2] == 0xAA:
+            return True
+        q += 1
+    return False
+
+
+cdef bint _is_arrow_strings(object texts):
+    return type(texts).__module__.startswith("pyarrow") and hasattr(texts, "buffers") and str(texts.type) in (
+        "string", "large_string")
+
+
+cdef int _texts_read_rouge(_Texts* t, object texts, list keep) except -1:
+    """``_texts_read`` for rouge-score's tokenizer, which also reads an Arrow string array
+    in place: a row's UTF-8 bytes as 1-byte text, since the tokenizer separates tokens at
+    every non-ASCII code point as it does at every byte >= 0x80 (a code point's UTF-8 bytes
+    are all >= 0x80); a row holding U+0130 or U+212A (which lowercase to ASCII letters)
+    is decoded to a str, held in ``keep``.  The array's UTF-8 must be valid (Arrow's full
+    validation checks it); a null names its row as a None would."""
+    if not _is_arrow_strings(texts):
+        return _texts_read(t, texts)
+    cdef Py_ssize_t i, n = len(texts), base = texts.offset
+    cdef bint large = str(texts.type) == "large_string"
+    cdef const int32_t* off32 = NULL
+    cdef const int64_t* off64 = NULL
+    cdef const unsigned char* data = NULL
+    cdef int64_t start, end
+    cdef object o
+    if texts.null_count:
+        for i in range(n):
+            if not texts[i].is_valid:
+                raise TypeError(f"text at row {i} is None, not str")
+    buffers = texts.buffers()
+    t.n = n
+    t.kinds = <int*>malloc(max(n, 1) * sizeof(int))
+    t.datas = <const void**>malloc(max(n, 1) * sizeof(void*))
+    t.lens = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    if t.kinds == NULL or t.datas == NULL or t.lens == NULL:
+        raise MemoryError()
+    if n == 0:
+        return 0
+    if large:
+        off64 = <const int64_t*><uintptr_t>buffers[1].address
+    else:
+        off32 = <const int32_t*><uintptr_t>buffers[1].address
+    if buffers[2] is not None:
+        data = <const unsigned char*><uintptr_t>buffers[2].address
+    for i in range(n):
+        if large:
+            start, end = off64[base + i], off64[base + i + 1]
+        else:
+            start, end = off32[base + i], off32[base + i + 1]
+        if end > start and _rouge_utf8_special(data + start, end - start):
+            o = PyUnicode_DecodeUTF8(<const char*>data + start, end - start, NULL)
+            keep.append(o)
+            t.kinds[i] = PyUnicode_KIND(o)
+            t.datas[i] = PyUnicode_DATA(o)
+            t.lens[i] = PyUnicode_GET_LENGTH(o)
+        else:
+            t.kinds[i] = 1
+            t.datas[i] = data + start if data != NULL else <const void*>b""
+            t.lens[i] = end - start
+    return 0
+
+
+cdef inline uint64_t _bytes_hash(const unsigned char* p, int64_t n) noexcept nogil:
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n, w
+    cdef int64_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL
+        h ^= h >> 32
+        i += 8
+    w = 0
+    if i < n:
+        memcpy(&w, p + i, n - i)
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL
+    h ^= h >> 29
+    h *= 0xC4CEB9FE1A85EC53ULL
+    return h ^ (h >> 32)
+
+
+def arrow_first_rows(texts):
+    """For each row of an Arrow string array (no nulls), the first row holding the same
+    text, as int64 bytes: the rows sharing a reference point at one of them, so it is
+    tokenized once (the kernels take the array itself as the references)."""
+    cdef _Texts t
+    cdef list keep = []
+    cdef Py_ssize_t n, i
+    cdef uint64_t cap = 16, mask, j, h
+    cdef int64_t* slots = NULL
+    cdef uint64_t* hashes = NULL
+    cdef int64_t* first
+    cdef int64_t r
+    if not _is_arrow_strings(texts):
+        raise TypeError(f"expected an Arrow string array, got {type(texts).__name__}")
+    _texts_init(&t)
+    try:
+        _texts_read_rouge(&t, texts, keep)
+        n = t.n
+        out = PyBytes_FromStringAndSize(NULL, n * 8)
+        first = <int64_t*>PyBytes_AS_STRING(out)
+        while cap < 2 * <uint64_t>n:
+            cap *= 2
+        mask = cap - 1
+        slots = <int64_t*>malloc(cap * sizeof(int64_t))
+        hashes = <uint64_t*>malloc(cap * sizeof(uint64_t))
+        if slots == NULL or hashes == NULL:
+            raise MemoryError()
+        with nogil:
+            memset(slots, 0xFF, cap * sizeof(int64_t))  # -1: empty
+            for i in range(n):
+                # a row of U+0130 or U+212A was decoded to a str: compare code units, not bytes
+                h = _bytes_hash(<const unsigned char*>t.datas[i], t.lens[i] * t.kinds[i]) + <uint64_t>t.kinds[i]
+                j = h & mask
+                while True:
+                    r = slots[j]
+                    if r < 0:
+                        slots[j], hashes[j] = i, h
+                        first[i] = i
+                        break
+                    if hashes[j] == h and t.kinds[r] == t.kinds[i] and t.lens[r] == t.lens[i] and memcmp(
+                            t.datas[r], t.datas[i], t.lens[i] * t.kinds[i]) == 0:
+                        first[i] = r
+                        break
+                    j = (j + 1) & mask
+        return out
+    finally:
+        free(slots)
+        free(hashes)
+        _texts_free(&t)
+
+
+# ---------------------------------------------------------------------------
 # ROUGE from texts, grouped by reference
 # ---------------------------------------------------------------------------
 
@@ -155,7 +308,8 @@ def rouge_text_stats(predictions, references, const int64_t[::1] pair_pred, cons
     """ROUGE statistics of (prediction, reference) pairs, straight from the texts.
 
     Pair ``k`` is ``predictions[pair_pred[k]]`` against ``references[pair_ref[k]]``,
-    both tokenized with rouge-score's tokenizer (Porter-stemmed when ``stem``).
+    both tokenized with rouge-score's tokenizer (Porter-stemmed when ``stem``); either may
+    be a sequence of str or an Arrow string array, read in place.
     ``stats[k]`` receives the clipped n-gram hits of orders 1..max_order, then the
     LCS length if ``want_lcs``, then rougeLsum's union-LCS hits if ``want_lsum``;
     ``lengths[k]`` the prediction's and the reference's token counts.  Pairs are
@@ -177,11 +331,12 @@ def rouge_text_stats(predictions, references, const int64_t[::1] pair_pred, cons
         raise ValueError(f"stats must have shape ({npairs}, {ncols})")
     if lengths.shape[0] != npairs or (npairs > 0 and lengths.shape[1] != 2):
         raise ValueError(f"lengths must have shape ({npairs}, 2)")
+    cdef list keep = []
     _texts_init(&tp)
     _texts_init(&tr)
     try:
-        _texts_read(&tp, predictions)
-        _texts_read(&tr, references)
+        _texts_read_rouge(&tp, predictions, keep)
+        _texts_read_rouge(&tr, references, keep)
         nref = tr.n
         _check_pairs(pair_pred, pair_ref, tp.n, nref)
         if npairs == 0:

@@ -588,9 +588,10 @@ def test_raw_fields_as_json_text_mean_what_the_decoded_values_mean(tmp_path):
                 g = json.loads(g)
             assert g == w
     if _core_available():
-        # p and r of rows 1, 4, 10 and 14 (id 0), and r of row 2; a line with any value the
-        # native reader does not take directly (null, an escape, -5) is decoded whole
-        assert as_text == 9
+        # p and r of rows 1, 4, 10, 12 (an id with escapes, decoded natively) and 14 (id 0),
+        # and r of row 2; a line with any value the native reader does not take directly
+        # (null, -5) is decoded whole
+        assert as_text == 11
 
 
 def _core_available() -> bool:

@@ -4,6 +4,7 @@ csv module (a line they split must be exactly the one record ``csv.reader`` read
 from __future__ import annotations
 
 import csv
+import struct
 
 import pytest
 from hypothesis import given, settings
@@ -113,6 +114,18 @@ def test_columns_are_the_split_lines_fields(data, ncols):
     rows = core.csv_plain_rows(lines, ncols)
     assert got[0] == [i for i, fields in enumerate(rows) if fields is None]
     assert got[1] == [[fields[k] for fields in rows if fields is not None] for k in indices]
+    # kind "a": the same values as Arrow large_string buffers (int64 offsets, UTF-8 data)
+    kinds = bytes(data.draw(st.sampled_from(b"ta")) for _ in indices)
+    arrow = core.csv_columns(lines, ncols, indices, kinds)
+    assert arrow == _core_py.csv_columns(lines, ncols, indices, kinds)
+    assert arrow[0] == got[0]
+    for kind, column, want in zip(kinds, arrow[1], got[1]):
+        if kind == ord("t"):
+            assert column == want
+            continue
+        offsets, text = column
+        ends = struct.unpack(f"={len(offsets) // 8}q", offsets)
+        assert [text[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])] == want
 
 
 def test_columns_arguments_are_checked():
@@ -121,3 +134,5 @@ def test_columns_arguments_are_checked():
             mod.csv_columns([b"a,b,c"], 3, [0, 3])
         with pytest.raises(TypeError, match="line 0 is a bytearray"):
             mod.csv_columns([bytearray(b"a")], 1, [0])
+        with pytest.raises(ValueError, match="1 indices but 2 kinds"):
+            mod.csv_columns([b"a"], 1, [0], b"aa")

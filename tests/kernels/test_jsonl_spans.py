@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -199,9 +200,11 @@ def test_columns_take_plain_values_and_leave_every_other_line():
         b'{"a": [1, {"x": "\\u00e9"}], "b": 12, "id": {}, "": "plain"}\n',
         b'{"": "", "id": "s", "b": "0", "a": 0}',
         '{"a": "é", "b": 999999999999999999, "id": [], "": "ü€"}'.encode(),
+        b'{"a": "\\u00e9\\n", "b": "k\\"", "id": [], "": "esc\\"aped\\t\\\\\\/"}',  # escapes, decoded
     ]
     left = [
-        b'{"a": [], "b": 1, "id": [], "": "esc\\"aped"}',  # an escape
+        b'{"a": [], "b": 1, "id": [], "": "\\ud83d\\ude00"}',  # a surrogate escape, even in a pair
+        b'{"a": [], "b": 1, "id": [], "": "", "c": "\\uDC00"}',  # ... or in a field not selected
         b'{"a": [], "b": -1, "id": [], "": ""}',  # a negative key
         b'{"a": [], "b": 1.5, "id": [], "": ""}',  # a float key
         b'{"a": [], "b": 1, "id": [], "": 7}',  # a number for a text field
@@ -215,10 +218,10 @@ def test_columns_take_plain_values_and_leave_every_other_line():
     fallback, columns = core.jsonl_columns(taken + left, KEYS, _KINDS)
     assert fallback == list(range(len(taken), len(taken) + len(left)))
     assert columns == [
-        ['[1, {"x": "\\u00e9"}]', 0, '"é"'[1:-1]],
-        ["12", "0", "999999999999999999"],
-        ["{}", "s", "[]"],
-        ["plain", "", "ü€"],
+        ['[1, {"x": "\\u00e9"}]', 0, '"é"'[1:-1], "é\n"],
+        ["12", "0", "999999999999999999", 'k"'],
+        ["{}", "s", "[]", "[]"],
+        ["plain", "", "ü€", 'esc"aped\t\\/'],
     ]
     assert _check_columns(taken + left) == len(taken)
 
@@ -229,3 +232,20 @@ def test_columns_need_a_kind_per_key_and_bytes_lines():
             mod.jsonl_columns([b"{}"], KEYS, b"rkr")
         with pytest.raises(TypeError, match="line 1 is a str"):
             mod.jsonl_columns([b"{}", "{}"], KEYS, _KINDS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_lines(_full_objects) | _lines(), max_size=6))
+def test_an_arrow_text_column_holds_the_text_columns_utf8(lines):
+    """Kind ``a``: the lines ``t`` takes, the same fallback, and the column as Arrow
+    large_string buffers (int64 offsets, UTF-8 back to back) of the values ``t`` gives."""
+    kinds = _KINDS[:-1] + b"a"
+    got = core.jsonl_columns(lines, KEYS, kinds)
+    assert got == _core_py.jsonl_columns(lines, KEYS, kinds)
+    fallback, columns = got
+    want_fallback, want = core.jsonl_columns(lines, KEYS, _KINDS)
+    assert fallback == want_fallback and columns[:-1] == want[:-1]
+    offsets, data = columns[-1]
+    ends = struct.unpack(f"={len(offsets) // 8}q", offsets)
+    assert ends[0] == 0 and len(ends) == len(want[-1]) + 1
+    assert [data[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])] == want[-1]

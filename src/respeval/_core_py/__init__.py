@@ -21,6 +21,7 @@ from respeval._core_py.csvline import csv_columns, csv_plain_rows
 from respeval._core_py.jsonl import jsonl_columns, jsonl_field_spans
 from respeval._core_py.minhash import minhash_signatures
 from respeval._core_py.rouge import (
+    arrow_first_rows,
     lsum_pair_stats,
     pair_single_references,
     rouge_pair_stats,
@@ -44,6 +45,7 @@ __all__ = [
     "TRAJECTORY_STATS",
     "CallTable",
     "Vocab",
+    "arrow_first_rows",
     "arrow_json_texts",
     "bleu_clipped_counts",
     "bleu_sentence_scores",

@@ -74,7 +74,10 @@ def check_vocab_size(vocab_size: int) -> None:
 
 
 def text_rows(texts: Any) -> tuple:
-    """The texts as a tuple, each checked to be a str (the core's message for a bad row)."""
+    """The texts as a tuple, each checked to be a str (the core's message for a bad row);
+    an Arrow string array gives its values (the core reads its buffers in place)."""
+    if type(texts).__module__.startswith("pyarrow") and hasattr(texts, "to_pylist"):
+        texts = texts.to_pylist()
     seq = tuple(texts)
     for row, text in enumerate(seq):
         if not isinstance(text, str):

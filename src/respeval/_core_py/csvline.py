@@ -9,6 +9,9 @@ empty.  Any other line is None, for the caller to read with the csv module.
 
 from __future__ import annotations
 
+import struct
+from typing import Any
+
 
 def _plain(line: bytes, ncols: int) -> list[str] | None:
     if line.endswith(b"\r\n"):
@@ -65,12 +68,14 @@ def csv_plain_rows(lines: list, ncols: int) -> list[list[str] | None]:
     return out
 
 
-def csv_columns(lines: list, ncols: int, indices: list) -> tuple[list[int], list[list[str]]]:
+def csv_columns(lines: list, ncols: int, indices: list, kinds: bytes = b"") -> tuple[list[int], list[Any]]:
     if ncols <= 0:
         raise ValueError(f"ncols must be positive, got {ncols}")
     for index in indices:
         if not 0 <= index < ncols:
             raise ValueError(f"field index {index} is outside 0..{ncols - 1}")
+    if kinds and len(kinds) != len(indices):
+        raise ValueError(f"{len(indices)} indices but {len(kinds)} kinds")
     fallback: list[int] = []
     columns: list[list[str]] = [[] for _ in indices]
     for i, fields in enumerate(csv_plain_rows(lines, ncols)):
@@ -79,4 +84,12 @@ def csv_columns(lines: list, ncols: int, indices: list) -> tuple[list[int], list
             continue
         for column, index in zip(columns, indices):
             column.append(fields[index])
-    return fallback, columns
+    out: list[Any] = list(columns)
+    for k in range(len(indices)):
+        if kinds and kinds[k] == ord("a"):  # the column as Arrow large_string buffers
+            data = [value.encode("utf-8") for value in columns[k]]
+            offsets = [0]
+            for value in data:
+                offsets.append(offsets[-1] + len(value))
+            out[k] = (struct.pack(f"={len(offsets)}q", *offsets), b"".join(data))
+    return fallback, out

@@ -8,6 +8,8 @@ Anything else is "unsure" (0), for the caller to read with ``json.loads``.
 
 from __future__ import annotations
 
+import json
+import re
 import struct
 from typing import Any
 
@@ -210,6 +212,10 @@ class _Other(Exception):
     pass
 
 
+# an escape of a UTF-16 surrogate (readers._SURROGATE_ESCAPE): such a line is json.loads'
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
 def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     """The value ``json.loads`` gives for ``line[start:end]`` when it can be taken directly
     (``jsonl.h``'s ``rv_jl_value_kind``); :class:`_Other` when the line must be decoded."""
@@ -218,11 +224,11 @@ def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     span = line[start:end]
     if span[0] == 0x22:
         if b"\\" in span:
-            raise _Other
+            return json.loads(span)  # no lone surrogate: the line has no surrogate escape
         return span[1:-1].decode("utf-8")
     if kind == ord("r") and span[0] in b"[{":
         return span.decode("utf-8")
-    if kind not in b"rk" or not all(ch in _DIGITS for ch in span):
+    if kind not in b"rk" or not all(ch in _DIGITS for ch in span):  # (an 'a' key takes strings only)
         raise _Other
     if kind == ord("k"):
         return span.decode("ascii")
@@ -231,7 +237,7 @@ def _simple_value(line: bytes, start: int, end: int, kind: int) -> Any:
     return int(span)
 
 
-def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[list[Any]]]:
+def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[Any]]:
     if len(kinds) != len(keys):
         raise ValueError(f"{len(keys)} keys but {len(kinds)} kinds")
     ok, raw_spans = jsonl_field_spans(lines, keys)
@@ -241,7 +247,7 @@ def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], lis
     columns: list[list[Any]] = [[] for _ in keys]
     for i, line in enumerate(lines):
         try:
-            if not ok[i]:
+            if not ok[i] or _SURROGATE_ESCAPE.search(line):
                 raise _Other
             at = width * i
             values = [_simple_value(line, spans[at + 2 * k], spans[at + 2 * k + 1], kinds[k]) for k in range(len(keys))]
@@ -250,4 +256,12 @@ def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], lis
             continue
         for column, value in zip(columns, values):
             column.append(value)
-    return fallback, columns
+    out: list[Any] = list(columns)
+    for k, kind in enumerate(kinds):
+        if kind == ord("a"):  # the column as Arrow large_string buffers
+            data = [value.encode("utf-8") for value in columns[k]]
+            offsets = [0]
+            for value in data:
+                offsets.append(offsets[-1] + len(value))
+            out[k] = (struct.pack(f"={len(offsets)}q", *offsets), b"".join(data))
+    return fallback, out

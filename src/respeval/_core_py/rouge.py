@@ -82,6 +82,20 @@ def pair_single_references(predictions: list, references: list) -> tuple[list[st
     return list(index), np.array(pair_ref, dtype=np.int64).tobytes()
 
 
+def arrow_first_rows(texts: Any) -> bytes:
+    """For each row of an Arrow string array (no nulls), the first row holding the same
+    text, as int64 bytes: the rows sharing a reference point at one of them, so it is
+    tokenized once (the kernels take the array itself as the references)."""
+    if not (type(texts).__module__.startswith("pyarrow") and str(getattr(texts, "type", "")) in _ARROW_STRINGS):
+        raise TypeError(f"expected an Arrow string array, got {type(texts).__name__}")
+    seen: dict[str, int] = {}
+    first = [seen.setdefault(text, i) for i, text in enumerate(text_rows(texts))]
+    return np.array(first, dtype=np.int64).tobytes()
+
+
+_ARROW_STRINGS = ("string", "large_string")
+
+
 def _ngrams(tokens: Sequence[int], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 

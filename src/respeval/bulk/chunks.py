@@ -19,7 +19,17 @@ import numpy as np
 
 from respeval.io import Chunk, InputError, RowError, input_format
 from respeval.io.nested import describe_repeated_field, raw_values
-from respeval.io.readers import KEY, NESTED_TOO_DEEPLY, RAW, TEXT, TEXT_LIST, TEXT_LIST_OR_EMPTY, convert_value
+from respeval.io.readers import (
+    KEY,
+    NESTED_TOO_DEEPLY,
+    RAW,
+    TEXT,
+    TEXT_LIST,
+    TEXT_LIST_OR_EMPTY,
+    as_list,
+    convert_value,
+    is_arrow,
+)
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
 
@@ -41,6 +51,7 @@ class Inputs:
     # {id: answer} prediction files lined up with the references by id: path -> (rows, digest)
     joined: dict[str, tuple[list[Any], str]] = field(default_factory=dict)
     unnamed_format: str | None = None  # the format of an input whose extension names none (--input-format)
+    arrow_text: bool = False  # every family reads text fields given as Arrow string arrays
 
     def format(self, path: str) -> str:
         """The format a file is read in: by its extension, else ``unnamed_format``, else text."""
@@ -103,13 +114,13 @@ class Inputs:
                 "raw_as_json_text": self.json_text,
             }
         lists = [self.ref_field] if self.ref is None and self.ref_field != self.pred_field else []
-        return {**self._lists(lists), "key_fields": keys}
+        return {**self._lists(lists), "key_fields": keys, "arrow_text": self.arrow_text}
 
     def ref_kinds(self) -> dict[str, Any]:
         """``read_columns`` keyword arguments for the references file."""
         if not self._text_kind():
             return {"raw_fields": [self.ref_field], "raw_as_json_text": self.json_text}
-        return self._lists([self.ref_field])
+        return {**self._lists([self.ref_field]), "arrow_text": self.arrow_text}
 
 
 @dataclass
@@ -297,15 +308,18 @@ def chunk_rows(
             got.rows = _whole_rows(inputs, chunk.rows, refs if r_chunk is not None else None)
         return
     ref_at: dict[int, int] = {}
+    cols = {name: as_list(values) for name, values in cols.items()}  # rows taken one by one
+    ref_column: list[Any] = []
     if r_chunk is not None:
         ref_at = {record: i for i, record in enumerate(r_chunk.records)}
+        ref_column = as_list(r_chunk.columns[inputs.ref_field])
     systems = cols.get(inputs.system_field) if inputs.system_field else None
     for i, record in enumerate(chunk.records):
         if r_chunk is None:
             ref, ref_line = cols[inputs.ref_field][i], chunk.row_numbers[i]
         elif record in ref_at:
             j = ref_at[record]
-            ref, ref_line = r_chunk.columns[inputs.ref_field][j], r_chunk.row_numbers[j]
+            ref, ref_line = ref_column[j], r_chunk.row_numbers[j]
         else:
             continue  # its reference record is bad: reported by the caller
         name = systems[i] if systems is not None else file_name
@@ -384,8 +398,12 @@ def _json_values(
     return out
 
 
-def _subset(values: list[Any], keep: list[int] | None) -> list[Any]:
-    return values if keep is None else [values[i] for i in keep]
+def _subset(values: Any, keep: list[int] | None) -> Any:
+    if keep is None:
+        return values
+    if is_arrow(values):
+        return values.take(np.array(keep, dtype=np.int64))
+    return [values[i] for i in keep]
 
 
 class _FamilyRowError(Exception):
@@ -533,8 +551,11 @@ def score_chunk(
         table_parts.append(part)
         stats.entries.append((system, None, records, fam_stats))
         if "text" in inputs.kinds:
-            refs = got.refs if everything else [got.refs[i] for i in keep]
-            stats.nrefs.update(len(r) if isinstance(r, list) else 1 for r in refs)
+            refs = got.refs if everything else _subset(got.refs, keep)
+            if is_arrow(refs):  # strings: one reference a row
+                stats.nrefs.update([1] if len(refs) else [])
+            else:
+                stats.nrefs.update(len(r) if isinstance(r, list) else 1 for r in refs)
         if inputs.group_field:
             groups = np.array([str(g) for g in group_values], dtype=object)
             for g in sorted(set(group_values), key=str):

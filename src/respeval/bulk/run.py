@@ -221,6 +221,7 @@ def score_files(
         json_text=all(getattr(f, "reads_json_text", False) for f in families),
         empty_references=all(getattr(f, "empty_references", False) for f in families),
         unnamed_format=input_format,
+        arrow_text=all(getattr(f, "reads_arrow_text", False) for f in families),
     )
     for pred in pred_paths:
         lined_up = _join_by_id(pred, inputs.ref, inputs, chunk_size)

@@ -51,11 +51,15 @@ class Parser(argparse.ArgumentParser):
         self.exit(Exit.INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _command_modules() -> list[ModuleType]:
-    return [importlib.import_module(name) for name in COMMANDS]
+def _command_modules(command: str | None = None) -> list[ModuleType]:
+    """Every command's module, or only ``command``'s when it names one: a run imports the
+    one command it runs (importing all of them took half a second before any work)."""
+    names = [name for name in COMMANDS if command is None or name.rsplit(".", 1)[1] == command]
+    return [importlib.import_module(name) for name in names or COMMANDS]
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The parser of every command; with ``command`` (a command's name), of that one only."""
     parser = Parser(
         prog="respeval",
         description="Score LLM and agent responses: exact lexical metrics (rouge-score, sacreBLEU and "
@@ -65,7 +69,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"respeval {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in _command_modules():
+    for module in _command_modules(command):
         p = sub.add_parser(
             module.NAME,
             help=module.HELP,
@@ -91,7 +95,8 @@ def set_openmp_policy() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     set_openmp_policy()
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and not argv[0].startswith("-") else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -182,6 +182,7 @@ class _Fields:
     kinds: tuple[str, ...]
     whole: bool = False
     raw_text: bool = False  # raw arrays and objects may be given as their JSON text
+    arrow_text: bool = False  # text fields (Parquet string columns, JSONL, CSV) may be given as Arrow arrays
 
     @functools.cached_property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -408,22 +409,36 @@ def _jsonl_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
 _KIND_CODES = {RAW: "r", KEY: "k", TEXT: "t", TEXT_LIST: "t", TEXT_LIST_OR_EMPTY: "t"}
 
 
+def _arrow_strings(buffers: tuple[bytes, bytes]) -> Any:
+    """``jsonl_columns``' (offsets, data) of a column as an Arrow large_string array."""
+    import pyarrow as pa
+
+    offsets, data = buffers
+    n = len(offsets) // 8 - 1
+    return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
 def _jsonl_chunk_as_text(
     lines: list[bytes],
     path: str,
     row: int,
     fields: _Fields,
-    columns_of: Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]],
+    columns_of: Callable[[list, list, bytes], tuple[list[int], list[Any]]],
     on_error: str,
     digest: str,
 ) -> Chunk:
-    """A block of JSONL lines as a chunk, each raw field whose value is an array or an
-    object given as its JSON text (a str), not decoded.  ``columns_of`` (the native core's
+    """A block of JSONL lines as a chunk (each raw field whose value is an array or an
+    object given as its JSON text, a str, not decoded).  ``columns_of`` (the native core's
     ``jsonl_columns``) checks the lines and takes the values of the lines it is certain
     of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line is
     without this path, so their values and errors are the same."""
-    kinds = "".join(_KIND_CODES[kind] for kind in fields.kinds).encode("ascii")
-    fallback, columns = columns_of(lines, list(fields.names), kinds)
+    # with arrow_text, text fields come as Arrow buffers ("a"): no Python str per value
+    # (a list of references is no string: its line is json.loads', as with "t")
+    kinds = "".join(_KIND_CODES[kind] if kind in (RAW, KEY) or not fields.arrow_text else "a" for kind in fields.kinds)
+    fallback, columns = columns_of(lines, list(fields.names), kinds.encode("ascii"))
+    columns = [_arrow_strings(c) if code == "a" else c for c, code in zip(columns, kinds)]
+    if fallback:  # the lines taken go in among the others, one by one
+        columns = [as_list(c) for c in columns]
     if not fallback:
         n = len(lines)
         numbers = list(range(row + 1, row + n + 1))
@@ -437,10 +452,11 @@ def _jsonl_chunk_as_text(
     return _make_chunk(batch, fields, row, on_error, digest, frozenset())
 
 
-def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[list[Any]]]] | None:
-    """The native line reader, when raw fields may come as JSON text and the native core
-    runs (the twin's checker is slower than ``json.loads``)."""
-    if not fields.raw_text or fields.whole or RAW not in fields.kinds:
+def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[Any]]] | None:
+    """The native line reader, when the native core runs (the twin's checker is slower than
+    ``json.loads``), no record is wanted whole, and raw fields (if any) may come as JSON
+    text: text and key fields are taken from the lines without a Python ``json.loads``."""
+    if fields.whole or (RAW in fields.kinds and not fields.raw_text):
         return None
     from respeval import _backend
 
@@ -656,7 +672,7 @@ def _select_columns(path: str, available: Sequence[str], fields: Sequence[str] |
     return list(fields)
 
 
-def _csv_splitter() -> Callable[[list, int, list], tuple[list[int], list[list[str]]]] | None:
+def _csv_splitter() -> Callable[[list, int, list, bytes], tuple[list[int], list[Any]]] | None:
     """The native CSV line splitter, when the native core runs (the twin's is slower than
     the csv module)."""
     from respeval import _backend
@@ -735,8 +751,13 @@ class _CsvSource:
         block = list(islice(self.fh, size))
         if not block:
             return None
-        fallback, columns = self.columns_of(block, len(self.header), self.indices)
+        # with arrow_text, text fields come as Arrow buffers ("a"): no Python str per value
+        kinds = bytes(97 if self.fields.arrow_text and kind not in (RAW, KEY) else 116 for kind in self.fields.kinds)
+        fallback, columns = self.columns_of(block, len(self.header), self.indices, kinds)
+        columns = [_arrow_strings(c) if code == 97 else c for c, code in zip(columns, kinds)]
         plain = fallback[0] if fallback else len(block)
+        if plain < len(block):  # the records before the first line not taken, one by one
+            columns = [as_list(c) for c in columns]
         hash_lines(self.hasher, block[:plain] if plain < len(block) else block)
         first = self.line + 1
         self.line += plain
@@ -806,6 +827,16 @@ def _is_string_list_type(pa: Any, typ: Any) -> bool:
     """True for list-of-string Arrow types."""
     is_list = pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ)
     return bool(is_list and _is_string_type(pa, typ.value_type))
+
+
+def is_arrow(values: Any) -> bool:
+    """``values`` is an Arrow array (a column a reader handed on as Arrow, ``arrow_text``)."""
+    return type(values).__module__.startswith("pyarrow")
+
+
+def as_list(values: Any) -> list[Any]:
+    """A column's values as a list (an Arrow array's as Python values)."""
+    return values.to_pylist() if is_arrow(values) else values
 
 
 def _open_parquet(fh: IO[bytes], path: str) -> Any:
@@ -951,6 +982,22 @@ class _ParquetSource:
             yield self._chunk(table, row, on_error)
             row += table.num_rows
 
+    def _texts(self, pa: Any, column: Any, kind: str) -> Any:
+        """A column's values: a list, or (``arrow_text``, a text field of a null-free string
+        column whose UTF-8 is valid) the Arrow string array itself, which the ROUGE kernels
+        read in place (``to_pylist`` made a Python str of every value)."""
+        typ = column.type
+        if self.fields.arrow_text and kind in (TEXT, *LIST_KINDS) and column.null_count == 0:
+            if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+                # one chunk (the common case) is a view; several are joined (a copy)
+                array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+                try:
+                    array.validate(full=True)  # the UTF-8 of every value
+                except pa.ArrowInvalid:
+                    return column.to_pylist()  # which reports it as it always did
+                return array
+        return column.to_pylist()
+
     def _chunk(self, table: pa.Table, row: int, on_error: str) -> Chunk:
         """One table slice as a Chunk, rejecting rows with nulls or values of the wrong kind."""
         import pyarrow as pa
@@ -960,7 +1007,7 @@ class _ParquetSource:
         columns = {
             name: raw_values(table.column(name), self.fields.raw_text)
             if kind == RAW
-            else table.column(name).to_pylist()
+            else self._texts(pa, table.column(name), kind)
             for name, kind in zip(names, kinds)
         }
         bad: dict[int, RowError] = {}
@@ -985,7 +1032,9 @@ class _ParquetSource:
             raise InputError(str(errors[0]), errors[0])
         numbers = [row + i for i in range(table.num_rows) if i not in bad]
         if bad:
-            columns = {name: [v for i, v in enumerate(values) if i not in bad] for name, values in columns.items()}
+            columns = {
+                name: [v for i, v in enumerate(as_list(values)) if i not in bad] for name, values in columns.items()
+            }
         rows = None
         if self.fields.whole:
             rows = [r for i, r in enumerate(table.to_pylist()) if i not in bad]
@@ -1105,6 +1154,7 @@ def read_columns(
     raw_as_json_text: bool = False,
     empty_list_fields: Iterable[str] = (),
     check_content: bool = True,
+    arrow_text: bool = False,
 ) -> ChunkReader:
     """Stream the selected fields of a corpus file in chunks.
 
@@ -1137,6 +1187,10 @@ def read_columns(
             in Python first): from JSONL lines the native core's checker is certain of, and
             from nested Parquet columns of types it writes from their buffers
             (:func:`respeval.io.nested.raw_values`).  The values mean the same either way.
+        arrow_text: a text field of a Parquet string column without nulls, or of a JSONL or
+            CSV chunk whose every line the native reader takes, may be given as the chunk's Arrow
+            string array instead of a list of str (for callers that read Arrow strings in
+            place: the ROUGE kernels); :func:`as_list` makes it a list.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
@@ -1176,7 +1230,9 @@ def read_columns(
         unknown = sorted(set(kinds) - set(selected))
         if unknown:
             raise ValueError(f"field kinds name fields that are not selected: {unknown}")
-        chosen = _Fields(tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text)
+        chosen = _Fields(
+            tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text, arrow_text
+        )
         if fmt in ("text", "jsonl"):
             source = _LineSource(fh, path, fmt, chosen)
         elif fmt == "json":
@@ -1249,10 +1305,12 @@ def rows_reader(
     whole_records: bool = False,
     raw_as_json_text: bool = False,
     empty_list_fields: Sequence[str] = (),
+    arrow_text: bool = False,
 ) -> ChunkReader:
     """:func:`read_columns` over rows in memory (records, or :class:`RowError` for rows known
     bad), numbered 0, 1, ... as a JSON document's; ``path`` names them in messages and
-    ``digest`` stands for their content (a resume compares it)."""
+    ``digest`` stands for their content (a resume compares it); ``arrow_text`` is accepted
+    for :func:`read_columns`' sake and changes nothing (rows in memory are Python values)."""
     path = os.fspath(path)
     _check_arguments(fields, chunk_size, on_error, start_row)
     kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)

@@ -342,7 +342,7 @@ class PreparedReferences:
     tokenizer: Any
     stemmer: bool
     threads: int | None
-    texts: list[str] = field(default_factory=list)  # the distinct reference texts
+    texts: Any = field(default_factory=list)  # the distinct reference texts (a list, or an Arrow array)
 
 
 def prepare_references(
@@ -355,6 +355,15 @@ def prepare_references(
 ) -> PreparedReferences:
     """Tokenize each distinct reference text once (many rows, or many systems, may share it)."""
     kernels = _backend.get(implementation)
+    if tokenizer == "rouge" and _arrow_strings(references):
+        # an Arrow string array (the bulk readers' Parquet text), read in place by the
+        # kernels: the rows sharing a text are paired with its first row, tokenized once
+        n_rows = len(references)
+        pair_ref = np.frombuffer(kernels.arrow_first_rows(references), np.int64)
+        return PreparedReferences(
+            kernels, None, None, np.arange(n_rows, dtype=np.int64), pair_ref, True, n_rows, tokenizer, stemmer,
+            threads, references,
+        )  # fmt: skip
     got = kernels.pair_single_references(references, references) if isinstance(references, list) else None
     if got is not None:  # one str per row: pair k is row k
         distinct, pair_ref_bytes = got
@@ -405,7 +414,9 @@ def _select(
 def score_prepared(prepared: PreparedReferences, predictions: Any, types: Iterable[str] = DEFAULT_TYPES) -> RougeResult:
     """ROUGE of ``predictions`` (one per row) against already prepared references."""
     types = validate_types(types)
-    preds = text_list(predictions, "predictions")
+    preds = predictions if prepared.tokenizer == "rouge" and _arrow_strings(predictions) else None
+    if preds is None:
+        preds = text_list(predictions, "predictions")
     if len(preds) != prepared.n_rows:
         raise ValueError(
             f"predictions has {len(preds)} rows but references has {prepared.n_rows}: they must pair up row by row"
@@ -489,6 +500,17 @@ def rouge(
     )
 
 
+def _arrow_strings(values: Any) -> bool:
+    """A null-free Arrow string array, which the kernels read in place (rouge-score's
+    tokenizer only: the others tokenize Python strings)."""
+    return (
+        type(values).__module__.startswith("pyarrow")
+        and hasattr(values, "buffers")
+        and str(values.type) in ("string", "large_string")
+        and values.null_count == 0
+    )
+
+
 class RougeFamily:
     """ROUGE types as one metric family for the bulk pipeline (corpus value = row mean)."""
 
@@ -511,6 +533,8 @@ class RougeFamily:
         self.implementation = implementation
         self.stat_names = tuple(f"{t}_{x}" for t in self.types for x in "prf")
         self.headline = tuple(f"{t}_f" for t in self.types)
+        # Parquet text may come as Arrow string arrays, read in place by the kernels
+        self.reads_arrow_text = tokenizer == "rouge"
 
     def prepare(self, references: list) -> PreparedReferences:
         return prepare_references(
