@@ -230,3 +230,26 @@ def test_write_columns_goes_through_a_new_temporary_and_never_a_planted_link(tmp
     with read_columns(out, ["id"]) as reader:
         chunk = next(iter(reader))
     assert list(chunk.columns["id"]) == ["a", "b"]
+
+
+def test_a_link_planted_at_the_judge_cache_or_a_monitor_store_is_refused(tmp_path, capsys):
+    """SQLite writes the file a link points to: the judge's cache (default OUT.cache.sqlite)
+    and a monitor's store refuse a symbolic link, and the file it points to is left as it was."""
+    from respeval.bulk.parts import RunFingerprint
+    from respeval.io.files import FileError
+    from respeval.judge.cache import JudgeCache
+    from respeval.monitor.store import Store
+
+    target = victim(tmp_path)
+    data = items(tmp_path / "items.jsonl")
+    os.symlink(target, tmp_path / "r.jsonl.cache.sqlite")
+    code, _, err = run(capsys, "judge", "--input", str(data), "--model", "fake:", "--out", str(tmp_path / "r.jsonl"))
+    assert code == 1 and "r.jsonl.cache.sqlite is a symbolic link" in err and "judge cache" in err, err
+    for path, opener in (
+        (tmp_path / "c.sqlite", JudgeCache),
+        (tmp_path / "m.sqlite", lambda p: Store(p, RunFingerprint({}))),
+    ):
+        os.symlink(target, path)
+        with pytest.raises(FileError, match="is a symbolic link"):
+            opener(str(path))
+    assert target.read_text(encoding="utf-8") == VICTIM

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
 from respeval.errors import RespevalError
+from respeval.io.files import refuse_link
 from respeval.judge.models.base import Completion, JudgeRequest
 from respeval.redact import redact, redact_url
 
@@ -165,6 +166,9 @@ def connect(path: PathLike) -> sqlite3.Connection:
     on which any failure -- a damaged page met mid-run as much as at open -- is a
     :class:`CacheError` naming the file, never a bare ``DatabaseError`` mid-run."""
     name = os.fspath(path)
+    # SQLite writes the file a link points to: a link planted at a cache's default path
+    # (OUT.cache.sqlite) would have a run write into any file
+    refuse_link(name, "judge cache")
     try:
         # isolation_level=None: autocommit, one durable transaction per put().
         db = sqlite3.connect(

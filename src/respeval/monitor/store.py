@@ -38,6 +38,7 @@ from typing import Any
 
 from respeval.bulk.parts import ResumeRefused, RunFingerprint
 from respeval.io.errors import InputError
+from respeval.io.files import refuse_link
 
 __all__ = ["SCHEMA_VERSION", "FileState", "Store", "StoreError"]
 
@@ -91,6 +92,7 @@ class Store:
 
     def __init__(self, path: str, fingerprint: RunFingerprint) -> None:
         self.path = os.fspath(path)
+        refuse_link(self.path, "monitor store")  # SQLite would write the file it points to
         existed = os.path.exists(self.path) and os.path.getsize(self.path) > 0
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
