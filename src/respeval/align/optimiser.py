@@ -36,7 +36,7 @@ from respeval.judge.data import InsertedData
 from respeval.judge.engine import EngineOptions
 from respeval.judge.methods.base import first_request, reask_for_json
 from respeval.judge.methods.prompts import DATA_RULE, text_value
-from respeval.judge.methods.templates import Example, PointwiseMetric
+from respeval.judge.methods.templates import Example, LabelSet, PointwiseMetric
 from respeval.judge.models.base import Capabilities, Completion, JsonSchema, JudgeModel, JudgeRequest, strict_object
 from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict
 from respeval.judge.run import arun
@@ -136,9 +136,9 @@ def with_prompt(
     """``metric`` with other examples and/or guidelines (everything else the same)."""
     contract = metric.contract
     kwargs: dict[str, Any] = {}
-    if hasattr(contract, "labels"):
-        kwargs["labels"] = list(contract.labels)  # type: ignore[union-attr]
-        kwargs["passing"] = list(contract.passing) or None  # type: ignore[union-attr]
+    if isinstance(contract, LabelSet):
+        kwargs["labels"] = list(contract.labels)
+        kwargs["passing"] = list(contract.passing) or None
     else:
         kwargs["score_range"] = contract
     return PointwiseMetric(
@@ -418,7 +418,12 @@ async def _rewrite(
         task += "\n\nCriteria:\n" + "\n".join(f"- {k}: {v}" for k, v in metric.criteria.items())
     blocks = []
     for i, d in enumerate(best.disagreements, 1):
-        shown = {**d["values"], "person's grade": d["human"], "judge's grade": d["judge"], "judge's reasoning": d["reasoning"]}
+        shown = {
+            **d["values"],
+            "person's grade": d["human"],
+            "judge's grade": d["judge"],
+            "judge's reasoning": d["reasoning"],
+        }
         blocks.append((f"ROW {i}", text_value(shown)))
     record = {"task": task, "guidelines": metric.guidelines or "", "disagreements": blocks}
     result = await arun([record], rewriter, method=GuidelineRewrite(), cache=cache, options=engine)

@@ -137,7 +137,11 @@ def _read_rows(data: PathLike | Sequence[Mapping[str, Any]]) -> tuple[str, list[
 
 def _human_answer(metric: PointwiseMetric, value: Any, where: str, field: str) -> Any:
     """A human label in the judge's terms: a label of its set, or a score in its range."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip()):
+    if (
+        value is None
+        or (isinstance(value, float) and math.isnan(value))
+        or (isinstance(value, str) and not value.strip())
+    ):
         raise InputError(f"{where}: field {field!r}: missing (the human label); every row needs one")
     contract = metric.contract
     if isinstance(contract, LabelSet):
@@ -145,7 +149,9 @@ def _human_answer(metric: PointwiseMetric, value: Any, where: str, field: str) -
             value = int(value)
         checked = contract.check(value if isinstance(value, str) else str(value))
         if isinstance(checked, str):
-            raise InputError(f"{where}: field {field!r}: {value!r} is not one of the judge's labels {list(contract.labels)}")
+            raise InputError(
+                f"{where}: field {field!r}: {value!r} is not one of the judge's labels {list(contract.labels)}"
+            )
         return checked[0]
     assert isinstance(contract, ScoreRange)
     number = contract.check(value)
@@ -268,12 +274,20 @@ class Alignment:
             s = c.score
             assert s is not None
             kappa = "nan" if math.isnan(s.cohen_kappa) else f"{s.cohen_kappa:.4f}"
-            what = {"spec": "the judge as given", "few-shot": f"{len(c.metric.examples)} examples", "rewrite": "rewritten guidelines"}[c.origin]
+            what = {
+                "spec": "the judge as given",
+                "few-shot": f"{len(c.metric.examples)} examples",
+                "rewrite": "rewritten guidelines",
+            }[c.origin]
             mark = "  <- chosen" if c is self.chosen else ""
             lines.append(f"  {c.index:>2} {what:<22} {s.balanced_accuracy:.4f}  {kappa:>7}  ({s.rows} rows){mark}")
         scores = self.held_out()
         ci = next((v["confidence"] for v in scores["before"].values() if v["confidence"]), None)
-        lines += ["", f"held out ({len(self.split.held_out)} rows" + (f", {round(100 * ci)}% bootstrap intervals):" if ci else "):")]
+        lines += [
+            "",
+            f"held out ({len(self.split.held_out)} rows"
+            + (f", {round(100 * ci)}% bootstrap intervals):" if ci else "):"),
+        ]
         lines.append(f"  {'':<22} {'before':<26} after")
         for name, label in HEADLINE.items():
             lines.append(f"  {label:<22} {_fmt(scores['before'][name]):<26} {_fmt(scores['after'][name])}")
@@ -305,12 +319,15 @@ def _probes(v: MetricValidation, side: str) -> list[str]:
             f"  {side}: position consistency {p.consistency:.4f}, flip rate {p.flip_rate:.4f} ({p.n} rows, swapped order)"
         )
     if v.verbosity is not None:
-        d = v.verbosity.to_dict()
-        keys = [k for k in ("judge_picks_longer", "human_picks_longer", "judge_length_correlation", "excess") if d.get(k) is not None]
-        text = ", ".join(f"{k} {d[k]:.4f}" for k in keys if isinstance(d[k], (int, float)))
-        out.append(f"  {side}: verbosity {text or json.dumps(d)[:120]}")
+        probe = v.verbosity
+        what = "picks the longer output" if probe.kind == "pairwise" else "Spearman with length"
+        human = "-" if probe.human is None else f"{probe.human:.4f}"
+        excess = "-" if probe.excess is None else f"{probe.excess:+.4f}"
+        out.append(f"  {side}: verbosity ({what}): judge {probe.judge:.4f}, humans {human}, excess {excess}")
     if not out:
-        out.append(f"  {side}: none applies (give swap columns for position consistency; verbosity needs the response texts)")
+        out.append(
+            f"  {side}: none applies (give swap columns for position consistency; verbosity needs the response texts)"
+        )
     return out
 
 
@@ -414,9 +431,7 @@ async def aalign(
         if own_cache and judge_cache is not None:
             judge_cache.close()
     source = str(data) if isinstance(data, (str, os.PathLike)) else "the rows"
-    result = Alignment(
-        metric.name, source, label_field, split, tried, chosen, sides[0], sides[1], frozen, spec_hash
-    )
+    result = Alignment(metric.name, source, label_field, split, tried, chosen, sides[0], sides[1], frozen, spec_hash)
     frozen["aligned"] = _provenance(result, judge_model, search, entry)
     if out is not None:
         result.out = os.fspath(out)
@@ -505,7 +520,9 @@ def _swap_map(
         raise InputError(f"swap names two different columns, got {swap!r}")
     missing = [c for c in swap if c not in metric.fields]
     if missing:
-        raise InputError(f"swap: the judge's template names no column {', '.join(map(repr, missing))} (it names {list(metric.fields)})")
+        raise InputError(
+            f"swap: the judge's template names no column {', '.join(map(repr, missing))} (it names {list(metric.fields)})"
+        )
     if swap_labels is not None:
         return {str(k): str(v) for k, v in swap_labels.items()}
     contract = metric.contract

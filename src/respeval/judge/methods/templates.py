@@ -313,9 +313,7 @@ class PointwiseMetric:
             _contract_json(self.contract),
         )
         if self.examples or self.guidelines:  # only then: every key of a metric without them stays what it was
-            self.template_version += "+shots:" + digest(
-                "shots", [e.to_dict() for e in self.examples], self.guidelines
-            )
+            self.template_version += "+shots:" + digest("shots", [e.to_dict() for e in self.examples], self.guidelines)
         if self.spec_hash:
             self.template_version += f"+spec:{self.spec_hash}"
         shape: dict[str, dict[str, Any]] = {"reasoning": {"type": "string"}}
