@@ -326,7 +326,7 @@ def _probes(v: MetricValidation, side: str) -> list[str]:
         out.append(f"  {side}: verbosity ({what}): judge {probe.judge:.4f}, humans {human}, excess {excess}")
     if not out:
         out.append(
-            f"  {side}: none applies (give swap columns for position consistency; verbosity needs the response texts)"
+            f"  {side}: none applies (position consistency needs swap columns; verbosity, pairwise labels or numeric scores of a response column)"
         )
     return out
 

@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             out=args.out,
         )
     if args.example and args.input is None:
-        result.source = "respeval/data/llmbar_example.jsonl (shipped with respeval)"
+        result.source = "the shipped respeval/data/llmbar_example.jsonl"
     if args.json:
         out: Any = redact_data(result.to_dict())
         print(json.dumps(out, indent=2, default=str))
