@@ -350,3 +350,18 @@ def test_a_score_judge_aligns_too():
     assert result.before.agreement is not None and result.after.agreement is not None
     assert result.after.agreement.balanced_accuracy >= result.before.agreement.balanced_accuracy
     assert result.spec["score_range"] == [1, 5]
+
+
+def test_a_stopped_judge_reports_nothing_and_a_rerun_resumes_from_the_cache(capsys, tmp_path):
+    cache = tmp_path / "align.sqlite"
+    out = tmp_path / "aligned.json"
+    args = ["align", "--example", "--bootstrap", "0", "--cache", str(cache), "--out", str(out)]
+    code, stdout, err = run_cli(capsys, *args, "--budget-calls", "30")
+    assert code == 4 and "stopped" in err and "rerun with the same --cache" in err
+    assert stdout == "" and not out.exists()
+    code, stdout, err = run_cli(capsys, *args)
+    assert code == 0, err
+    first = json.loads(out.read_text())
+    code, _, err = run_cli(capsys, *args, "--replay-only")  # every answer is in the cache now
+    assert code == 0, err
+    assert json.loads(out.read_text())["spec_hash"] == first["spec_hash"]

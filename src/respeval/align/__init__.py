@@ -23,13 +23,14 @@ import sys as _sys
 import types as _types
 from typing import Any as _Any
 
-from respeval.align.optimiser import Candidate, OptimiserOptions, TrainScore, optimise
+from respeval.align.optimiser import AlignmentStopped, Candidate, OptimiserOptions, TrainScore, optimise
 from respeval.align.run import HEADLINE, Alignment, aalign, align, load_judge_spec, spec_entry
 from respeval.align.split import HeldOutRow, LabelledRow, Split, stratified_split
 
 __all__ = [
     "HEADLINE",
     "Alignment",
+    "AlignmentStopped",
     "Candidate",
     "HeldOutRow",
     "LabelledRow",

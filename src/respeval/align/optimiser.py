@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from respeval.align.split import LabelledRow
+from respeval.errors import RespevalError
 from respeval.judge.cache import JudgeCache
 from respeval.judge.data import InsertedData
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import EngineOptions, budget_left
 from respeval.judge.methods.base import first_request, reask_for_json
 from respeval.judge.methods.prompts import DATA_RULE, text_value
 from respeval.judge.methods.templates import Example, LabelSet, PointwiseMetric
@@ -44,8 +45,10 @@ from respeval.validate.agreement import agreement
 
 __all__ = [
     "UNSCORED",
+    "AlignmentStopped",
     "Candidate",
     "GuidelineRewrite",
+    "JudgeSession",
     "OptimiserOptions",
     "TrainScore",
     "judge_answers",
@@ -55,6 +58,16 @@ __all__ = [
 
 UNSCORED = "<unscored>"
 """The answer recorded for a row the judge left unscored (it matches no human label)."""
+
+
+class AlignmentStopped(RespevalError, RuntimeError):
+    """The judge stopped before every row was judged (the budget, an interrupt, a model
+    error): no number is reported from a part of the rows.  ``stop_kind`` is the engine's;
+    the answers received are in the cache, so a rerun with the same cache resumes."""
+
+    def __init__(self, reason: str, stop_kind: str | None) -> None:
+        super().__init__(reason)
+        self.stop_kind = stop_kind
 
 
 @dataclass(frozen=True)
@@ -175,19 +188,37 @@ def answer_of(metric: PointwiseMetric, verdict: Mapping[str, Any] | None) -> Any
     return value
 
 
+class JudgeSession:
+    """The engine runs of one alignment: one cache, and one budget shared by every run (each
+    run may spend only what the earlier ones left)."""
+
+    def __init__(self, cache: JudgeCache | None, options: EngineOptions | None) -> None:
+        self.cache = cache
+        self.options = options
+
+    async def run(self, records: Sequence[Mapping[str, Any]], model: JudgeModel, method: Any) -> Any:
+        result = await arun(records, model, method=method, cache=self.cache, options=self.options)
+        self.options = budget_left(self.options, result.spend)
+        return result
+
+
 async def judge_answers(
-    metric: PointwiseMetric,
-    rows: Sequence[Any],
-    model: JudgeModel,
-    *,
-    cache: JudgeCache | None,
-    options: EngineOptions | None,
+    metric: PointwiseMetric, rows: Sequence[Any], model: JudgeModel, session: JudgeSession
 ) -> tuple[list[Any], list[str]]:
     """The judge's answers (:data:`UNSCORED` where it gave none) and reasonings for
-    ``rows`` (each with a ``record``), in order."""
+    ``rows`` (each with a ``record``), in order.  Raises :class:`AlignmentStopped` when the
+    judge stopped before every row was judged."""
     if not rows:
         return [], []
-    result = await arun([r.record for r in rows], model, method=metric, cache=cache, options=options)
+    result = await session.run([r.record for r in rows], model, metric)
+    if not result.completed:
+        done = len(rows) - len(result.not_run)
+        raise AlignmentStopped(
+            f"the judge stopped after {done} of {len(rows)} rows ({result.stop_reason or 'stopped'}); no number is "
+            "reported from part of the rows: rerun with the same --cache to resume (answers received are not paid "
+            "for again)",
+            result.stop_kind,
+        )
     by_row = {r.row: r for r in result.rows}
     answers, reasons = [], []
     for i in range(len(rows)):
@@ -242,17 +273,11 @@ def _few_shot_rows(train: Sequence[LabelledRow], shots: int, seed: int, index: i
 
 
 async def _score(
-    candidate: Candidate,
-    train: Sequence[LabelledRow],
-    model: JudgeModel,
-    *,
-    cache: JudgeCache | None,
-    options: EngineOptions | None,
-    max_disagreements: int,
+    candidate: Candidate, train: Sequence[LabelledRow], model: JudgeModel, session: JudgeSession, max_disagreements: int
 ) -> None:
     shown = set(candidate.example_rows)
     rows = [r for r in train if r.row not in shown]
-    answers, reasons = await judge_answers(candidate.metric, rows, model, cache=cache, options=options)
+    answers, reasons = await judge_answers(candidate.metric, rows, model, session)
     labels = [r.label for r in rows]
     candidate.score = _train_score(answers, labels)
     candidate.disagreements = [
@@ -269,11 +294,11 @@ async def optimise(
     *,
     options: OptimiserOptions = OptimiserOptions(),
     rewriter: JudgeModel | None = None,
-    cache: JudgeCache | None = None,
-    engine: EngineOptions | None = None,
+    session: JudgeSession | None = None,
 ) -> tuple[Candidate, list[Candidate]]:
     """The chosen candidate and every candidate tried, scored on ``train`` only (see the
-    module docstring)."""
+    module docstring); ``session``: the cache and engine options (default: none)."""
+    session = session or JudgeSession(None, None)
     if len(train) < 2:
         raise ValueError(f"the optimiser needs at least 2 train rows, got {len(train)}")
     candidates = [Candidate(0, "spec", metric, ())]
@@ -287,19 +312,19 @@ async def optimise(
         examples = [example_of(metric, train[j]) for j in picked]
         candidates.append(Candidate(len(candidates), "few-shot", with_prompt(metric, examples=examples), rows))
     for c in candidates:
-        await _score(c, train, model, cache=cache, options=engine, max_disagreements=options.max_disagreements)
+        await _score(c, train, model, session, options.max_disagreements)
     best = _best(candidates)
     if rewriter is not None:
         for _ in range(options.rewrite_rounds):
             if not best.disagreements:
                 break
-            guidelines = await _rewrite(best, rewriter, cache=cache, engine=engine)
+            guidelines = await _rewrite(best, rewriter, session)
             if guidelines is None:
                 break
             c = Candidate(
                 len(candidates), "rewrite", with_prompt(best.metric, guidelines=guidelines), best.example_rows
             )
-            await _score(c, train, model, cache=cache, options=engine, max_disagreements=options.max_disagreements)
+            await _score(c, train, model, session, options.max_disagreements)
             candidates.append(c)
             best = _best(candidates)
     return best, candidates
@@ -409,9 +434,7 @@ def _guidelines(obj: Mapping[str, Any]) -> RewriteVerdict | str:
     return RewriteVerdict(value.strip())
 
 
-async def _rewrite(
-    best: Candidate, rewriter: JudgeModel, *, cache: JudgeCache | None, engine: EngineOptions | None
-) -> str | None:
+async def _rewrite(best: Candidate, rewriter: JudgeModel, session: JudgeSession) -> str | None:
     metric = best.metric
     task = metric.template.text
     if metric.criteria:
@@ -426,7 +449,12 @@ async def _rewrite(
         }
         blocks.append((f"ROW {i}", text_value(shown)))
     record = {"task": task, "guidelines": metric.guidelines or "", "disagreements": blocks}
-    result = await arun([record], rewriter, method=GuidelineRewrite(), cache=cache, options=engine)
+    result = await session.run([record], rewriter, GuidelineRewrite())
+    if not result.completed:
+        raise AlignmentStopped(
+            f"the rewriter stopped ({result.stop_reason or 'stopped'}): rerun with the same --cache to resume",
+            result.stop_kind,
+        )
     row = result.rows[0] if result.rows else None
     if row is None or not row.scored or not row.verdict:
         return None

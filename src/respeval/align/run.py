@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from respeval._sync import run_sync
-from respeval.align.optimiser import UNSCORED, Candidate, OptimiserOptions, judge_answers, optimise
+from respeval.align.optimiser import UNSCORED, Candidate, JudgeSession, OptimiserOptions, judge_answers, optimise
 from respeval.align.split import DEFAULT_HELD_OUT, HeldOutRow, LabelledRow, Split, stratified_split
 from respeval.evaluate.spec import judge_spec_hash, metric_from_dict, read_spec_file
 from respeval.io import InputError, format_of, read_jsonl
@@ -398,21 +398,22 @@ async def aalign(
     split = make_split(metric, data, label_field=label_field, held_out=held_out, seed=seed)
     own_cache = cache is not None and not isinstance(cache, JudgeCache)
     judge_cache = cache if cache is None or isinstance(cache, JudgeCache) else JudgeCache(cache)
+    session = JudgeSession(judge_cache, options)
     try:
         search = OptimiserOptions(candidates=candidates, shots=shots, rewrite_rounds=rewrite_rounds, seed=seed)
         chosen, tried = await optimise(
-            metric, split.train, judge_model, options=search, rewriter=rewrite_model, cache=judge_cache, engine=options
+            metric, split.train, judge_model, options=search, rewriter=rewrite_model, session=session
         )
         frozen = _frozen_entry(entry, chosen.metric)
         spec_hash = frozen["spec_hash"]
         aligned_metric = metric_from_dict(frozen)  # the judge as it is written (the hash in its version)
         sides = []
         for m in (metric, aligned_metric):
-            answers, _ = await judge_answers(m, split.held_out, judge_model, cache=judge_cache, options=options)
+            answers, _ = await judge_answers(m, split.held_out, judge_model, session)
             swapped = None
             if swap is not None:
                 flipped = [_swapped(r, swap) for r in split.held_out]
-                raw, _ = await judge_answers(m, flipped, judge_model, cache=judge_cache, options=options)
+                raw, _ = await judge_answers(m, flipped, judge_model, session)
                 swapped = [swap_map.get(str(a), a) if a != UNSCORED else a for a in raw]
             # the held-out labels are read here, and only here: after the optimiser is done
             sides.append(

@@ -7,7 +7,14 @@ import json
 import sys
 from typing import Any
 
-from respeval.cli.common import Exit, add_bootstrap_arguments, field_mapping, non_negative_int, positive_int
+from respeval.cli.common import (
+    Exit,
+    add_bootstrap_arguments,
+    field_mapping,
+    non_negative_int,
+    positive_int,
+    stop_exit,
+)
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
 from respeval.io.files import guarded_outputs
 from respeval.redact import redact, redact_data
@@ -32,6 +39,9 @@ what it writes (--out FILE): the chosen judge as a spec entry, with its examples
   spec_version (one more than the spec's) and spec_hash, and an "aligned" record of how it was
   chosen (split, candidates, held-out numbers). Use it as a metrics: entry of `respeval evaluate`,
   or align it again.
+
+--seed seeds the split, the few-shot draws and the bootstrap. A judge that stops (the budget,
+Ctrl-C, a model error) reports no number from part of the rows; rerun with the same --cache.
 
 the held-out labels are never shown to the optimiser: it gets the train rows only. Every
 candidate judges the train rows except its own examples.
@@ -147,29 +157,35 @@ def run(args: argparse.Namespace) -> int:
     except (InputFileError, ValueError, OSError) as exc:
         print(f"respeval align: error: {redact(exc)}", file=sys.stderr)
         return Exit.INPUT
+    from respeval.align.optimiser import AlignmentStopped
+
     inputs = [("--input", data), ("--spec", spec)]
     assert model is not None
     with guarded_outputs(inputs, [("--out", args.out)], unlocked=[("--cache", config.cache)]):
-        result = align(
-            data,
-            spec,
-            model,
-            label_field=args.label_field,
-            held_out=args.held_out,
-            seed=args.seed,
-            candidates=args.candidates,
-            shots=args.shots,
-            rewriter=rewriter,
-            rewrite_rounds=args.rewrite_rounds,
-            swap=swap,
-            swap_labels=dict(args.swap_label) or None,
-            cache=config.cache,
-            options=config.engine,
-            n_boot=args.bootstrap,
-            bootstrap_seed=args.seed,
-            confidence=args.confidence,
-            out=args.out,
-        )
+        try:
+            result = align(
+                data,
+                spec,
+                model,
+                label_field=args.label_field,
+                held_out=args.held_out,
+                seed=args.seed,
+                candidates=args.candidates,
+                shots=args.shots,
+                rewriter=rewriter,
+                rewrite_rounds=args.rewrite_rounds,
+                swap=swap,
+                swap_labels=dict(args.swap_label) or None,
+                cache=config.cache,
+                options=config.engine,
+                n_boot=args.bootstrap,
+                bootstrap_seed=args.seed,
+                confidence=args.confidence,
+                out=args.out,
+            )
+        except AlignmentStopped as exc:
+            print(f"respeval align: stopped: {redact(exc)}", file=sys.stderr)
+            return stop_exit(exc.stop_kind) if exc.stop_kind else Exit.JUDGE_FATAL
     if args.example and args.input is None:
         result.source = "the shipped respeval/data/llmbar_example.jsonl"
     if args.json:
