@@ -205,6 +205,11 @@ def test_alignment_on_llmbar_held_out_before_and_after_with_intervals(tmp_path):
     for side in (before, after):
         for v in side.values():
             assert v["low"] <= v["value"] <= v["high"] and v["confidence"] == 0.95
+    # the paired difference: the same resampled rows score both judges
+    for name, d in result.difference.items():
+        assert d["value"] == pytest.approx(after[name]["value"] - before[name]["value"], abs=1e-12)
+        assert d["low"] <= d["value"] <= d["high"]
+    assert result.difference["balanced_accuracy"]["low"] > 0  # an improvement beyond the resampling noise
     # balanced F1 is the macro F1, kappa is Cohen's, both as scikit-learn computes them
     sklearn = pytest.importorskip("sklearn.metrics")
     ag = result.after.agreement

@@ -20,9 +20,11 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
+
+import numpy as np
 
 from respeval._sync import run_sync
 from respeval.align.optimiser import UNSCORED, Candidate, JudgeSession, OptimiserOptions, judge_answers, optimise
@@ -36,8 +38,9 @@ from respeval.judge.methods.templates import LabelSet, PointwiseMetric, ScoreRan
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.specs import load_model
 from respeval.stats import DEFAULT_SEED
+from respeval.validate.agreement import agreement
 from respeval.validate.columns import load_table
-from respeval.validate.resampling import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
+from respeval.validate.resampling import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, interval_from_samples, resample_indices
 from respeval.validate.run import MetricValidation, validate_pair
 
 __all__ = ["HEADLINE", "Alignment", "aalign", "align", "load_judge_spec", "spec_entry"]
@@ -229,6 +232,9 @@ class Alignment:
     spec: dict[str, Any]
     spec_hash: str
     out: str | None = None
+    difference: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """After minus before on the held-out rows both judges scored, per headline number:
+    ``{value, low, high, confidence}`` (paired: both judges on the same resampled rows)."""
 
     def held_out(self) -> dict[str, dict[str, Any]]:
         """The headline numbers, before and after, each ``{value, low, high, confidence}``."""
@@ -253,6 +259,7 @@ class Alignment:
             "candidates": [c.to_dict() for c in self.candidates],
             "chosen": self.chosen.index,
             "held_out_scores": self.held_out(),
+            "held_out_difference": self.difference,
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
             "spec_hash": self.spec_hash,
@@ -288,9 +295,13 @@ class Alignment:
             f"held out ({len(self.split.held_out)} rows"
             + (f", {round(100 * ci)}% bootstrap intervals):" if ci else "):"),
         ]
-        lines.append(f"  {'':<22} {'before':<26} after")
+        diff = self.difference
+        lines.append(f"  {'':<22} {'before':<26} {'after':<26}" + (" after - before (paired)" if diff else ""))
         for name, label in HEADLINE.items():
-            lines.append(f"  {label:<22} {_fmt(scores['before'][name]):<26} {_fmt(scores['after'][name])}")
+            row = f"  {label:<22} {_fmt(scores['before'][name]):<26} {_fmt(scores['after'][name]):<26}"
+            if name in diff:
+                row += " " + _fmt(diff[name], signed=True)
+            lines.append(row.rstrip())
         for side, v in (("before", self.before), ("after", self.after)):
             dropped = v.dropped.get("judge_missing", 0)
             if dropped:
@@ -303,12 +314,58 @@ class Alignment:
         return "\n".join(lines)
 
 
-def _fmt(v: Mapping[str, Any]) -> str:
+def _fmt(v: Mapping[str, Any], signed: bool = False) -> str:
     if v["value"] is None:
         return "-"
+    number = "{:+.4f}" if signed else "{:.4f}"
     if v["low"] is None:
-        return f"{v['value']:.4f}"
-    return f"{v['value']:.4f} [{v['low']:.4f}, {v['high']:.4f}]"
+        return number.format(v["value"])
+    return f"{number.format(v['value'])} [{number.format(v['low'])}, {number.format(v['high'])}]"
+
+
+def paired_difference(
+    before: Sequence[Any],
+    after: Sequence[Any],
+    labels: Sequence[Any],
+    *,
+    n_boot: int,
+    seed: int | None,
+    confidence: float,
+) -> dict[str, dict[str, Any]]:
+    """After minus before of each headline number on the rows both judges scored, with a
+    paired percentile bootstrap: the same resampled rows score both judges
+    (:func:`respeval.validate.resampling.resample_indices`, seeded); a resample where a
+    number is undefined for either judge is left out of its interval."""
+    keep = [i for i, (b, a) in enumerate(zip(before, after)) if b != UNSCORED and a != UNSCORED]
+    if not keep:
+        return {}
+    b = [str(before[i]) for i in keep]
+    a = [str(after[i]) for i in keep]
+    h = [str(labels[i]) for i in keep]
+    order = sorted(set(a) | set(b) | set(h))
+
+    def numbers(idx: Sequence[int]) -> dict[str, float]:
+        x = agreement([b[i] for i in idx], [h[i] for i in idx], labels=order)
+        y = agreement([a[i] for i in idx], [h[i] for i in idx], labels=order)
+        return {name: getattr(y, name) - getattr(x, name) for name in HEADLINE}
+
+    point = numbers(range(len(keep)))
+    samples: dict[str, list[float]] = {name: [] for name in HEADLINE}
+    if n_boot:
+        for _, block in resample_indices(len(keep), n_boot, seed):
+            for idx in block:
+                for name, value in numbers(idx.tolist()).items():
+                    samples[name].append(value)
+    out = {}
+    for name in HEADLINE:
+        value = None if math.isnan(point[name]) else float(point[name])
+        if not n_boot:
+            out[name] = {"value": value, "low": None, "high": None, "confidence": None}
+            continue
+        iv = interval_from_samples(point[name], np.asarray(samples[name]), confidence)
+        clean = lambda x: None if math.isnan(x) else float(x)  # noqa: E731
+        out[name] = {"value": value, "low": clean(iv.low), "high": clean(iv.high), "confidence": confidence}
+    return out
 
 
 def _probes(v: MetricValidation, side: str) -> list[str]:
@@ -407,9 +464,10 @@ async def aalign(
         frozen = _frozen_entry(entry, chosen.metric)
         spec_hash = frozen["spec_hash"]
         aligned_metric = metric_from_dict(frozen)  # the judge as it is written (the hash in its version)
-        sides = []
+        sides, held_answers = [], []
         for m in (metric, aligned_metric):
             answers, _ = await judge_answers(m, split.held_out, judge_model, session)
+            held_answers.append(answers)
             swapped = None
             if swap is not None:
                 flipped = [_swapped(r, swap) for r in split.held_out]
@@ -433,6 +491,14 @@ async def aalign(
             judge_cache.close()
     source = str(data) if isinstance(data, (str, os.PathLike)) else "the rows"
     result = Alignment(metric.name, source, label_field, split, tried, chosen, sides[0], sides[1], frozen, spec_hash)
+    result.difference = paired_difference(
+        held_answers[0],
+        held_answers[1],
+        split.held_out_labels,
+        n_boot=n_boot,
+        seed=bootstrap_seed,
+        confidence=confidence,
+    )
     frozen["aligned"] = _provenance(result, judge_model, search, entry)
     if out is not None:
         result.out = os.fspath(out)
@@ -564,4 +630,5 @@ def _provenance(
             "chosen": result.chosen.to_dict(),
         },
         "held_out": result.held_out(),
+        "held_out_difference": result.difference,
     }
