@@ -241,6 +241,13 @@ class PointwiseMetric:
             with ``pass_when="equal"`` only when it equals it (VERBOSITY: 3 is right).
         required: columns the template may name but a row may lack (else a missing value
             leaves the row unscored).
+        examples: graded examples shown in the system message (few-shot), each
+            ``{"values": {column: text}, "answer": label or score}`` or an :class:`Example`;
+            each value fenced as data.  guidelines: grading guidelines shown after the
+            criteria.  Both are hashed into ``template_version`` (only when given, so the keys
+            of a metric without them are unchanged).
+        spec_hash: the hash of the frozen spec this judge was loaded from (``respeval
+            align``); it is in ``template_version`` (so in every cache key) and the signature.
     """
 
     kind = "pointwise"
