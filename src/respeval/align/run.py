@@ -354,9 +354,9 @@ def paired_difference(
     if n_boot:
         for _, block in resample_indices(len(keep), n_boot, seed):
             for idx in block:
-                for name, value in numbers(idx.tolist()).items():
-                    samples[name].append(value)
-    out = {}
+                for name, drawn in numbers(idx.tolist()).items():
+                    samples[name].append(drawn)
+    out: dict[str, dict[str, Any]] = {}
     for name in HEADLINE:
         value = None if math.isnan(point[name]) else float(point[name])
         if not n_boot:
