@@ -23,7 +23,12 @@ against candidate, with paired statistics and a decision::
     respeval.compare("responses.jsonl", baseline="baseline", candidate="candidate",
                      metrics=["exact_match", "rouge1"], ref_field="expected").decision
 
-The judge layer (``respeval.judge``), ``respeval.run`` and ``respeval.compare`` are loaded on
+A judge aligned with human labels (few-shot examples chosen on a train split, held-out numbers
+before and after, the chosen judge frozen)::
+
+    respeval.align("labelled.jsonl", "judge.json", "openai:gpt-4o-mini", out="judge.aligned.json")
+
+The judge layer (``respeval.judge``), ``respeval.run``, ``respeval.compare`` and ``respeval.align`` are loaded on
 first use.
 """
 
@@ -41,7 +46,7 @@ from respeval.metrics.ter import TerResult, ter
 from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
 
 if TYPE_CHECKING:
-    from respeval import agents, compare, evaluate, judge, systems
+    from respeval import agents, align, compare, evaluate, judge, systems
     from respeval.bulk import RunSummary, score_files, score_table
     from respeval.systems import run
 
@@ -55,6 +60,7 @@ _LAZY = {
     "agents": ("respeval.agents", None),
     "evaluate": ("respeval.evaluate", None),  # the package is callable: respeval.evaluate(data, metrics)
     "compare": ("respeval.compare", None),  # the package is callable: respeval.compare(data, ...)
+    "align": ("respeval.align", None),  # the package is callable: respeval.align(data, judge, model)
     "run": ("respeval.systems", "run"),
     "systems": ("respeval.systems", None),
 }
@@ -95,6 +101,7 @@ __all__ = [
     "TrajectoryResult",
     "__version__",
     "agents",
+    "align",
     "bleu",
     "chrf",
     "compare",

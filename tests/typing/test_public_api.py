@@ -30,6 +30,7 @@ PUBLIC = [
     "TrajectoryResult",
     "__version__",
     "agents",
+    "align",
     "bleu",
     "chrf",
     "compare",
@@ -90,7 +91,7 @@ def test_lower_layers_never_import_the_package_root_for_the_version():
 
 def test_every_function_at_the_front_door_shows_its_real_parameters():
     """help(respeval.X) and inspect.signature show the parameters, never (*args, **kwargs)
-    (respeval.evaluate and respeval.compare are callable packages: issue 32, point 5)."""
+    (respeval.evaluate, respeval.compare and respeval.align are callable packages: issue 32, point 5)."""
     import inspect
 
     import respeval

@@ -36,6 +36,7 @@ COMMANDS = (
     "respeval.cli.batches",
     "respeval.cli.evaluate",
     "respeval.cli.validate",
+    "respeval.cli.align",
     "respeval.cli.report",
     "respeval.cli.view",
     "respeval.cli.metrics",

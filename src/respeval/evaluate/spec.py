@@ -32,6 +32,7 @@ string) is refused, naming ``network``, never read as the truthy string it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -45,7 +46,7 @@ from respeval.judge.methods.prompts import read_text_option
 from respeval.judge.methods.templates import PairwiseMetric, PointwiseMetric
 from respeval.metrics.base import describe_value
 
-__all__ = ["SPEC_KEYS", "load_spec", "metric_from_dict", "read_text_option"]
+__all__ = ["SPEC_KEYS", "judge_spec_hash", "load_spec", "metric_from_dict", "read_spec_file", "read_text_option"]
 
 SPEC_KEYS = ("input", "model", "base_url", "api_key_env", "columns", "judge", "metrics", "title", "out", "report")
 COLUMN_KEYS = ("response", "reference", "baseline", "prompt", "id")
@@ -89,7 +90,15 @@ _POINTWISE_KEYS = (
     "threshold",
     "pass_when",
     "max_tokens",
+    "examples",
+    "guidelines",
+    "spec_version",
+    "spec_hash",
+    "aligned",
 )
+# What a frozen (aligned) judge spec adds to a pointwise entry, and which of it is not the judge:
+# the version and the hash name the judge; ``aligned`` records how it was found.
+_FROZEN_KEYS = ("spec_version", "spec_hash", "aligned")
 _PAIRWISE_KEYS = (
     "pairwise",
     "template",
@@ -128,6 +137,15 @@ _RAG_KEYS = (
     "embeddings_dimensions",
     "pattern",
 )
+
+
+def judge_spec_hash(entry: Mapping[str, Any]) -> str:
+    """The hash of a judge spec entry: SHA-256 (16 hex digits) of the canonical JSON of every
+    key that defines the judge (all but ``spec_hash`` and ``aligned``, the version included),
+    so a frozen spec names its judge, and an edit after freezing shows."""
+    judge = {k: v for k, v in entry.items() if k not in ("spec_hash", "aligned")}
+    blob = json.dumps(judge, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def _check_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
@@ -198,6 +216,11 @@ _TYPES: dict[str, dict[str, Check]] = {
         "passing": _NAMES,
         "threshold": _NUMBER,
         "pass_when": _STR,
+        "examples": (lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v), "a list of mappings"),
+        "guidelines": _STR,
+        "spec_version": _POSITIVE_INT,
+        "spec_hash": _STR,
+        "aligned": (lambda v: isinstance(v, dict), "a mapping"),
     },
     "pairwise": {**_JUDGED, "pairwise": _STR, "flip": _STR, "allow_tie": _BOOL},
     "predefined": {**_JUDGED, "predefined": _STR, "threshold": _NUMBER},
@@ -299,7 +322,15 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
             return CustomMetric(name, fn, **options)
         if kind == "pointwise":
             _check_keys(entry, _POINTWISE_KEYS, what)
-            options = {k: v for k, v in entry.items() if k not in _POINTWISE_KEYS[:5]}
+            options = {k: v for k, v in entry.items() if k not in _POINTWISE_KEYS[:5] and k not in _FROZEN_KEYS}
+            if "spec_hash" in entry:
+                found = judge_spec_hash(entry)
+                if entry["spec_hash"] != found:
+                    raise ValueError(
+                        f"{what}: spec_hash {entry['spec_hash']} does not match its content (hash {found}): the frozen "
+                        "judge was edited; re-run respeval align, or delete spec_hash to use it as a new judge"
+                    )
+                options["spec_hash"] = found
             if "score_range" in options:
                 options["score_range"] = tuple(options["score_range"])
             return PointwiseMetric(str(entry["pointwise"]), **_texts(entry, base), **options)
@@ -326,11 +357,9 @@ def metric_from_dict(entry: Mapping[str, Any], base: Path | None = None) -> Any:
         raise ValueError(f"{what}: {exc}") from None
 
 
-def load_spec(path: str | Path, *, sections: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A spec file (``.yaml``/``.yml``, ``.json`` or ``.toml``) as a dict whose ``metrics`` are
-    metric objects; relative file names in it are read relative to the spec's folder.
-    ``sections``: more top-level keys the caller reads itself (``respeval monitor``'s
-    ``monitor:``), returned as written; any other unknown key is an error."""
+def read_spec_file(path: str | Path) -> Any:
+    """The data of a spec file (``.yaml``/``.yml``, ``.json`` or ``.toml``), as parsed; raises
+    ValueError naming the file when it cannot be read or parsed."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -369,6 +398,16 @@ def load_spec(path: str | Path, *, sections: tuple[str, ...] = ()) -> dict[str, 
             raise ValueError(f"{p}: not valid TOML: {exc}") from None
     else:
         raise ValueError(f"{p}: a spec is .yaml, .yml, .json or .toml")
+    return data
+
+
+def load_spec(path: str | Path, *, sections: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A spec file (``.yaml``/``.yml``, ``.json`` or ``.toml``) as a dict whose ``metrics`` are
+    metric objects; relative file names in it are read relative to the spec's folder.
+    ``sections``: more top-level keys the caller reads itself (``respeval monitor``'s
+    ``monitor:``), returned as written; any other unknown key is an error."""
+    p = Path(path)
+    data = read_spec_file(p)
     if not isinstance(data, dict):
         raise ValueError(f"{p}: a spec is a mapping with a 'metrics' list")
     _check_keys(data, SPEC_KEYS + tuple(sections), str(p))

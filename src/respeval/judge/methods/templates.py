@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from respeval.judge.data import fence, fence_code
 from respeval.judge.methods.pairwise import ORIENTATIONS, orientations_for, winner_for
 from respeval.judge.methods.prompts import (
     DATA_RULE,
@@ -48,6 +49,7 @@ from respeval.judge.parsing import Parsed, ParseFailure, extract_verdict, parse_
 
 __all__ = [
     "DATA_RULE",
+    "Example",
     "LabelSet",
     "PairwiseMetric",
     "PointwiseMetric",
@@ -144,6 +146,58 @@ class TemplateVerdict:
     label: str | None = None
 
 
+@dataclass(frozen=True)
+class Example:
+    """A graded example shown to the judge (few-shot): the template's column ``values`` of one
+    row and the ``answer`` a person gave it (a label of the metric's label set, or a score in
+    its range); ``id`` names the row it came from (not shown to the judge)."""
+
+    values: tuple[tuple[str, str], ...]
+    answer: str | float
+    id: Any = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any] | Example) -> Example:
+        """An example from ``{"values": {column: text}, "answer": ..., "id": ...}`` (a spec
+        file's form) or an Example."""
+        if isinstance(data, Example):
+            return data
+        if not isinstance(data, Mapping) or not isinstance(data.get("values"), Mapping) or "answer" not in data:
+            raise ValueError(f"an example is {{'values': {{column: text}}, 'answer': ...}}, got {data!r:.80}")
+        answer = data["answer"]
+        if isinstance(answer, bool) or not isinstance(answer, (str, int, float)):
+            raise ValueError(f"an example's answer is a label or a number, got {answer!r:.40}")
+        values = tuple((str(k), text_value(v)) for k, v in data["values"].items())
+        return cls(values, answer if isinstance(answer, str) else float(answer), data.get("id"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec file's form."""
+        answer: Any = self.answer
+        if isinstance(answer, float) and answer.is_integer():
+            answer = int(answer)
+        return {"id": self.id, "values": dict(self.values), "answer": answer}
+
+
+EXAMPLES_INTRO = (
+    "Examples graded by people. Each example is data, between two markers that carry the same "
+    "code; the grade after it is the one a person gave. Grade the new data as these people would."
+)
+
+
+def examples_text(examples: Sequence[Example], answer_key: str) -> str:
+    """The examples block of a system message: each example's values as one JSON object
+    between ``[EXAMPLE i code]`` markers, then ``Grade: {"label": ...}`` (the person's)."""
+    bodies = [json.dumps(dict(e.values), ensure_ascii=False) for e in examples]
+    code = fence_code(bodies)
+    parts = [EXAMPLES_INTRO]
+    for i, (example, body) in enumerate(zip(examples, bodies), 1):
+        answer = example.answer
+        if isinstance(answer, float) and answer.is_integer():
+            answer = int(answer)
+        parts.append(fence(f"EXAMPLE {i}", code, body) + "\nGrade: " + json.dumps({answer_key: answer}))
+    return "\n\n".join(parts)
+
+
 def _rubric_text(criteria: Mapping[str, str] | None, rubric: Mapping[str, str] | None) -> str:
     parts = []
     if criteria:
@@ -187,6 +241,13 @@ class PointwiseMetric:
             with ``pass_when="equal"`` only when it equals it (VERBOSITY: 3 is right).
         required: columns the template may name but a row may lack (else a missing value
             leaves the row unscored).
+        examples: graded examples shown in the system message (few-shot), each
+            ``{"values": {column: text}, "answer": label or score}`` or an :class:`Example`;
+            each value fenced as data.  guidelines: grading guidelines shown after the
+            criteria.  Both are hashed into ``template_version`` (only when given, so the keys
+            of a metric without them are unchanged).
+        spec_hash: the hash of the frozen spec this judge was loaded from (``respeval
+            align``); it is in ``template_version`` (so in every cache key) and the signature.
     """
 
     kind = "pointwise"
@@ -208,6 +269,9 @@ class PointwiseMetric:
         max_tokens: int = 512,
         seed: int | None = None,
         description: str | None = None,
+        examples: Sequence[Mapping[str, Any] | Example] | None = None,
+        guidelines: str | None = None,
+        spec_hash: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"a metric name must be a non-empty string without '/', got {name!r}")
@@ -241,6 +305,13 @@ class PointwiseMetric:
         self.seed = seed
         self.description = description or f"judge: {name}"
         self.fields = self.template.fields
+        self.examples = tuple(Example.of(e) for e in (examples or ()))
+        for i, example in enumerate(self.examples, 1):
+            checked = self.contract.check(example.answer)
+            if isinstance(checked, str):
+                raise ValueError(f"{name}: example {i} (id {example.id!r}): {checked}")
+        self.guidelines = guidelines.strip() if isinstance(guidelines, str) and guidelines.strip() else None
+        self.spec_hash = spec_hash or None
         self.template_version = f"pointwise-template/{name}/" + digest(
             self.template.text,
             system_instruction,
@@ -248,6 +319,10 @@ class PointwiseMetric:
             self.rating_rubric,
             _contract_json(self.contract),
         )
+        if self.examples or self.guidelines:  # only then: every key of a metric without them stays what it was
+            self.template_version += "+shots:" + digest("shots", [e.to_dict() for e in self.examples], self.guidelines)
+        if self.spec_hash:
+            self.template_version += f"+spec:{self.spec_hash}"
         shape: dict[str, dict[str, Any]] = {"reasoning": {"type": "string"}}
         if isinstance(self.contract, ScoreRange):
             shape["score"] = {
@@ -272,8 +347,13 @@ class PointwiseMetric:
         contract = _contract_json(self.contract)
         return (
             f"{self.template_version}|contract:{json.dumps(contract, sort_keys=True)}"
-            f"|pass:{self.pass_when}:{self.threshold:g}"
+            f"|pass:{self.pass_when}:{self.threshold:g}" + (f"|spec:{self.spec_hash}" if self.spec_hash else "")
         )
+
+    @property
+    def answer_key(self) -> str:
+        """The verdict's answer field: ``label`` or ``score``."""
+        return self._answer
 
     def passes(self, score: float) -> bool:
         return score == self.threshold if self.pass_when == "equal" else score >= self.threshold
@@ -282,7 +362,9 @@ class PointwiseMetric:
         parts = [
             "You are an impartial grader. You grade the data you are given against the task below.",
             _rubric_text(self.criteria, self.rating_rubric),
+            f"Guidelines:\n{self.guidelines}" if self.guidelines else "",
             DATA_RULE,
+            examples_text(self.examples, self._answer) if self.examples else "",
             f"Reply with one JSON object and nothing else:\n{self._shape}",
         ]
         return with_system_instruction("\n\n".join(p for p in parts if p), self.system_instruction)
