@@ -211,6 +211,30 @@ def test_anthropic_tool_use_reply_is_the_structured_verdict(monkeypatch):
     assert row.parsed_from == "json" and "tools" not in json.loads(seen[0].content)
 
 
+def test_a_key_twice_in_an_anthropic_tool_use_verdict_is_unscored_live_and_from_the_cache(tmp_path, monkeypatch):
+    """The tool input arrives as JSON the response body holds: ``{"pass": true, ..., "pass":
+    false}`` must not become its last value (issue 28: a planted verdict seen as one)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ant-key")
+    body = (
+        b'{"content": [{"type": "tool_use", "id": "toolu_1", "name": "pointwise_verdict", "input": '
+        b'{"reasoning": "same facts", "score": 1.0, "pass": true, "PASS": false}}], '
+        b'"stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 12}}'
+    )
+    calls: list = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    cache = judge.JudgeCache(tmp_path / "c.sqlite")
+    for _ in range(2):  # live, then answered from the cache: the same decision
+        model = AnthropicModel("claude-x", transport=httpx.MockTransport(handler))
+        row = judge.run(rows(), model, cache=cache, max_retries=0, backoff_base=0.001).rows[0]
+        assert row.status == "unscored" and "duplicate key 'PASS'" in row.unscored_reason, row.unscored_reason
+    assert len(calls) == 2  # a re-ask of the malformed verdict, then nothing: the rerun is all cache
+    cache.close()
+
+
 # --------------------------------------------------------------------------- servers ignoring the schema
 
 BAD = "[[bad]]"

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, Union
 
-from respeval.judge.models.base import Completion
+from respeval.judge.models.base import Completion, RepeatedKeys, repeated_keys
 
 __all__ = [
     "DataShown",
@@ -87,32 +87,13 @@ class DataShown(Protocol):
 # --------------------------------------------------------------------------- lenient JSON
 
 
-class RepeatedKeys(dict[str, Any]):
-    """A parsed object some of whose keys (or those of an object inside it) repeat,
-    compared case-insensitively; ``repeated`` names them.  Plain JSON readers keep the last
-    value of a repeated key; a verdict parser must not guess which one the judge meant."""
-
-    repeated: tuple[str, ...] = ()
-
-
-def _repeats(keys: Sequence[Any]) -> list[str]:
-    seen: set[Any] = set()
-    out = []
-    for key in keys:
-        folded = key.strip().lower() if isinstance(key, str) else key
-        if folded in seen:
-            out.append(str(key))
-        seen.add(folded)
-    return out
-
-
 def _loads_json(text: str) -> Any:
     """``json.loads``, with the repeated keys of every object found (a top-level object
     that has any becomes a :class:`RepeatedKeys`)."""
     repeated: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        repeated.extend(_repeats([k for k, _ in items]))
+        repeated.extend(repeated_keys([k for k, _ in items]))
         return dict(items)
 
     value = json.loads(text, object_pairs_hook=pairs)
@@ -134,7 +115,7 @@ def _loads_literal(text: str) -> Any:
     repeated: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
-            repeated.extend(_repeats([k.value for k in node.keys if isinstance(k, ast.Constant)]))
+            repeated.extend(repeated_keys([k.value for k in node.keys if isinstance(k, ast.Constant)]))
     return _marked(ast.literal_eval(tree), repeated)
 
 
@@ -251,7 +232,11 @@ def _labels(text: str, labels: Mapping[str, Sequence[str]], data: DataShown) -> 
 def _stages(completion: Completion, text: str) -> Iterator[tuple[str, list[tuple[dict[str, Any], str]]]]:
     if isinstance(completion.structured, Mapping):
         obj = dict(completion.structured)
-        yield "structured", [(obj, json.dumps(obj, default=str))]
+        text_of = json.dumps(obj, default=str)
+        if completion.structured_repeated:  # the provider's object had a key twice
+            obj = RepeatedKeys(obj)
+            obj.repeated = completion.structured_repeated
+        yield "structured", [(obj, text_of)]
     text = text.strip()
     if text.startswith("{"):
         whole: Any

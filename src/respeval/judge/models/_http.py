@@ -20,7 +20,7 @@ import httpx
 
 from respeval.judge.errors import FatalError, JudgeError, TransientError
 from respeval.judge.models._transports import PostTransport, default_transport, post_transport
-from respeval.judge.models.base import BaseJudgeModel, Capabilities
+from respeval.judge.models.base import BaseJudgeModel, Capabilities, loads_response
 from respeval.redact import redact_url, register_headers, register_secret, register_url_secrets
 
 __all__ = [
@@ -157,7 +157,7 @@ async def post_json(
     if not 200 <= status < 300:
         raise error_for_status(status, content, httpx.Headers(raw_headers), where=where, auth_hint=auth_hint)
     try:
-        return json.loads(content)
+        return loads_response(content)
     except (ValueError, UnicodeDecodeError):
         snippet = content[:80].decode("utf-8", "replace")
     raise TransientError(
@@ -229,7 +229,7 @@ async def send_as(
 def decode_json(content: bytes, where: str) -> Any:
     """A response body as JSON; a body that is not JSON is a transient fault (a proxy's page)."""
     try:
-        return json.loads(content)
+        return loads_response(content)
     except (ValueError, UnicodeDecodeError):
         snippet = content[:80].decode("utf-8", "replace")
     raise TransientError(f"malformed response body from {where} (not JSON): {snippet!r}", kind="malformed_response")

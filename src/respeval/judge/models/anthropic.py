@@ -22,7 +22,7 @@ import httpx
 
 from respeval.judge.errors import TransientError
 from respeval.judge.models._http import HttpJudgeModel, token_count
-from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, ToolCall
+from respeval.judge.models.base import Capabilities, Completion, JudgeRequest, RepeatedKeys, ToolCall
 
 if TYPE_CHECKING:
     from respeval.judge.models.anthropic_batch import AnthropicBatchClient
@@ -174,9 +174,12 @@ class AnthropicModel(HttpJudgeModel):
                 )
                 or None
             )
+        repeated: tuple[str, ...] = ()
         if not tools:
             inputs = [b.get("input") for b in uses]
             structured = inputs[0] if len(inputs) == 1 and isinstance(inputs[0], dict) else None
+            if isinstance(structured, RepeatedKeys):  # a key twice in the tool input: kept visible
+                repeated, structured = structured.repeated, dict(structured)
             if structured is not None and not text.strip():
                 text = json.dumps(structured)
         usage = data.get("usage") or {}
@@ -190,4 +193,5 @@ class AnthropicModel(HttpJudgeModel):
             model=data.get("model"),
             refusal="the model stopped with stop_reason=refusal" if stop == "refusal" else None,
             tool_calls=calls,
+            structured_repeated=repeated,
         )

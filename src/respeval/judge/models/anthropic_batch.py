@@ -21,7 +21,7 @@ import httpx
 
 from respeval.judge.errors import TransientError
 from respeval.judge.models._http import api_url, json_object, send_as, with_query
-from respeval.judge.models.base import JudgeRequest
+from respeval.judge.models.base import JudgeRequest, loads_response
 from respeval.judge.models.batching import (
     CANCELLED,
     ERRORED,
@@ -133,7 +133,7 @@ class AnthropicBatchClient:
 
     def _result(self, raw: bytes, where: str) -> BatchResult:
         try:
-            item = json.loads(raw)
+            item = loads_response(raw)  # a key twice in a tool-use verdict stays visible
             custom_id = item["custom_id"]
             result = item["result"]
             kind = result["type"]

@@ -98,6 +98,43 @@ class ToolSpec:
         return cls(name, description, dict(parameters))
 
 
+class RepeatedKeys(dict[str, Any]):
+    """A parsed object some of whose keys (or those of an object inside it) repeat,
+    compared case-insensitively; ``repeated`` names them.  Plain JSON readers keep the last
+    value of a repeated key; a verdict parser must not guess which one the judge meant."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def repeated_keys(keys: Sequence[Any]) -> list[str]:
+    """The keys of one object that repeat (case-insensitively, spaces stripped)."""
+    seen: set[Any] = set()
+    out = []
+    for key in keys:
+        folded = key.strip().lower() if isinstance(key, str) else key
+        if folded in seen:
+            out.append(str(key))
+        seen.add(folded)
+    return out
+
+
+def _marking_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    repeated = repeated_keys([k for k, _ in items])
+    inner = [k for _, v in items if isinstance(v, RepeatedKeys) for k in v.repeated]
+    if not repeated and not inner:
+        return dict(items)
+    marked = RepeatedKeys(items)
+    marked.repeated = tuple(dict.fromkeys([*repeated, *inner]))
+    return marked
+
+
+def loads_response(content: bytes | str) -> Any:
+    """A provider's response body as JSON, every object whose keys repeat (or holds one
+    that does) a :class:`RepeatedKeys`: a tool-use verdict ``{"verdict": "pass", "verdict":
+    "fail"}`` stays visible to the verdict parser instead of silently becoming its last value."""
+    return json.loads(content, object_pairs_hook=_marking_pairs)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One tool call a model made: the tool's ``name``, its ``arguments`` (decoded JSON;
@@ -199,6 +236,9 @@ class Completion:
         latency_s: seconds the call took, measured by the engine when the answer arrived
             (kept with the answer in the cache, so a rerun reports the same); None when not
             measured (a batch answer).  Not part of equality.
+        structured_repeated: keys that repeated in ``structured`` as the provider sent it
+            (its parsed form keeps one value of each): the parser leaves such a verdict
+            unscored; kept in the cache, so a rerun decides the same.
     """
 
     text: str
@@ -210,6 +250,7 @@ class Completion:
     refusal: str | None = None
     tool_calls: tuple[ToolCall, ...] | None = None
     latency_s: float | None = dataclasses.field(default=None, compare=False)
+    structured_repeated: tuple[str, ...] = ()
     _scrubbed: bool = dataclasses.field(default=False, init=False, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -227,6 +268,8 @@ class Completion:
             out["tool_calls"] = [call.to_json() for call in self.tool_calls]
         if self.latency_s is not None:
             out["latency_s"] = self.latency_s
+        if self.structured_repeated:
+            out["structured_repeated"] = list(self.structured_repeated)
         return out
 
     def redacted(self) -> Completion:
@@ -272,6 +315,7 @@ class Completion:
             refusal=data.get("refusal"),
             tool_calls=tuple(ToolCall.from_json(c) for c in calls) if isinstance(calls, list) else None,
             latency_s=float(latency) if isinstance(latency, (int, float)) else None,
+            structured_repeated=tuple(str(k) for k in data.get("structured_repeated") or ()),
         )
 
 

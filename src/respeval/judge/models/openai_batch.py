@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from respeval.judge.errors import FatalError, TransientError
 from respeval.judge.models._http import api_url, decode_json, json_object, send_as, with_query
-from respeval.judge.models.base import JudgeRequest
+from respeval.judge.models.base import JudgeRequest, loads_response
 from respeval.judge.models.batching import (
     CANCELLED,
     ERRORED,
@@ -201,7 +201,7 @@ class OpenAIBatchClient:
 
     def _result(self, raw: bytes, where: str) -> BatchResult:
         try:
-            item = json.loads(raw)
+            item = loads_response(raw)
             custom_id = item["custom_id"]
         except (ValueError, KeyError, TypeError):
             return BatchResult(custom_id="", kind=ERRORED, error=f"unreadable result line ({where})")
