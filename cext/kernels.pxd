@@ -174,6 +174,16 @@ cdef extern from "mt_ids.h":
     int rv_mt_ids(rv_vocab* v, rv_mt_ids_state* st, const uint32_t* cps, int64_t c0, const int64_t* ends,
                   int64_t ntok, rv_i32buf* ids) noexcept nogil
 
+cdef extern from "mt_scan.h":
+    ctypedef struct rv_scan:
+        pass
+    int RV_SCAN_FALLBACK
+    void rv_scan_free(rv_scan* sc) noexcept nogil
+    int rv_scan_13a_ids(rv_vocab* v, rv_scan* sc, int kind, const void* data, int64_t length,
+                        rv_i32buf* ids) noexcept nogil
+    int rv_scan_chrf_words_ids(rv_vocab* v, rv_scan* sc, int kind, const void* data, int64_t length,
+                               rv_i32buf* ids) noexcept nogil
+
 cdef extern from "ter.h":
     ctypedef struct rv_ter_scratch:
         pass

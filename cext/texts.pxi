@@ -91,11 +91,13 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
     cdef int64_t* offsets = NULL
     cdef rv_i32buf ids
     cdef rv_mt_ids_state mst
+    cdef rv_scan sc
     cdef int64_t r = 0
-    cdef int failed = 0
+    cdef int failed = 0, scanned = 0
     memset(&w, 0, sizeof(w))
     memset(&ids, 0, sizeof(ids))
     memset(&mst, 0, sizeof(mst))
+    memset(&sc, 0, sizeof(sc))
     _texts_init(&t)
     try:
         _texts_read(&t, texts)
@@ -106,6 +108,17 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
         with nogil:
             for i in range(n):
                 offsets[i] = ids.n
+                # the byte scanners (mt_scan.h) first; a text they leave takes the code points
+                scanned = RV_SCAN_FALLBACK
+                if which == _MT_13A:
+                    scanned = rv_scan_13a_ids(&vocab.v, &sc, t.kinds[i], t.datas[i], t.lens[i], &ids)
+                elif which == _MT_CHRF_WORDS:
+                    scanned = rv_scan_chrf_words_ids(&vocab.v, &sc, t.kinds[i], t.datas[i], t.lens[i], &ids)
+                if scanned == 0:
+                    continue
+                if scanned != RV_SCAN_FALLBACK:
+                    failed = 1
+                    break
                 w.cps.n = 0
                 w.ends.n = 0
                 r = _mt_tokenize(&w, which, flags, t.kinds[i], t.datas[i], t.lens[i])
@@ -121,5 +134,6 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
         _mt_work_free(&w)
         rv_free_i32(&ids)
         rv_mt_ids_free(&mst)
+        rv_scan_free(&sc)
         _texts_free(&t)
         free(offsets)
