@@ -183,6 +183,8 @@ cdef extern from "mt_scan.h":
                         rv_i32buf* ids) noexcept nogil
     int rv_scan_chrf_words_ids(rv_vocab* v, rv_scan* sc, int kind, const void* data, int64_t length,
                                rv_i32buf* ids) noexcept nogil
+    int64_t rv_scan_chrf_chars(int kind, const void* data, int64_t length, int keep_space,
+                               rv_u32buf* out) noexcept nogil
 
 cdef extern from "ter.h":
     ctypedef struct rv_ter_scratch:

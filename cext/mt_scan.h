@@ -624,4 +624,81 @@ static inline int rv_scan_chrf_words_ids(rv_vocab *v, rv_scan *sc, int kind, con
     return rv_scan_flush(v, sc, ids);
 }
 
+/* ------------------------------------------------------------------ chrF's characters */
+
+/* The code points of the text, whitespace left out unless keep_space
+ * (''.join(text.split()), as rv_chrf_chars), appended at out[o]: the new o.  out has
+ * room for len + 16 more. */
+#define RV_CHARS_LOOP(T)                                                        \
+    do {                                                                        \
+        const T *src = (const T *)data;                                         \
+        for (; i < len; i++) {                                                  \
+            uint32_t c = src[i];                                                \
+            out[o] = c;                                                         \
+            o += keep_space || !((c - 0x21u) < (0x85u - 0x21u) ? 0 : rv_is_space(c)); \
+        }                                                                       \
+    } while (0)
+
+static inline int64_t rv_scan_chars_portable(int kind, const void *data, int64_t len, int keep_space, uint32_t *out,
+                                             int64_t o) {
+    int64_t i = 0;
+    if (kind == 1) RV_CHARS_LOOP(uint8_t);
+    else if (kind == 2) RV_CHARS_LOOP(uint16_t);
+    else RV_CHARS_LOOP(uint32_t);
+    return o;
+}
+
+#ifdef RV_X86
+/* str.isspace() of 16 code points at once. */
+RV_TARGET_AVX512 static inline __mmask16 rv_space16_avx512(__m512i c) {
+#define RV_EQ32(x) _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(x))
+#define RV_IN32(lo, n) _mm512_cmplt_epu32_mask(_mm512_sub_epi32(c, _mm512_set1_epi32(lo)), _mm512_set1_epi32(n))
+    __mmask16 ws = RV_IN32(0x09, 5) | RV_IN32(0x1C, 5);
+    __mmask16 hi = _mm512_cmpge_epu32_mask(c, _mm512_set1_epi32(0x85));
+    if (hi) /* 0x85, 0xa0, 0x1680, 0x2000-0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000 */
+        ws |= RV_EQ32(0x85) | RV_EQ32(0xA0) | RV_EQ32(0x1680) | RV_IN32(0x2000, 11) | RV_IN32(0x2028, 2) |
+              RV_EQ32(0x202F) | RV_EQ32(0x205F) | RV_EQ32(0x3000);
+    return ws;
+#undef RV_EQ32
+#undef RV_IN32
+}
+
+RV_TARGET_AVX512 static int64_t rv_scan_chars_avx512(int kind, const void *data, int64_t len, int keep_space,
+                                                     uint32_t *out, int64_t o) {
+    int64_t i = 0;
+    for (; i + 16 <= len; i += 16) {
+        __m512i c;
+        if (kind == 1) c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)((const uint8_t *)data + i)));
+        else if (kind == 2) c = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)data + i)));
+        else c = _mm512_loadu_si512((const void *)((const uint32_t *)data + i));
+        __mmask16 keep = keep_space ? (__mmask16)0xFFFF : (__mmask16)~rv_space16_avx512(c);
+        _mm512_storeu_si512((void *)(out + o), _mm512_maskz_compress_epi32(keep, c));
+        o += __builtin_popcount((unsigned)keep);
+    }
+    if (i == len) return o;
+    const void *rest = kind == 1 ? (const void *)((const uint8_t *)data + i)
+                     : kind == 2 ? (const void *)((const uint16_t *)data + i)
+                                 : (const void *)((const uint32_t *)data + i);
+    return rv_scan_chars_portable(kind, rest, len - i, keep_space, out, o);
+}
+#endif
+
+static inline int64_t rv_scan_chars(int kind, const void *data, int64_t len, int keep_space, uint32_t *out, int64_t o) {
+#ifdef RV_X86
+    if (rv_isa == RV_ISA_AVX512) return rv_scan_chars_avx512(kind, data, len, keep_space, out, o);
+#endif
+    return rv_scan_chars_portable(kind, data, len, keep_space, out, o);
+}
+
+/* rv_chrf_chars, through the path above: the count appended, or -1 when out of memory
+ * (or for a bad kind or length). */
+static inline int64_t rv_scan_chrf_chars(int kind, const void *data, int64_t len, int keep_space, rv_u32buf *out) {
+    if ((kind != 1 && kind != 2 && kind != 4) || len < 0 || len > RV_MAX_ELEMS || (len > 0 && !data)) return -1;
+    if (rv_buf_reserve(out, out->n + len + 16)) return -1;
+    int64_t before = out->n;
+    out->n = rv_scan_chars(kind, data, len, keep_space, out->data, out->n);
+    return out->n - before;
+}
+#undef RV_CHARS_LOOP
+
 #endif
