@@ -21,6 +21,9 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     char* PyBytes_AS_STRING(object o)
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    # the cyclic collector, paused while a kernel builds many lists (Python >= 3.10)
+    int PyGC_Disable()
+    int PyGC_Enable()
 
 cdef extern from *:
     """

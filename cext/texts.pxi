@@ -48,6 +48,7 @@ cdef list _mt_token_lists(object texts, int which, int flags=0):
     cdef _MtWork w
     cdef int64_t* ntok = NULL
     cdef int64_t r = 0, tok = 0, start = 0, end
+    cdef int gc_was_running
     cdef list out, row
     memset(&w, 0, sizeof(w))
     _texts_init(&t)
@@ -68,14 +69,18 @@ cdef list _mt_token_lists(object texts, int which, int flags=0):
         if r < 0:
             raise ValueError(f"cannot tokenize the text at row {i} (code {r})")
         out = []
-        for i in range(n):
-            row = []
-            for k in range(ntok[i]):
-                end = w.ends.data[tok]
-                row.append(PyUnicode_FromKindAndData(4, w.cps.data + start, end - start))
-                start = end
-                tok += 1
-            out.append(row)
+        gc_was_running = _gc_pause()  # a list per text
+        try:
+            for i in range(n):
+                row = []
+                for k in range(ntok[i]):
+                    end = w.ends.data[tok]
+                    row.append(PyUnicode_FromKindAndData(4, w.cps.data + start, end - start))
+                    start = end
+                    tok += 1
+                out.append(row)
+        finally:
+            _gc_resume(gc_was_running)
         return out
     finally:
         free(ntok)
