@@ -33,7 +33,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 from _helpers.corpora import load_wmt17  # noqa: E402
 from _helpers.paths import SHARED_DATA as DATA  # noqa: E402
 
-
 WORKLOADS = ("bleu", "chrf", "chrf++", "ter", "squad")
 
 
