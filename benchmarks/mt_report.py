@@ -3,6 +3,7 @@ script logic, in one process, one thread, interleaved.
 
     python benchmarks/mt_report.py            # prints a markdown table
     python benchmarks/mt_report.py --quick    # one round, TER on 300 segments
+    python benchmarks/mt_report.py --only bleu chrf++ --rounds 7   # some workloads, more rounds
 
 Each workload is what an evaluation job does: corpus BLEU / chrF of all 16 WMT17
 systems against the reference (one call per system, references re-read each
@@ -20,6 +21,7 @@ import collections
 import gc
 import json
 import os
+import platform
 import re
 import string
 import sys
@@ -27,9 +29,26 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT / "tests"))
 from _helpers.corpora import load_wmt17, read_jsonl  # noqa: E402
+from _helpers.paths import SHARED_DATA as DATA  # noqa: E402
+
+WORKLOADS = ("bleu", "chrf", "chrf++", "ter", "squad")
+
+
+def host_cpu() -> str:
+    """The CPU's model name and count, and the instruction-set path the core runs."""
+    from respeval import _core
+
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} CPUs, respeval SIMD path {_core.simd_path()}"
 
 
 def interleaved(theirs, ours, rounds: int) -> tuple[list[float], list[float]]:
@@ -87,8 +106,10 @@ def official_v2(golds, preds):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="these workloads only")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5, TER 3; --quick 1)")
     args = ap.parse_args()
-    rounds = 1 if args.quick else 5
+    rounds = args.rounds or (1 if args.quick else 5)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import sacrebleu
     from sacrebleu.metrics import CHRF, TER
@@ -105,7 +126,9 @@ def main() -> None:
     load0 = os.getloadavg()
     rows = []
 
-    def row(name, theirs, ours, target, n_rounds=rounds):
+    def row(key, name, theirs, ours, target, n_rounds=rounds):
+        if key not in args.only:
+            return
         want, got = theirs(), ours()  # the same numbers first
         if any(abs(x - y) > 1e-9 for x, y in zip(want, got)) or len(want) != len(got):
             raise SystemExit(f"{name}: respeval {got} differs from the peer {want}")
@@ -117,30 +140,34 @@ def main() -> None:
         )
 
     row(
+        "bleu",
         "corpus BLEU, 16 systems (13a, 48,064 segments)",
         lambda: [sacrebleu.corpus_bleu(h, [reference]).score for h in hyps],
         lambda: [bleu(h, reference, threads=1).score for h in hyps],
-        40,
+        50,
     )
     row(
+        "chrf",
         "corpus chrF, 16 systems",
         lambda: [CHRF().corpus_score(h, [reference]).score for h in hyps],
         lambda: [chrf(h, reference, threads=1).score for h in hyps],
         60,
     )
     row(
+        "chrf++",
         "corpus chrF++, 16 systems",
         lambda: [CHRF(word_order=2).corpus_score(h, [reference]).score for h in hyps],
         lambda: [chrf(h, reference, word_order=2, threads=1).score for h in hyps],
-        50,
+        60,
     )
     n_ter = 300 if args.quick else len(reference)
     row(
+        "ter",
         f"TER corpus score, 1 system ({n_ter:,} segments)",
         lambda: [TER().corpus_score(hyps[0][:n_ter], [reference[:n_ter]]).score],
         lambda: [ter(hyps[0][:n_ter], reference[:n_ter], threads=1).score],
-        60,
-        1 if args.quick else 3,
+        120,
+        args.rounds or (1 if args.quick else 3),
     )
     golds = read_jsonl(DATA / "squad" / "dev-v2.0-gold.jsonl")
     preds = json.loads((DATA / "squad" / "predictions-v2.0" / "bert.json").read_text(encoding="utf-8"))
@@ -152,6 +179,7 @@ def main() -> None:
         return [res.exact_match, res.f1]
 
     row(
+        "squad",
         f"SQuAD v2.0 EM/F1, dev set ({len(golds):,} questions)",
         lambda: list(official_v2(golds, preds)),
         ours_squad,
@@ -159,6 +187,7 @@ def main() -> None:
     )
     load1 = os.getloadavg()
 
+    print(f"Host: {host_cpu()}.")
     print(f"Load average (1 min) before / after: {load0[0]:.2f} / {load1[0]:.2f}; {rounds} interleaved rounds.")
     print()
     print("| workload | peer, best (s) | respeval, best (s) | best / best | per round: median [min, max] | target |")

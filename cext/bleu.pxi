@@ -5,6 +5,14 @@
 def mt_reference_rows(references):
     """References per row for BLEU, chrF and TER: a row's entry is a str or a sequence
     of str and None (None skipped: a row with fewer references); every row needs one."""
+    cdef int gc_was_running = _gc_pause()  # a list per row
+    try:
+        return _mt_reference_rows(references)
+    finally:
+        _gc_resume(gc_was_running)
+
+
+cdef list _mt_reference_rows(object references):
     cdef Py_ssize_t i, j, n
     cdef list out = [], kept
     cdef object rows, item, refs, r

@@ -14,6 +14,7 @@ def chrf_chars(texts, bint whitespace=False):
     cdef _Texts t
     cdef rv_u32buf out
     cdef int64_t* offsets = NULL
+    cdef int failed = 0
     memset(&out, 0, sizeof(out))
     _texts_init(&t)
     try:
@@ -22,11 +23,15 @@ def chrf_chars(texts, bint whitespace=False):
         offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         if offsets == NULL:
             raise MemoryError()
-        for i in range(n):
-            offsets[i] = out.n
-            if rv_chrf_chars(t.kinds[i], t.datas[i], t.lens[i], whitespace, &out) < 0:
-                raise MemoryError()
-        offsets[n] = out.n
+        with nogil:
+            for i in range(n):
+                offsets[i] = out.n
+                if rv_scan_chrf_chars(t.kinds[i], t.datas[i], t.lens[i], whitespace, &out) < 0:
+                    failed = 1
+                    break
+            offsets[n] = out.n
+        if failed:
+            raise MemoryError()
         # code points are < 0x110000, so they fit int32 ids as they are
         return (PyBytes_FromStringAndSize(<char*>out.data, out.n * 4),
                 PyBytes_FromStringAndSize(<char*>offsets, (n + 1) * 8))

@@ -21,6 +21,9 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
     char* PyBytes_AS_STRING(object o)
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    # the cyclic collector, paused while a kernel builds many lists (Python >= 3.10)
+    int PyGC_Disable()
+    int PyGC_Enable()
 
 cdef extern from *:
     """
@@ -173,6 +176,18 @@ cdef extern from "mt_ids.h":
     void rv_mt_ids_free(rv_mt_ids_state* st) noexcept nogil
     int rv_mt_ids(rv_vocab* v, rv_mt_ids_state* st, const uint32_t* cps, int64_t c0, const int64_t* ends,
                   int64_t ntok, rv_i32buf* ids) noexcept nogil
+
+cdef extern from "mt_scan.h":
+    ctypedef struct rv_scan:
+        pass
+    int RV_SCAN_FALLBACK
+    void rv_scan_free(rv_scan* sc) noexcept nogil
+    int rv_scan_13a_ids(rv_vocab* v, rv_scan* sc, int kind, const void* data, int64_t length,
+                        rv_i32buf* ids) noexcept nogil
+    int rv_scan_chrf_words_ids(rv_vocab* v, rv_scan* sc, int kind, const void* data, int64_t length,
+                               rv_i32buf* ids) noexcept nogil
+    int64_t rv_scan_chrf_chars(int kind, const void* data, int64_t length, int keep_space,
+                               rv_u32buf* out) noexcept nogil
 
 cdef extern from "ter.h":
     ctypedef struct rv_ter_scratch:

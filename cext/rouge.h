@@ -203,6 +203,54 @@ static RV_ALWAYS_INLINE int rv_rgroup_small_body(rv_rgroup *g, const int32_t *a,
         }
         return 0;
     }
+#ifdef __SIZEOF_INT128__
+    if (w <= 2 && wp <= 2) {
+        /* up to two words a side (chrF's characters: 65-128 per segment), each vector
+         * one 128-bit integer: the word arrays' per-order copies and loops were most of
+         * chrF's time */
+        typedef unsigned __int128 rv_u128;
+        rv_u128 bufG[2][RV_ROUGE_MAX_ORDER + 1], bufQ[2][RV_ROUGE_MAX_ORDER + 1];
+        rv_u128 *pG = bufG[0], *pQ = bufQ[0], *cG = bufG[1], *cQ = bufQ[1], *x;
+        uint64_t V[2] = {~0ULL, ~0ULL};
+        if (rv_grow_zero((void **)&g->mp, &g->mp_cap, (nd + 1) * wp, sizeof(uint64_t))) return -1;
+        uint64_t *mp = g->mp;
+        for (int64_t i = 0; i < np; i++) {
+            int32_t d = a[i];
+            if (d == nd) { live = 0; continue; }
+            const uint64_t *mdw = mr + d * w;
+            uint64_t *pdw = mp + d * wp;
+            rv_u128 md = (rv_u128)mdw[0] | (w == 2 ? (rv_u128)mdw[1] << 64 : 0);
+            rv_u128 pd = (rv_u128)pdw[0] | (wp == 2 ? (rv_u128)pdw[1] << 64 : 0);
+            if (max_order > 0) {
+                ov[0] += g->pcnt[d] < g->rcnt[d];
+                g->pcnt[d]++;
+                cG[1] = md;
+                cQ[1] = pd;
+                int64_t top = live + 1 < max_order ? live + 1 : max_order, n;
+                for (n = 2; n <= top; n++) {
+                    rv_u128 gn = pG[n - 1] & (md >> (n - 1));
+                    if (!gn) break;
+                    rv_u128 qn = pQ[n - 1] & (pd >> (n - 1));
+                    cG[n] = gn;
+                    cQ[n] = qn;
+                    ov[n - 1] += rv_popcount64((uint64_t)qn) + rv_popcount64((uint64_t)(qn >> 64)) <
+                                 rv_popcount64((uint64_t)gn) + rv_popcount64((uint64_t)(gn >> 64));
+                }
+                live = n - 1 > 1 ? n - 1 : 1;
+                x = pG; pG = cG; cG = x;
+                x = pQ; pQ = cQ; cQ = x;
+                pdw[i >> 6] |= 1ULL << (i & 63);
+            }
+            if (want_lcs) rv_lcs_step(V, mdw, w);
+        }
+        for (int64_t i = 0; i < np; i++) {
+            memset(mp + (int64_t)a[i] * wp, 0, (size_t)wp * sizeof(uint64_t));
+            g->pcnt[a[i]] = 0;
+        }
+        if (want_lcs) *lcs = rv_prefix_zeros(V, g->m);
+        return 0;
+    }
+#endif
     /* several words a side (at most RV_GROUP_MASK_WORDS): the same on word arrays */
     uint64_t bufG[2][RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS];
     uint64_t bufQ[2][RV_ROUGE_MAX_ORDER + 1][RV_GROUP_MASK_WORDS];

@@ -48,6 +48,7 @@ cdef list _mt_token_lists(object texts, int which, int flags=0):
     cdef _MtWork w
     cdef int64_t* ntok = NULL
     cdef int64_t r = 0, tok = 0, start = 0, end
+    cdef int gc_was_running
     cdef list out, row
     memset(&w, 0, sizeof(w))
     _texts_init(&t)
@@ -68,14 +69,18 @@ cdef list _mt_token_lists(object texts, int which, int flags=0):
         if r < 0:
             raise ValueError(f"cannot tokenize the text at row {i} (code {r})")
         out = []
-        for i in range(n):
-            row = []
-            for k in range(ntok[i]):
-                end = w.ends.data[tok]
-                row.append(PyUnicode_FromKindAndData(4, w.cps.data + start, end - start))
-                start = end
-                tok += 1
-            out.append(row)
+        gc_was_running = _gc_pause()  # a list per text
+        try:
+            for i in range(n):
+                row = []
+                for k in range(ntok[i]):
+                    end = w.ends.data[tok]
+                    row.append(PyUnicode_FromKindAndData(4, w.cps.data + start, end - start))
+                    start = end
+                    tok += 1
+                out.append(row)
+        finally:
+            _gc_resume(gc_was_running)
         return out
     finally:
         free(ntok)
@@ -91,11 +96,13 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
     cdef int64_t* offsets = NULL
     cdef rv_i32buf ids
     cdef rv_mt_ids_state mst
+    cdef rv_scan sc
     cdef int64_t r = 0
-    cdef int failed = 0
+    cdef int failed = 0, scanned = 0
     memset(&w, 0, sizeof(w))
     memset(&ids, 0, sizeof(ids))
     memset(&mst, 0, sizeof(mst))
+    memset(&sc, 0, sizeof(sc))
     _texts_init(&t)
     try:
         _texts_read(&t, texts)
@@ -106,6 +113,17 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
         with nogil:
             for i in range(n):
                 offsets[i] = ids.n
+                # the byte scanners (mt_scan.h) first; a text they leave takes the code points
+                scanned = RV_SCAN_FALLBACK
+                if which == _MT_13A:
+                    scanned = rv_scan_13a_ids(&vocab.v, &sc, t.kinds[i], t.datas[i], t.lens[i], &ids)
+                elif which == _MT_CHRF_WORDS:
+                    scanned = rv_scan_chrf_words_ids(&vocab.v, &sc, t.kinds[i], t.datas[i], t.lens[i], &ids)
+                if scanned == 0:
+                    continue
+                if scanned != RV_SCAN_FALLBACK:
+                    failed = 1
+                    break
                 w.cps.n = 0
                 w.ends.n = 0
                 r = _mt_tokenize(&w, which, flags, t.kinds[i], t.datas[i], t.lens[i])
@@ -121,5 +139,6 @@ cdef object _mt_ids(Vocab vocab, object texts, int which, int flags=0):
         _mt_work_free(&w)
         rv_free_i32(&ids)
         rv_mt_ids_free(&mst)
+        rv_scan_free(&sc)
         _texts_free(&t)
         free(offsets)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,10 @@ import pytest
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 FIXTURES = TESTS / "fixtures"
-SHARED_DATA = ROOT.parent / "shared" / "data"
-PEER_SUITES = ROOT.parent / "shared" / "peer_suites"
+# ../shared beside the project, or RESPEVAL_SHARED (a git worktree lives elsewhere)
+SHARED = Path(os.environ.get("RESPEVAL_SHARED") or ROOT.parent / "shared")
+SHARED_DATA = SHARED / "data"
+PEER_SUITES = SHARED / "peer_suites"
 
 
 def shared_data(*parts: str) -> Path:

@@ -79,6 +79,20 @@ for _ in range(300):
     writer.writerow(["".join(rng.choice(pieces[:9]) for _ in range(rng.randrange(0, 30))) for _ in range(3)])
 lines = [line.encode("utf-8") for line in buf.getvalue().splitlines(keepends=True)]
 h.update(json.dumps(_core.csv_columns(lines, 3, [2, 0, 1])).encode("utf-8"))
+# the MT byte scanners (mt_scan.h): 13a and chrF++ words as ids, chrF's characters; texts
+# of every PEP 393 kind, across 64-byte blocks, with the bytes that send a text or a word
+# to the slow paths (entities, newlines, <skipped>, non-ASCII whitespace, digits by '-')
+mt_pieces = ["a", "Zz", "1", "-", ".", ",", "'", "&amp;", "<skipped>", "\n", " ", "\t", "\u00e9", "\u201e",
+             "\U0001F600", "\xa0", "\u3000", "(", "!", "x" * 70, "1990-2000", "U.S.", "\ud800"]
+mt = ["".join(rng.choice(mt_pieces) for _ in range(rng.randrange(0, 90))) for _ in range(600)]
+for fn in (_core.tokenize_13a_ids, _core.chrf_words_ids):
+    v = _core.Vocab()
+    for part in fn(v, mt):
+        h.update(part)
+    h.update("\x00".join(v.tokens()).encode("utf-8", "surrogatepass"))
+for keep in (False, True):
+    for part in _core.chrf_chars(mt, keep):
+        h.update(part)
 print(json.dumps({"path": _core.simd_path(), "digest": h.hexdigest()}))
 """
 

@@ -41,27 +41,34 @@ def _words(vocab: Any, texts: list[str], kernels: Kernels) -> tuple[np.ndarray, 
 
 
 def scores(stats: np.ndarray, char_order: int, word_order: int, beta: float, eps_smoothing: bool) -> np.ndarray:
-    """sacreBLEU's chrF of every row of ``stats`` (its arithmetic, statement by statement)."""
+    """sacreBLEU's chrF of every row of ``stats`` (its arithmetic, statement by statement).
+
+    The per-order values are computed for every order at once (elementwise, the same
+    operations); the sums over orders stay one order at a time, in sacreBLEU's order."""
     stats = np.asarray(stats, dtype=np.float64)
     n = stats.shape[0]
+    orders = char_order + word_order
     factor = beta**2
-    eps_sum = np.zeros(n)
+    h, r, m = stats[:, 0 : 3 * orders : 3], stats[:, 1 : 3 * orders : 3], stats[:, 2 : 3 * orders : 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(h > 0, m / np.where(h > 0, h, 1), EPS)
+        rc = np.where(r > 0, m / np.where(r > 0, r, 1), EPS)
+    if eps_smoothing:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            den = factor * p + rc
+            f = np.where(den > 0, (1 + factor) * p * rc / np.where(den > 0, den, 1), EPS)
+        eps_sum = np.zeros(n)
+        for i in range(orders):
+            eps_sum = eps_sum + f[:, i]
+        return 100 * eps_sum / orders
+    both = (h > 0) & (r > 0)
+    p_kept, rc_kept = np.where(both, p, 0.0), np.where(both, rc, 0.0)  # x + 0.0 == x: the skipped orders
     sum_p = np.zeros(n)
     sum_r = np.zeros(n)
-    eff = np.zeros(n)
-    for i in range(char_order + word_order):
-        h, r, m = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(h > 0, m / np.where(h > 0, h, 1), EPS)
-            rc = np.where(r > 0, m / np.where(r > 0, r, 1), EPS)
-            den = factor * p + rc
-            eps_sum = eps_sum + np.where(den > 0, (1 + factor) * p * rc / np.where(den > 0, den, 1), EPS)
-        both = (h > 0) & (r > 0)
-        sum_p = np.where(both, sum_p + p, sum_p)
-        sum_r = np.where(both, sum_r + rc, sum_r)
-        eff = eff + both
-    if eps_smoothing:
-        return 100 * eps_sum / (char_order + word_order)
+    for i in range(orders):
+        sum_p = sum_p + p_kept[:, i]
+        sum_r = sum_r + rc_kept[:, i]
+    eff = both.sum(axis=1).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         avg_p = sum_p / np.where(eff > 0, eff, 1)
         avg_r = sum_r / np.where(eff > 0, eff, 1)
