@@ -84,7 +84,7 @@ def toy_model(request: dict[str, Any]) -> dict[str, Any]:
 
 _STOP_RULE = re.compile(r"reply with exactly (.+?) and nothing else")
 _SCENARIO = re.compile(r"Your scenario \(what you want\):\n(.*?)\n\nWhen your goal", re.S)
-_ANY_FENCE = re.compile(r"\[([A-Z_]+) [0-9a-f]+\]\n(.*?)\n\[/\1 [0-9a-f]+\]", re.S)
+_ANY_FENCE = re.compile(r"\n?\[([A-Z0-9_]+) [0-9a-f]+\]\n(.*?)\n\[/\1 [0-9a-f]+\]\n?", re.S)
 
 
 def toy_user(request: dict[str, Any]) -> dict[str, Any]:

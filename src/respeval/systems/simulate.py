@@ -298,7 +298,7 @@ async def aconverse(
         sim_spend = Spend()
         stops: list[tuple[str | None, str | None]] = [(None, None)] * len(system_list)
         sim_stop: tuple[str | None, str | None] = (None, None)
-        counts = [{"rows": 0, "errors": 0, "responses": 0, "tokens_in": 0, "tokens_out": 0, "cost": None}
+        counts: list[dict[str, Any]] = [{"rows": 0, "errors": 0, "responses": 0, "tokens_in": 0, "tokens_out": 0, "cost": None}
                   for _ in system_list]  # fmt: skip
         live: list[_Dialogue] = []
         for s, system in enumerate(system_list):
