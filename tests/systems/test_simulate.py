@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 from collections import Counter
 from pathlib import Path
-
-import subprocess
 
 import pytest
 
