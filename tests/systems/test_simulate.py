@@ -22,7 +22,8 @@ from _helpers.systems import simulation_responder
 from respeval import judge
 from respeval.judge import OpenAIChatModel
 from respeval.judge.methods.multiturn import MultiTurnRun
-from respeval.systems.simulate import converse, judge_cases
+from respeval.systems import run
+from respeval.systems.simulate import judge_cases
 
 FAST = ["--backoff-base", "0.001", "--backoff-max", "0.01", "--quiet"]
 USER = "python:_helpers.systems:user"
@@ -60,7 +61,7 @@ def test_conversations_stop_on_the_phrase_at_the_turn_limit_and_on_errors(tmp_pa
         {"id": "own", "scenario": "Ask:\n- a", "stop": "THE END"},
         {"id": "mute", "scenario": "Ask:\n- a\n- b [[simulator-empty]]"},
     ]
-    result = converse(rows, {"agent": "python:_helpers.systems:tool_agent"}, USER, max_turns=5)
+    result = run(rows, {"agent": "python:_helpers.systems:tool_agent"}, simulator=USER, max_turns=5)
     assert result.complete
     got = {r["id"]: r for r in result.rows}
     ok = got["ok"]

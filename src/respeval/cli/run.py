@@ -445,26 +445,8 @@ async def _run(args: argparse.Namespace, config: JudgeConfig, plan: dict[str, An
     with contextlib.ExitStack() as stack:
         if config.batch is None:
             stack.enter_context(signals_interrupt(asyncio.get_running_loop(), control))
-        if args.simulator:
-            from respeval.systems.simulate import aconverse
-
-            if config.batch is not None:
-                raise InputFileError("--batch does not apply to --simulator runs: each turn waits for the one before")
-            return await aconverse(
-                plan["data"],
-                plan["systems"],
-                plan["simulator"],
-                max_turns=args.max_turns,
-                templates=plan["templates"],
-                out=args.out,
-                cache=config.cache if config.cache is not None else False,
-                resume=args.resume,
-                id_field=plan["id_field"],
-                keep=plan["keep"],
-                fence=plan["fence"],
-                options=config.engine,
-                control=control,
-            )
+        if args.simulator and config.batch is not None:
+            raise InputFileError("--batch does not apply to --simulator runs: each turn waits for the one before")
         return await arun(
             plan["data"],
             plan["systems"],
@@ -480,6 +462,8 @@ async def _run(args: argparse.Namespace, config: JudgeConfig, plan: dict[str, An
             control=control,
             on_progress=on_progress,
             on_batch_progress=progress_printer(args, "run"),
+            simulator=plan["simulator"],
+            max_turns=args.max_turns,
         )
     raise AssertionError("unreachable")  # pragma: no cover
 
