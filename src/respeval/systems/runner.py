@@ -63,11 +63,11 @@ from respeval.systems.simulate import (
     CONVERSATION_FIELDS,
     SCENARIO_FIELDS,
     SIMULATE_VERSION,
+    Dialogue,
     Turn,
-    _add_cost,
-    _Dialogue,
-    _is_stop,
-    _scenario_fields,
+    add_cost,
+    is_stop,
+    scenario_fields,
 )
 from respeval.systems.specs import load_system
 from respeval.systems.templates import OUTPUT_FIELDS, Case, Prompt, Template, build_cases, prompts_of
@@ -656,7 +656,7 @@ def _count_resumed(folder: _Folder, parts: Sequence[_Part], tallies: list[dict[s
 
 async def _arun_conversations(
     data: Any,
-    systems: Mapping[str, str | System] | Sequence[System],
+    systems: Mapping[str, str | JudgeModel | System] | Sequence[System],
     simulator: str | JudgeModel | System,
     *,
     max_turns: int = 6,
@@ -688,7 +688,7 @@ async def _arun_conversations(
     )  # fmt: skip
     n_templates = max(1, len(template_list))
     scenarios = [(case, p) for case in cases for p in prompts_of(case, template_list, "scenario")]
-    fields = [_scenario_fields(case, max_turns) for case in cases]
+    fields = [scenario_fields(case, max_turns) for case in cases]
     per_system = len(scenarios)
     out_path = os.fspath(out) if out is not None else None
     given_cache = cache if isinstance(cache, JudgeCache) else None
@@ -735,16 +735,16 @@ async def _arun_conversations(
         sim_stop: tuple[str | None, str | None] = (None, None)
         counts: list[dict[str, Any]] = [{"rows": 0, "errors": 0, "responses": 0, "tokens_in": 0, "tokens_out": 0, "cost": None}
                   for _ in system_list]  # fmt: skip
-        live: list[_Dialogue] = []
+        live: list[Dialogue] = []
         for s, system in enumerate(system_list):
             for k in range(parts[s].next, per_system):
                 persona, stop, turns = fields[k // n_templates]
-                d = _Dialogue(k, s, persona, scenarios[k][1].text, stop, turns)
+                d = Dialogue(k, s, persona, scenarios[k][1].text, stop, turns)
                 if system.system_instruction:
                     d.messages.append({"role": "system", "content": system.system_instruction})
                 live.append(d)
 
-        def emit(d: _Dialogue) -> None:
+        def emit(d: Dialogue) -> None:
             case, prompt = scenarios[d.k]
             system = system_list[d.s]
             row = dict(case.record)
@@ -783,7 +783,7 @@ async def _arun_conversations(
                 written = sum(p.next + len(p.waiting) for p in parts)
                 on_progress(written, per_system * len(system_list), sim_spend.cost + sum(x.cost for x in spends))
 
-        async def wave(model_system: System, dialogues: list[_Dialogue], version: str, spend: Spend) -> Any:
+        async def wave(model_system: System, dialogues: list[Dialogue], version: str, spend: Spend) -> Any:
             if version == SIMULATE_VERSION:
                 records = [{"id": f"{d.k}/{d.s}", "item": d.simulator_messages()} for d in dialogues]
             else:
@@ -814,7 +814,7 @@ async def _arun_conversations(
                     result, got = await wave(sim, live, SIMULATE_VERSION, sim_spend)
                     if result.stop_kind is not None and sim_stop[0] is None:
                         sim_stop = (result.summary.stop_reason, result.stop_kind)
-                    asked: list[_Dialogue] = []
+                    asked: list[Dialogue] = []
                     for i, d in enumerate(live):
                         row = got.get(i)
                         if row is None:
@@ -822,12 +822,12 @@ async def _arun_conversations(
                         v = row.verdict or {}
                         d.sim_tokens_in += int(v.get("tokens_in") or 0)
                         d.sim_tokens_out += int(v.get("tokens_out") or 0)
-                        d.sim_cost = _add_cost(d.sim_cost, sim_price, int(v.get("tokens_in") or 0),
+                        d.sim_cost = add_cost(d.sim_cost, sim_price, int(v.get("tokens_in") or 0),
                                                int(v.get("tokens_out") or 0))  # fmt: skip
                         why = failed(row)
                         if why is not None:
                             d.done, d.error = "error", f"turn {d.turns + 1}, the simulator: {why}"
-                        elif _is_stop(str(v["response"]), d.stop):
+                        elif is_stop(str(v["response"]), d.stop):
                             d.done = "stopped"
                         else:
                             d.messages.append({"role": "user", "content": str(v["response"]).strip()})
@@ -841,7 +841,7 @@ async def _arun_conversations(
                     answers = await asyncio.gather(
                         *(wave(system_list[s], ds, GENERATE_VERSION, spends[s]) for s, ds in enumerate(by_system) if ds)
                     )
-                    going: list[_Dialogue] = []
+                    going: list[Dialogue] = []
                     stopped_any = False
                     for (result, got), ds in zip(answers, [ds for ds in by_system if ds]):
                         if result.stop_kind is not None:
@@ -857,7 +857,7 @@ async def _arun_conversations(
                             t_in, t_out = int(v.get("tokens_in") or 0), int(v.get("tokens_out") or 0)
                             d.tokens_in += t_in
                             d.tokens_out += t_out
-                            d.cost = _add_cost(d.cost, prices[d.s], t_in, t_out)
+                            d.cost = add_cost(d.cost, prices[d.s], t_in, t_out)
                             d.latency += float(v.get("latency_s") or 0.0)
                             why = failed(row)
                             if why is not None:

@@ -50,10 +50,15 @@ from respeval.systems.templates import Case
 
 __all__ = [
     "CONVERSATION_FIELDS",
+    "SCENARIO_FIELDS",
     "SIMULATE_VERSION",
     "STOP_PHRASE",
+    "Dialogue",
     "Turn",
+    "add_cost",
+    "is_stop",
     "judge_cases",
+    "scenario_fields",
     "simulator_request",
 ]
 
@@ -124,7 +129,7 @@ class Turn(Generate):
 
 
 @dataclass
-class _Dialogue:
+class Dialogue:
     """One conversation in progress: (case, template) ``k`` with system ``s``."""
 
     k: int
@@ -164,13 +169,13 @@ class _Dialogue:
         return tuple(out)
 
 
-def _add_cost(total: float | None, price: Price | None, tokens_in: int, tokens_out: int) -> float | None:
+def add_cost(total: float | None, price: Price | None, tokens_in: int, tokens_out: int) -> float | None:
     if price is None:
         return total
     return (total or 0.0) + price.cost(tokens_in, tokens_out)
 
 
-def _scenario_fields(case: Case, default_turns: int) -> tuple[str | None, str, int]:
+def scenario_fields(case: Case, default_turns: int) -> tuple[str | None, str, int]:
     at = f"{case.where} (row {case.row})"
     persona = case.record.get("persona")
     if persona is not None and not isinstance(persona, str):
@@ -190,7 +195,7 @@ def _scenario_fields(case: Case, default_turns: int) -> tuple[str | None, str, i
     return persona or None, stop.strip(), turns
 
 
-def _is_stop(text: str, stop: str) -> bool:
+def is_stop(text: str, stop: str) -> bool:
     return stop in text
 
 
