@@ -61,3 +61,49 @@ def networked(request: dict[str, Any]) -> str:
 def plain(request: dict[str, Any]) -> str:
     """For isolation: the value reversed."""
     return value_of(request["prompt"])[::-1]
+
+
+_SCENARIO_LINE = re.compile(r"^- (.+)$", re.M)
+_FENCED_VALUE = re.compile(r"\n?\[(\w+) [0-9a-f]+\]\n(.*?)\n\[/\1 [0-9a-f]+\]\n?", re.S)
+_STOP = re.compile(r"reply with exactly (.+?) and nothing else")
+
+
+def scripted_user(messages: list[dict[str, Any]]) -> str:
+    """A user simulator: asks the scenario's ``- `` lines one at a time (counting its own,
+    ``assistant``, messages), then the stop phrase; ``[[simulator-empty]]`` in the
+    scenario: an empty reply at the second turn."""
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    asked = sum(1 for m in messages if m.get("role") == "assistant")
+    if "[[simulator-empty]]" in system and asked == 1:
+        return ""
+    lines = _SCENARIO_LINE.findall(_FENCED_VALUE.sub(lambda m: m.group(2), system))  # template values unfenced
+    stop = _STOP.search(system)
+    return lines[asked] if asked < len(lines) else (stop.group(1) if stop else "###STOP###")
+
+
+def user(request: dict[str, Any]) -> dict[str, Any]:
+    """:func:`scripted_user` as a ``python:`` system."""
+    return {"response": scripted_user(request["messages"]), "usage": {"tokens_in": 5, "tokens_out": 2}}
+
+
+def simulation_responder(body: Any) -> str:
+    """The local server as the user simulator (model ``user-sim``) and as the systems
+    under test (any other model: :func:`_helpers.judge_server.system_responder`)."""
+    from _helpers.judge_server import system_responder
+
+    if body.get("model") == "user-sim":
+        return scripted_user(body.get("messages") or [])
+    return system_responder(body)
+
+
+def tool_agent(request: dict[str, Any]) -> dict[str, Any]:
+    """An agent that looks the question up (a tool call), then answers with the last
+    message's value; ``explode`` in it: an error."""
+    question = value_of(request["prompt"])
+    if "explode" in question:
+        return {"error": "the agent crashed"}
+    return {
+        "response": f"found: {question}",
+        "tool_calls": [{"name": "lookup", "arguments": {"q": question}}],
+        "usage": {"tokens_in": 10, "tokens_out": 4},
+    }

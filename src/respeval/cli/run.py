@@ -87,6 +87,22 @@ examples:
       --system local=openai:Qwen/Qwen2.5-7B-Instruct --base-url http://localhost:8000/v1 \\
       --system agent=http://127.0.0.1:9000/agent --out responses.jsonl --resume
   respeval run --spec run.yaml
+  respeval run --input scenarios.jsonl --simulator openai:gpt-4o-mini --max-turns 6 \\
+      --system candidate=openai:gpt-4.1-mini --out conversations.jsonl
+  respeval run --input docs/examples/scenarios.jsonl --max-turns 4 \\
+      --simulator python:respeval.systems.example:toy_user \\
+      --system toy=python:respeval.systems.example:toy_model --out conversations.jsonl
+
+multi-turn (--simulator SPEC):
+  each --input row is a scenario: scenario (what the user wants; or --template renders it
+  from the row), persona?, stop? (the phrase the simulator replies with when its goal is
+  met, default ###STOP###), max_turns?. The simulator writes the user's messages, each
+  system answers, until the stop phrase (stop_reason stopped), --max-turns answers
+  (turn_limit) or a failed call (error). Every turn is cached: a rerun replays the
+  conversations with no call repeated. One row per (case, system[, template]): messages
+  (the conversation, read by respeval evaluate's trajectory_* metrics), response (the last
+  reply), turns, stop_reason, error, the system's tokens_in, tokens_out, cost_usd,
+  latency_s summed, and simulator_tokens_in, simulator_tokens_out, simulator_cost_usd.
 """
     + "\n"
     + BATCH_EPILOG
@@ -173,6 +189,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sy.add_argument("--tools", metavar="FILE", help="tool (function) definitions, JSON, passed to every system")
     sy.add_argument("--base-url", metavar="URL", help="API root of the openai:/anthropic: systems")
     sy.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the systems' API key")
+    sm = p.add_argument_group("multi-turn (a simulated user)")
+    sm.add_argument(
+        "--simulator",
+        metavar="SPEC",
+        help="a user simulator (any system spec) that converses with each system: --input rows are scenarios",
+    )
+    sm.add_argument(
+        "--max-turns",
+        type=positive_int,
+        default=6,
+        metavar="N",
+        help="with --simulator: the system answers at most N messages (a row's max_turns overrides; default 6)",
+    )
     sy.add_argument(
         "--isolate",
         action="append",
@@ -361,7 +390,22 @@ def _plan(args: argparse.Namespace, config: JudgeConfig) -> dict[str, Any]:
             raise InputFileError(f"--system {name}: {exc}") from None
     keep = [k.strip() for value in args.keep for k in value.split(",") if k.strip()]
     keep += [str(k) for k in spec.get("keep") or []]
+    simulator = None
+    if args.simulator:
+        try:
+            simulator = load_system(
+                "simulator",
+                args.simulator,
+                temperature=args.temperature,
+                seed=args.seed,
+                base_url=args.base_url,
+                api_key_env=args.api_key_env,
+                timeout=config.engine.timeout,
+            )
+        except ValueError as exc:
+            raise InputFileError(f"--simulator: {exc}") from None
     return {
+        "simulator": simulator,
         "data": data,
         "systems": systems,
         "templates": templates,
@@ -401,6 +445,8 @@ async def _run(args: argparse.Namespace, config: JudgeConfig, plan: dict[str, An
     with contextlib.ExitStack() as stack:
         if config.batch is None:
             stack.enter_context(signals_interrupt(asyncio.get_running_loop(), control))
+        if args.simulator and config.batch is not None:
+            raise InputFileError("--batch does not apply to --simulator runs: each turn waits for the one before")
         return await arun(
             plan["data"],
             plan["systems"],
@@ -416,6 +462,8 @@ async def _run(args: argparse.Namespace, config: JudgeConfig, plan: dict[str, An
             control=control,
             on_progress=on_progress,
             on_batch_progress=progress_printer(args, "run"),
+            simulator=plan["simulator"],
+            max_turns=args.max_turns,
         )
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -452,10 +500,18 @@ def run(args: argparse.Namespace) -> int:
         return Exit.INPUT
     data = result.to_json()
     data["cache"] = config.cache
+    if getattr(result, "simulator", None) is not None:
+        data["simulator"] = result.simulator.to_json()
     if args.json:
         print(json.dumps(data, indent=2, default=str))
     else:
         print(redact(result.format()))
+        simulator = getattr(result, "simulator", None)
+        if simulator is not None:
+            print(
+                f"simulator ({simulator.model}): {simulator.calls:,} calls, {simulator.cache_hits:,} from the cache, "
+                f"{simulator.retries:,} retries"
+            )
         if result.complete:
             print(f"responses: {result.output}")
         else:
@@ -468,6 +524,8 @@ def run(args: argparse.Namespace) -> int:
             f"respeval run: stopped: {redact(result.stop_reason)} (rerun the same command with --resume to go on)",
             file=sys.stderr,
         )
+    elif result.complete and not args.json and args.simulator:
+        print(f"next: respeval evaluate --input {result.output} --metric trajectory_tool_use_quality --model MODEL")
     elif result.complete and not args.json:
         print(
             f"next: respeval compare --input {result.output} --baseline NAME --candidate NAME "

@@ -28,7 +28,7 @@ import re
 from importlib import resources
 from typing import Any
 
-__all__ = ["BASELINE_INSTRUCTION", "CANDIDATE_INSTRUCTION", "EXAMPLE_TEMPLATE", "dataset_path", "toy_model"]
+__all__ = ["BASELINE_INSTRUCTION", "CANDIDATE_INSTRUCTION", "EXAMPLE_TEMPLATE", "dataset_path", "toy_model", "toy_user"]
 
 EXAMPLE_TEMPLATE = "Q: {question}"
 BASELINE_INSTRUCTION = "You are a helpful assistant. Answer the question."
@@ -80,3 +80,22 @@ def toy_model(request: dict[str, Any]) -> dict[str, Any]:
             text = answer if _draw(key, "style") % 2 else f"The answer is {answer}."
     sent = instruction + prompt
     return {"response": text, "usage": {"tokens_in": _tokens(sent), "tokens_out": _tokens(text)}}
+
+
+_STOP_RULE = re.compile(r"reply with exactly (.+?) and nothing else")
+_SCENARIO = re.compile(r"Your scenario \(what you want\):\n(.*?)\n\nWhen your goal", re.S)
+_ANY_FENCE = re.compile(r"\n?\[([A-Z0-9_]+) [0-9a-f]+\]\n(.*?)\n\[/\1 [0-9a-f]+\]\n?", re.S)
+
+
+def toy_user(request: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic user simulator for ``respeval run --simulator`` (no network): its
+    scenario lists questions, one per line starting ``- `` (fenced template values are
+    read too); it asks them one at a time, then replies with the stop phrase."""
+    instruction = str(request.get("system_instruction") or "")
+    found = _SCENARIO.search(instruction)
+    scenario = _ANY_FENCE.sub(lambda m: m.group(2), found.group(1) if found else "")
+    questions = [line[2:].strip() for line in scenario.splitlines() if line.startswith("- ") and line[2:].strip()]
+    stop = _STOP_RULE.search(instruction)
+    asked = sum(1 for m in request.get("messages") or [] if m.get("role") == "assistant")
+    text = questions[asked] if asked < len(questions) else (stop.group(1) if stop else "###STOP###")
+    return {"response": text, "usage": {"tokens_in": _tokens(instruction), "tokens_out": _tokens(text)}}

@@ -30,6 +30,8 @@ changed, when the run is not the same run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -47,18 +49,28 @@ from respeval.fingerprint import CodeFingerprint
 from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.batch import BatchOptions, price_of
 from respeval.judge.cache import JudgeCache
-from respeval.judge.engine import EngineOptions
+from respeval.judge.engine import EngineOptions, budget_left
 from respeval.judge.engine import RunResult as EngineResult
 from respeval.judge.limits import Price, price_for
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.models.batching import SupportsBatch
 from respeval.judge.prices import model_price
-from respeval.judge.results import RowResult
+from respeval.judge.results import RowResult, Spend
 from respeval.judge.run import RunControl
 from respeval.judge.run import arun as judge_arun
-from respeval.systems.base import Generate, System
+from respeval.systems.base import GENERATE_VERSION, Generate, System
+from respeval.systems.simulate import (
+    CONVERSATION_FIELDS,
+    SCENARIO_FIELDS,
+    SIMULATE_VERSION,
+    Dialogue,
+    Turn,
+    add_cost,
+    is_stop,
+    scenario_fields,
+)
 from respeval.systems.specs import load_system
-from respeval.systems.templates import Case, Prompt, Template, build_cases, prompts_of
+from respeval.systems.templates import OUTPUT_FIELDS, Case, Prompt, Template, build_cases, prompts_of
 
 __all__ = ["RunResult", "SystemSummary", "arun", "run"]
 
@@ -424,11 +436,19 @@ async def arun(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     on_progress: Callable[[int, int, float], None] | None = None,
     on_batch_progress: Callable[[str], None] | None = None,
+    simulator: str | JudgeModel | System | None = None,
+    max_turns: int = 6,
     **overrides: Any,
 ) -> RunResult:
     """The asynchronous :func:`run` (same arguments)."""
-    import dataclasses
-
+    if simulator is not None:
+        if batch:
+            raise ValueError("batch mode does not apply to simulated conversations: each turn waits for the one before")
+        return await _arun_conversations(
+            data, systems, simulator, max_turns=max_turns, templates=templates, out=out, cache=cache, resume=resume,
+            id_field=id_field, keep=tuple(keep), fence=fence, options=options, control=control, on_row=on_row,
+            on_progress=on_progress, **overrides,
+        )  # fmt: skip
     started = time.perf_counter()
     opts = dataclasses.replace(options or EngineOptions(), **overrides)
     template_list = _templates(templates, fence)
@@ -634,6 +654,296 @@ def _count_resumed(folder: _Folder, parts: Sequence[_Part], tallies: list[dict[s
                     tally["cost"] = (tally["cost"] or 0.0) + float(row["cost_usd"])
 
 
+async def _arun_conversations(
+    data: Any,
+    systems: Mapping[str, str | JudgeModel | System] | Sequence[System],
+    simulator: str | JudgeModel | System,
+    *,
+    max_turns: int = 6,
+    templates: Sequence[str | Template] | Mapping[str, str] | str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    cache: JudgeCache | str | os.PathLike[str] | bool | None = None,
+    resume: bool = False,
+    id_field: str = "id",
+    keep: Sequence[str] = (),
+    fence: bool = True,
+    options: EngineOptions | None = None,
+    control: RunControl | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    on_progress: Callable[[int, int, float], None] | None = None,
+    **overrides: Any,
+) -> RunResult:
+    """A multi-turn run (``run(..., simulator=SPEC)``): see :mod:`respeval.systems.simulate`."""
+    started = time.perf_counter()
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        raise ValueError(f"max_turns must be a whole number, at least 1, got {max_turns!r}")
+    opts = dataclasses.replace(options or EngineOptions(), **overrides)
+    template_list = _templates(templates, fence)
+    system_list = _systems(systems)
+    sim = simulator if isinstance(simulator, System) else load_system("simulator", simulator)
+    reserved = (*OUTPUT_FIELDS, *CONVERSATION_FIELDS) + (("scenario",) if template_list else ())
+    cases, data_digest = build_cases(
+        data, template_list, id_field=id_field, keep=(*keep, *SCENARIO_FIELDS), prompt_field="scenario",
+        reserved=reserved,
+    )  # fmt: skip
+    n_templates = max(1, len(template_list))
+    scenarios = [(case, p) for case in cases for p in prompts_of(case, template_list, "scenario")]
+    fields = [scenario_fields(case, max_turns) for case in cases]
+    per_system = len(scenarios)
+    out_path = os.fspath(out) if out is not None else None
+    given_cache = cache if isinstance(cache, JudgeCache) else None
+    cache_path: str | None
+    if given_cache is not None:
+        cache_path = given_cache.path
+    elif cache is None or cache is True:
+        cache_path = out_path + ".cache.sqlite" if out_path is not None else None
+    elif cache is False:
+        cache_path = None
+    else:
+        cache_path = os.fspath(cache)  # type: ignore[arg-type]
+    inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
+    outputs = [("--out", out_path)] if out_path else []
+    with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
+        folder = None
+        if out_path is not None:
+            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+            fingerprint = _fingerprint(
+                system_list,
+                template_list,
+                data_digest,
+                {
+                    "the id field": id_field,
+                    "the fields kept": sorted(keep),
+                    "fencing": fence,
+                    "the simulator": sim.identity(),
+                    "the turn limit": max_turns,
+                    "the simulator's prompt": SIMULATE_VERSION,
+                },
+            )
+            folder = _Folder(out_path, fingerprint, resume, len(system_list))
+        starts = folder.done if folder is not None else [0] * len(system_list)
+        parts = [
+            _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
+            for i in range(len(system_list))
+        ]
+        shared = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
+        prices = [_price(s, opts, False, None) for s in system_list]
+        sim_price = _price(sim, opts, False, None)
+        spends = [Spend() for _ in system_list]
+        sim_spend = Spend()
+        stops: list[tuple[str | None, str | None]] = [(None, None)] * len(system_list)
+        sim_stop: tuple[str | None, str | None] = (None, None)
+        counts: list[dict[str, Any]] = [{"rows": 0, "errors": 0, "responses": 0, "tokens_in": 0, "tokens_out": 0, "cost": None}
+                  for _ in system_list]  # fmt: skip
+        live: list[Dialogue] = []
+        for s, system in enumerate(system_list):
+            for k in range(parts[s].next, per_system):
+                persona, stop, turns = fields[k // n_templates]
+                d = Dialogue(k, s, persona, scenarios[k][1].text, stop, turns)
+                if system.system_instruction:
+                    d.messages.append({"role": "system", "content": system.system_instruction})
+                live.append(d)
+
+        def emit(d: Dialogue) -> None:
+            case, prompt = scenarios[d.k]
+            system = system_list[d.s]
+            row = dict(case.record)
+            row["id"] = case.id
+            row["system"] = system.name
+            if template_list and len(template_list) > 1:
+                row["template"] = prompt.template
+            if template_list:
+                row["scenario"] = prompt.text
+            replies = [m for m in d.messages if m["role"] == "assistant"]
+            row.update(
+                messages=d.messages,
+                response=replies[-1]["content"] if replies else None,
+                turns=d.turns,
+                stop_reason=d.done,
+                error=d.error,
+                tokens_in=d.tokens_in,
+                tokens_out=d.tokens_out,
+                cost_usd=d.cost if prices[d.s] is not None else None,
+                latency_s=d.latency,
+                simulator_tokens_in=d.sim_tokens_in,
+                simulator_tokens_out=d.sim_tokens_out,
+                simulator_cost_usd=d.sim_cost if sim_price is not None else None,
+            )
+            tally = counts[d.s]
+            tally["rows"] += 1
+            tally["errors" if d.error else "responses"] += 1
+            tally["tokens_in"] += d.tokens_in
+            tally["tokens_out"] += d.tokens_out
+            if row["cost_usd"] is not None:
+                tally["cost"] = (tally["cost"] or 0.0) + row["cost_usd"]
+            parts[d.s].add(d.k, _dumps(row))
+            if on_row is not None:
+                on_row(row)
+            if on_progress is not None:
+                written = sum(p.next + len(p.waiting) for p in parts)
+                on_progress(written, per_system * len(system_list), sim_spend.cost + sum(x.cost for x in spends))
+
+        async def wave(model_system: System, dialogues: list[Dialogue], version: str, spend: Spend) -> Any:
+            if version == SIMULATE_VERSION:
+                records = [{"id": f"{d.k}/{d.s}", "item": d.simulator_messages()} for d in dialogues]
+            else:
+                records = [{"id": f"{d.k}/{d.s}", "item": d.system_messages()} for d in dialogues]
+            got: dict[int, RowResult] = {}
+
+            def seen(row: RowResult) -> None:
+                got[row.row] = row
+
+            result = await judge_arun(
+                records, model_system.model, method=Turn(model_system, version), cache=shared, on_row=seen,
+                keep_rows=False, options=budget_left(opts, spend), control=control,
+            )  # fmt: skip
+            spend.add(result.summary)
+            return result, got
+
+        def failed(row: RowResult) -> str | None:
+            if not row.scored or row.verdict is None:
+                return row.unscored_reason or "no answer"
+            return row.verdict["error"]
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for model in {id(m): m for m in [sim.model, *(s.model for s in system_list)]}.values():
+                    await stack.enter_async_context(model)
+                while live:
+                    # the simulator writes each live conversation's next user message
+                    result, got = await wave(sim, live, SIMULATE_VERSION, sim_spend)
+                    if result.stop_kind is not None and sim_stop[0] is None:
+                        sim_stop = (result.summary.stop_reason, result.stop_kind)
+                    asked: list[Dialogue] = []
+                    for i, d in enumerate(live):
+                        row = got.get(i)
+                        if row is None:
+                            continue  # not run: the run stopped
+                        v = row.verdict or {}
+                        d.sim_tokens_in += int(v.get("tokens_in") or 0)
+                        d.sim_tokens_out += int(v.get("tokens_out") or 0)
+                        d.sim_cost = add_cost(d.sim_cost, sim_price, int(v.get("tokens_in") or 0),
+                                               int(v.get("tokens_out") or 0))  # fmt: skip
+                        why = failed(row)
+                        if why is not None:
+                            d.done, d.error = "error", f"turn {d.turns + 1}, the simulator: {why}"
+                        elif is_stop(str(v["response"]), d.stop):
+                            d.done = "stopped"
+                        else:
+                            d.messages.append({"role": "user", "content": str(v["response"]).strip()})
+                            asked.append(d)
+                            continue
+                        emit(d)
+                    if sim_stop[0] is not None:
+                        break
+                    # each system answers its conversations' new messages, the systems at once
+                    by_system = [[d for d in asked if d.s == s] for s in range(len(system_list))]
+                    answers = await asyncio.gather(
+                        *(wave(system_list[s], ds, GENERATE_VERSION, spends[s]) for s, ds in enumerate(by_system) if ds)
+                    )
+                    going: list[Dialogue] = []
+                    stopped_any = False
+                    for (result, got), ds in zip(answers, [ds for ds in by_system if ds]):
+                        if result.stop_kind is not None:
+                            stopped_any = True
+                            s = ds[0].s
+                            if stops[s][0] is None:
+                                stops[s] = (result.summary.stop_reason, result.stop_kind)
+                        for i, d in enumerate(ds):
+                            row = got.get(i)
+                            if row is None:
+                                continue
+                            v = row.verdict or {}
+                            t_in, t_out = int(v.get("tokens_in") or 0), int(v.get("tokens_out") or 0)
+                            d.tokens_in += t_in
+                            d.tokens_out += t_out
+                            d.cost = add_cost(d.cost, prices[d.s], t_in, t_out)
+                            d.latency += float(v.get("latency_s") or 0.0)
+                            why = failed(row)
+                            if why is not None:
+                                d.done, d.error = "error", f"turn {d.turns + 1}, the system: {why}"
+                                emit(d)
+                                continue
+                            message: dict[str, Any] = {"role": "assistant", "content": v["response"] or ""}
+                            if v.get("tool_calls"):
+                                message["tool_calls"] = v["tool_calls"]
+                            d.messages.append(message)
+                            if d.turns >= d.max_turns:
+                                d.done = "turn_limit"
+                                emit(d)
+                            else:
+                                going.append(d)
+                    if stopped_any:
+                        break
+                    live = going
+        finally:
+            for part in parts:
+                part.close()
+            if shared is not None and shared is not given_cache:
+                shared.close()
+        summaries: dict[str, SystemSummary] = {}
+        complete = True
+        for s, system in enumerate(system_list):
+            reason, kind = stops[s] if stops[s][0] is not None else sim_stop
+            if kind is None and not parts[s].done:
+                kind, reason = "not_run", "rows left not run"
+            complete = complete and kind is None
+            tally = counts[s]
+            summaries[system.name] = SystemSummary(
+                name=system.name,
+                model=system.model.model_id,
+                rows=tally["rows"] + starts[s],
+                total=per_system,
+                responses=tally["responses"],
+                errors=tally["errors"],
+                resumed=starts[s],
+                calls=spends[s].calls,
+                cache_hits=spends[s].cache_hits,
+                retries=spends[s].retries,
+                tokens_in=tally["tokens_in"],
+                tokens_out=tally["tokens_out"],
+                cost_usd=tally["cost"],
+                spent_tokens_in=spends[s].tokens_in,
+                spent_tokens_out=spends[s].tokens_out,
+                spent_usd=spends[s].cost,
+                seconds=time.perf_counter() - started,
+                stop_reason=reason,
+                stop_kind=kind,
+            )
+        summaries_sim = SystemSummary(
+            name="simulator",
+            model=sim.model.model_id,
+            calls=sim_spend.calls,
+            cache_hits=sim_spend.cache_hits,
+            retries=sim_spend.retries,
+            spent_tokens_in=sim_spend.tokens_in,
+            spent_tokens_out=sim_spend.tokens_out,
+            spent_usd=sim_spend.cost,
+        )
+        order = list(range(len(system_list)))
+        output = None
+        rows = None
+        if folder is not None:
+            if complete:
+                folder.join(order, per_system)
+                output = out_path
+            else:
+                output = str(folder.dir)
+        elif complete:
+            rows = [json.loads(parts[s].lines[k]) for k in range(per_system) for s in order]  # type: ignore[index]
+        result = RunResult(
+            systems=summaries,
+            templates=[t.name for t in template_list],
+            cases=len(cases),
+            output=output,
+            complete=complete,
+            seconds=time.perf_counter() - started,
+            rows=rows,
+        )
+        result.simulator = summaries_sim  # type: ignore[attr-defined]
+        return result
+
+
 def run(data: Any, systems: Any, **kwargs: Any) -> RunResult:
     """Run every case of ``data`` through every system (and template); see the module
     docstring for the output, writing and resuming.
@@ -663,6 +973,12 @@ def run(data: Any, systems: Any, **kwargs: Any) -> RunResult:
         control: a :class:`respeval.judge.run.RunControl` to interrupt the run from outside.
         on_row: called with each output row as it is made; on_progress: with (rows done,
             rows in all, USD spent so far); on_batch_progress: batch mode's messages.
+        simulator: a user simulator (a system spec, a model or a System): each row of
+            ``data`` is then a scenario (``scenario``, or the templates rendered; optional
+            ``persona``, ``stop``, ``max_turns``) and every system converses with the
+            simulator; one row per (case, system[, template]) with the conversation in
+            ``messages``, ``turns`` and ``stop_reason`` (:mod:`respeval.systems.simulate`).
+        max_turns: with a simulator, the system answers at most this many messages.
 
     Returns a :class:`RunResult`; a run stopped early (budget, a model error, Ctrl-C)
     returns normally with ``complete=False`` and its ``stop_reason``.

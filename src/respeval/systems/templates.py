@@ -182,15 +182,19 @@ def build_cases(
     *,
     id_field: str = "id",
     keep: Iterable[str] = (),
+    prompt_field: str = "prompt",
+    reserved: Iterable[str] = OUTPUT_FIELDS,
 ) -> tuple[list[Case], str]:
     """Read and check every row (see the module docstring); returns the cases and a digest
     of what was read (part of a run's resume fingerprint).
 
-    Without templates every row needs a ``prompt`` string.  Raises :class:`InputError`
-    naming the file, row and field of the first bad row."""
+    Without templates every row needs a ``prompt_field`` string (``prompt``; a simulated
+    conversation's ``scenario``).  ``reserved``: the columns the run writes, which no input
+    field may be named.  Raises :class:`InputError` naming the file, row and field of the
+    first bad row."""
     kept = {id_field, *DEFAULT_KEEP, *keep}
     named = {name for t in templates for name in t.fields}
-    reserved = set(OUTPUT_FIELDS)
+    reserved = set(reserved)
     if not templates:
         reserved.discard("template")
     cases: list[Case] = []
@@ -216,11 +220,11 @@ def build_cases(
                     f"or carry it to the output with --keep {name}"
                 )
         else:
-            prompt = record.get("prompt")
+            prompt = record.get(prompt_field)
             if not isinstance(prompt, str):
-                state = "missing" if "prompt" not in record else f"expected a string, got {type(prompt).__name__}"
+                state = "missing" if prompt_field not in record else f"expected a string, got {type(prompt).__name__}"
                 raise InputError(
-                    f"{at}: field 'prompt': {state} (without --template every row needs its prompt; "
+                    f"{at}: field {prompt_field!r}: {state} (without --template every row needs its {prompt_field}; "
                     "or give a template naming the row's fields)"
                 )
         present = id_field in record and record[id_field] is not None
@@ -259,10 +263,10 @@ class Prompt:
     text: str
 
 
-def prompts_of(case: Case, templates: Sequence[Template]) -> list[Prompt]:
-    """The case's prompt under each template (or its own ``prompt`` without templates)."""
+def prompts_of(case: Case, templates: Sequence[Template], prompt_field: str = "prompt") -> list[Prompt]:
+    """The case's prompt under each template (or its own ``prompt_field`` without templates)."""
     if not templates:
-        return [Prompt(None, case.record["prompt"])]
+        return [Prompt(None, case.record[prompt_field])]
     out = []
     for template in templates:
         values = {name: text_value(case.record[name]) for name in template.fields}
