@@ -500,18 +500,10 @@ def run(args: argparse.Namespace) -> int:
         return Exit.INPUT
     data = result.to_json()
     data["cache"] = config.cache
-    if getattr(result, "simulator", None) is not None:
-        data["simulator"] = result.simulator.to_json()
     if args.json:
         print(json.dumps(data, indent=2, default=str))
     else:
         print(redact(result.format()))
-        simulator = getattr(result, "simulator", None)
-        if simulator is not None:
-            print(
-                f"simulator ({simulator.model}): {simulator.calls:,} calls, {simulator.cache_hits:,} from the cache, "
-                f"{simulator.retries:,} retries"
-            )
         if result.complete:
             print(f"responses: {result.output}")
         else:

@@ -140,6 +140,8 @@ class RunResult:
     complete: bool
     seconds: float
     rows: list[dict[str, Any]] | None = None
+    simulator: SystemSummary | None = None
+    """A multi-turn run's user simulator: what it was sent and spent (its rows are the systems')."""
 
     @property
     def stop_kind(self) -> str | None:
@@ -174,6 +176,7 @@ class RunResult:
             "complete": self.complete,
             "stop_reason": self.stop_reason,
             "output": self.output,
+            **({"simulator": self.simulator.to_json()} if self.simulator is not None else {}),
         }
 
     def format(self) -> str:
@@ -182,6 +185,11 @@ class RunResult:
             shape += f" x {len(self.templates)} templates"
         lines = [f"respeval run: {shape}, {self.seconds:.1f} s" + ("" if self.complete else " (not complete)")]
         lines += [summary.format() for summary in self.systems.values()]
+        sim = self.simulator
+        if sim is not None:
+            lines.append(
+                f"simulator ({sim.model}): {sim.calls:,} calls, {sim.cache_hits:,} from the cache, {sim.retries:,} retries"
+            )
         return "\n".join(lines)
 
 
@@ -610,17 +618,7 @@ async def arun(
                 error_reasons=tally["reasons"],
                 batch=report,
             )
-        order = list(range(len(system_list)))
-        output = None
-        rows = None
-        if folder is not None:
-            if complete:
-                folder.join(order, per_system)
-                output = out_path
-            else:
-                output = str(folder.dir)
-        elif complete:
-            rows = [json.loads(parts[s].lines[k]) for k in range(per_system) for s in order]  # type: ignore[index]
+        output, rows = _finished(folder, parts, out_path, complete, len(system_list), per_system)
         return RunResult(
             systems=summaries,
             templates=[t.name for t in template_list],
@@ -630,6 +628,22 @@ async def arun(
             seconds=time.perf_counter() - started,
             rows=rows,
         )
+
+
+def _finished(
+    folder: _Folder | None, parts: Any, out_path: Any, complete: bool, n_systems: int, per_system: int
+) -> tuple[str | None, list[dict[str, Any]] | None]:
+    """Where the rows went (OUT once complete, else the parts folder) and, without OUT, the
+    rows themselves, case by case and system by system."""
+    order = list(range(n_systems))
+    if folder is not None:
+        if not complete:
+            return str(folder.dir), None
+        folder.join(order, per_system)
+        return out_path, None
+    if complete:
+        return None, [json.loads(parts[s].lines[k]) for k in range(per_system) for s in order]
+    return None, None
 
 
 def _count_resumed(folder: _Folder, parts: Sequence[_Part], tallies: list[dict[str, Any]]) -> None:
@@ -920,18 +934,8 @@ async def _arun_conversations(
             spent_tokens_out=sim_spend.tokens_out,
             spent_usd=sim_spend.cost,
         )
-        order = list(range(len(system_list)))
-        output = None
-        rows = None
-        if folder is not None:
-            if complete:
-                folder.join(order, per_system)
-                output = out_path
-            else:
-                output = str(folder.dir)
-        elif complete:
-            rows = [json.loads(parts[s].lines[k]) for k in range(per_system) for s in order]  # type: ignore[index]
-        result = RunResult(
+        output, rows = _finished(folder, parts, out_path, complete, len(system_list), per_system)
+        return RunResult(
             systems=summaries,
             templates=[t.name for t in template_list],
             cases=len(cases),
@@ -939,9 +943,8 @@ async def _arun_conversations(
             complete=complete,
             seconds=time.perf_counter() - started,
             rows=rows,
+            simulator=summaries_sim,
         )
-        result.simulator = summaries_sim  # type: ignore[attr-defined]
-        return result
 
 
 def run(data: Any, systems: Any, **kwargs: Any) -> RunResult:
