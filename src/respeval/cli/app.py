@@ -15,10 +15,11 @@ import sys
 import traceback
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from respeval._version import __version__
 from respeval.cli.common import EXIT_HELP, Exit
+from respeval.cli.vocabulary import add_aliases_everywhere, check_required
 from respeval.redact import redact
 
 # subcommand modules, in the order --help lists them
@@ -50,6 +51,11 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(Exit.INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        parsed, extras = super().parse_known_args(args, namespace)
+        check_required(self, parsed)
+        return parsed, extras
+
 
 def _command_modules() -> list[ModuleType]:
     return [importlib.import_module(name) for name in COMMANDS]
@@ -75,6 +81,7 @@ def build_parser() -> Parser:
         )
         module.add_arguments(p)
         p.set_defaults(run=module.run)
+    add_aliases_everywhere(parser)
     return parser
 
 
