@@ -5,9 +5,8 @@ back as typed objects (the model, :class:`~respeval.judge.EngineOptions`, the ca
 one set of checks.  The argparse Namespace stops here: what the commands hand to the library
 is a :class:`JudgeConfig`'s parts.
 
-``agent`` adds them with ``prefix="judge"`` (``--judge MODEL``, ``--judge-base-url``,
-``--judge-cache``, ``--judge-concurrency``, ...), since its own ``--threshold`` is the
-trajectory criterion's.  ``evaluate`` reads its spec file's ``model:`` and ``judge:`` keys
+``prefix`` spells them ``--PREFIX-...``; no command does any more (``agent``'s old
+``--judge-*`` spellings are hidden aliases: :mod:`respeval.cli.vocabulary`).  ``evaluate`` reads its spec file's ``model:`` and ``judge:`` keys
 under the options: an option given on the command line wins, then the spec, then the default.
 """
 

@@ -82,7 +82,7 @@ examples:
       --system baseline=openai:gpt-4o-mini --system candidate=openai:gpt-4.1-mini \\
       --out responses.jsonl
   respeval compare --input responses.jsonl --baseline baseline --candidate candidate \\
-      --metrics exact_match,rouge1 --ref-field expected
+      --metric exact_match,rouge1 --reference-field expected
   respeval run --input vars.csv --template short=@short.txt --template long=@long.txt \\
       --system local=openai:Qwen/Qwen2.5-7B-Instruct --base-url http://localhost:8000/v1 \\
       --system agent=http://127.0.0.1:9000/agent --out responses.jsonl --resume
@@ -471,7 +471,7 @@ def run(args: argparse.Namespace) -> int:
     elif result.complete and not args.json:
         print(
             f"next: respeval compare --input {result.output} --baseline NAME --candidate NAME "
-            "--metrics exact_match,rouge1 --ref-field expected"
+            "--metric exact_match,rouge1 --reference-field expected"
         )
     return status
 
@@ -514,7 +514,7 @@ def run_example(args: argparse.Namespace) -> int:
         f"  baseline:  {BASELINE_INSTRUCTION!r}\n  candidate: {CANDIDATE_INSTRUCTION!r}\n"
     )
     print(result.format())
-    print("\nrespeval compare --metrics exact_match,rouge1 --ref-field expected:\n")
+    print("\nrespeval compare --metric exact_match,rouge1 --reference-field expected:\n")
     print(comparison.format())
     where = f"responses: {args.out}" if args.out else "(add --out FILE.jsonl to keep the responses)"
     print(f"\n{where}\ndecision: {comparison.decision}")
