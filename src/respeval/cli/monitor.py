@@ -213,11 +213,9 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(cache.close)
         bar = None
         if not args.quiet and not args.json:
-            from tqdm import tqdm
+            from respeval.cli.progress import progress
 
-            bar = stack.enter_context(
-                tqdm(unit="B", unit_scale=True, file=sys.stderr, delay=2.0, desc="reading traces", disable=None)
-            )
+            bar = stack.enter_context(progress(None, unit="B", desc="reading traces", unit_scale=True))
         m = stack.enter_context(
             Monitor(
                 args.source,

@@ -33,12 +33,18 @@ class LineProgress:
         self.next_line = self.start + max(delay, interval)
         self.interval = interval
         self.lines = 0
+        self.postfix = ""
+
+    def set_postfix_str(self, postfix: str, refresh: bool = True) -> None:
+        """Text after the counts on the next line (tqdm's name): ``$0.0123 spent``."""
+        self.postfix = postfix
 
     def _line(self) -> str:
         elapsed = max(self.clock() - self.start, 1e-9)
         done = f"{self.n:,}" if self.total is None else f"{self.n:,}/{self.total:,}"
         share = f" ({100.0 * self.n / self.total:.1f}%)" if self.total else ""
-        return f"{self.desc}: {done} {self.unit}{share}, {self.n / elapsed:,.0f} {self.unit}/s"
+        line = f"{self.desc}: {done} {self.unit}{share}, {self.n / elapsed:,.0f} {self.unit}/s"
+        return f"{line}, {self.postfix}" if self.postfix else line
 
     def update(self, n: int = 1) -> None:
         self.n += n

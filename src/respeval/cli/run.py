@@ -373,13 +373,13 @@ def _plan(args: argparse.Namespace, config: JudgeConfig) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace, total_hint: str) -> Iterator[Any]:
-    """A progress bar on stderr with rows/s and the spend, only on a terminal."""
-    if args.quiet or args.json or not sys.stderr.isatty():
+    """Progress on stderr with rows/s and the spend: a bar on a terminal, else a line every 30 s."""
+    if args.quiet or args.json:
         yield None
         return
-    from tqdm import tqdm
+    from respeval.cli.progress import progress
 
-    bar = tqdm(total=0, unit="rows", file=sys.stderr, delay=1.0, dynamic_ncols=True, desc=total_hint)
+    bar = progress(0, unit="rows", desc=total_hint)
     try:
 
         def update(done: int, total: int, spent: float) -> None:
