@@ -157,3 +157,30 @@ def test_alias_table_is_the_single_source():
     assert all(isinstance(a, Alias) and a.old.startswith("--") and a.new.startswith("--") for a in ALIASES)
     keys = [(c, a.old) for a in ALIASES for c in a.commands]
     assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("command", ["judge", "gate", "evaluate", "run", "agent", "monitor"])
+def test_help_is_short_and_help_all_has_the_rest(capsys, command):
+    code, short, _ = run_cli(capsys, command, "--help")
+    assert code == 0 and "examples:" in short
+    code, everything, _ = run_cli(capsys, command, "--help-all")
+    assert code == 0
+    assert "--backoff-base" in everything and "--backoff-base" not in short
+    assert f"respeval {command} --help-all" in short
+    assert len(short.splitlines()) < len(everything.splitlines())
+
+
+def test_the_cli_reference_shows_every_option():
+    """The docs page is generated with --help-all: the advanced groups are on it."""
+    import importlib.util
+    from pathlib import Path
+
+    hook = Path(__file__).parents[2] / "docs" / "_hooks" / "reference.py"
+    spec = importlib.util.spec_from_file_location("reference_hook", hook)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    page = module.cli_reference()
+    for command, action in walk(build_parser()):
+        for flag in action.option_strings:
+            if action.help != argparse.SUPPRESS and command:
+                assert flag in page, (command, flag)
