@@ -75,7 +75,7 @@ class Parser(argparse.ArgumentParser):
     def format_help_all(self) -> str:
         return self.format_help(everything=True)
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = super().parse_known_args(args, namespace)
         check_required(self, parsed)
         return parsed, extras

@@ -159,14 +159,15 @@ def add_aliases(parser: argparse.ArgumentParser, command: str) -> None:
             # an alias must be able to satisfy it: check_required does after parsing
             target.required = False
             _required.setdefault(id(parser), []).append(target)
+        options: dict[str, Any] = {"type": target.type} if target.type is not None else {}
         parser.add_argument(
             alias.old,
+            **options,
             action=_AliasAction,
             target=target,
             command=command,
             dest=target.dest,
             nargs=target.nargs,
-            type=target.type,
             choices=target.choices,
             metavar=target.metavar,
             default=argparse.SUPPRESS,
@@ -175,7 +176,8 @@ def add_aliases(parser: argparse.ArgumentParser, command: str) -> None:
     for (where, option), mapping in VALUE_ALIASES.items():
         if where == command and option in actions:
             target = actions[option]
-            target.type = _value_alias(command, option, mapping, target.type)  # type: ignore[assignment]
+            kind = target.type if callable(target.type) else None
+            target.type = _value_alias(command, option, mapping, kind)
 
 
 _required: dict[int, list[argparse.Action]] = {}
