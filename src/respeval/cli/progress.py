@@ -66,7 +66,15 @@ class LineProgress:
         self.close()
 
 
-def progress(total: int | None, *, unit: str, desc: str, stream: IO[str] | None = None, **tqdm_options: Any) -> Any:
+def progress(
+    total: int | None,
+    *,
+    unit: str,
+    desc: str,
+    stream: IO[str] | None = None,
+    delay: float = 2.0,
+    **tqdm_options: Any,
+) -> Any:
     """A progress display on ``stream`` (stderr): tqdm when it is a terminal, else LineProgress.
     Both have ``update(n)``, ``close()`` and work as context managers."""
     stream = sys.stderr if stream is None else stream
@@ -74,5 +82,5 @@ def progress(total: int | None, *, unit: str, desc: str, stream: IO[str] | None 
     if callable(isatty) and isatty():
         from tqdm import tqdm
 
-        return tqdm(total=total, unit=unit, desc=desc, file=stream, delay=2.0, dynamic_ncols=True, **tqdm_options)
-    return LineProgress(total, unit, desc, stream)
+        return tqdm(total=total, unit=unit, desc=desc, file=stream, delay=delay, dynamic_ncols=True, **tqdm_options)
+    return LineProgress(total, unit, desc, stream, delay=delay)

@@ -379,7 +379,7 @@ def _progress(args: argparse.Namespace, total_hint: str) -> Iterator[Any]:
         return
     from respeval.cli.progress import progress
 
-    bar = progress(0, unit="rows", desc=total_hint)
+    bar = progress(0, unit="rows", desc=total_hint, delay=1.0)
     try:
 
         def update(done: int, total: int, spent: float) -> None:

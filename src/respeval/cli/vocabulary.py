@@ -158,7 +158,11 @@ def add_aliases(parser: argparse.ArgumentParser, command: str) -> None:
         if target.required:
             # an alias must be able to satisfy it: check_required does after parsing
             target.required = False
-            _required.setdefault(id(parser), []).append(target)
+            required = getattr(parser, _REQUIRED, None)
+            if required is None:
+                required = []
+                setattr(parser, _REQUIRED, required)
+            required.append(target)
         options: dict[str, Any] = {"type": target.type} if target.type is not None else {}
         parser.add_argument(
             alias.old,
@@ -180,13 +184,13 @@ def add_aliases(parser: argparse.ArgumentParser, command: str) -> None:
             target.type = _value_alias(command, option, mapping, kind)
 
 
-_required: dict[int, list[argparse.Action]] = {}
+_REQUIRED = "_respeval_required"  # on the parser: its required options that have an old spelling
 
 
 def check_required(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     """argparse's "the following arguments are required" for the required options that have an
     old spelling (given either way)."""
-    missing = [a for a in _required.get(id(parser), ()) if getattr(namespace, a.dest, None) in (None, [])]
+    missing = [a for a in getattr(parser, _REQUIRED, ()) if getattr(namespace, a.dest, None) in (None, [])]
     if missing:
         parser.error(f"the following arguments are required: {', '.join(a.option_strings[0] for a in missing)}")
 
