@@ -21,7 +21,8 @@ def _help_text(parser: argparse.ArgumentParser) -> str:
     buffer = io.StringIO()
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal; the page is the same on every machine
     with redirect_stdout(buffer):
-        parser.print_help()
+        # every option, the advanced groups too (``respeval COMMAND --help-all``)
+        print(parser.format_help_all() if hasattr(parser, "format_help_all") else parser.format_help(), end="")
     return buffer.getvalue()
 
 
@@ -31,15 +32,24 @@ def cli_reference() -> str:
     parser = build_parser()
     out = [
         "# Command-line reference\n\n",
-        "Generated from respeval's own parser when the docs are built (`respeval COMMAND --help` prints the same).\n\n",
+        "Generated from respeval's own parser when the docs are built (`respeval COMMAND --help-all` prints the "
+        "same; `--help` leaves out the advanced option groups).\n\n",
         "```text\n",
         _help_text(parser),
         "```\n",
     ]
+    out += _subcommands(parser, "respeval", "##")
+    return "".join(out)
+
+
+def _subcommands(parser: argparse.ArgumentParser, prog: str, level: str) -> list[str]:
+    """Every subcommand's help, and theirs (``respeval dataset from-traces``)."""
+    out: list[str] = []
     actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     for name, sub in sorted(actions[0].choices.items()) if actions else []:
-        out += [f"\n## respeval {name}\n\n", "```text\n", _help_text(sub), "```\n"]
-    return "".join(out)
+        out += [f"\n{level} {prog} {name}\n\n", "```text\n", _help_text(sub), "```\n"]
+        out += _subcommands(sub, f"{prog} {name}", level + "#")
+    return out
 
 
 def _signature(obj: Any) -> str:

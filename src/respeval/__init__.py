@@ -1,7 +1,18 @@
-"""respeval: score LLM and agent responses against references, with the numbers of
-rouge-score, sacreBLEU and the SQuAD scripts from a native core, and an LLM judge.
+"""respeval: evaluate LLM and agent systems: exact lexical metrics (the numbers of rouge-score,
+sacreBLEU and the SQuAD scripts) from a native core, an LLM judge, agents, run/compare, traces.
 
-The front door.  Metrics::
+Where to start (each is also a command: ``respeval COMMAND --help``)::
+
+    score, metrics  respeval.rouge / bleu / chrf / ter / exact_match / squad(preds, refs);
+                    respeval.score_files(...) and score_table(...) over files and tables
+    judge           respeval.judge: an LLM judge (pointwise, pairwise, rubrics), cached, budgeted
+    evaluate        respeval.evaluate(dataset, metrics, model=...): metrics and judge over a table
+    run, compare    respeval.run(data, systems, ...) then respeval.compare(responses, ...): a decision
+    agents          respeval.agents and respeval.trajectory(...): ADK-compatible agent metrics
+    traces, monitor respeval dataset from-traces / respeval monitor (the CLI): traces to cases, drift
+    view            respeval view RUN...: a local viewer over any run's outputs (the CLI)
+
+Metrics::
 
     respeval.rouge(predictions, references, ("rouge1", "rougeL"))   # RougeResult
     respeval.bleu(hypotheses, references).score                     # corpus BLEU

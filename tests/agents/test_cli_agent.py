@@ -54,7 +54,7 @@ def test_bad_inputs_exit_1(capsys, tmp_path):
     assert main(["agent", "--expected", str(tmp_path / "nope.json"), "--actual", "x"]) == 1
     assert "no such file" in capsys.readouterr().err
     assert main(["agent", "--expected", "a.json"]) == 1
-    assert "--actual" in capsys.readouterr().err
+    assert "--input" in capsys.readouterr().err
     assert main(["agent", "--example", "--match-type", "FUZZY"]) == 1
     assert "unknown match type" in capsys.readouterr().err
 

@@ -291,6 +291,6 @@ def test_trajectory_metric_options_reach_score(capsys, tmp_path):
     assert main([*argv, "--metric-option", "tool_name=a"]) == 1
     assert "METRIC.KEY=VALUE" in capsys.readouterr().err
     assert main([*argv, *opts[:2], "--metric-option", "trajectory_recall.empty=nan"]) == 1  # not a metric of the run
-    assert "'trajectory_recall' is not one of --metrics" in capsys.readouterr().err
+    assert "'trajectory_recall' is not one of --metric " in capsys.readouterr().err
     assert main([*argv, *opts[:2], "--metric-option", "tool_trajectory_avg_score.bogus=1"]) == 1
     assert "bogus" in capsys.readouterr().err

@@ -179,9 +179,9 @@ def test_an_output_that_is_an_input_is_refused_before_anything_is_touched(tmp_pa
     if spelling == "hardlink":
         os.link(pred, out)
     code, _, err = run_cli(capsys, *score_args(pred, ref, out))
-    assert code == 1 and "is the same file as --pred" in err
+    assert code == 1 and "is the same file as --input" in err
     code, _, err = run_cli(capsys, *score_args(pred, ref, tmp_path / "o.jsonl", "record"), "--errors", str(out))
-    assert code == 1 and "--errors" in err and "is the same file as --pred" in err
+    assert code == 1 and "--errors" in err and "is the same file as --input" in err
     assert pred.read_bytes() == before
     assert not list(tmp_path.glob("*.parts")) and not list(tmp_path.glob("*.lock"))
 

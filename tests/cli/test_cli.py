@@ -144,7 +144,7 @@ def test_bad_input_is_named(tmp_path: Path, setup: str, expected: str):
 
 def test_help_explains_and_unknown_metric_is_rejected():
     help_text = run("score", "--help").stdout
-    for word in ("--pred", "--ref", "--metrics", "--stem", "--out", "--json", "--example", "examples:"):
+    for word in ("--input", "--references", "--metric", "--stem", "--out", "--json", "--example", "examples:"):
         assert word in help_text
     proc = run("score", "--example", "--metrics", "rouge1,blue", check=False)
     assert proc.returncode == 1  # usage errors are bad options (1); 2 means a failed gate

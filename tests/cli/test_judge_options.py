@@ -22,7 +22,7 @@ COMMANDS = {
     "judge": (["--input", "x.jsonl"], ""),
     "gate": (["--input", "x.jsonl"], ""),
     "evaluate": (["--input", "x.jsonl", "--metric", "exact_match"], ""),
-    "agent": (["--example"], "judge"),
+    "agent": (["--example"], ""),
 }
 
 
@@ -120,7 +120,7 @@ def test_gate_gets_the_engine_options(tmp_path, capsys):
     assert report["judge"]["stop_reason"].startswith("budget")
 
 
-def test_agent_keeps_its_judge_spellings(tmp_path, capsys):
+def test_agent_still_takes_its_old_judge_spellings(tmp_path, capsys):
     out = tmp_path / "agent.json"
     status = main(
         ["agent", "--example", "--judge", "fake:", "--judge-cache", str(tmp_path / "j.sqlite"),

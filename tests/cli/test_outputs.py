@@ -249,7 +249,7 @@ def test_agent_out_is_never_its_input(tmp_path, capsys):
     copy = tmp_path / "expected.evalset.json"
     copy.write_bytes(Path(expected).read_bytes())
     before = copy.read_bytes()
-    args = ["agent", "--expected", str(copy), *[x for a in actual for x in ("--actual", str(a))], "--out", str(copy)]
+    args = ["agent", "--references", str(copy), *[x for a in actual for x in ("--input", str(a))], "--out", str(copy)]
     code, _, err = run(capsys, *args)
-    assert code == 1 and "--out" in err and "is the same file as --expected" in err
+    assert code == 1 and "--out" in err and "is the same file as --references" in err
     assert copy.read_bytes() == before

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+from pathlib import Path
 
 from respeval.cli.progress import LineProgress, progress
 
@@ -55,3 +56,28 @@ def test_the_choice_follows_the_stream():
     finally:
         os.close(main)
         os.close(other)
+
+
+def test_the_line_carries_a_postfix_and_a_total_learnt_late():
+    """respeval run learns its total as it goes and shows the spend (tqdm's set_postfix_str)."""
+    stream, clock = io.StringIO(), _Clock()
+    bar = LineProgress(0, "rows", "running", stream, clock=clock)
+    bar.total = 200
+    bar.set_postfix_str("$0.0120 spent", refresh=False)
+    clock.now = 40.0
+    bar.update(100)
+    bar.close()
+    assert stream.getvalue().splitlines() == [
+        "running: 100/200 rows (50.0%), 2 rows/s, $0.0120 spent",
+        "running: 100/200 rows (50.0%), 2 rows/s, $0.0120 spent (done)",
+    ]
+
+
+def test_every_command_shows_progress_through_the_one_display():
+    """A tqdm made elsewhere drew on CI logs (run) or showed nothing off a terminal (dataset
+    generate, monitor: tqdm's disable=None)."""
+    import respeval.cli
+
+    folder = Path(respeval.cli.__file__).parent
+    offenders = [p.name for p in folder.glob("*.py") if p.name != "progress.py" and "tqdm" in p.read_text()]
+    assert offenders == []

@@ -72,10 +72,10 @@ def test_two_files_and_fail_on_change(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        ([], "nothing to compare: give --metrics"),
+        ([], "nothing to compare: give --metric"),
         (["--metrics", "exact_match", "--candidate", "nope"], "no row has system 'nope'"),
         (["--metrics", "exact_match", "--until-decided"], "--until-decided judges until the decision is known"),
-        (["--metrics", "exact_match", "--cache", "x.sqlite"], "--cache configure the judge: give --judge MODEL"),
+        (["--metrics", "exact_match", "--cache", "x.sqlite"], "--cache configure the judge: give --model MODEL"),
         (["--metrics", "rouge1", "--ref-field", "missing_column"], "field 'missing_column': missing"),
         (["--metrics", "exact_match", "--judge", "nope:x"], "unknown provider 'nope'"),
     ],

@@ -194,3 +194,17 @@ def test_every_error_respeval_raises_on_purpose_has_one_root():
                     rootless.append(f"{info.name}.{name}")
     assert len(checked) >= 15, checked
     assert rootless == [], rootless
+
+
+def test_help_starts_with_a_map_of_the_entry_points():
+    """help(respeval) was 1,375 lines whose summary left out evaluate, the judge and agents
+    (issue 32, point 5): the package docstring opens with one line per entry point."""
+    import respeval
+
+    doc = respeval.__doc__ or ""
+    head = doc[: doc.index("Metrics::")]
+    for entry in ("score", "judge", "evaluate", "run, compare", "agents", "traces, monitor", "view"):
+        assert f"\n    {entry}" in head, entry
+    for name in ("rouge", "judge", "evaluate", "run", "compare", "agents", "trajectory", "score_files"):
+        assert name in respeval.__all__ and f"respeval.{name}" in head, name
+    assert len(head.splitlines()) <= 15

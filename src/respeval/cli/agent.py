@@ -20,17 +20,17 @@ respeval's trajectory diagnostics (Vertex-style precision/recall/F1 over every i
 per-tool mistakes, substitutions) and, over repeated runs, pass@k and pass^k."""
 EPILOG = """\
 inputs:
-  --expected  an ADK eval file: EvalSet schema (*.evalset.json / *.test.json), a legacy
+  --references  an ADK eval file: EvalSet schema (*.evalset.json / *.test.json), a legacy
               turn list (*.test.json) or a legacy eval-set list.
-  --actual    one run of the agent: an eval set holding the agent's turns (cases matched
+  --input    one run of the agent: an eval set holding the agent's turns (cases matched
               by eval_id), an ADK session dump (*.session.json; for a one-case eval set, or
               named <eval_id>.session.json), a directory of either, or CASE=PATH.
-              Repeat --actual for repeated runs (pass@k, pass^k).
-  criteria    from --config, else test_config.json beside --expected, else ADK's defaults
+              Repeat --input for repeated runs (pass@k, pass^k).
+  criteria    from --config, else test_config.json beside --references, else ADK's defaults
               (tool_trajectory_avg_score >= 1.0, response_match_score >= 0.8); --match-type,
               --ignore-args and --threshold override the trajectory criterion.
 
-judged metrics (--judge MODEL): each case's actual conversation (turns, tool calls and results)
+judged metrics (--model MODEL): each case's actual conversation (turns, tool calls and results)
   goes to an LLM judge with respeval's own prompts and ADK's sampling, voting and averaging
   rules: final_response_match_v2 (K samples, strict majority, ties fail), the rubric metrics
   rubric_based_final_response_quality_v1 / rubric_based_tool_use_quality_v1 (the eval set's
@@ -44,20 +44,26 @@ exit status: 0 every case passed, 2 a case did not pass (as `adk eval` fails), 1
 
 examples:
   respeval agent --example
-  respeval agent --expected home.test.json --actual run1.evalset.json
-  respeval agent --expected set.evalset.json --actual sessions/ --match-type IN_ORDER
-  respeval agent --expected set.evalset.json --actual r1.json --actual r2.json --json
+  respeval agent --references home.test.json --input run1.evalset.json
+  respeval agent --references set.evalset.json --input sessions/ --match-type IN_ORDER
+  respeval agent --references set.evalset.json --input r1.json --input r2.json --json
   respeval agent --example --report agent-report.html
-  respeval agent --example --judge openai:gpt-4o-mini --judge-samples 3 --judge-cache judge.sqlite
-  respeval agent --expected set.evalset.json --actual run/ --judge openai:m --judge-base-url http://127.0.0.1:8000/v1 \
+  respeval agent --example --model openai:gpt-4o-mini --samples 3 --cache judge.sqlite
+  respeval agent --references set.evalset.json --input run/ --model openai:m --base-url http://127.0.0.1:8000/v1 \
       --judge-metrics final_response_match_v2,hallucinations_v1 --judge-threshold hallucinations_v1=0.9
 """
 
 
+# the library's spelling of --on-error fail
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--expected", metavar="EVALSET", help="the golden ADK eval file")
+    parser.add_argument("--references", dest="expected", metavar="EVALSET", help="the golden ADK eval file")
     parser.add_argument(
-        "--actual", action="append", default=[], metavar="SOURCE", help="one run's conversations (repeatable)"
+        "--input",
+        dest="actual",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="one run's conversations (repeatable)",
     )
     parser.add_argument("--example", action="store_true", help="run on the small eval set shipped with respeval")
     parser.add_argument("--config", metavar="FILE", help="an ADK EvalConfig (test_config.json) with the criteria")
@@ -73,10 +79,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--on-error",
-        choices=("raise", "record"),
-        default="raise",
+        choices=("fail", "record"),
+        default="fail",
         help="a case that cannot be scored (invocation counts differ, malformed calls): stop with its error "
-        "(raise, default) or record it as NOT_EVALUATED with the reason (record)",
+        "(fail, default) or record it as NOT_EVALUATED with the reason (record)",
     )
     parser.add_argument("--json", action="store_true", help="print the full results as JSON")
     parser.add_argument("--out", metavar="FILE", help="also write the full results as JSON to FILE")
@@ -91,9 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_judge_arguments(
         parser,
-        prefix="judge",
         groups=("model", "engine", "cache", "budget"),
-        title="judged metrics (an LLM judge; off unless --judge is given)",
+        title="judged metrics (an LLM judge; off unless --model is given)",
     )
     judge = parser.add_argument_group("judged metrics: what is judged")
     judge.add_argument(
@@ -104,7 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: the config's judged criteria, else final_response_match_v2,task_success)",
     )
     judge.add_argument(
-        "--judge-samples",
+        "--samples",
+        dest="judge_samples",
         type=positive_int,
         metavar="K",
         help="judge calls per invocation, strict majority (ADK's num_samples; default: the config's, else 5)",
@@ -139,21 +145,21 @@ def run(args: argparse.Namespace) -> int:
 
     if args.example:
         if args.expected or args.actual:
-            raise ValueError("--example runs on the shipped eval set; leave out --expected and --actual")
+            raise ValueError("--example runs on the shipped eval set; leave out --references and --input")
         expected_path, actual_paths = example_paths()
     else:
         if not args.expected or not args.actual:
-            raise ValueError("give --expected EVALSET and at least one --actual SOURCE (or --example)")
+            raise ValueError("give --references EVALSET and at least one --input SOURCE (or --example)")
         expected_path, actual_paths = Path(args.expected), list(args.actual)
-    judge_config = JudgeConfig.from_args(args, prefix="judge") if args.judge else None
-    inputs = [("--expected", expected_path), *[("--actual", a) for a in actual_paths], ("--config", args.config)]
+    judge_config = JudgeConfig.from_args(args) if args.model else None
+    inputs = [("--references", expected_path), *[("--input", a) for a in actual_paths], ("--config", args.config)]
     check_outputs(
         [*inputs, ("--initial-session", args.initial_session)],
         [("--out", args.out), ("--summary-out", args.summary_out), ("--report", args.report)],
     )
-    expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=_on_error(args))
+    expected = load_eval_set(expected_path, initial_session=args.initial_session, on_error=args.on_error)
     config = args.config or find_eval_config(expected_path)
-    criteria = list(_criteria(config, judged=bool(args.judge)) if config else DEFAULT_CRITERIA)
+    criteria = list(_criteria(config, judged=bool(args.model)) if config else DEFAULT_CRITERIA)
     if args.match_type or args.ignore_args or args.threshold is not None:
         traj = [c for c in criteria if c.metric == "tool_trajectory_avg_score"] or [DEFAULT_CRITERIA[0]]
         changed = replace(
@@ -163,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             threshold=args.threshold if args.threshold is not None else traj[0].threshold,
         )
         criteria = [changed] + [c for c in criteria if c.metric != "tool_trajectory_avg_score"]
-    report = evaluate_agent(expected, actual_paths, criteria, on_error=_on_error(args))
+    report = evaluate_agent(expected, actual_paths, criteria, on_error=args.on_error)
     judge_stop = _judge(args, judge_config, report, config) if judge_config is not None else None
     if args.out:
         write_text_atomic(args.out, json.dumps(report.to_dict(), indent=2, default=str) + "\n")
@@ -191,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _criteria(config: str | Path, *, judged: bool) -> tuple:
-    """The config's offline criteria; none at all is fine when it has judged ones and --judge."""
+    """The config's offline criteria; none at all is fine when it has judged ones and --model."""
     from respeval.agents.adk import load_eval_config
     from respeval.agents.judging import judge_settings_from_config
     from respeval.agents.loaders import AgentDataError
@@ -237,8 +243,3 @@ def _judge(args: argparse.Namespace, judge: JudgeConfig, report: object, config:
         if cache is not None:
             cache.close()
     return judged.stop_reason
-
-
-def _on_error(args: argparse.Namespace) -> str:
-    # the library's word for "stop at the first bad row" is "fail" (`raise` is the CLI's older spelling)
-    return "fail" if args.on_error == "raise" else args.on_error

@@ -15,10 +15,11 @@ import sys
 import traceback
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from respeval._version import __version__
 from respeval.cli.common import EXIT_HELP, Exit
+from respeval.cli.vocabulary import add_aliases_everywhere, check_required
 from respeval.redact import redact
 
 # subcommand modules, in the order --help lists them
@@ -51,6 +52,50 @@ class Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(Exit.INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def format_help(self, *, everything: bool = False) -> str:
+        """``--help``: the advanced option groups (:func:`respeval.cli.common.advanced`) left
+        out, with a line saying so; ``everything``: all of them (``--help-all``, the docs)."""
+        hidden = [g for g in self._action_groups if getattr(g, "respeval_advanced", False)]
+        if everything or not hidden:
+            return super().format_help()
+        groups, saved = self._action_groups, {}
+        try:
+            self._action_groups = [g for g in groups if g not in hidden]
+            for g in hidden:
+                for a in g._group_actions:
+                    saved[a] = a.help
+                    a.help = argparse.SUPPRESS
+            text = super().format_help()
+        finally:
+            self._action_groups = groups
+            for a, help_text in saved.items():
+                a.help = help_text
+        titles = ", ".join(str(g.title) for g in hidden)
+        return f"{text}\n{len(saved)} more options ({titles}): {self.prog} --help-all\n"
+
+    def format_help_all(self) -> str:
+        return self.format_help(everything=True)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        check_required(self, parsed)
+        return parsed, extras
+
+
+class _HelpAll(argparse.Action):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        parser._print_message(parser.format_help_all(), sys.stdout)
+        parser.exit()
+
+
+def _add_help_all(parser: argparse.ArgumentParser) -> None:
+    """``--help-all`` on ``parser`` and its subcommands' parsers."""
+    parser.add_argument("--help-all", action=_HelpAll, nargs=0, help="show every option, the advanced ones too")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _add_help_all(sub)
+
 
 def _command_modules(command: str | None = None) -> list[ModuleType]:
     """Every command's module, or only ``command``'s when it names one: a run imports the
@@ -79,7 +124,9 @@ def build_parser(command: str | None = None) -> Parser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(p)
+        _add_help_all(p)
         p.set_defaults(run=module.run)
+    add_aliases_everywhere(parser)
     return parser
 
 

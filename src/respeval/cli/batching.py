@@ -13,7 +13,15 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from respeval.cli.common import Exit, non_negative_float, non_negative_int, positive_float, positive_int, stop_exit
+from respeval.cli.common import (
+    Exit,
+    advanced,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    stop_exit,
+)
 from respeval.judge.batch import (
     RETRY_MODES,
     STOP_BUDGET,
@@ -49,7 +57,7 @@ provider batches (--batch):
 
 def add_batch_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The ``--batch`` options, in their own group of ``parser``."""
-    g = parser.add_argument_group("provider batches (half price, answers within 24 hours)")
+    g = advanced(parser.add_argument_group("provider batches (half price, answers within 24 hours)"))
     g.add_argument(
         "--batch",
         action="store_true",

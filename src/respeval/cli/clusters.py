@@ -1,6 +1,6 @@
 """``respeval clusters``: the failing rows of a run grouped by text similarity (MinHash over
 word shingles, the native core's), with sizes, examples and words; with ``--baseline``, how
-each cluster moved between two runs; ``--name-with MODEL`` names the largest clusters."""
+each cluster moved between two runs; ``--model MODEL`` names the largest clusters."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ examples:
   respeval clusters --input table.parquet --metric faithfulness --score-below 0.5
   respeval clusters --input candidate.jsonl --baseline baseline.jsonl --json
   respeval clusters --input judged.jsonl --text-field response --threshold 0.4 --out clusters.json
-  respeval clusters --input judged.jsonl --name-with openai:gpt-4o-mini --cache names.sqlite
+  respeval clusters --input judged.jsonl --model openai:gpt-4o-mini --cache names.sqlite
 """
 
 
@@ -42,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="the MinHash permutations' seed (1)")
     parser.add_argument("--top", type=positive_int, default=20, help="clusters printed (20)")
     parser.add_argument("--examples", type=positive_int, default=3, help="examples per cluster (3)")
-    parser.add_argument("--name-with", metavar="MODEL", help="a judge model names the --top largest clusters")
-    parser.add_argument("--base-url", help="the naming model's API root (openai:, anthropic:)")
+    parser.add_argument(
+        "--model", dest="name_with", metavar="SPEC", help="a judge model names the --top largest clusters"
+    )
+    parser.add_argument("--base-url", metavar="URL", help="the naming model's API root (openai:, anthropic:)")
     parser.add_argument("--cache", metavar="FILE", help="the naming model's answer cache (SQLite)")
     parser.add_argument("--out", metavar="FILE", help="write every cluster with its members as JSON")
     parser.add_argument("--json", action="store_true", help="print the clusters as JSON")

@@ -47,6 +47,16 @@ exit status (every command):
   still running (--batch-wait; rerun to collect), 70 an internal error (a bug: please report
   it), 130 interrupted (rerun to resume)."""
 
+_Group = TypeVar("_Group", bound=argparse._ArgumentGroup)
+
+
+def advanced(group: _Group) -> _Group:
+    """Mark an option group as advanced: ``COMMAND --help`` leaves it out (and says so),
+    ``COMMAND --help-all`` and the CLI reference show it."""
+    group.respeval_advanced = True  # type: ignore[attr-defined]
+    return group
+
+
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP = 1000
 

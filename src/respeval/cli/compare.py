@@ -40,7 +40,7 @@ input (JSONL, CSV or Parquet):
   --baseline-file FILE --candidate-file FILE
                             two tables, one per system, paired on the id; --baseline and
                             --candidate then only name them
-  Each row needs the id and the response; the metrics read --ref-field; the judge is shown
+  Each row needs the id and the response; the metrics read --reference-field; the judge is shown
   --prompt-field when present. A null response (the system produced nothing) is scored as an
   empty response and reported.
 
@@ -49,7 +49,7 @@ decisions:
   <= --alpha (the chance of any false alarm among the metrics stays <= alpha); overall:
   regressed when any metric regressed, else improved when any improved.
 
-sequential (--until-decided, needs --judge):
+sequential (--until-decided, needs --model):
   the judge sees the cases in a seeded random order, --block at a time, and stops as soon as an
   always-valid confidence sequence of the net win rate excludes 0 (improved / regressed) or lies
   within +-MARGIN (no change worth detecting); if the cases run out first, the fixed test on all
@@ -64,11 +64,11 @@ exit status:
 
 examples:
   respeval compare --input responses.jsonl --baseline baseline --candidate candidate \\
-      --metrics exact_match,rouge1 --ref-field expected
-  respeval compare --baseline-file old.jsonl --candidate-file new.parquet --metrics rouge1,bleu \\
-      --ref-field reference --json --fail-on regression --junit compare.xml
-  respeval compare --input responses.jsonl --metrics exact_match --ref-field expected \\
-      --judge openai:gpt-4o-mini --cache judge.sqlite --until-decided --report compare.html
+      --metric exact_match,rouge1 --reference-field expected
+  respeval compare --baseline-file old.jsonl --candidate-file new.parquet --metric rouge1,bleu \\
+      --reference-field reference --json --fail-on regression --junit compare.xml
+  respeval compare --input responses.jsonl --metric exact_match --reference-field expected \\
+      --model openai:gpt-4o-mini --cache judge.sqlite --until-decided --report compare.html
 """
 
 FAIL_ON = ("regression", "change")
@@ -85,7 +85,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     src.add_argument("--id-field", default="id", metavar="NAME", help="case id column (default id)")
     src.add_argument("--response-field", default="response", metavar="NAME", help="response column (default response)")
-    src.add_argument("--ref-field", default="reference", metavar="NAME", help="reference column (default reference)")
+    src.add_argument(
+        "--reference-field",
+        dest="ref_field",
+        default="reference",
+        metavar="NAME",
+        help="reference column (default reference)",
+    )
     src.add_argument("--prompt-field", default="prompt", metavar="NAME", help="prompt column, shown to the judge")
     src.add_argument(
         "--system-field",
@@ -96,24 +102,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--template-field", default="template", metavar="NAME", help="template column (default template)")
     met = p.add_argument_group("metrics")
     met.add_argument(
-        "--metrics",
+        "--metric",
+        dest="metrics",
         type=metric_list,
         default=[],
         metavar="LIST",
         help="comma-separated registry metrics, e.g. exact_match,rouge1,bleu (respeval metrics lists them)",
     )
     jd = p.add_argument_group("pairwise judge (both orders)")
-    jd.add_argument("--judge", metavar="SPEC", help="judge model: openai:MODEL, anthropic:MODEL, python:module:fn, ...")
+    jd.add_argument(
+        "--model",
+        dest="judge",
+        metavar="SPEC",
+        help="judge model: openai:MODEL, anthropic:MODEL, python:module:function or fake:...",
+    )
     jd.add_argument("--base-url", metavar="URL", help="API root for openai:/anthropic: judges")
     jd.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the judge's API key")
     jd.add_argument(
-        "--judge-samples", type=positive_int, default=1, metavar="K", help="samples per order (vote margin kept)"
+        "--samples",
+        dest="judge_samples",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="samples per order (vote margin kept)",
     )
     jd.add_argument("--cache", metavar="FILE", help="judge answer cache (SQLite): a rerun pays for nothing twice")
     jd.add_argument("--replay-only", action="store_true", help="answer from the cache only (for CI)")
-    jd.add_argument("--concurrency", type=positive_int, default=8, metavar="N", help="judge calls in flight (8)")
-    jd.add_argument("--max-retries", type=non_negative_int, default=5, metavar="N", help="retries per call (5)")
-    jd.add_argument("--timeout", type=positive_float, default=60.0, metavar="S", help="seconds per call (60)")
+    jd.add_argument("--concurrency", type=positive_int, metavar="N", help="judge calls in flight (default 8)")
+    jd.add_argument("--max-retries", type=non_negative_int, metavar="N", help="retries per call (default 5)")
+    jd.add_argument("--timeout", type=positive_float, metavar="S", help="seconds per call (default 60)")
     jd.add_argument("--budget-usd", type=non_negative_float, metavar="USD", help="stop the judge at this spend")
     jd.add_argument("--budget-calls", type=non_negative_int, metavar="N", help="stop the judge after N calls")
     jd.add_argument("--price-in", type=non_negative_float, metavar="USD", help="USD per million input tokens")
@@ -171,10 +188,9 @@ def _engine_options(args: argparse.Namespace) -> Any:
     prices = Price(args.price_in, args.price_out) if args.price_in is not None else None
     if args.budget_usd is not None and prices is None:
         raise ValueError("--budget-usd needs --price-in and --price-out (USD per million tokens)")
+    given = {k: getattr(args, k) for k in ("concurrency", "max_retries", "timeout") if getattr(args, k) is not None}
     return EngineOptions(
-        concurrency=args.concurrency,
-        max_retries=args.max_retries,
-        timeout=args.timeout,
+        **given,
         budget=Budget(max_calls=args.budget_calls, max_cost=args.budget_usd),
         prices=prices,
         replay_only=args.replay_only,
@@ -191,14 +207,14 @@ def _check(args: argparse.Namespace) -> None:
     if two and not (args.baseline_file and args.candidate_file):
         raise ValueError("--baseline-file and --candidate-file go together")
     if not args.metrics and not args.judge:
-        raise ValueError("nothing to compare: give --metrics (e.g. exact_match,rouge1) and/or --judge MODEL")
+        raise ValueError("nothing to compare: give --metric (e.g. exact_match,rouge1) and/or --model MODEL")
     if args.until_decided and not args.judge:
-        raise ValueError("--until-decided judges until the decision is known: give --judge MODEL")
+        raise ValueError("--until-decided judges until the decision is known: give --model MODEL")
     judge_only = ("--cache", "--replay-only", "--base-url", "--api-key-env", "--budget-usd", "--budget-calls")
     if not args.judge:
         given = [flag for flag in judge_only if getattr(args, flag[2:].replace("-", "_"))]
         if given:
-            raise ValueError(f"{', '.join(given)} configure the judge: give --judge MODEL")
+            raise ValueError(f"{', '.join(given)} configure the judge: give --model MODEL")
     if args.replay_only and not args.cache:
         raise ValueError("--replay-only answers from the cache: give --cache FILE")
 

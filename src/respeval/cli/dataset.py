@@ -392,11 +392,7 @@ def _generate(args: argparse.Namespace) -> int:
     with guarded_outputs(inputs, outputs, unlocked=[("--cache", config.cache)]), contextlib.ExitStack() as stack:
         bar = None
         if not args.quiet:
-            from tqdm import tqdm
-
-            bar = stack.enter_context(
-                tqdm(total=args.n, unit="case", file=sys.stderr, delay=2.0, desc="generating", disable=None)
-            )
+            bar = stack.enter_context(progress(args.n, unit="case", desc="generating"))
         _, report = generate_cases(
             template,
             seeds,

@@ -76,7 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     jd = p.add_argument_group("judged metrics")
     jd.add_argument("--template", metavar="FILE", help="a pointwise judge prompt template (adds metric 'judge')")
     jd.add_argument("--system-instruction", metavar="TEXT", help="system instruction for --template (TEXT or @FILE)")
-    jd.add_argument("--samples", type=positive_int, default=None, help="judge samples per row (strict majority)")
+    jd.add_argument(
+        "--samples", type=positive_int, default=None, metavar="K", help="judge samples per row (strict majority)"
+    )
     add_judge_arguments(
         p,
         groups=("model", "engine", "cache", "budget", "batch"),

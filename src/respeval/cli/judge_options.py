@@ -5,9 +5,8 @@ back as typed objects (the model, :class:`~respeval.judge.EngineOptions`, the ca
 one set of checks.  The argparse Namespace stops here: what the commands hand to the library
 is a :class:`JudgeConfig`'s parts.
 
-``agent`` adds them with ``prefix="judge"`` (``--judge MODEL``, ``--judge-base-url``,
-``--judge-cache``, ``--judge-concurrency``, ...), since its own ``--threshold`` is the
-trajectory criterion's.  ``evaluate`` reads its spec file's ``model:`` and ``judge:`` keys
+``prefix`` spells them ``--PREFIX-...``; no command does any more (``agent``'s old
+``--judge-*`` spellings are hidden aliases: :mod:`respeval.cli.vocabulary`).  ``evaluate`` reads its spec file's ``model:`` and ``judge:`` keys
 under the options: an option given on the command line wins, then the spec, then the default.
 """
 
@@ -21,7 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from respeval.cli.batching import add_batch_arguments, batch_options
-from respeval.cli.common import non_negative_float, non_negative_int, positive_float, positive_int, unit_interval
+from respeval.cli.common import (
+    advanced,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    unit_interval,
+)
 from respeval.errors import RespevalError
 from respeval.judge.batch import BatchOptions
 from respeval.judge.engine import EngineOptions
@@ -138,7 +144,7 @@ def add_judge_arguments(
             flag("seed"), metavar="N", type=int, default=None, help="sampling seed, for models that support one"
         )
     if "engine" in groups:
-        g = parser.add_argument_group(f"{title}: engine")
+        g = advanced(parser.add_argument_group(f"{title}: engine"))
         g.add_argument(
             flag("concurrency"),
             metavar="N",
@@ -188,7 +194,7 @@ def add_judge_arguments(
             help="answer from the cache only; stop with an error on a miss (for CI)",
         )
     if "budget" in groups:
-        g = parser.add_argument_group(f"{title}: budget and prices")
+        g = advanced(parser.add_argument_group(f"{title}: budget and prices"))
         g.add_argument(
             flag("budget-usd"),
             metavar="USD",

@@ -18,7 +18,7 @@ EPILOG = """\
 examples:
   respeval metrics
   respeval metrics --json
-  respeval score --pred p.jsonl --ref gold.jsonl --ref-field answers --metrics squad \\
+  respeval score --input p.jsonl --references gold.jsonl --reference-field answers --metric squad \\
       --metric-option squad.version=v2
 """
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         rows += [{"kind": "judge", **j, "help": j["summary"]} for j in judges]
         print(json.dumps(rows, indent=2))
         return Exit.OK
-    print("computed metrics (score --metrics, evaluate, gate; options: --metric-option METRIC.KEY=VALUE):")
+    print("computed metrics (score --metric, evaluate, gate; options: --metric-option METRIC.KEY=VALUE):")
     print(REGISTRY.describe(width=200, options=True))
     print("\npredefined judge metrics (evaluate --metric NAME, or a spec entry; need --model):")
     pad = max(len(j["name"]) for j in judges) + 2

@@ -54,14 +54,14 @@ outputs: the trend table (each window: traces, sampled, judged, each metric's va
   bands), --summary-out FILE.json (the run summary), --json (what this run did)."""
 EPILOG = """\
 examples:
-  respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --window 1h
-  respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --once --report trend.html
-  respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --sample-rate 0.05 --all-failures \\
+  respeval monitor --input otel/ --spec spec.yaml --store monitor.sqlite --window 1h
+  respeval monitor --input otel/ --spec spec.yaml --store monitor.sqlite --once --report trend.html
+  respeval monitor --input otel/ --spec spec.yaml --store monitor.sqlite --sample-rate 0.05 --all-failures \\
       --references golden.jsonl --judge-budget 200 --model openai:gpt-4o-mini
   # a backlog of traces: decoding partitioned over a Dask cluster (the same store as one process)
   respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --drain --engine dask --scheduler tcp://head:8786
   # cron, every 10 minutes: exit status 2 when a window scored by this run regressed
-  */10 * * * *  respeval monitor --source /var/otel --spec spec.yaml --store monitor.sqlite --once --quiet
+  */10 * * * *  respeval monitor --input /var/otel --spec spec.yaml --store monitor.sqlite --once --quiet
 
 exit status: 0 no regression, 1 bad input or options, 2 a window regressed (--fail-on: a window
   scored by this run, default; latest: the latest window; never), 130 interrupted (rerun to go on)."""
@@ -71,7 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from respeval.cli.judge_options import add_judge_arguments
 
     src = parser.add_argument_group("source and store")
-    src.add_argument("--source", action="append", required=True, metavar="DIR|FILE", help="trace files (repeatable)")
+    src.add_argument(
+        "--input", dest="source", action="append", required=True, metavar="DIR|FILE", help="trace files (repeatable)"
+    )
     src.add_argument("--spec", metavar="FILE", help="an evaluate spec with an optional monitor: section")
     src.add_argument("--store", required=True, metavar="FILE", help="the monitor's SQLite store (created if missing)")
     src.add_argument(
@@ -244,11 +246,9 @@ def run(args: argparse.Namespace) -> int:
             client = _dask_client(args.scheduler, stack)
         bar = None
         if not args.quiet and not args.json:
-            from tqdm import tqdm
+            from respeval.cli.progress import progress
 
-            bar = stack.enter_context(
-                tqdm(unit="B", unit_scale=True, file=sys.stderr, delay=2.0, desc="reading traces", disable=None)
-            )
+            bar = stack.enter_context(progress(None, unit="B", desc="reading traces", unit_scale=True))
         m = stack.enter_context(
             Monitor(
                 args.source,

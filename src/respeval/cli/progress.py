@@ -33,12 +33,18 @@ class LineProgress:
         self.next_line = self.start + max(delay, interval)
         self.interval = interval
         self.lines = 0
+        self.postfix = ""
+
+    def set_postfix_str(self, postfix: str, refresh: bool = True) -> None:
+        """Text after the counts on the next line (tqdm's name): ``$0.0123 spent``."""
+        self.postfix = postfix
 
     def _line(self) -> str:
         elapsed = max(self.clock() - self.start, 1e-9)
         done = f"{self.n:,}" if self.total is None else f"{self.n:,}/{self.total:,}"
         share = f" ({100.0 * self.n / self.total:.1f}%)" if self.total else ""
-        return f"{self.desc}: {done} {self.unit}{share}, {self.n / elapsed:,.0f} {self.unit}/s"
+        line = f"{self.desc}: {done} {self.unit}{share}, {self.n / elapsed:,.0f} {self.unit}/s"
+        return f"{line}, {self.postfix}" if self.postfix else line
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -60,7 +66,15 @@ class LineProgress:
         self.close()
 
 
-def progress(total: int | None, *, unit: str, desc: str, stream: IO[str] | None = None, **tqdm_options: Any) -> Any:
+def progress(
+    total: int | None,
+    *,
+    unit: str,
+    desc: str,
+    stream: IO[str] | None = None,
+    delay: float = 2.0,
+    **tqdm_options: Any,
+) -> Any:
     """A progress display on ``stream`` (stderr): tqdm when it is a terminal, else LineProgress.
     Both have ``update(n)``, ``close()`` and work as context managers."""
     stream = sys.stderr if stream is None else stream
@@ -68,5 +82,5 @@ def progress(total: int | None, *, unit: str, desc: str, stream: IO[str] | None 
     if callable(isatty) and isatty():
         from tqdm import tqdm
 
-        return tqdm(total=total, unit=unit, desc=desc, file=stream, delay=2.0, dynamic_ncols=True, **tqdm_options)
-    return LineProgress(total, unit, desc, stream)
+        return tqdm(total=total, unit=unit, desc=desc, file=stream, delay=delay, dynamic_ncols=True, **tqdm_options)
+    return LineProgress(total, unit, desc, stream, delay=delay)

@@ -82,7 +82,7 @@ examples:
       --system baseline=openai:gpt-4o-mini --system candidate=openai:gpt-4.1-mini \\
       --out responses.jsonl
   respeval compare --input responses.jsonl --baseline baseline --candidate candidate \\
-      --metrics exact_match,rouge1 --ref-field expected
+      --metric exact_match,rouge1 --reference-field expected
   respeval run --input vars.csv --template short=@short.txt --template long=@long.txt \\
       --system local=openai:Qwen/Qwen2.5-7B-Instruct --base-url http://localhost:8000/v1 \\
       --system agent=http://127.0.0.1:9000/agent --out responses.jsonl --resume
@@ -417,13 +417,13 @@ def _plan(args: argparse.Namespace, config: JudgeConfig) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _progress(args: argparse.Namespace, total_hint: str) -> Iterator[Any]:
-    """A progress bar on stderr with rows/s and the spend, only on a terminal."""
-    if args.quiet or args.json or not sys.stderr.isatty():
+    """Progress on stderr with rows/s and the spend: a bar on a terminal, else a line every 30 s."""
+    if args.quiet or args.json:
         yield None
         return
-    from tqdm import tqdm
+    from respeval.cli.progress import progress
 
-    bar = tqdm(total=0, unit="rows", file=sys.stderr, delay=1.0, dynamic_ncols=True, desc=total_hint)
+    bar = progress(0, unit="rows", desc=total_hint, delay=1.0)
     try:
 
         def update(done: int, total: int, spent: float) -> None:
@@ -521,7 +521,7 @@ def run(args: argparse.Namespace) -> int:
     elif result.complete and not args.json:
         print(
             f"next: respeval compare --input {result.output} --baseline NAME --candidate NAME "
-            "--metrics exact_match,rouge1 --ref-field expected"
+            "--metric exact_match,rouge1 --reference-field expected"
         )
     return status
 
@@ -564,7 +564,7 @@ def run_example(args: argparse.Namespace) -> int:
         f"  baseline:  {BASELINE_INSTRUCTION!r}\n  candidate: {CANDIDATE_INSTRUCTION!r}\n"
     )
     print(result.format())
-    print("\nrespeval compare --metrics exact_match,rouge1 --ref-field expected:\n")
+    print("\nrespeval compare --metric exact_match,rouge1 --reference-field expected:\n")
     print(comparison.format())
     where = f"responses: {args.out}" if args.out else "(add --out FILE.jsonl to keep the responses)"
     print(f"\n{where}\ndecision: {comparison.decision}")

@@ -22,12 +22,12 @@ DESCRIPTION = (
 )
 EPILOG = """\
 inputs:
-  --pred and --ref take plain text (one record per line), JSONL, CSV or Parquet,
-  chosen by extension. Structured files name their fields with --pred-field
-  (default: response) and --ref-field (default: reference); a reference field may
+  --input and --references take plain text (one record per line), JSONL, CSV or Parquet,
+  chosen by extension. Structured files name their fields with --response-field
+  (default: response) and --reference-field (default: reference); a reference field may
   hold a list of references per row (the best-scoring one counts, per metric).
-  --pred alone (no --ref) reads both fields from the same file.
-  Several systems: repeat --pred (one file per system, named by file stem; the
+  --input alone (no --references) reads both fields from the same file.
+  Several systems: repeat --input (one file per system, named by file stem; the
   references are read and tokenized once per chunk), or one file with --system-field.
 
 output:
@@ -39,10 +39,10 @@ output:
 
 examples:
   respeval score --example
-  respeval score --pred outputs.txt --ref refs.txt --metrics rouge1,rougeL --stem
-  respeval score --pred run.jsonl --metrics rougeLsum --out rows.parquet --json
-  respeval score --pred a.txt --pred b.txt --ref refs.txt --compare a --out rows.jsonl
-  respeval score --pred big.parquet --out rows.parquet --on-error record --resume
+  respeval score --input outputs.txt --references refs.txt --metric rouge1,rougeL --stem
+  respeval score --input run.jsonl --metric rougeLsum --out rows.parquet --json
+  respeval score --input a.txt --input b.txt --references refs.txt --compare a --out rows.jsonl
+  respeval score --input big.parquet --out rows.parquet --on-error record --resume
 """
 
 
@@ -50,23 +50,24 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     src = score.add_argument_group("input")
     src.add_argument("--example", action="store_true", help="score the small sample corpus shipped with respeval")
     src.add_argument(
-        "--pred",
+        "--input",
+        dest="pred",
         metavar="FILE",
         action="append",
         help="predictions (.txt, .jsonl, .csv, .parquet, .json: an array of objects, or SQuAD's {id: answer} "
-        "joined to --ref by id); repeat for several systems",
+        "joined to --references by id); repeat for several systems",
     )
-    src.add_argument("--ref", metavar="FILE", help="references (default: the --pred file)")
+    src.add_argument("--references", dest="ref", metavar="FILE", help="references (default: the --input file)")
     src.add_argument(
         "--input-format",
         choices=("text", "jsonl", "csv", "parquet", "json"),
         help="format of an input whose extension names none (/dev/stdin, a pipe, a .de corpus; default: "
         "plain text, refused when it starts like another format)",
     )
-    src.add_argument("--pred-field", metavar="NAME", help="prediction field (default: response)")
-    src.add_argument("--ref-field", metavar="NAME", help="reference field (default: reference)")
+    src.add_argument("--response-field", dest="pred_field", metavar="NAME", help="prediction field (default: response)")
+    src.add_argument("--reference-field", dest="ref_field", metavar="NAME", help="reference field (default: reference)")
     src.add_argument("--id-field", metavar="NAME", help="id field of the predictions, copied to the output")
-    src.add_argument("--system-field", metavar="NAME", help="field naming each row's system (one --pred file)")
+    src.add_argument("--system-field", metavar="NAME", help="field naming each row's system (one --input file)")
     src.add_argument("--group-by", metavar="FIELD", help="also report the table per value of FIELD")
     src.add_argument(
         "--on-error",
@@ -89,7 +90,9 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         "trajectory_precision.empty=nan",
     )
     met.add_argument(
-        "--metrics",
+        "--metric",
+        dest="metrics",
+        metavar="LIST",
         type=metric_list,
         default=["rouge1", "rouge2", "rougeL"],
         help="comma-separated metric names (default: rouge1,rouge2,rougeL); respeval metrics lists them all: "
@@ -131,7 +134,7 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
         "--engine",
         choices=["local", "dask"],
         default="local",
-        help="local (default) or dask: one task per Parquet file of --pred (a glob), "
+        help="local (default) or dask: one task per Parquet file of --input (a glob), "
         "each file holding both fields; needs respeval[dask]",
     )
     run.add_argument(
@@ -189,18 +192,18 @@ def run(args: argparse.Namespace) -> int:
 
     if args.example:
         if args.pred or args.ref:
-            raise ValueError("--example and --pred/--ref are exclusive: --example scores the shipped sample")
+            raise ValueError("--example and --input/--references are exclusive: --example scores the shipped sample")
         args.pred = [str(EXAMPLE)]
         args.id_field = args.id_field or "id"
         if args.metrics == ["rouge1", "rouge2", "rougeL"]:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     if not args.pred:
-        raise ValueError("give --pred FILE (and usually --ref FILE), or --example to score the shipped sample")
+        raise ValueError("give --input FILE (and usually --references FILE), or --example to score the shipped sample")
     metric_options = _metric_options(args.metric_option)
     for metric in metric_options:
         if metric not in args.metrics:
             raise ValueError(
-                f"--metric-option {metric}.…: {metric!r} is not one of --metrics ({','.join(args.metrics)})"
+                f"--metric-option {metric}.…: {metric!r} is not one of --metric ({','.join(args.metrics)})"
             )
     if args.engine == "dask":
         if metric_options:
@@ -225,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
     _streaming_allocator()
     # score_files checks and locks --out and --errors; the run summary and report are checked
     # against every input and output here, and locked for the run
-    inputs = [("--pred", p) for p in args.pred] + [("--ref", args.ref)]
+    inputs = [("--input", p) for p in args.pred] + [("--references", args.ref)]
     outputs = [("--out", args.out), ("--errors", args.errors)]
     check_outputs(inputs, [*outputs, *run_outputs(args)])
     with lock_outputs([path for _, path in run_outputs(args)]):
@@ -385,7 +388,7 @@ def _score_dask(args: argparse.Namespace) -> int:
     if args.ref or args.resume or args.on_error != "fail" or args.compare:
         raise ValueError(
             "--engine dask reads both fields from each Parquet file and supports neither "
-            "--ref, --resume, --on-error skip/record nor --compare yet"
+            "--references, --resume, --on-error skip/record nor --compare yet"
         )
     if not args.out:
         raise ValueError("--engine dask needs --out FILE.parquet")
@@ -395,7 +398,7 @@ def _score_dask(args: argparse.Namespace) -> int:
         raise ValueError(f"--engine dask needs respeval[dask] (pip install 'respeval[dask]'): {exc}") from exc
     bar = None
     files = expand_inputs(args.pred)
-    check_outputs([("--pred", f) for f in files], [("--out", args.out), *run_outputs(args)])
+    check_outputs([("--input", f) for f in files], [("--out", args.out), *run_outputs(args)])
     if not args.quiet:
         from respeval.io import count_rows
 

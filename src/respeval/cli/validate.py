@@ -34,11 +34,11 @@ columns (Vertex's convention; several metrics per file are fine):
   Rows where the judge or the human value is missing are dropped together and counted.
 
 examples:
-  respeval validate --results judged.jsonl
-  respeval validate --results judged.parquet --labels humans.csv --id-field id
-  respeval validate --results scored.jsonl --judge-field scores.rouge_2_f_score \\
+  respeval validate --input judged.jsonl
+  respeval validate --input judged.parquet --labels humans.csv --id-field id
+  respeval validate --input scored.jsonl --judge-field scores.rouge_2_f_score \\
       --human-field scores.litepyramid_recall --system-field system --level system
-  respeval validate --results judged.jsonl --summary-out run/validation.json && \\
+  respeval validate --input judged.jsonl --summary-out run/validation.json && \\
       respeval report run/ --out report.html
 """
 
@@ -46,14 +46,15 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("input")
     src.add_argument(
-        "--results",
+        "--input",
+        dest="results",
         required=True,
         metavar="FILE",
         help="judge results (.jsonl, .json, .csv, .parquet); may hold the human labels too",
     )
-    src.add_argument("--labels", metavar="FILE", help="human labels, if not in --results")
+    src.add_argument("--labels", metavar="FILE", help="human labels, if not in --input")
     src.add_argument(
-        "--id-field", metavar="NAME", help="match --labels rows to --results rows on this field (default: row order)"
+        "--id-field", metavar="NAME", help="match --labels rows to --input rows on this field (default: row order)"
     )
     src.add_argument(
         "--metric",
@@ -297,7 +298,7 @@ def _format_verbosity(vb: dict[str, Any] | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``respeval validate``; returns the exit status."""
-    inputs = [("--results", args.results), ("--labels", args.labels)]
+    inputs = [("--input", args.results), ("--labels", args.labels)]
     with guarded_outputs(inputs, [("--summary-out", args.summary_out), ("--report", args.report)]):
         # the texts of disagreements come from the user's files: a key pasted there stays out
         summary = redact_data(build_validation_summary(args))
