@@ -80,7 +80,7 @@ def test_the_cli_takes_the_engine_and_names_a_scheduler_without_it(tmp_path, cap
     src = tmp_path / "src"
     traffic.write(src, windows=3, per_window=10, drop_at=None, seed=1, requests_per_file=10)
     spec = traffic.spec(tmp_path, SPEC)
-    argv = ["monitor", "--source", str(src), "--spec", str(spec), "--drain", "--quiet", "--fail-on", "never"]
+    argv = ["monitor", "--input", str(src), "--spec", str(spec), "--drain", "--quiet", "--fail-on", "never"]
     assert main([*argv, "--store", str(tmp_path / "a.sqlite"), "--scheduler", "tcp://127.0.0.1:1"]) == 1
     assert "--scheduler is the Dask scheduler of --engine dask" in capsys.readouterr().err
     assert main([*argv, "--store", str(tmp_path / "one.sqlite")]) == 0

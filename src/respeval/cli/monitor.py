@@ -59,7 +59,7 @@ examples:
   respeval monitor --input otel/ --spec spec.yaml --store monitor.sqlite --sample-rate 0.05 --all-failures \\
       --references golden.jsonl --judge-budget 200 --model openai:gpt-4o-mini
   # a backlog of traces: decoding partitioned over a Dask cluster (the same store as one process)
-  respeval monitor --source otel/ --spec spec.yaml --store monitor.sqlite --drain --engine dask --scheduler tcp://head:8786
+  respeval monitor --input otel/ --spec spec.yaml --store monitor.sqlite --drain --engine dask --scheduler tcp://head:8786
   # cron, every 10 minutes: exit status 2 when a window scored by this run regressed
   */10 * * * *  respeval monitor --input /var/otel --spec spec.yaml --store monitor.sqlite --once --quiet
 
