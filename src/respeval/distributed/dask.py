@@ -102,7 +102,8 @@ def score_file_task(
 
 
 def local_cluster(n_workers: int = 2, threads_per_worker: int = 1) -> Any:
-    """A LocalCluster bound to loopback only, without a dashboard."""
+    """A LocalCluster bound to loopback only: its workers, the scheduler and the scheduler's HTTP
+    status server (127.0.0.1:8787, or another free port) listen on 127.0.0.1 alone."""
     from distributed import LocalCluster
 
     return LocalCluster(
