@@ -116,7 +116,7 @@ def test_the_docs_site_builds_with_no_warning(tmp_path):
 def test_the_pages_have_samples_to_run():
     """The parsers below find what they look for (a test of the test: an empty list would pass)."""
     readme = console_samples(ROOT / "README.md")
-    assert [c for c, _ in readme][:1] == ["respeval score --example"]
+    assert [c for c, _ in readme][:1] == ["respeval run --example"]  # the loop is the first quickstart
     assert sum(1 for p in PAGES for lang, _, _ in blocks(p.read_text()) if lang == "python") >= 10
 
 
