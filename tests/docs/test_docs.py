@@ -150,3 +150,61 @@ def test_python_samples_run(page, scratch):
                 pytest.fail(f"{page.name}, python block {number} failed: {type(exc).__name__}: {exc}\n{body}")
     for reason in skipped:
         print(f"{page.name}: a python block not run: {reason}")
+
+
+def shell_commands(page: Path) -> list[str]:
+    """Every ``respeval ...`` command line of the page's bash/shell blocks (continuation lines
+    joined, a trailing ``# comment`` dropped): the synopses the samples above do not run."""
+    out = []
+    for language, body, _ in blocks(page.read_text(encoding="utf-8")):
+        if language not in ("bash", "shell", "sh"):
+            continue
+        joined = body.replace("\\\n", " ")
+        for line in joined.splitlines():
+            line = line.strip().removeprefix("$ ")
+            if not line.startswith("respeval "):
+                continue
+            out.extend(
+                part.strip() for part in re.split(r"\s(?:&&|\|)\s", line) if part.strip().startswith("respeval ")
+            )
+    return out
+
+
+def _without_comment(command: str) -> list[str]:
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=False)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    # a usage synopsis marks optional parts [--opt VALUE]: they are checked as if given
+    return [token.removeprefix("[").removesuffix("]") for token in lexer]
+
+
+@pytest.mark.parametrize("page", PAGES + [ROOT / "docs" / name for name in sorted(OWN_TESTS)], ids=lambda p: p.name)
+def test_every_shell_synopsis_parses_with_todays_options(page, capsys):
+    """A synopsis is not run (it names files and models the reader has), but every option in it
+    must exist: a renamed option would leave a command the reader cannot copy."""
+    from respeval.cli.app import build_parser
+
+    problems = []
+    for command in shell_commands(page):
+        argv = _without_comment(command)[1:]
+        if argv and argv[0] in ("--help", "--version", "-h"):
+            continue
+        try:
+            build_parser(argv[0] if argv else None).parse_args(argv)
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                problems.append(f"{command}\n    {capsys.readouterr().err.strip().splitlines()[-1]}")
+    capsys.readouterr()
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_synopsis_check_sees_a_stale_option(tmp_path, capsys):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```bash\nrespeval score --input a.jsonl --no-such-option \\\n    --metric rouge1  # a comment\n```\n"
+    )
+    assert shell_commands(page) == ["respeval score --input a.jsonl --no-such-option      --metric rouge1  # a comment"]
+    with pytest.raises(AssertionError, match="unrecognized arguments: --no-such-option"):
+        test_every_shell_synopsis_parses_with_todays_options(page, capsys)
