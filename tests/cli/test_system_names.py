@@ -115,3 +115,16 @@ def test_a_resume_under_other_names_is_refused(capsys, corpus, tmp_path):
     argv = [x.replace("old=", "baseline=").replace("new=", "candidate=") for x in argv]
     code, _, err = run(capsys, *argv)  # the names it was started with: it resumes
     assert code == 0 and out.exists(), err
+
+
+def test_the_python_api_takes_names_too(corpus):
+    from respeval.bulk import score_files
+
+    named = score_files({"baseline": str(corpus["baseline"]), "candidate": corpus["candidate"]}, str(corpus["refs"]),
+                        metrics=["rouge1"], bootstrap=0)  # fmt: skip
+    plain = score_files([str(corpus["baseline"]), str(corpus["candidate"])], str(corpus["refs"]), metrics=["rouge1"],
+                        bootstrap=0)  # fmt: skip
+    assert [s["system"] for s in named.to_json()["systems"]] == ["baseline", "candidate"]
+    assert [s["values"] for s in named.to_json()["systems"]] == [s["values"] for s in plain.to_json()["systems"]]
+    with pytest.raises(ValueError, match="a system name is empty"):
+        score_files({" ": str(corpus["baseline"])}, str(corpus["refs"]), metrics=["rouge1"], bootstrap=0)

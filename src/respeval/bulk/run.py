@@ -188,10 +188,10 @@ def score_files(
         raise ValueError("chunk_size must be positive")
     names: tuple[str | None, ...] = ()
     if isinstance(preds, Mapping):
-        names = tuple(str(name) for name in preds)
-        for name in names:
-            if not name.strip():
-                raise ValueError("a system name is empty: name each file (NAME=FILE) or give its path alone")
+        given = [str(name) for name in preds]
+        if any(not name.strip() for name in given):
+            raise ValueError("a system name is empty: name each file (NAME=FILE) or give its path alone")
+        names = tuple(given)
         pred_paths = [os.fspath(p) for p in preds.values()]
     elif isinstance(preds, (str, os.PathLike)):
         pred_paths = [os.fspath(preds)]
