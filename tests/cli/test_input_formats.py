@@ -3,6 +3,7 @@ command (a ``.json`` input was read as plain text, one row per line)."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -132,15 +133,110 @@ def test_text_under_a_language_extension_is_still_text(tmp_path, capsys):
 
 @pytest.mark.parametrize("command", ["gate", "judge"])
 def test_commands_refuse_a_format_they_do_not_read(tmp_path, capsys, command):
-    """gate read a .csv (or a .json) line by line as JSON lines."""
-    path = tmp_path / "rows.csv"
-    path.write_text("response,reference\na,a\n")
+    """gate read a .csv (or a .json) line by line as JSON lines; now it reads CSV, and a
+    format it does not read is refused naming the ones it does."""
+    path = tmp_path / "rows.json"
+    path.write_text('[{"response": "a", "reference": "a"}]\n')
     argv = {
         "gate": ["gate", "--input", str(path)],
         "judge": ["judge", "--input", str(path), "--model", "fake:", "--quiet"],
     }[command]
     code, _, err = run(capsys, *argv)
-    assert code == 1 and str(path) in err and ".jsonl" in err and "malformed JSON" not in err, err
+    assert code == 1 and str(path) in err and ".jsonl, .csv or .parquet" in err and "malformed JSON" not in err, err
+
+
+# --------------------------------------------------------------------------- 32.3: every command reads JSONL, CSV, Parquet
+
+ROWS = [
+    {
+        "id": f"q{i}",
+        "prompt": f"Question {i}?",
+        "reference": f"Answer {i}.",
+        "response": f"Answer {i}{'.' if i % 2 else ' maybe'}",
+    }
+    for i in range(6)
+]
+
+
+def write_all_formats(tmp_path: Path, rows: list[dict]) -> dict[str, Path]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp_path.mkdir(exist_ok=True)
+    paths = {fmt: tmp_path / f"rows.{fmt}" for fmt in ("jsonl", "csv", "parquet")}
+    paths["jsonl"].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with open(paths["csv"], "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    pq.write_table(pa.Table.from_pylist(rows), paths["parquet"])
+    return paths
+
+
+def output_rows(path: Path, drop: tuple[str, ...] = ()) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [{k: v for k, v in r.items() if k not in drop} for r in rows]
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        ["--model", "fake:score=1"],
+        ["--model", "fake:", "--method", "pairwise", "--field", "a=response", "--field", "b=reference"],
+    ],
+)
+def test_judge_reads_csv_and_parquet_as_it_reads_jsonl(tmp_path, capsys, method):
+    paths = write_all_formats(tmp_path, ROWS)
+    got = {}
+    for fmt, path in paths.items():
+        out = tmp_path / f"out-{fmt}.jsonl"
+        code, _, err = run(capsys, "judge", "--input", str(path), *method, "--out", str(out), "--no-cache", "--quiet")
+        assert code == 0, err
+        got[fmt] = output_rows(out, drop=("latency_s", "elapsed_s"))
+    assert len(got["jsonl"]) == len(ROWS) and [r["id"] for r in got["jsonl"]] == [r["id"] for r in ROWS]
+    assert got["csv"] == got["jsonl"] and got["parquet"] == got["jsonl"]
+
+
+def test_gate_reads_csv_and_parquet_as_it_reads_jsonl(tmp_path, capsys):
+    paths = write_all_formats(tmp_path, ROWS)
+    got = {}
+    for fmt, path in paths.items():
+        out = tmp_path / f"gate-{fmt}.jsonl"
+        code, _, err = run(capsys, "gate", "--input", str(path), "--lexical-accept", "0.6", "--out", str(out), "--json")
+        assert code == 0, err
+        got[fmt] = output_rows(out)
+    assert len(got["jsonl"]) == len(ROWS)
+    assert got["csv"] == got["jsonl"] and got["parquet"] == got["jsonl"]
+
+
+def test_gate_calibrates_on_csv_labels_as_on_jsonl_labels(tmp_path, capsys):
+    """A CSV cell is text: its true/false (or 1/0) is the label JSONL writes as a boolean."""
+    rows = [
+        {"id": f"r{i}", "reference": "alpha beta gamma", "response": resp}
+        for i, resp in enumerate(["alpha beta gamma"] * 25 + ["alpha beta"] * 25 + ["delta"] * 25)
+    ]
+    labels = [{"id": r["id"], "label": r["response"] != "delta"} for r in rows]
+    inputs, marks = write_all_formats(tmp_path, rows), write_all_formats(tmp_path / "labels", labels)
+    reports = {}
+    for fmt in ("jsonl", "csv"):
+        argv = ["gate", "--input", str(inputs[fmt]), "--calibrate", str(marks[fmt]), "--target-precision", "0.98"]
+        code, out, err = run(capsys, *argv, "--json")
+        assert code == 0, err
+        reports[fmt] = json.loads(out)
+    assert reports["jsonl"]["decisions"] == {"accept": 50, "reject": 25, "unscored": 0, "undecided": 0}
+    assert reports["csv"]["decisions"] == reports["jsonl"]["decisions"]
+    assert reports["csv"]["stages"] == reports["jsonl"]["stages"]
+
+
+def test_a_bad_csv_or_parquet_row_is_named_by_file_row_and_field(tmp_path, capsys):
+    paths = write_all_formats(
+        tmp_path, [{**r, "reference": None if i == 2 else r["reference"]} for i, r in enumerate(ROWS)]
+    )
+    # a CSV cell is always text: a column it lacks is what goes wrong (the header is line 1)
+    paths["csv"].write_text("id,response\n" + "".join(f"q{i},a\n" for i in range(4)), encoding="utf-8")
+    for fmt, where in (("csv", "rows.csv:2"), ("parquet", "rows.parquet:row 2")):
+        code, _, err = run(capsys, "judge", "--input", str(paths[fmt]), "--model", "fake:", "--quiet")
+        assert code == 1 and f"{where}: field 'reference'" in err, err
 
 
 # --------------------------------------------------------------------------- 25

@@ -210,3 +210,82 @@ def test_runs_as_a_module(tmp_path):
         [sys.executable, "-m", "respeval", "validate", "--help"], capture_output=True, text=True, timeout=60
     )
     assert "{metric}/human_pairwise_choice" in help_.stdout
+
+
+# --------------------------------------------------------------------------- 32.3: one label set
+
+PAIRWISE_JUDGE = '''
+import re
+
+def judge(request):
+    """Prefers the output with more words, a tie when equal; a "biased" prompt gets the
+    output shown first (so its two orders disagree)."""
+    user = request.messages[-1].content
+    texts = dict(re.findall(r"\\[(OUTPUT \\([ab]\\)) [0-9a-f]{10}\\]\\n(.*?)\\n\\[/", user, re.S))
+    if "biased" in user:
+        return {"reasoning": "first", "winner": "a"}
+    a, b = len(texts["OUTPUT (a)"].split()), len(texts["OUTPUT (b)"].split())
+    return {"reasoning": "longer", "winner": "a" if a > b else "b" if b > a else "tie"}
+'''
+
+# (baseline words, candidate words, biased, human)
+PAIRS = [(1, 3, False, "CANDIDATE"), (4, 2, False, "BASELINE"), (2, 2, False, "TIE"), (1, 5, False, "BASELINE"),
+         (3, 1, True, "BASELINE"), (2, 6, False, "CANDIDATE"), (5, 5, True, "TIE"), (6, 1, False, "BASELINE")]  # fmt: skip
+
+
+def test_validate_reads_judge_pairwise_output_as_it_is(tmp_path, capsys, monkeypatch):
+    """`judge --method pairwise` writes Vertex's pairwise_choice columns in evaluate's and
+    validate's labels (it wrote A/B/tie), so validate reads its output without flags."""
+    (tmp_path / "pairwise_judge_fixture.py").write_text(PAIRWISE_JUDGE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rows = [
+        {"id": f"p{i}", "prompt": f"question {i}" + (" (biased)" if biased else ""),
+         "baseline_model_response": " ".join(["base"] * nb), "response": " ".join(["cand"] * nc)}
+        for i, (nb, nc, biased, _) in enumerate(PAIRS)
+    ]  # fmt: skip
+    humans = [{"id": f"p{i}", "pairwise/human_pairwise_choice": h} for i, (*_, h) in enumerate(PAIRS)]
+    judged = tmp_path / "judged.jsonl"
+    argv = ["judge", "--method", "pairwise", "--input", str(_write_jsonl(tmp_path / "pairs.jsonl", rows)),
+            "--model", "python:pairwise_judge_fixture:judge", "--out", str(judged), "--no-cache", "--quiet"]  # fmt: skip
+    status, _, err = _run(capsys, *argv)
+    assert status == 0, err
+    written = [json.loads(line) for line in judged.read_text(encoding="utf-8").splitlines()]
+    assert {r["outcome"] for r in written} == {"CANDIDATE", "BASELINE", "TIE", "INCONSISTENT"}
+
+    def by_length(nb: int, nc: int) -> str:
+        return "CANDIDATE" if nc > nb else "BASELINE" if nb > nc else "TIE"
+
+    first = ["BASELINE" if biased else by_length(nb, nc) for nb, nc, biased, _ in PAIRS]  # baseline shown first
+    swapped = ["CANDIDATE" if biased else by_length(nb, nc) for nb, nc, biased, _ in PAIRS]
+    assert [r["pairwise/pairwise_choice"] for r in written] == first
+    assert [r["pairwise/pairwise_choice_swapped"] for r in written] == swapped
+
+    labels = _write_jsonl(tmp_path / "humans.jsonl", humans)
+    status, out, err = _run(capsys, "validate", "--input", str(judged), "--labels", str(labels), "--id-field", "id",
+                            "--json", "--bootstrap", "0")  # fmt: skip
+    assert status == 0, err
+    (found,) = json.loads(out)["validation"]
+    assert found["metric"] == "pairwise" and found["kind"] == "pairwise" and found["used"] == len(PAIRS)
+    lib = val.agreement(first, [h for *_, h in PAIRS])
+    for name in val.AGREEMENT_FIELDS:
+        assert found["agreement"][name] == pytest.approx(getattr(lib, name), abs=1e-12)
+    assert found["pairwise"]["n"] == len(PAIRS)
+    assert found["pairwise"]["consistency"] == pytest.approx(6 / 8)  # the two biased pairs flip
+
+
+def test_a_judge_summary_written_with_the_old_labels_still_reports(tmp_path):
+    """A pairwise judge summary written before the one label set (outcomes A/B/tie/...)."""
+    from respeval.report import judge_run_summary
+
+    old = {
+        "method": "pairwise",
+        "model": "m",
+        "pairs": 4,
+        "scored": 4,
+        "outcomes": {"A": 1, "B": 2, "tie": 1, "inconsistent": 0},
+    }
+    new = {**old, "outcomes": {"BASELINE": 1, "CANDIDATE": 2, "TIE": 1, "INCONSISTENT": 0}}
+    got = [judge_run_summary(data)["distributions"][0] for data in (old, new)]
+    assert got[0] == got[1]
+    assert got[0]["labels"] == ["CANDIDATE", "BASELINE", "TIE", "INCONSISTENT"]
+    assert got[0]["series"][0]["counts"] == [2, 1, 1, 0]

@@ -33,6 +33,32 @@ from respeval.io.readers import (
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
 
+def name_systems(preds: Sequence[str], names: Sequence[str | None] = ()) -> list[str]:
+    """One name per predictions file: the one given with it (``names``: NAME=FILE), else its
+    stem, or (when the stems of the unnamed files collide) the shortest tail of its absolute
+    path that tells them apart, so a name does not depend on how a path was spelled."""
+    given = list(names) + [None] * (len(preds) - len(names))
+    unnamed = [p for p, name in zip(preds, given) if name is None]
+    stems = iter(_stem_names(unnamed) if unnamed else [])
+    chosen = [name if name is not None else next(stems) for name in given]
+    twice = sorted({n for n in chosen if chosen.count(n) > 1})
+    if twice:
+        raise ValueError(f"two systems are named {twice[0]!r}: give each --input its own name (--input NAME=FILE)")
+    return chosen
+
+
+def _stem_names(preds: list[str]) -> list[str]:
+    names = [Path(p).stem for p in preds]
+    if len(set(names)) == len(names):
+        return names
+    parts = [Path(os.path.abspath(p)).with_suffix("").parts for p in preds]
+    for depth in range(2, max(len(x) for x in parts) + 1):
+        names = ["/".join(x[-depth:]) for x in parts]
+        if len(set(names)) == len(names):
+            return names
+    return [os.path.abspath(p) for p in preds]
+
+
 @dataclass
 class Inputs:
     """The files of a run and the fields read from them."""
@@ -52,6 +78,7 @@ class Inputs:
     joined: dict[str, tuple[list[Any], str]] = field(default_factory=dict)
     unnamed_format: str | None = None  # the format of an input whose extension names none (--input-format)
     arrow_text: bool = False  # every family reads text fields given as Arrow string arrays
+    names: tuple[str | None, ...] = ()  # a system's name given with its file (NAME=FILE); None: by its stem
 
     def format(self, path: str) -> str:
         """The format a file is read in: by its extension, else ``unnamed_format``, else text."""
@@ -74,18 +101,8 @@ class Inputs:
         return [*self.preds, *([self.ref] if self.ref else [])]
 
     def system_names(self) -> list[str]:
-        """One name per predictions file: its stem, or (when stems collide) the shortest
-        tail of its absolute path that tells the files apart, so the names do not depend on
-        how a path was spelled (relative or absolute)."""
-        names = [Path(p).stem for p in self.preds]
-        if len(set(names)) == len(names):
-            return names
-        parts = [Path(os.path.abspath(p)).with_suffix("").parts for p in self.preds]
-        for depth in range(2, max(len(x) for x in parts) + 1):
-            names = ["/".join(x[-depth:]) for x in parts]
-            if len(set(names)) == len(names):
-                return names
-        return [os.path.abspath(p) for p in self.preds]
+        """One name per predictions file (:func:`name_systems`)."""
+        return name_systems(self.preds, self.names)
 
     def pred_fields(self) -> list[str]:
         fields = [self.pred_field]

@@ -135,7 +135,7 @@ def _join_by_id(pred: str, ref: str | None, inputs: Inputs, chunk_size: int) -> 
 
 
 def score_files(
-    preds: str | Sequence[str],
+    preds: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str]],
     ref: str | None = None,
     *,
     metrics: Sequence[str] = ("rouge1", "rouge2", "rougeL"),
@@ -165,7 +165,8 @@ def score_files(
 
     Parameters
     ----------
-    preds : one file, or one file per system (named by file stem)
+    preds : one file, or one file per system (named by file stem), or ``{name: file}``
+        naming each system (a pipe's stem is a number: ``<(cmd)`` is ``/dev/fd/63``)
     ref : the references file; None reads ``ref_field`` from each predictions file
     system_field : with one predictions file, the field naming each row's system
     group_by : a field of the predictions file; the table is repeated per value
@@ -185,7 +186,17 @@ def score_files(
     check_on_error(on_error)
     if chunk_size <= 0:
         raise ValueError("chunk_size must be positive")
-    pred_paths = [os.fspath(preds)] if isinstance(preds, (str, os.PathLike)) else [os.fspath(p) for p in preds]
+    names: tuple[str | None, ...] = ()
+    if isinstance(preds, Mapping):
+        given = [str(name) for name in preds]
+        if any(not name.strip() for name in given):
+            raise ValueError("a system name is empty: name each file (NAME=FILE) or give its path alone")
+        names = tuple(given)
+        pred_paths = [os.fspath(p) for p in preds.values()]
+    elif isinstance(preds, (str, os.PathLike)):
+        pred_paths = [os.fspath(preds)]
+    else:
+        pred_paths = [os.fspath(p) for p in preds]
     if not pred_paths:
         raise ValueError("no predictions file given")
     if system_field and len(pred_paths) > 1:
@@ -222,6 +233,7 @@ def score_files(
         empty_references=all(getattr(f, "empty_references", False) for f in families),
         unnamed_format=input_format,
         arrow_text=all(getattr(f, "reads_arrow_text", False) for f in families),
+        names=names,
     )
     for pred in pred_paths:
         lined_up = _join_by_id(pred, inputs.ref, inputs, chunk_size)

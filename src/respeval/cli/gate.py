@@ -23,7 +23,7 @@ from respeval.gate import (
     calibrate,
     stage_scores,
 )
-from respeval.io import read_jsonl as read_records
+from respeval.io import read_records
 from respeval.io.files import atomic_output, guarded_outputs
 from respeval.judge.batch import BatchCache
 from respeval.judge.cache import JudgeCache
@@ -38,9 +38,9 @@ DESCRIPTION = (
 )
 EPILOG = """\
 input:
-  JSONL with response, reference (a string, or a list: the best match counts), optional
-  prompt and id. --calibrate takes JSONL {"id": ..., "label": true|false} (true = the
-  response is correct), human labels for some of the ids.
+  JSONL, CSV or Parquet with response, reference (a string, or a list: the best match
+  counts), optional prompt and id. --calibrate takes rows {"id": ..., "label": true|false}
+  (true = the response is correct; a CSV's true/false or 1/0), human labels for some ids.
 
 stages:
   exact    accept on a normalized match (SQuAD normalization by default)
@@ -65,7 +65,7 @@ EPILOG += "\n" + BATCH_EPILOG
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl)")
+    p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl, .csv or .parquet)")
     st = p.add_argument_group("stages")
     st.add_argument(
         "--normalize", choices=NORMALIZATIONS, default="squad", help="exact-match normalization (default squad)"
@@ -81,9 +81,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     st.add_argument("--lexical-accept", type=unit_interval, metavar="T", help="accept when the lexical score >= T")
     st.add_argument("--lexical-reject", type=unit_interval, metavar="T", help="reject when the lexical score < T")
-    st.add_argument("--calibrate", metavar="LABELS", help="fit the thresholds on these human labels (.jsonl)")
     st.add_argument(
-        "--labels", metavar="LABELS", help="human labels (.jsonl) for the per-stage precision only, without fitting"
+        "--calibrate", metavar="LABELS", help="fit the thresholds on these human labels (.jsonl, .csv or .parquet)"
+    )
+    st.add_argument(
+        "--labels",
+        metavar="LABELS",
+        help="human labels (.jsonl, .csv or .parquet) for the per-stage precision only, without fitting",
     )
     st.add_argument(
         "--target-precision",
@@ -105,21 +109,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--report", metavar="FILE", help="write the HTML report")
 
 
-def read_jsonl(path: str) -> list[dict[str, Any]]:
+def read_rows(path: str) -> list[dict[str, Any]]:
+    """Every record of a JSONL, CSV or Parquet file."""
     return [record for _, record in read_records(path)]
 
 
+_LABEL_TEXTS = {"true": True, "false": False, "1": True, "0": False}
+
+
 def read_labels(path: str) -> dict[Any, bool]:
-    """``{"id": ..., "label": true|false}`` lines (1/0 accepted); anything else is an error."""
+    """``{"id": ..., "label": true|false}`` rows (1/0 accepted; a CSV cell's text "true",
+    "false", "1" or "0"); anything else is an error."""
     labels: dict[Any, bool] = {}
-    for lineno, record in enumerate(read_jsonl(path), 1):
+    for where, record in read_records(path):
         value = record.get("label")
+        if isinstance(value, str) and value.strip().lower() in _LABEL_TEXTS:
+            value = _LABEL_TEXTS[value.strip().lower()]
         if isinstance(value, bool):
             labels[record.get("id")] = value
         elif value in (0, 1) and not isinstance(value, float):
             labels[record.get("id")] = bool(value)
         else:
-            raise ValueError(f"{path}: record {lineno}: 'label' must be true/false (or 1/0), got {value!r}")
+            raise ValueError(f"{where}: field 'label': must be true/false (or 1/0), got {value!r}")
     return labels
 
 
@@ -205,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
     with guarded_outputs(inputs, outputs, unlocked=[("--cache", args.cache)]):
         try:
             judge = JudgeConfig.from_args(args)
-            records = read_jsonl(args.input)
+            records = read_rows(args.input)
             if args.calibrate and args.labels:
                 raise ValueError("--calibrate already reads the labels: drop --labels")
             label_path = args.calibrate or args.labels

@@ -1,4 +1,4 @@
-"""``respeval judge``: judge a JSONL file with an LLM, resumably and within a budget.
+"""``respeval judge``: judge a JSONL, CSV or Parquet file with an LLM, resumably and within a budget.
 
 ``run`` builds the method the options name through the registry
 (:func:`~respeval.judge.methods.build_method`) and runs it with :func:`respeval.judge.arun`,
@@ -31,7 +31,7 @@ from respeval.cli.judge_methods import (
 )
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments, prompt_inputs
 from respeval.cli.progress import progress
-from respeval.io import format_of, read_jsonl
+from respeval.io import read_records as read_input
 from respeval.io.files import atomic_output, commit, guarded_outputs, is_regular, partial_name, replace_with_new
 from respeval.judge.engine import STOP_CACHE, RunResult
 from respeval.judge.methods import JudgeMethod, build_method
@@ -70,10 +70,10 @@ EXIT_INTERRUPTED = Exit.INTERRUPTED
 
 EPILOG = """\
 input:
-  JSONL, one object per line, with Vertex AI's field names: prompt (the question,
-  optional), response (the candidate), reference, and id (copied to the output; the
-  0-based row number when absent). Rename with --field, e.g. --field response=answer.
-  The whole file is checked before the first call: a bad line stops the run at once.
+  JSONL (one object per line), CSV or Parquet, with Vertex AI's field names: prompt
+  (the question, optional), response (the candidate), reference, and id (copied to the
+  output; the 0-based row number when absent). Rename with --field, e.g. --field response=answer.
+  The whole file is checked before the first call: a bad row stops the run at once.
 
 models:
   openai:MODEL        OpenAI-compatible chat completions: OpenAI, or with --base-url
@@ -126,7 +126,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Every ``respeval judge`` option: the input, the prompt, the shared judge options, the
     output, then the methods'."""
     src = p.add_argument_group("input")
-    src.add_argument("--input", metavar="FILE", help="items to judge (.jsonl); required unless --example")
+    src.add_argument(
+        "--input", metavar="FILE", help="items to judge (.jsonl, .csv or .parquet); required unless --example"
+    )
     src.add_argument(
         "--method",
         default="pointwise",
@@ -205,23 +207,19 @@ def _check_input(path: str, method: JudgeMethod, fields: dict[str, str]) -> tupl
     """Check every record before the first call (paying for 90,000 rows to then fail on a
     typo in row 90,001 is the failure this prevents); returns the row count, and the records
     themselves when the input is a pipe (it can be read only once)."""
-    if format_of(path) != "jsonl":
-        raise InputFileError(f"{path}: expected a .jsonl file")
     rows = 0
     kept: list[Any] | None = None if is_regular(path) else []
-    for lineno, record in read_jsonl(path):
-        if not isinstance(record, dict):
-            raise InputFileError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+    for where, record in read_input(path):
         projected = {
             name: record[fields.get(name, name)] for name in (*method.fields, "id") if fields.get(name, name) in record
         }
         try:
             method.item(projected)
         except ValueError as exc:
-            raise InputFileError(f"{path}:{lineno}: {_renamed(str(exc), fields)}") from exc
+            raise InputFileError(f"{where}: {_renamed(str(exc), fields)}") from exc
         row_id = projected.get("id")
         if isinstance(row_id, (dict, list)):
-            raise InputFileError(f"{path}:{lineno}: field 'id': expected a string or number")
+            raise InputFileError(f"{where}: field 'id': expected a string or number")
         rows += 1
         if kept is not None:
             kept.append(record)
@@ -355,7 +353,7 @@ async def _judge_rows(
 
         if config.batch is None:
             stack.enter_context(signals_interrupt(loop, control))
-        records = kept if kept is not None else (record for _, record in read_jsonl(args.input))
+        records = kept if kept is not None else (record for _, record in read_input(args.input))
         assert config.model is not None
         return await arun(
             records,
@@ -397,7 +395,7 @@ def _run_rows(args: argparse.Namespace, config: JudgeConfig, method: JudgeMethod
             if digest is not None:
                 from respeval.report import judge_run_summary, texts_of, write_run_outputs
 
-                source = kept if kept is not None else (record for _, record in read_jsonl(args.input))
+                source = kept if kept is not None else (record for _, record in read_input(args.input))
                 texts = texts_of(source, digest.rows(), fields)
                 data = {**result.to_json(), "output": output}
                 write_run_outputs(

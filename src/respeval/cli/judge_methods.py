@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from respeval.cli.judge_options import InputFileError, JudgeConfig
-from respeval.io import format_of, read_jsonl
+from respeval.io import read_records as read_input
 from respeval.io.files import replace_with_new
 from respeval.judge.engine import EngineOptions
 from respeval.judge.methods import MethodOptions
@@ -146,15 +146,9 @@ def check_method_options(args: argparse.Namespace, method: Any) -> None:
 
 
 def read_records(path: str) -> list[dict[str, Any]]:
-    """Every record of a JSONL input (a whole-run method may read them more than once)."""
-    if format_of(path) != "jsonl":
-        raise InputFileError(f"{path}: expected a .jsonl file")
-    records = []
-    for lineno, record in read_jsonl(path):
-        if not isinstance(record, dict):
-            raise InputFileError(f"{path}:{lineno}: expected a JSON object")
-        records.append(record)
-    return records
+    """Every record of a JSONL, CSV or Parquet input (a whole-run method may read them more
+    than once)."""
+    return [record for _, record in read_input(path)]
 
 
 @contextlib.contextmanager

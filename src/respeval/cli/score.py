@@ -27,8 +27,9 @@ inputs:
   (default: response) and --reference-field (default: reference); a reference field may
   hold a list of references per row (the best-scoring one counts, per metric).
   --input alone (no --references) reads both fields from the same file.
-  Several systems: repeat --input (one file per system, named by file stem; the
-  references are read and tokenized once per chunk), or one file with --system-field.
+  Several systems: repeat --input (one file per system, named by file stem, or by NAME
+  with --input NAME=FILE; the references are read and tokenized once per chunk), or one
+  file with --system-field.
 
 output:
   --out FILE writes one row per scored input row (row = 0-based input record, plus
@@ -42,6 +43,7 @@ examples:
   respeval score --input outputs.txt --references refs.txt --metric rouge1,rougeL --stem
   respeval score --input run.jsonl --metric rougeLsum --out rows.parquet --json
   respeval score --input a.txt --input b.txt --references refs.txt --compare a --out rows.jsonl
+  respeval score --input base=<(gen v1) --input new=<(gen v2) --references refs.txt --compare base
   respeval score --input big.parquet --out rows.parquet --on-error record --resume
 """
 
@@ -52,10 +54,10 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     src.add_argument(
         "--input",
         dest="pred",
-        metavar="FILE",
+        metavar="[NAME=]FILE",
         action="append",
         help="predictions (.txt, .jsonl, .csv, .parquet, .json: an array of objects, or SQuAD's {id: answer} "
-        "joined to --references by id); repeat for several systems",
+        "joined to --references by id); repeat for several systems, NAME=FILE to name one (default: its stem)",
     )
     src.add_argument("--references", dest="ref", metavar="FILE", help="references (default: the --input file)")
     src.add_argument(
@@ -199,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
             args.metrics = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
     if not args.pred:
         raise ValueError("give --input FILE (and usually --references FILE), or --example to score the shipped sample")
+    args.pred, args.system_names = named_inputs(args.pred)
     metric_options = _metric_options(args.metric_option)
     for metric in metric_options:
         if metric not in args.metrics:
@@ -240,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             with _fewer_collections(), _how_to_go_on(args.on_error):
                 summary = score_files(
-                    args.pred,
+                    _systems(args),
                     args.ref,
                     pred_field=args.pred_field,
                     ref_field=args.ref_field,
@@ -264,6 +267,37 @@ def run(args: argparse.Namespace) -> int:
             print(_table(summary))
         _write_run_outputs(summary, args)
     return Exit.OK
+
+
+def named_inputs(values: list[str]) -> tuple[list[str], list[str | None]]:
+    """``--input NAME=FILE`` or ``--input FILE`` values as (files, names): a name is the text
+    before the first ``=`` when it holds no path separator and the whole value is no existing
+    file; a file alone is named by its stem (``<(cmd)`` is ``/dev/fd/63``: name it)."""
+    files: list[str] = []
+    names: list[str | None] = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if sep and name.strip() and "/" not in name and os.sep not in name and not os.path.exists(value):
+            if not path:
+                raise ValueError(f"--input {value!r}: no file after {name + '='!r} (give --input NAME=FILE)")
+            files.append(path)
+            names.append(name.strip())
+        else:
+            files.append(value)
+            names.append(None)
+    return files, names
+
+
+def _systems(args: argparse.Namespace) -> list[str] | dict[str, str]:
+    """The predictions files, as ``{name: file}`` when a system was named (NAME=FILE)."""
+    from respeval.bulk.chunks import name_systems
+
+    given = getattr(args, "system_names", [])
+    if not any(name is not None for name in given):
+        return list(args.pred)
+    if args.system_field:
+        raise ValueError("--input NAME=FILE names a file's system; with --system-field the rows name theirs")
+    return dict(zip(name_systems(args.pred, given), args.pred))
 
 
 def _metric_options(specs: list[str]) -> dict[str, dict[str, Any]]:
@@ -305,6 +339,7 @@ def _write_run_outputs(summary, args: argparse.Namespace) -> None:
             id_field=args.id_field,
             system_field=args.system_field,
             group_field=args.group_by,
+            names=tuple(getattr(args, "system_names", ())),
         )
         names = files.system_names() if not args.system_field else ["*"]
         inputs = score_inputs(
@@ -396,6 +431,8 @@ def _score_dask(args: argparse.Namespace) -> int:
         from respeval.distributed.dask import expand_inputs, score_parquet
     except ImportError as exc:
         raise ValueError(f"--engine dask needs respeval[dask] (pip install 'respeval[dask]'): {exc}") from exc
+    if any(name is not None for name in getattr(args, "system_names", [])):
+        raise ValueError("--engine dask scores one system: give --input FILE without a NAME=")
     bar = None
     files = expand_inputs(args.pred)
     check_outputs([("--input", f) for f in files], [("--out", args.out), *run_outputs(args)])

@@ -62,7 +62,6 @@ __all__ = ["EvalResult", "JudgeStopped", "evaluate"]
 
 ON_ERROR = ("fail", "skip", "record")
 SCORED, UNSCORED = "scored", "unscored"
-PAIR_LABELS = {"A": "BASELINE", "B": "CANDIDATE", "tie": "TIE", "inconsistent": "INCONSISTENT"}
 
 
 class JudgeStopped(RespevalError, RuntimeError):
@@ -304,6 +303,7 @@ def _pointwise_columns(metric: Any, rows: list[Any], n: int, out: dict[str, Any]
 
 
 def _pairwise_columns(metric: Any, chunk: Chunk, jobs: list[tuple[int, str]], rows: list[Any], out: dict) -> None:
+    from respeval.judge.methods.pairwise import OUTCOME_LABELS as PAIR_LABELS
     from respeval.judge.methods.pairwise import combine_orders
 
     n = len(chunk)

@@ -355,6 +355,37 @@ def read_jsonl(path: PathLike, *, skip_blank: bool = True) -> Iterator[tuple[int
             raise InputError(describe_os_error(exc, path)) from exc
 
 
+RECORD_FORMATS = ("jsonl", "csv", "parquet")  # what the commands that take whole records read
+
+
+def read_records(path: PathLike) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every record of a JSONL, CSV or Parquet file as ``(where, record)``, stopping at the
+    first bad one with an :class:`InputError` naming the file and line (or Parquet row).
+
+    For commands that take whole records (judge, gate): ``where`` is ``FILE:LINE`` (JSONL,
+    CSV) or ``FILE:row N`` (Parquet), as :class:`RowError` names a row.  CSV values are text;
+    JSONL and Parquet values keep their types.  A file whose extension names no format (a
+    pipe) is read as JSON lines, front to back, once.
+    """
+    path = os.fspath(path)
+    fmt = format_of(path) or "jsonl"
+    if fmt == "jsonl":
+        for number, record in read_jsonl(path):
+            yield f"{path}:{number}", record
+        return
+    if fmt not in RECORD_FORMATS:
+        raise InputError(f"{path}: a {fmt} file by its extension; this command reads .jsonl, .csv or .parquet")
+    raw: list[str] = []
+    if fmt == "parquet":  # nested and typed columns are handed over as read, as JSONL's values
+        with _open_binary(path) as fh:
+            raw = list(_open_parquet(fh, path).schema_arrow.names)
+    with read_columns(path, None, fmt=fmt, raw_fields=raw, whole_records=True) as reader:
+        unit = "row " if fmt == "parquet" else ""
+        for chunk in reader:
+            for number, record in zip(chunk.row_numbers, chunk.rows or []):
+                yield f"{path}:{unit}{number}", dict(record)
+
+
 # --------------------------------------------------------------------------- text / JSONL chunks
 
 

@@ -435,13 +435,19 @@ def judge_run_summary(
                 scores.append(score)
         outcomes = data.get("outcomes") or {}
         if outcomes:
-            labels = ["B", "A", "tie", "inconsistent"]
+            # the written labels; a summary written before them says B, A, tie, inconsistent
+            labels = {"CANDIDATE": "B", "BASELINE": "A", "TIE": "tie", "INCONSISTENT": "inconsistent"}
             summary["distributions"] = [
                 {
-                    "name": "pairwise outcomes (B: candidate, A: baseline)",
+                    "name": "pairwise outcomes",
                     "kind": "categorical",
-                    "labels": labels,
-                    "series": [{"name": "pairs", "counts": [int(outcomes.get(k, 0)) for k in labels]}],
+                    "labels": list(labels),
+                    "series": [
+                        {
+                            "name": "pairs",
+                            "counts": [int(outcomes.get(k, outcomes.get(old, 0))) for k, old in labels.items()],
+                        }
+                    ],
                 }
             ]
         summary["meta"]["flip"] = data.get("flip")

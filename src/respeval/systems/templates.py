@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from respeval.io import InputError, format_of, read_columns, read_jsonl
+from respeval.io import InputError, format_of, read_records
 from respeval.judge.methods.prompts import PromptTemplate, read_text_option, text_value
 
 __all__ = [
@@ -124,36 +124,13 @@ class Case:
     record: dict[str, Any]
 
 
-def _first_column(path: str, fmt: str) -> list[str]:
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            return list(pq.read_schema(path).names)
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds
-            raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
-    return []
-
-
 def read_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(FILE:LINE, record)`` for every row of a JSONL, CSV or Parquet file, read by
-    :mod:`respeval.io` (CSV values are text; JSONL and Parquet keep their types)."""
+    :func:`respeval.io.read_records` (CSV values are text; JSONL and Parquet keep their types)."""
     name = os.fspath(path)
-    fmt = format_of(name)
-    if fmt == "jsonl":
-        for line, record in read_jsonl(name):
-            if not isinstance(record, dict):
-                raise InputError(f"{name}:{line}: expected a JSON object, got {type(record).__name__}")
-            yield f"{name}:{line}", record
-        return
-    if fmt not in ("csv", "parquet"):
+    if format_of(name) not in ("jsonl", "csv", "parquet"):
         raise InputError(f"{name}: the input is .jsonl, .csv or .parquet")
-    names = _first_column(name, fmt)
-    with read_columns(name, None, raw_fields=names, whole_records=True) as reader:
-        unit = "row " if fmt == "parquet" else ""
-        for chunk in reader:
-            for number, record in zip(chunk.row_numbers, chunk.rows or []):
-                yield f"{name}:{unit}{number}", dict(record)
+    yield from read_records(name)
 
 
 def _records(data: Any) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -10,6 +10,12 @@ messages and in ``flip``, so they are cached separately.  Each pair ends as
 ``tie``           both orders say tie;
 ``inconsistent``  the orders disagree (the judge followed the position, not the content).
 
+What is written (a pair's :meth:`PairResult.to_json`, the report's ``outcomes``) says them
+in the one label set evaluate and validate use (:data:`OUTCOME_LABELS`): ``BASELINE``, ``CANDIDATE``,
+``TIE``, ``INCONSISTENT``; a row also has Vertex's ``pairwise/pairwise_choice`` (the first
+order asked) and ``pairwise/pairwise_choice_swapped`` (the other order, in the same
+orientation), so ``respeval validate`` reads it as it is.
+
 A pair with an unparseable order is unscored (with that order's reason), never decided
 by the other order alone.  The report gives win rates with Wilson intervals and the
 position-consistency rate (consistent pairs / pairs with both orders scored).
@@ -52,6 +58,7 @@ from respeval.stats import wilson_interval
 __all__ = [
     "FLIP_MODES",
     "ORIENTATIONS",
+    "OUTCOME_LABELS",
     "OUTCOMES",
     "PairResult",
     "Pairwise",
@@ -69,6 +76,9 @@ TEMPLATE_VERSION = "pairwise-preference/v1"
 ORIENTATIONS = ("ab", "ba")
 FLIP_MODES = ("both", "half")
 OUTCOMES = ("A", "B", "tie", "inconsistent")
+OUTCOME_LABELS = {"A": "BASELINE", "B": "CANDIDATE", "tie": "TIE", "inconsistent": "INCONSISTENT"}
+"""The written label of each outcome (the one set of evaluate's and validate's files)."""
+METRIC = "pairwise"  # the {metric}/ of a row's Vertex columns
 
 SCHEMA: dict[str, Any] = strict_object(
     {"reasoning": {"type": "string"}, "winner": {"type": "string", "enum": ["a", "b", "tie"]}}
@@ -368,16 +378,28 @@ class PairResult:
         return self.row, _DIGEST_SCORES.get(self.outcome), why, _DIGEST_RANKS[self.outcome]
 
     def to_json(self) -> dict[str, Any]:
+        """The pair as written, in :data:`OUTCOME_LABELS` (``outcome``, ``winner_ab``/``_ba``), with
+        Vertex's ``pairwise/pairwise_choice`` (and ``_swapped`` when both orders were asked)."""
+        label = OUTCOME_LABELS.get
         out: dict[str, Any] = {
             "id": self.id,
             "row": self.row,
-            "outcome": self.outcome,
+            "outcome": label(self.outcome) if self.outcome is not None else None,
             "status": self.status,
             "unscored_reason": self.unscored_reason,
         }
+        asked = [o for o in ORIENTATIONS if o in self.winners]
+        scored = self.status == SCORED
+        if asked:
+            first = self.winners[asked[0]]
+            out[f"{METRIC}/pairwise_choice"] = label(first) if scored and first is not None else None
+            if len(asked) == 2:
+                second = self.winners["ba"]
+                out[f"{METRIC}/pairwise_choice_swapped"] = label(second) if scored and second is not None else None
         for orientation in ORIENTATIONS:
             order = self.orders.get(orientation)
-            out[f"winner_{orientation}"] = self.winners.get(orientation)
+            winner = self.winners.get(orientation)
+            out[f"winner_{orientation}"] = label(winner) if winner is not None else None
             if order is not None and order.verdict is not None:
                 out[f"reasoning_{orientation}"] = order.verdict.get("reasoning")
                 if "unanimous" in order.verdict and order.verdict.get("samples", 1) > 1:
@@ -451,7 +473,7 @@ class PairwiseReport(BatchSettled):
             "pairs": len(self.pairs),
             "scored": n,
             "unscored": len(self.pairs) - n,
-            "outcomes": counts,
+            "outcomes": {OUTCOME_LABELS[k]: v for k, v in counts.items()},
             "win_rate_candidate": _rate(counts["B"], n, self.confidence),
             "win_rate_baseline": _rate(counts["A"], n, self.confidence),
             "tie_rate": _rate(counts["tie"], n, self.confidence),
