@@ -184,3 +184,15 @@ def test_the_cli_reference_shows_every_option():
         for flag in action.option_strings:
             if action.help != argparse.SUPPRESS and command:
                 assert flag in page, (command, flag)
+
+
+@pytest.mark.parametrize("command", ["judge", "gate", "evaluate", "run"])
+def test_the_notes_in_depth_are_in_help_all_and_named_in_help(capsys, command):
+    """Provider batches (and judge's methods) are explained by --help-all; --help names them."""
+    _, short, _ = run_cli(capsys, command, "--help")
+    _, everything, _ = run_cli(capsys, command, "--help-all")
+    assert "provider batches (--batch):" in everything and "Uncached requests go out" not in short
+    assert "and provider batches (--batch)" in short or ", provider batches (--batch):" in short
+    if command == "judge":
+        assert "adaptive-rubric  the judge writes" in everything and "adaptive-rubric  the judge" not in short
+        assert len(short.splitlines()) <= 160, len(short.splitlines())

@@ -56,8 +56,11 @@ class Parser(argparse.ArgumentParser):
         """``--help``: the advanced option groups (:func:`respeval.cli.common.advanced`) left
         out, with a line saying so; ``everything``: all of them (``--help-all``, the docs)."""
         hidden = [g for g in self._action_groups if getattr(g, "respeval_advanced", False)]
-        if everything or not hidden:
-            return super().format_help()
+        more = getattr(self, "respeval_epilog_more", "")
+        if everything:
+            return super().format_help() + (f"\n{more}\n" if more else "")
+        if not hidden:
+            return super().format_help() + (f"\nmore ({_titles(more)}): {self.prog} --help-all\n" if more else "")
         groups, saved = self._action_groups, {}
         try:
             self._action_groups = [g for g in groups if g not in hidden]
@@ -71,7 +74,8 @@ class Parser(argparse.ArgumentParser):
             for a, help_text in saved.items():
                 a.help = help_text
         titles = ", ".join(str(g.title) for g in hidden)
-        return f"{text}\n{len(saved)} more options ({titles}): {self.prog} --help-all\n"
+        extra = f"; and {_titles(more)}" if more else ""
+        return f"{text}\n{len(saved)} more options ({titles}){extra}: {self.prog} --help-all\n"
 
     def format_help_all(self) -> str:
         return self.format_help(everything=True)
@@ -80,6 +84,11 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = super().parse_known_args(args, namespace)
         check_required(self, parsed)
         return parsed, extras
+
+
+def _titles(epilog: str) -> str:
+    """The section titles of an epilog (its lines ``title:`` at the margin), as a list."""
+    return ", ".join(line[:-1] for line in epilog.splitlines() if line.endswith(":") and not line.startswith(" "))
 
 
 class _HelpAll(argparse.Action):

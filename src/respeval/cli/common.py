@@ -57,6 +57,13 @@ def advanced(group: _Group) -> _Group:
     return group
 
 
+def add_epilog_more(parser: argparse.ArgumentParser, text: str) -> None:
+    """Notes that ``COMMAND --help-all`` (and the CLI reference) show after the epilog, and
+    ``--help`` names by their section titles: the depth a first look does not need."""
+    before = getattr(parser, "respeval_epilog_more", "")
+    parser.respeval_epilog_more = f"{before}\n{text}".strip("\n")  # type: ignore[attr-defined]
+
+
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_BOOTSTRAP = 1000
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, progress_printer
-from respeval.cli.common import Exit, add_bootstrap_arguments, positive_int, stop_exit
+from respeval.cli.common import Exit, add_bootstrap_arguments, add_epilog_more, positive_int, stop_exit
 from respeval.cli.judge_options import JudgeConfig, add_judge_arguments, prompt_inputs
 from respeval.cli.progress import progress
 from respeval.io.files import check_outputs
@@ -46,10 +46,9 @@ examples:
   respeval evaluate --input rows.jsonl --spec spec.yaml --model openai:gpt-4o-mini --out rows.parquet --resume
 """
 
-EPILOG += "\n" + BATCH_EPILOG
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_epilog_more(p, BATCH_EPILOG)
     src = p.add_argument_group("input")
     src.add_argument("--input", metavar="FILE", help="the dataset (.jsonl, .csv, .parquet); default: the spec's input")
     src.add_argument("--spec", metavar="FILE", help="the evaluation: metrics, columns, judge (.yaml, .json, .toml)")

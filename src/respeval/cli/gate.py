@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, exit_status
-from respeval.cli.common import Exit, unit_interval
+from respeval.cli.common import Exit, add_epilog_more, unit_interval
 from respeval.cli.judge_options import JudgeConfig, add_judge_arguments
 from respeval.gate import (
     ACCEPT,
@@ -61,10 +61,9 @@ examples:
       --model openai:gpt-4o-mini --fail-under 0.8 --junit gate.xml
 """
 
-EPILOG += "\n" + BATCH_EPILOG
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_epilog_more(p, BATCH_EPILOG)
     p.add_argument("--input", required=True, metavar="FILE", help="rows to gate (.jsonl, .csv or .parquet)")
     st = p.add_argument_group("stages")
     st.add_argument(

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, exit_status, progress_printer
-from respeval.cli.common import Exit, field_mapping, signals_interrupt, stop_exit
+from respeval.cli.common import Exit, add_epilog_more, field_mapping, signals_interrupt, stop_exit
 from respeval.cli.judge_methods import (
     add_method_arguments,
     check_method_options,
@@ -166,7 +166,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--report", metavar="FILE", help="write the HTML report")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
     add_method_arguments(p)
-    p.epilog = (p.epilog or "") + "\n" + BATCH_EPILOG
+    add_epilog_more(p, BATCH_EPILOG)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from respeval.cli.common import add_epilog_more
 from respeval.cli.judge_options import InputFileError, JudgeConfig
 from respeval.io import read_records as read_input
 from respeval.io.files import replace_with_new
@@ -45,8 +46,9 @@ __all__ = [
 _EPILOG = """\
 methods:
   pointwise        the reference-based equivalence judge (see respeval judge)
-  pairwise         baseline_model_response (A) vs response (B), both orders by default:
-                   A, B, tie or inconsistent per pair; win rates with Wilson CIs and the
+  pairwise         baseline_model_response vs response (the candidate), both orders by
+                   default: CANDIDATE, BASELINE, TIE or INCONSISTENT per pair (the labels
+                   evaluate and validate use); win rates with Wilson CIs and the
                    position-consistency rate. --flip half: one order per pair, every other
                    pair swapped (cheaper, weaker: consistency cannot be measured)
   rubric           --rubric FILE (JSON list of {id, description, importance, weight}):
@@ -110,7 +112,7 @@ def add_method_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     )
     g.add_argument("--rubrics-in", metavar="FILE", help="adaptive rubrics to use (edited export)")
     g.add_argument("--rubrics-out", metavar="FILE", help="write the adaptive rubrics used (JSON)")
-    parser.epilog = (parser.epilog or "") + "\n" + _EPILOG
+    add_epilog_more(parser, _EPILOG)
     return parser
 
 

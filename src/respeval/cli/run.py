@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from respeval.cli.batching import BATCH_EPILOG, exit_status, progress_printer
-from respeval.cli.common import Exit, non_negative_float, positive_int, signals_interrupt, stop_exit
+from respeval.cli.common import Exit, add_epilog_more, non_negative_float, positive_int, signals_interrupt, stop_exit
 from respeval.cli.judge_options import InputFileError, JudgeConfig, add_judge_arguments
 from respeval.redact import redact
 
@@ -30,8 +30,7 @@ DESCRIPTION = (
     "and --batch sends them as provider batches at half price. The output feeds compare, score, judge, evaluate "
     "and gate unchanged."
 )
-EPILOG = (
-    """\
+EPILOG = """\
 systems (--system NAME=SPEC, repeatable; NAME is the output's system column):
   openai:MODEL          OpenAI chat completions, or any compatible server with --base-url
                         (vLLM, Ollama http://localhost:11434/v1, llama.cpp, LiteLLM)
@@ -104,9 +103,6 @@ multi-turn (--simulator SPEC):
   reply), turns, stop_reason, error, the system's tokens_in, tokens_out, cost_usd,
   latency_s summed, and simulator_tokens_in, simulator_tokens_out, simulator_cost_usd.
 """
-    + "\n"
-    + BATCH_EPILOG
-)
 
 SPEC_KEYS = (
     "input",
@@ -140,6 +136,7 @@ SYSTEM_KEYS = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_epilog_more(p, BATCH_EPILOG)
     src = p.add_argument_group("input")
     src.add_argument(
         "--input", metavar="FILE", help="the cases: prompts, or a template's variables (.jsonl, .csv, .parquet)"
