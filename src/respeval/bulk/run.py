@@ -110,11 +110,11 @@ def _join_by_id(pred: str, ref: str | None, inputs: Inputs, chunk_size: int) -> 
     id_field = inputs.id_field or "id"
     if ref is None:
         raise ValueError(
-            f"{pred} is an {{id: answer}} predictions file: give --ref FILE with the questions, whose "
+            f"{pred} is an {{id: answer}} predictions file: give --references FILE with the questions, whose "
             f"{id_field!r} field pairs each with its answer"
         )
     if not is_regular(ref):
-        raise ValueError(f"{pred} is joined to --ref {ref} by id, which reads --ref twice: give a file, not a pipe")
+        raise ValueError(f"{pred} is joined to --references {ref} by id, which reads --references twice: give a file, not a pipe")
     ids: list[str | None] = []
     reader = read_columns(ref, [id_field], fmt=inputs.format(ref), chunk_size=chunk_size, on_error="record",
                           key_fields=[id_field], check_content=inputs.unnamed_format is None)  # fmt: skip
@@ -217,7 +217,7 @@ def score_files(
         if input_format is None:
             sniff_file(path)  # a file read as text that is another format's is refused now
     ref = os.fspath(ref) if ref is not None else None
-    # --ref naming the predictions file itself (by any spelling) reads it once
+    # --references naming the predictions file itself (by any spelling) reads it once
     same_file = ref is None or (len(pred_paths) == 1 and (ref == pred_paths[0] or same_path(ref, pred_paths[0])))
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer, threads=threads, params=metric_options)
     inputs = Inputs(
@@ -242,7 +242,7 @@ def score_files(
     if ref is None and inputs.pred_field == inputs.ref_field:
         raise ValueError(
             f"the prediction and reference fields are both {inputs.pred_field!r}: "
-            "give --ref FILE or distinct --pred-field/--ref-field"
+            "give --references FILE or distinct --response-field/--reference-field"
         )
     system_names = inputs.system_names()
     if compare_to is not None and not system_field and compare_to not in system_names:
@@ -252,7 +252,7 @@ def score_files(
     if on_error == "record" and not errors_out:
         raise ValueError("on_error='record' needs an errors file (give --out or --errors)")
     check_outputs(
-        [("--pred", p) for p in inputs.preds] + ([("--ref", inputs.ref)] if inputs.ref else []),
+        [("--input", p) for p in inputs.preds] + ([("--references", inputs.ref)] if inputs.ref else []),
         [("--out", out), ("--errors", errors_out)],
         scratch=[("--out's parts folder", parts_folder(out) if out else None)],
     )

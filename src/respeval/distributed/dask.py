@@ -167,7 +167,7 @@ def score_parquet(
     if format_of(output) != "parquet":
         raise ValueError(f"the Dask engine writes Parquet: give an output ending in .parquet, not {output}")
     check_outputs(
-        [("--pred", f) for f in files], [("--out", output)], scratch=[("--out's parts folder", parts_folder(output))]
+        [("--input", f) for f in files], [("--out", output)], scratch=[("--out's parts folder", parts_folder(output))]
     )
     config = TaskConfig(tuple(metrics), pred_field, ref_field, id_field, system_field, group_by, stemmer, tokenizer)
     families = build_families(metrics, tokenizer=tokenizer, stemmer=stemmer)  # validates names early

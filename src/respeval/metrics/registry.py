@@ -1,6 +1,6 @@
 """The metric registry: every metric name respeval knows, and the family that computes it.
 
-The CLI (``--metrics``), the bulk pipeline, the gate, Dask and ``respeval.evaluate`` all
+The CLI (``--metric``), the bulk pipeline, the gate, Dask and ``respeval.evaluate`` all
 resolve names here.  A family module declares its metrics in a module-level ``METRICS``
 tuple of ``MetricSpec``; ``respeval.metrics.FAMILY_MODULES`` lists the modules.  Adding a
 metric is one module and one line there.
