@@ -2,6 +2,7 @@
 
     python benchmarks/adk_report.py                       # 20,000 invocations, 7 rounds, ~2 minutes
     python benchmarks/adk_report.py --invocations 4000    # quicker, indicative
+    python benchmarks/adk_report.py --breakdown           # where respeval's time goes, GC on and paused
 
 The job a user of ADK's evaluation runs after the agent: an expected eval set (the golden
 conversations) and an actual one (what the agent did, same case ids), both as ADK EvalSet
@@ -137,13 +138,57 @@ def respeval_batch(expected: Path, actual: Path) -> tuple[list[list[float]], lis
     return per_inv, per_case
 
 
+def breakdown(invocations: int, per_case: int) -> None:
+    """CPU seconds of the steps of the batch path, with the cyclic GC on and paused."""
+    from respeval.agents.adk import tool_trajectory_scores
+    from respeval.agents.loaders import load_eval_set
+
+    with tempfile.TemporaryDirectory() as tmp:
+        expected, actual = write_eval_sets(Path(tmp), invocations, per_case)
+        texts = [expected.read_text(encoding="utf-8"), actual.read_text(encoding="utf-8")]
+        exp, act = load_eval_set(expected), load_eval_set(actual)
+        a_all = [i for c in act.cases for i in c.invocations]
+        e_all = [i for c in exp.cases for i in c.invocations]
+        steps = {
+            "json.loads of the two files": lambda: [json.loads(t) for t in texts],
+            "load_eval_set on both": lambda: [load_eval_set(expected), load_eval_set(actual)],
+            "tool_trajectory_scores over every invocation": lambda: tool_trajectory_scores(a_all, e_all),
+            "the whole batch path": lambda: respeval_batch(expected, actual),
+            "ADK, the whole job": lambda: adk_run(expected, actual),
+        }
+        print(f"{invocations:,} invocations; CPU s, least of 2 runs")
+        print("| step | GC on | GC paused |")
+        print("|---|---:|---:|")
+        for name, fn in steps.items():
+            row = []
+            for paused in (False, True):
+                best = float("inf")
+                for _ in range(2):
+                    gc.collect()
+                    if paused:
+                        gc.disable()
+                    t = time.process_time()
+                    try:
+                        fn()
+                    finally:
+                        gc.enable()
+                    best = min(best, time.process_time() - t)
+                row.append(best)
+            print(f"| {name} | {row[0]:.3f} | {row[1]:.3f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--invocations", type=int, default=20_000)
     ap.add_argument("--per-case", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--breakdown", action="store_true", help="where respeval's time goes, GC on and paused")
     args = ap.parse_args()
     import google.adk
+
+    if args.breakdown:
+        breakdown(args.invocations, args.per_case)
+        return
 
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
