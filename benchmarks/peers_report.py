@@ -1,6 +1,6 @@
 """respeval against what users would pick instead, at equal threads, interleaved (issue 34).
 
-    python benchmarks/peers_report.py                     # every group, ~4 minutes on 2 cores
+    python benchmarks/peers_report.py                     # every group, ~7 minutes on 2 cores (torchmetrics most of it)
     python benchmarks/peers_report.py --only rouge        # rouge-score-rs and rouge-rust on all threads
     python benchmarks/peers_report.py --only bleu         # bleuscore; torchmetrics where installed
 
