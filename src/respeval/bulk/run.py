@@ -114,7 +114,9 @@ def _join_by_id(pred: str, ref: str | None, inputs: Inputs, chunk_size: int) -> 
             f"{id_field!r} field pairs each with its answer"
         )
     if not is_regular(ref):
-        raise ValueError(f"{pred} is joined to --references {ref} by id, which reads --references twice: give a file, not a pipe")
+        raise ValueError(
+            f"{pred} is joined to --references {ref} by id, which reads --references twice: give a file, not a pipe"
+        )
     ids: list[str | None] = []
     reader = read_columns(ref, [id_field], fmt=inputs.format(ref), chunk_size=chunk_size, on_error="record",
                           key_fields=[id_field], check_content=inputs.unnamed_format is None)  # fmt: skip

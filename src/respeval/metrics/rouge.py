@@ -72,6 +72,9 @@ def fmeasure(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
     return np.where(total > 0, 2 * precision * recall / safe, 0.0)
 
 
+_NOT_BUILT = np.empty((0, 0))  # RougeResult's statistics matrix, until it is first read
+
+
 class RougeResult(MetricResult):
     """Per-row ROUGE scores as columns (``rouge1_p``, ``rouge1_r``, ``rouge1_f``, ...).
 
@@ -89,15 +92,31 @@ class RougeResult(MetricResult):
         pred_lengths: np.ndarray,
         ref_lengths: dict[str, np.ndarray],
     ) -> None:
-        stats = (
-            np.column_stack([columns[c] for c in family.stat_names])
-            if len(pred_lengths)
-            else np.zeros((0, len(family.stat_names)))
-        )
-        super().__init__(family, ChunkScores(columns, stats), implementation=implementation)
+        # the statistics matrix (rows x stat_names) is for bootstrap() and the corpus sums: built
+        # when first asked for, not by every call (it was ~5% of a short-pairs rouge())
+        super().__init__(family, ChunkScores(columns, _NOT_BUILT), implementation=implementation)
         self.types = family.types
         self.pred_lengths = pred_lengths
         self.ref_lengths = ref_lengths
+
+    @property
+    def stats(self) -> np.ndarray:
+        stats = self.__dict__["_stats"]
+        if stats is _NOT_BUILT:
+            names = self.family.stat_names
+            columns = self._columns
+            stats = (
+                np.column_stack([columns[c] for c in names]) if len(self.pred_lengths) else np.zeros((0, len(names)))
+            )
+            self.__dict__["_stats"] = stats
+        return stats
+
+    @stats.setter
+    def stats(self, value: np.ndarray) -> None:
+        self.__dict__["_stats"] = value
+
+    def __len__(self) -> int:
+        return len(self.pred_lengths)
 
     def __getattr__(self, name: str) -> np.ndarray:
         columns = self.__dict__.get("_columns", {})
