@@ -475,17 +475,7 @@ async def arun(
     n_templates = max(1, len(template_list))
     out_path = os.fspath(out) if out is not None else None
     batch_options = batch if isinstance(batch, BatchOptions) else (BatchOptions() if batch else None)
-    given_cache: JudgeCache | None = cache if isinstance(cache, JudgeCache) else None
-    cache_path: str | None
-    if given_cache is not None:
-        cache_path = given_cache.path
-    elif cache is None or cache is True:
-        cache_path = out_path + ".cache.sqlite" if out_path is not None else None
-    elif cache is False:
-        cache_path = None
-    else:
-        assert not isinstance(cache, (bool, JudgeCache))
-        cache_path = os.fspath(cache)
+    given_cache, cache_path = _cache_of(cache, out_path)
     if batch_options is not None and cache_path is None:
         raise ValueError("batch mode needs a cache (cache=PATH, or out=): batch answers and batch state are kept there")
     inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
@@ -630,6 +620,18 @@ async def arun(
         )
 
 
+def _cache_of(cache: Any, out_path: str | None) -> tuple[JudgeCache | None, str | None]:
+    """The cache a run was given (an open one) and the file it answers from: ``cache`` a
+    JudgeCache, a path, False (none), or None/True (``OUT.cache.sqlite`` beside ``out``)."""
+    if isinstance(cache, JudgeCache):
+        return cache, cache.path
+    if cache is None or cache is True:
+        return None, (out_path + ".cache.sqlite" if out_path is not None else None)
+    if cache is False:
+        return None, None
+    return None, os.fspath(cache)
+
+
 def _finished(
     folder: _Folder | None, parts: Any, out_path: Any, complete: bool, n_systems: int, per_system: int
 ) -> tuple[str | None, list[dict[str, Any]] | None]:
@@ -705,16 +707,7 @@ async def _arun_conversations(
     fields = [scenario_fields(case, max_turns) for case in cases]
     per_system = len(scenarios)
     out_path = os.fspath(out) if out is not None else None
-    given_cache = cache if isinstance(cache, JudgeCache) else None
-    cache_path: str | None
-    if given_cache is not None:
-        cache_path = given_cache.path
-    elif cache is None or cache is True:
-        cache_path = out_path + ".cache.sqlite" if out_path is not None else None
-    elif cache is False:
-        cache_path = None
-    else:
-        cache_path = os.fspath(cache)  # type: ignore[arg-type]
+    given_cache, cache_path = _cache_of(cache, out_path)
     inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
     outputs = [("--out", out_path)] if out_path else []
     with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
