@@ -131,7 +131,12 @@ def _marking_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
 def loads_response(content: bytes | str) -> Any:
     """A provider's response body as JSON, every object whose keys repeat (or holds one
     that does) a :class:`RepeatedKeys`: a tool-use verdict ``{"verdict": "pass", "verdict":
-    "fail"}`` stays visible to the verdict parser instead of silently becoming its last value."""
+    "fail"}`` stays visible to the verdict parser instead of silently becoming its last value.
+
+    Only a ``tool_use`` block carries a verdict as a JSON object (elsewhere a verdict is text
+    the parser reads with its own check), so other bodies skip the per-object Python hook."""
+    if (b"tool_use" if isinstance(content, bytes) else "tool_use") not in content:
+        return json.loads(content)
     return json.loads(content, object_pairs_hook=_marking_pairs)
 
 
