@@ -135,7 +135,8 @@ def loads_response(content: bytes | str) -> Any:
 
     Only a ``tool_use`` block carries a verdict as a JSON object (elsewhere a verdict is text
     the parser reads with its own check), so other bodies skip the per-object Python hook."""
-    if (b"tool_use" if isinstance(content, bytes) else "tool_use") not in content:
+    has_tool_use = b"tool_use" in content if isinstance(content, bytes) else "tool_use" in content
+    if not has_tool_use:
         return json.loads(content)
     return json.loads(content, object_pairs_hook=_marking_pairs)
 
