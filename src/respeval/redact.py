@@ -194,6 +194,14 @@ def is_sensitive_name(name: str) -> bool:
     return lowered in SENSITIVE_HEADERS or bool(_NAME_RE.match(lowered))
 
 
+# Redaction is a function of the text and the known secrets alone, and a judge run scrubs the
+# same system prompt in every row's calls: texts worth it are remembered, each with the
+# registry version it was scrubbed under (a secret added since makes the entry stale).
+_MEMO: dict[str, tuple[int, str]] = {}
+_MEMO_ENTRIES = 1024
+_MEMO_TEXT = (64, 16_384)  # shorter texts cost less than the lookup; longer ones are not kept
+
+
 def redact(text: Any) -> str:
     """``text`` (anything: it is made a string) without secrets (see the module docstring)."""
     if not isinstance(text, str):
@@ -201,7 +209,21 @@ def redact(text: Any) -> str:
             text = str(text)
         except Exception:  # noqa: BLE001 - a broken __str__ must not hide the scrubbing
             text = f"<{type(text).__name__}>"
+    version = _REGISTRY.version  # read before the pattern: the pattern knows at least as much
     known = _REGISTRY.pattern()
+    if not _MEMO_TEXT[0] <= len(text) <= _MEMO_TEXT[1]:
+        return _scrub(text, known)
+    entry = _MEMO.get(text)
+    if entry is not None and entry[0] == version and version == _REGISTRY.version:
+        return entry[1]
+    done = _scrub(text, known)
+    if len(_MEMO) >= _MEMO_ENTRIES:
+        _MEMO.clear()
+    _MEMO[text] = (version, done)
+    return done
+
+
+def _scrub(text: str, known: re.Pattern[str] | None) -> str:
     if known is not None:
         text = known.sub(REDACTED, text)
     # Each shape runs only when the cheap substring tests say it could match.

@@ -114,6 +114,16 @@ def test_a_registered_secret_never_survives(before, after, prefix):
     assert secret not in redact.redact(before + prefix + secret + after)
 
 
+def test_a_secret_registered_after_a_text_was_scrubbed_is_removed_from_it_next_time():
+    # long texts are remembered once scrubbed (a judge's system prompt, every row): the
+    # memory must not outlive the secrets it was made with
+    secret = "late-Secret-91f3c0aa"
+    text = "The reply quotes a value the user pasted earlier in the session: " + secret + "." * 40
+    assert redact.redact(text) == text and redact.redact(text) == text  # not a secret yet
+    redact.register_secret(secret)
+    assert secret not in redact.redact(text) and redact.REDACTED in redact.redact(text)
+
+
 def test_redact_url_and_its_secrets():
     url = "https://bob:pw-77x@host.example:8443/v1/?api-version=2&api_key=qk-77x#frag"
     assert redact.redact_url(url) == "https://host.example:8443/v1/?api-version=2&api_key=[REDACTED]#frag"

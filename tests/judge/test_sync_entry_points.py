@@ -111,3 +111,28 @@ def test_run_sync_raises_the_coroutines_error():
 
     with pytest.raises(KeyError, match="inside"):
         asyncio.run(cell())
+
+
+class _CountsReprs:
+    reprs = 0
+
+    def __repr__(self) -> str:
+        type(self).reprs += 1
+        return "<_CountsReprs>"
+
+
+def test_run_sync_never_formats_the_result():
+    """asyncio.run formats its main task (result included) when it reads back its SIGINT
+    handler; a judge run's result is every row, so run_sync keeps it out of that task."""
+
+    async def result() -> _CountsReprs:
+        return _CountsReprs()
+
+    got = run_sync(result())
+    assert isinstance(got, _CountsReprs) and _CountsReprs.reprs == 0
+    with pytest.raises(KeyError, match="inside"):  # and an error still reaches the caller
+        run_sync(_raises(KeyError("inside")))
+
+
+async def _raises(exc: BaseException) -> None:
+    raise exc
