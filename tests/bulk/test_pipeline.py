@@ -284,7 +284,8 @@ def test_memory_stays_chunked(tmp_path: Path):
     # parts are written by a helper thread, at most a chunk or two behind the scoring
     assert len(seen) == -(-8 * 3004 // 4000) and seen == sorted(seen)
     assert all(done >= k - 2 for k, done in enumerate(seen, start=1))
-    assert sum(1 for _ in out.open()) == 8 * 3004
+    with out.open() as lines:
+        assert sum(1 for _ in lines) == 8 * 3004
 
 
 def test_table_does_not_depend_on_chunking_and_equals_library_bootstrap(tmp_path: Path):
