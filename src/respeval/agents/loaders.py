@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from respeval._collector import fewer_collections
 from respeval._renamed import renamed_value
 from respeval.errors import RespevalError
 from respeval.io.readers import lone_surrogate
@@ -544,7 +545,21 @@ def load_eval_set(
         raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     record = on_error == "record"
     where = _Where(str(path))
-    data = read_json(path)
+    with fewer_collections():  # the file's objects and the invocations built from them
+        return _load_eval_set(
+            path, where, data=read_json(path), initial_session=initial_session, eval_set_id=eval_set_id, record=record
+        )
+
+
+def _load_eval_set(
+    path: str | os.PathLike[str],
+    where: _Where,
+    *,
+    data: Any,
+    initial_session: str | os.PathLike[str] | Mapping[str, Any] | None,
+    eval_set_id: str | None,
+    record: bool,
+) -> EvalSet:
     if isinstance(data, Mapping):
         evalset = _eval_set(data, where, record)
     elif isinstance(data, list):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 from collections.abc import Iterator
 from typing import Any
 
+from respeval._collector import fewer_collections
 from respeval.cli.common import Exit, add_bootstrap_arguments, metric_list, positive_int
 from respeval.cli.progress import progress
 from respeval.io.files import check_outputs, lock_outputs
@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
             # (that would drain it): rows and rows/s then, without an ETA
             bar = progress(total_rows(args.pred[0], args.input_format), unit="rows", desc="scoring")
         try:
-            with _fewer_collections(), _how_to_go_on(args.on_error):
+            with fewer_collections(), _how_to_go_on(args.on_error):
                 summary = score_files(
                     _systems(args),
                     args.ref,
@@ -389,20 +389,6 @@ def _how_to_go_on(on_error: str) -> Iterator[None]:
             "write each bad one with its reason to FILE.errors.jsonl)",
             exc.row_error,
         ) from None
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Python's cyclic collector every 100,000 allocations instead of 700 while the rows
-    stream, put back after.  Values read from JSON are many small containers, none in a
-    cycle, that the collector walked again and again: ~35% of a run on nested JSONL
-    trajectories (benchmarks/README.md)."""
-    old = gc.get_threshold()
-    gc.set_threshold(100_000, 100, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _streaming_allocator() -> None:
