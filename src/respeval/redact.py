@@ -194,12 +194,7 @@ def is_sensitive_name(name: str) -> bool:
     return lowered in SENSITIVE_HEADERS or bool(_NAME_RE.match(lowered))
 
 
-# Redaction is a function of the text and the known secrets alone, and a judge run scrubs the
-# same system prompt in every row's calls: texts worth it are remembered, each with the
-# registry version it was scrubbed under (a secret added since makes the entry stale).
-_MEMO: dict[str, tuple[int, str]] = {}
-_MEMO_ENTRIES = 1024
-_MEMO_TEXT = (64, 16_384)  # shorter texts cost less than the lookup; longer ones are not kept
+_REMEMBERED_LENGTHS = (64, 16_384)  # shorter texts cost less than the lookup; longer ones are not kept
 
 
 def redact(text: Any) -> str:
@@ -209,21 +204,21 @@ def redact(text: Any) -> str:
             text = str(text)
         except Exception:  # noqa: BLE001 - a broken __str__ must not hide the scrubbing
             text = f"<{type(text).__name__}>"
-    version = _REGISTRY.version  # read before the pattern: the pattern knows at least as much
+    if _REMEMBERED_LENGTHS[0] <= len(text) <= _REMEMBERED_LENGTHS[1]:
+        # a judge run scrubs the same system prompt in every row's calls: remembered, as
+        # redact_url's results are, until another secret is registered
+        _REGISTRY.pattern()  # the environment's secrets are known before the version is read
+        return _redact_remembered(text, _REGISTRY.version)
+    return _scrub(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _redact_remembered(text: str, version: int) -> str:
+    return _scrub(text)
+
+
+def _scrub(text: str) -> str:
     known = _REGISTRY.pattern()
-    if not _MEMO_TEXT[0] <= len(text) <= _MEMO_TEXT[1]:
-        return _scrub(text, known)
-    entry = _MEMO.get(text)
-    if entry is not None and entry[0] == version and version == _REGISTRY.version:
-        return entry[1]
-    done = _scrub(text, known)
-    if len(_MEMO) >= _MEMO_ENTRIES:
-        _MEMO.clear()
-    _MEMO[text] = (version, done)
-    return done
-
-
-def _scrub(text: str, known: re.Pattern[str] | None) -> str:
     if known is not None:
         text = known.sub(REDACTED, text)
     # Each shape runs only when the cheap substring tests say it could match.

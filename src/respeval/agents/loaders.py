@@ -521,6 +521,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return doc
 
 
+@fewer_collections()  # the file's objects and the invocations built from them
 def load_eval_set(
     path: str | os.PathLike[str],
     *,
@@ -545,21 +546,7 @@ def load_eval_set(
         raise ValueError(f"on_error must be 'fail' or 'record', not {on_error!r}")
     record = on_error == "record"
     where = _Where(str(path))
-    with fewer_collections():  # the file's objects and the invocations built from them
-        return _load_eval_set(
-            path, where, data=read_json(path), initial_session=initial_session, eval_set_id=eval_set_id, record=record
-        )
-
-
-def _load_eval_set(
-    path: str | os.PathLike[str],
-    where: _Where,
-    *,
-    data: Any,
-    initial_session: str | os.PathLike[str] | Mapping[str, Any] | None,
-    eval_set_id: str | None,
-    record: bool,
-) -> EvalSet:
+    data = read_json(path)
     if isinstance(data, Mapping):
         evalset = _eval_set(data, where, record)
     elif isinstance(data, list):
