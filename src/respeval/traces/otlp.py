@@ -366,76 +366,79 @@ def _service(resource: Any, where: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Signal:
+    """Where one OTLP signal keeps its items: ``resource<Kind>`` -> ``scope<Kind>`` -> items,
+    each key in its JSON (camelCase) and protobuf-JSON (snake_case) spelling, with the
+    pre-1.0 ``instrumentationLibrary<Kind>`` names still read."""
+
+    resources: tuple[str, str]
+    scopes: tuple[str, str]
+    old_scopes: tuple[str, str]
+    items: tuple[str, str]
+    read: Callable[[Any, str, str | None, str], Span | LogEvent | None]
+
+
+_SPANS = _Signal(
+    ("resourceSpans", "resource_spans"),
+    ("scopeSpans", "scope_spans"),
+    ("instrumentationLibrarySpans", "instrumentation_library_spans"),
+    ("spans", "spans"),
+    _span,
+)
+_LOGS = _Signal(
+    ("resourceLogs", "resource_logs"),
+    ("scopeLogs", "scope_logs"),
+    ("instrumentationLibraryLogs", "instrumentation_library_logs"),
+    ("logRecords", "log_records"),
+    _log,
+)
+
+
 def payload_records(payload: dict[str, Any], source: str, bad: Callable[[str, str], None]) -> Iterator[Span | LogEvent]:
     """The spans and GenAI log events of one ``ExportTraceServiceRequest`` or
     ``ExportLogsServiceRequest``.  A bad span or log record calls ``bad(field, reason)`` and
     the rest are still read; a request whose structure is wrong (``resourceSpans`` not a
     list) calls it once for the whole request."""
     try:
-        resource_spans = _list(payload, "resourceSpans", "resource_spans", "")
-        resource_logs = _list(payload, "resourceLogs", "resource_logs", "")
+        resources = [(signal, _list(payload, *signal.resources, "")) for signal in (_SPANS, _LOGS)]
     except BadField as exc:
         bad(exc.field.lstrip("."), exc.reason)
         return
-    for r, rs in enumerate(resource_spans):
-        where = f"resourceSpans[{r}]"
+    for signal, items in resources:
+        yield from _signal_records(signal, items, source, bad)
+
+
+def _signal_records(
+    signal: _Signal, resources: list[Any], source: str, bad: Callable[[str, str], None]
+) -> Iterator[Span | LogEvent]:
+    for r, resource in enumerate(resources):
+        where = f"{signal.resources[0]}[{r}]"
         try:
-            if type(rs) is not dict:
-                raise BadField(where, f"expected an object, got {type(rs).__name__}")
-            service = _service(rs.get("resource"), f"{where}.resource")
-            scopes = _list(
-                rs,
-                "scopeSpans",
-                "scope_spans",
-                where,
-                old=("instrumentationLibrarySpans", "instrumentation_library_spans"),
-            )
+            if type(resource) is not dict:
+                raise BadField(where, f"expected an object, got {type(resource).__name__}")
+            service = _service(resource.get("resource"), f"{where}.resource")
+            scopes = _list(resource, *signal.scopes, where, old=signal.old_scopes)
         except BadField as exc:
             bad(exc.field, exc.reason)
             continue
         for s, scope in enumerate(scopes):
-            at = f"{where}.scopeSpans[{s}]"
+            at = f"{where}.{signal.scopes[0]}[{s}]"
             try:
                 if type(scope) is not dict:
                     raise BadField(at, f"expected an object, got {type(scope).__name__}")
-                spans = _list(scope, "spans", "spans", at)
+                items = _list(scope, *signal.items, at)
             except BadField as exc:
                 bad(exc.field, exc.reason)
                 continue
-            for k, obj in enumerate(spans):
+            for k, obj in enumerate(items):
                 try:
-                    yield _span(obj, f"{at}.spans[{k}]", service, source)
-                except BadField as exc:
-                    bad(exc.field, exc.reason)
-    for r, rl in enumerate(resource_logs):
-        where = f"resourceLogs[{r}]"
-        try:
-            if type(rl) is not dict:
-                raise BadField(where, f"expected an object, got {type(rl).__name__}")
-            service = _service(rl.get("resource"), f"{where}.resource")
-            scopes = _list(
-                rl, "scopeLogs", "scope_logs", where, old=("instrumentationLibraryLogs", "instrumentation_library_logs")
-            )
-        except BadField as exc:
-            bad(exc.field, exc.reason)
-            continue
-        for s, scope in enumerate(scopes):
-            at = f"{where}.scopeLogs[{s}]"
-            try:
-                if type(scope) is not dict:
-                    raise BadField(at, f"expected an object, got {type(scope).__name__}")
-                records = _list(scope, "logRecords", "log_records", at)
-            except BadField as exc:
-                bad(exc.field, exc.reason)
-                continue
-            for k, obj in enumerate(records):
-                try:
-                    log = _log(obj, f"{at}.logRecords[{k}]", service, source)
+                    record = signal.read(obj, f"{at}.{signal.items[0]}[{k}]", service, source)
                 except BadField as exc:
                     bad(exc.field, exc.reason)
                     continue
-                if log is not None:
-                    yield log
+                if record is not None:
+                    yield record
 
 
 def is_payload(obj: Any) -> bool:
