@@ -40,7 +40,7 @@ from typing import Any
 
 from respeval.traces.messages import from_event, from_openai, from_parts, json_value, text_of, tool_call
 from respeval.traces.otlp import Span, SpanEvent
-from respeval.traces.steps import AgentStep, ModelCall, ToolRun, integer, span_error, unflatten
+from respeval.traces.steps import AgentStep, ModelCall, ToolRun, integer, span_error, tool_run, unflatten
 
 __all__ = ["interpret", "tool_definitions"]
 
@@ -243,20 +243,13 @@ def _tool_run(span: Span) -> ToolRun:
     name = attrs.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
         name = span.name[len("execute_tool ") :] if span.name.startswith("execute_tool ") else span.name
-    call_id = attrs.get("gen_ai.tool.call.id")
-    has_arguments = "gen_ai.tool.call.arguments" in attrs
-    call = tool_call(call_id, name or "tool", attrs.get("gen_ai.tool.call.arguments"))
-    assert call is not None
-    return ToolRun(
-        span_id=span.span_id,
-        start_ns=span.start_ns,
-        end_ns=span.end_ns,
-        name=call["name"],
-        call_id=call["id"],
-        arguments=call["arguments"],
-        has_arguments=has_arguments,
-        result=json_value(attrs.get("gen_ai.tool.call.result")),
-        error=span_error(span),
+    return tool_run(
+        span,
+        attrs.get("gen_ai.tool.call.id"),
+        name or "tool",
+        attrs.get("gen_ai.tool.call.arguments"),
+        has_arguments="gen_ai.tool.call.arguments" in attrs,
+        result=attrs.get("gen_ai.tool.call.result"),
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from respeval.traces.genai import tool_definitions
 from respeval.traces.messages import json_value, normalize_role, text_of, tool_call
 from respeval.traces.otlp import Span
-from respeval.traces.steps import AgentStep, ModelCall, ToolRun, integer, number, span_error, unflatten
+from respeval.traces.steps import AgentStep, ModelCall, ToolRun, integer, number, span_error, tool_run, unflatten
 
 __all__ = ["interpret"]
 
@@ -142,19 +142,8 @@ def _tool_run(span: Span) -> ToolRun:
         raw_args, has = attrs["input.value"], True
     else:
         raw_args, has = attrs.get("tool_call.function.arguments"), "tool_call.function.arguments" in attrs
-    call = tool_call(attrs.get("tool_call.id") or attrs.get("tool.id"), str(name or "tool"), raw_args)
-    assert call is not None
-    return ToolRun(
-        span_id=span.span_id,
-        start_ns=span.start_ns,
-        end_ns=span.end_ns,
-        name=call["name"],
-        call_id=call["id"],
-        arguments=call["arguments"],
-        has_arguments=has,
-        result=json_value(attrs.get("output.value")),
-        error=span_error(span),
-    )
+    call_id = attrs.get("tool_call.id") or attrs.get("tool.id")
+    return tool_run(span, call_id, str(name or "tool"), raw_args, has_arguments=has, result=attrs.get("output.value"))
 
 
 def interpret(span: Span) -> ModelCall | ToolRun | AgentStep | None:

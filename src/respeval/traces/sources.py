@@ -28,7 +28,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, BinaryIO, Union
 
 from respeval.io.errors import RowError
 from respeval.io.files import describe_os_error
@@ -194,6 +194,23 @@ def _document_records(text: str, path: str, bad: Callable[[BadRecord], None], st
             yield record
 
 
+def _counting(bad: BadRecords | Callable[[BadRecord], None], stats: SourceStats) -> Callable[[BadRecord], None]:
+    """``bad``, counting each bad record in ``stats`` first."""
+
+    def on_bad(record: BadRecord) -> None:
+        stats.bad_records += 1
+        bad(record)
+
+    return on_bad
+
+
+def _open_trace(path: str) -> BinaryIO:
+    try:
+        return open(path, "rb", buffering=_BUFFER)
+    except OSError as exc:
+        raise TraceInputError(describe_os_error(exc, path)) from exc
+
+
 def read_records(
     path: str,
     bad: BadRecords | Callable[[BadRecord], None],
@@ -205,15 +222,8 @@ def read_records(
     stats = stats if stats is not None else SourceStats()
     stats.files += 1
 
-    def on_bad(record: BadRecord) -> None:
-        stats.bad_records += 1
-        bad(record)
-
-    try:
-        fh = open(path, "rb", buffering=_BUFFER)
-    except OSError as exc:
-        raise TraceInputError(describe_os_error(exc, path)) from exc
-    with fh:
+    on_bad = _counting(bad, stats)
+    with _open_trace(path) as fh:
         try:
             first_number, first = 0, b""
             for number, raw in enumerate(fh, 1):
@@ -316,15 +326,8 @@ def read_appended(
     ``max_bytes`` when given.  Bad records go to ``bad`` named with their line."""
     stats = stats if stats is not None else SourceStats()
 
-    def on_bad(record: BadRecord) -> None:
-        stats.bad_records += 1
-        bad(record)
-
-    try:
-        fh = open(path, "rb", buffering=_BUFFER)
-    except OSError as exc:
-        raise TraceInputError(describe_os_error(exc, path)) from exc
-    with fh:
+    on_bad = _counting(bad, stats)
+    with _open_trace(path) as fh:
         try:
             fh.seek(offset)
             read = 0
@@ -359,10 +362,7 @@ def read_document(
     stats = stats if stats is not None else SourceStats()
     stats.files += 1
 
-    def on_bad(record: BadRecord) -> None:
-        stats.bad_records += 1
-        bad(record)
-
+    on_bad = _counting(bad, stats)
     try:
         with open(path, "rb") as fh:
             data = fh.read()

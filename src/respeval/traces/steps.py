@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from respeval.traces.messages import json_value, tool_call
 from respeval.traces.otlp import STATUS_ERROR, Span
 
-__all__ = ["AgentStep", "ModelCall", "ToolRun", "integer", "span_error", "unflatten"]
+__all__ = ["AgentStep", "ModelCall", "ToolRun", "integer", "span_error", "tool_run", "unflatten"]
 
 
 @dataclass
@@ -49,6 +50,24 @@ class ToolRun:
     has_arguments: bool = False
     result: Any = None
     error: str | None = None
+
+
+def tool_run(span: Span, call_id: Any, name: str, arguments: Any, *, has_arguments: bool, result: Any) -> ToolRun:
+    """A tool span's run, whichever convention named its attributes: the call in its one
+    canonical form (:func:`~respeval.traces.messages.tool_call`), the result as JSON."""
+    call = tool_call(call_id, name, arguments)
+    assert call is not None  # a name is always given
+    return ToolRun(
+        span_id=span.span_id,
+        start_ns=span.start_ns,
+        end_ns=span.end_ns,
+        name=call["name"],
+        call_id=call["id"],
+        arguments=call["arguments"],
+        has_arguments=has_arguments,
+        result=json_value(result),
+        error=span_error(span),
+    )
 
 
 @dataclass
