@@ -252,7 +252,7 @@ def _fingerprint(
     systems: Sequence[System],
     templates: Sequence[Template],
     data_digest: str,
-    options: dict[str, Any],
+    options: Mapping[str, Any],
 ) -> RunFingerprint:
     parts: dict[str, Any] = {
         "the rows read": data_digest,
@@ -478,25 +478,13 @@ async def arun(
     given_cache, cache_path = _cache_of(cache, out_path)
     if batch_options is not None and cache_path is None:
         raise ValueError("batch mode needs a cache (cache=PATH, or out=): batch answers and batch state are kept there")
-    inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
-    outputs = [("--out", out_path)] if out_path else []
-    with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
-        folder = None
-        if out_path is not None:
-            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-            fingerprint = _fingerprint(
-                system_list,
-                template_list,
-                data_digest,
-                {"the id field": id_field, "the fields kept": sorted(keep), "fencing": fence},
-            )
-            folder = _Folder(out_path, fingerprint, resume, len(system_list))
-        starts = folder.done if folder is not None else [0] * len(system_list)
-        parts = [
-            _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
-            for i in range(len(system_list))
-        ]
-        shared_cache = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
+    with _guarded(data, out_path, cache_path):
+        opened = _open_outputs(
+            out_path, resume, system_list, template_list, data_digest,
+            {"the id field": id_field, "the fields kept": sorted(keep), "fencing": fence},
+            per_system, given_cache, cache_path,
+        )  # fmt: skip
+        folder, parts, starts, shared_cache = opened.folder, opened.parts, opened.starts, opened.cache
         done_rows = sum(p.next for p in parts)
         total_rows = per_system * len(system_list)
         spent = [0.0]
@@ -570,10 +558,7 @@ async def arun(
                 on_progress(done_rows, total_rows, 0.0)
             results = await asyncio.gather(*(run_system(i, s) for i, s in enumerate(system_list)))
         finally:
-            for part in parts:
-                part.close()
-            if shared_cache is not None and shared_cache is not given_cache:
-                shared_cache.close()
+            opened.close()
         complete = True
         for i, (system, result) in enumerate(zip(system_list, results)):
             s = result.summary
@@ -618,6 +603,57 @@ async def arun(
             seconds=time.perf_counter() - started,
             rows=rows,
         )
+
+
+def _guarded(data: Any, out_path: str | None, cache_path: str | None) -> contextlib.AbstractContextManager[None]:
+    """The run's files locked against a second run: its input, ``OUT`` and (unlocked, shared
+    between runs by design) its cache."""
+    inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
+    outputs = [("--out", out_path)] if out_path else []
+    return guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)])
+
+
+@dataclass
+class _Outputs:
+    """Where a run writes: ``OUT.parts/`` (None without ``OUT``), one part per system
+    (resumed where it stopped) and the cache answers are kept in."""
+
+    folder: _Folder | None
+    parts: list[_Part]
+    starts: list[int]  # the rows each system had done before this run
+    cache: JudgeCache | None
+    owns_cache: bool
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+        if self.cache is not None and self.owns_cache:
+            self.cache.close()
+
+
+def _open_outputs(
+    out_path: str | None,
+    resume: bool,
+    systems: Sequence[System],
+    templates: Sequence[Template],
+    data_digest: str,
+    options: Mapping[str, Any],
+    per_system: int,
+    given_cache: JudgeCache | None,
+    cache_path: str | None,
+) -> _Outputs:
+    folder = None
+    if out_path is not None:
+        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+        fingerprint = _fingerprint(systems, templates, data_digest, options)
+        folder = _Folder(out_path, fingerprint, resume, len(systems))
+    starts = folder.done if folder is not None else [0] * len(systems)
+    parts = [
+        _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
+        for i in range(len(systems))
+    ]
+    cache = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
+    return _Outputs(folder, parts, starts, cache, owns_cache=cache is not given_cache)
 
 
 def _cache_of(cache: Any, out_path: str | None) -> tuple[JudgeCache | None, str | None]:
@@ -708,32 +744,26 @@ async def _arun_conversations(
     per_system = len(scenarios)
     out_path = os.fspath(out) if out is not None else None
     given_cache, cache_path = _cache_of(cache, out_path)
-    inputs = [("--input", os.fspath(data))] if isinstance(data, (str, os.PathLike)) else []
-    outputs = [("--out", out_path)] if out_path else []
-    with guarded_outputs(inputs, outputs, unlocked=[("--cache", cache_path)]):
-        folder = None
-        if out_path is not None:
-            Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-            fingerprint = _fingerprint(
-                system_list,
-                template_list,
-                data_digest,
-                {
-                    "the id field": id_field,
-                    "the fields kept": sorted(keep),
-                    "fencing": fence,
-                    "the simulator": sim.identity(),
-                    "the turn limit": max_turns,
-                    "the simulator's prompt": SIMULATE_VERSION,
-                },
-            )
-            folder = _Folder(out_path, fingerprint, resume, len(system_list))
-        starts = folder.done if folder is not None else [0] * len(system_list)
-        parts = [
-            _Part(folder.files[i] if folder is not None else None, per_system, min(starts[i], per_system))
-            for i in range(len(system_list))
-        ]
-        shared = given_cache if given_cache is not None else (JudgeCache(cache_path) if cache_path else None)
+    with _guarded(data, out_path, cache_path):
+        opened = _open_outputs(
+            out_path,
+            resume,
+            system_list,
+            template_list,
+            data_digest,
+            {
+                "the id field": id_field,
+                "the fields kept": sorted(keep),
+                "fencing": fence,
+                "the simulator": sim.identity(),
+                "the turn limit": max_turns,
+                "the simulator's prompt": SIMULATE_VERSION,
+            },
+            per_system,
+            given_cache,
+            cache_path,
+        )
+        folder, parts, starts, shared = opened.folder, opened.parts, opened.starts, opened.cache
         prices = [_price(s, opts, False, None) for s in system_list]
         sim_price = _price(sim, opts, False, None)
         spends = [Spend() for _ in system_list]
@@ -884,10 +914,7 @@ async def _arun_conversations(
                         break
                     live = going
         finally:
-            for part in parts:
-                part.close()
-            if shared is not None and shared is not given_cache:
-                shared.close()
+            opened.close()
         summaries: dict[str, SystemSummary] = {}
         complete = True
         for s, system in enumerate(system_list):
