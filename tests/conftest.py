@@ -8,23 +8,11 @@ import random
 
 import pytest
 
+from _helpers import implementations
 from _helpers.paths import FIXTURES, shared_data
-from respeval import _backend
 
 
-def implementations() -> list:
-    params = [pytest.param("python", id="python")]
-    params.append(
-        pytest.param(
-            "native",
-            id="native",
-            marks=pytest.mark.skipif(not _backend.native_available(), reason="respeval._core is not built"),
-        )
-    )
-    return params
-
-
-@pytest.fixture(params=implementations())
+@pytest.fixture(params=implementations.params())
 def impl(request) -> str:
     """Runs a test once per implementation (pure-Python reference and native core)."""
     return request.param

@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _helpers.implementations import IMPLS
 from _helpers.paths import shared_data
 from respeval.agents.adk import _mean_in_order, response_match_scores, tool_trajectory_scores
 from respeval.agents.loaders import Invocation, parse_invocations
@@ -68,7 +67,6 @@ def _check(actual, expected, impl):
         assert (_mean_in_order(per) if per else None) == want_overall, (mt, ia)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_shared_pairs_against_adk(impl):
     for pair in json.loads(shared_data("agents", "adk", "adk_invocation_pairs.json").read_text()):
         actual = parse_invocations(pair["actual_invocations"])
@@ -117,8 +115,9 @@ def _conversation(draw):
     return actual, expected
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@settings(max_examples=60, deadline=None)
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # impl: a name, the same for every example
 @given(conv=_conversation())
 def test_generated_trajectories_against_adk(impl, conv):
     actual, expected = conv
@@ -143,7 +142,6 @@ def _adk_parsed(raw: list) -> list[AdkInvocation]:
     return [AdkInvocation.model_validate(inv) for inv in raw]
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_shared_pairs_as_adk_parses_them(impl):
     """ADK's evaluators on the invocations as ADK's own model reads the pair file (not as
     respeval's loader hands them over), so a loader slip cannot hide on both sides."""
@@ -199,8 +197,9 @@ def _random_conversation(draw):
     return actual, expected
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@settings(max_examples=80, deadline=None)
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)  # impl: a name, the same for every example
 @given(conv=_random_conversation())
 def test_random_names_and_values_against_adk(impl, conv):
     """Any tool names (empty, non-ASCII), any argument keys, integers past 2**64, floats of

@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-from _helpers.implementations import IMPLS
 from respeval.cli.app import main
 from respeval.metrics.trajectory import trajectory
 from respeval.report import SECTIONS, load_summaries, merge_summaries, render_html
@@ -67,7 +66,6 @@ def test_summary_agents_must_be_a_list_of_objects():
         check_summary({"schema": "respeval.run-summary/1", "agents": {"kind": "agent"}})
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_calls_of_a_row(impl):
     a = {"tool_name": "a", "tool_input": {"x": 1, "y": [True]}}
     b = {"tool_name": "b", "tool_input": None}

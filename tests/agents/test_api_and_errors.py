@@ -8,7 +8,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from _helpers.implementations import IMPLS
 from respeval import agents
 from respeval.agents.adk import Criterion, evaluate_case, load_eval_config
 from respeval.agents.analysis import compare, pass_at_k, pass_hat_k, summarize_runs
@@ -259,8 +258,7 @@ def test_report_sections_escape_and_carry_the_numbers():
     json.dumps(out["data"], allow_nan=False)
 
 
-@pytest.mark.parametrize("implementation", IMPLS)
-def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(implementation):
+def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(impl):
     """No predicted or no reference call in the whole corpus: the micro values take the rows'
     convention on the pooled sums (google: an empty prediction is precise only against an
     empty reference, an empty reference is always recalled; nan: undefined), as the macro
@@ -268,7 +266,7 @@ def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(im
     metrics = ["trajectory_precision", "trajectory_recall", "trajectory_f1"]
 
     def micro(pred, ref, empty):
-        corpus = trajectory(pred, ref, metrics, empty=empty, implementation=implementation).corpus_scores()
+        corpus = trajectory(pred, ref, metrics, empty=empty, implementation=impl).corpus_scores()
         return [corpus[f"{m}_micro"] for m in metrics], [corpus[m] for m in metrics]
 
     assert micro([[], []], [[], []], "google") == ([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
@@ -279,15 +277,14 @@ def test_micro_values_of_calls_that_are_all_empty_follow_the_empty_convention(im
     assert all(np.isnan(v) for v in got)
 
 
-@pytest.mark.parametrize("implementation", IMPLS)
-def test_arguments_nested_too_deeply_name_the_path_in_brief(implementation):
+def test_arguments_nested_too_deeply_name_the_path_in_brief(impl):
     deep: dict = {}
     inner = deep
     for _ in range(150):
         inner["k"] = {}
         inner = inner["k"]
     with pytest.raises(RowValueError) as info:
-        trajectory([[{"tool_name": "a", "tool_input": deep}]], [[A]], implementation=implementation)
+        trajectory([[{"tool_name": "a", "tool_input": deep}]], [[A]], implementation=impl)
     message = str(info.value)
     assert "row 0: predicted_trajectory: call 0 (a) tool_input.k.k" in message
     assert message.endswith(".k.k is nested more than 100 levels deep") and "…" in message

@@ -8,7 +8,6 @@ import os
 
 import pytest
 
-from _helpers.implementations import IMPLS
 from _helpers.paths import shared_data
 from respeval.agents.adk import _mean_in_order, response_match_scores, tool_trajectory_scores
 from respeval.agents.loaders import load_eval_set, load_session, parse_invocations
@@ -66,14 +65,12 @@ def _check_vertex(rows, expected, tool, impl):
         )
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_tau_bench_vertex_values(impl):
     rows = _jsonl(shared_data("agents", "tau_bench", "airline_trajectories.jsonl"))
     expected = json.loads(shared_data("agents", "tau_bench", "expected_airline_trajectories.json").read_text())
     _check_vertex(rows, expected, "get_reservation_details", impl)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_vertex_byod_values(impl):
     rows = _jsonl(shared_data("agents", "vertex", "product_agent_byod.jsonl"))
     expected = json.loads(shared_data("agents", "vertex", "expected_product_agent_byod.json").read_text())
@@ -112,7 +109,6 @@ def _pairs():
     return json.loads(shared_data("agents", "adk", "adk_invocation_pairs.json").read_text())
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_adk_invocation_pairs(impl):
     checked = 0
     for pair in _pairs():
@@ -280,7 +276,6 @@ def test_deepeval_through_the_registry():
 # --- the rest of the expected files and the README's numbers ------------------------------------
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_call_counts_per_row(impl):
     for path, exp in (
         (("tau_bench", "airline_trajectories.jsonl"), ("tau_bench", "expected_airline_trajectories.json")),
@@ -425,7 +420,6 @@ def _vertex_columns(preds, refs, tool, impl):
     return cols, summary
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize(
     "data, expected_file, tool",
     [

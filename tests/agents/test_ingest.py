@@ -19,6 +19,7 @@ pa = pytest.importorskip("pyarrow")
 
 from test_kernels import _call, _run  # noqa: E402  (same folder: the shared strategies)
 
+from _helpers import implementations  # noqa: E402
 from _helpers.paths import shared_data  # noqa: E402
 from respeval.metrics.trajectory import TrajectoryFamily  # noqa: E402
 
@@ -401,7 +402,7 @@ def test_arrow_structs_read_as_their_json_text_on_tau_bench():
     assert arrow_p.type != arrow_r.type  # the point of the test: unions differ, nested ones too
     fam = TrajectoryFamily(["trajectory_exact_match", "trajectory_precision", "tool_trajectory_avg_score"])
     want = fam.score(fam.prepare([json.dumps(r) for r in refs]), [json.dumps(p) for p in preds]).columns
-    for implementation in ("native", "python"):
+    for implementation in implementations.available():
         fam = TrajectoryFamily(list(want), implementation=implementation)
         got = fam.score(fam.prepare(arrow_r), arrow_p).columns
         for name, column in want.items():

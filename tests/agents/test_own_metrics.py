@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-from _helpers.implementations import IMPLS
 from respeval.metrics.trajectory import trajectory
 
 # the native run is skipped with a reason when the core is not built, never left out unsaid
@@ -17,7 +16,6 @@ def c(name, **args):
     return {"tool_name": name, "tool_input": args}
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_steps_to_first_match(impl):
     preds = [
         [c("think"), c("search", q=1), c("book")],  # first match at step 2
@@ -35,7 +33,6 @@ def test_steps_to_first_match(impl):
     assert not res.errors
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_kendall_tau(impl):
     a, b, d = c("a"), c("b"), c("d")
     preds = [[a, b, d], [d, b, a], [b, a, d], [a], [a, a, b]]
@@ -51,7 +48,6 @@ def test_kendall_tau(impl):
     assert res.corpus_scores()["trajectory_kendall_tau"] == pytest.approx((1 - 1 + 1 / 3 + 1 / 3) / 4)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_set_based_precision_recall(impl):
     s = c("search", q=1)
     preds = [[s, s, c("book")], [s]]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
 import httpx
 import pytest
@@ -481,10 +480,10 @@ def test_loopback_transport_errors_are_httpx_errors(reply, error):
 
 def test_loopback_transport_read_timeout():
     with RawServer([(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe", False)]) as server:
-        started = time.perf_counter()
+        # the server holds the connection open: only the read timeout can end the wait (a
+        # close would be a RemoteProtocolError)
         with pytest.raises(httpx.ReadTimeout):
             _fetch(server.port, 1, timeout=0.1)
-        assert time.perf_counter() - started < 3
 
 
 def test_loopback_transport_connect_error():

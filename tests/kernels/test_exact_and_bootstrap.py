@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _helpers import implementations
 from respeval import _core_py as ref
 from respeval._core_py import bootstrap as ref_pb
 from respeval.stats import bootstrap_means
 from respeval.stats.exact import ExactSums, exact_mean, exact_sum
 
 core = pytest.importorskip("respeval._core", reason="respeval._core is not built")
-IMPLS = ("native", "python")
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
@@ -28,7 +28,7 @@ def test_exact_sum_equals_fsum(values):
         want = math.fsum(values)
     except OverflowError:  # fsum gives up on intermediate overflow; the exact sum does not
         return
-    for impl in IMPLS:
+    for impl in implementations.available():
         assert exact_sum(np.array(values, dtype=np.float64), impl) == want
 
 
@@ -48,7 +48,7 @@ def test_exact_sums_do_not_depend_on_the_split(values, pieces):
 def test_subnormals_huge_values_and_non_finite():
     tiny = np.array([5e-324, 5e-324, 1.0, -1.0])
     huge = np.array([1.7e308, 1.7e308, -1.7e308])
-    for impl in IMPLS:
+    for impl in implementations.available():
         assert exact_sum(tiny, impl) == 1e-323
         assert exact_sum(huge, impl) == 1.7e308  # math.fsum overflows here
         with pytest.raises(ValueError, match=r"non-finite value \(nan at position 2\)"):

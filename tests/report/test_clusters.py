@@ -10,11 +10,9 @@ import random
 import re
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers.implementations import IMPLS
 from _helpers.judge_server import JudgeServer
 from respeval import _backend
 from respeval.clusters import (
@@ -66,7 +64,6 @@ def test_clear_cut_groups_are_found_and_deterministic():
     assert set(first.words) <= {w for i in first.members for w in texts[i].split()}
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_the_twin_gives_the_same_clusters(impl):
     texts, _ = _corpus(300, seed=9)
     texts += ["", "12 34", "Other text entirely, nothing alike", "other TEXT entirely, nothing alike!"]

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from _helpers import trace_corpus
-from _helpers.implementations import IMPLS
 from respeval import traces
 from respeval.cli import main
 from respeval.traces.dedupe import NearDuplicates
@@ -43,7 +42,6 @@ def _write(path, lines):
     return path
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_near_duplicates(impl):
     index = NearDuplicates(implementation=impl)
     base = "please book me a quiet hotel room near the central station in lisbon for three nights in may"

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _helpers.implementations import IMPLS
 from respeval import _backend, _core_py
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +54,6 @@ def test_identical_on_many_rows_with_threads():
     assert native == _core_py.minhash_signatures(texts, 4, 64, 11)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_words_and_case(impl):
     sig = _sig(impl, ["The cat, sat!", "the CAT sat", "the cat  sat.", "the cat sit", "", "...", "a"])
     assert (sig[0] == sig[1]).all() and (sig[1] == sig[2]).all()  # punctuation and ASCII case ignored
@@ -64,7 +62,6 @@ def test_words_and_case(impl):
     assert (sig[6] < 2**61 - 1).all()  # one word, fewer than the shingle size: one shingle
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_signature_agreement_estimates_jaccard(impl):
     rng = np.random.default_rng(5)
     base = [f"w{i}" for i in rng.permutation(400)]
@@ -76,12 +73,10 @@ def test_signature_agreement_estimates_jaccard(impl):
     assert abs(estimate - jaccard) < 0.1  # 256 permutations: standard error ~0.03
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_seed_changes_the_permutations(impl):
     assert not np.array_equal(_sig(impl, ["a b c d"], seed=1), _sig(impl, ["a b c d"], seed=2))
 
 
-@pytest.mark.parametrize("impl", IMPLS)
 def test_bad_arguments(impl):
     kernels = _backend.get(impl)
     with pytest.raises(TypeError, match=r"texts\[1\] is a int"):
