@@ -37,7 +37,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,12 +48,12 @@ import numpy as np
 
 from respeval._spend import Spend
 from respeval._version import __version__
-from respeval.bulk.parts import RunFingerprint, check_manifest, parts_folder, write_manifest
+from respeval.bulk.parts import Parts, RunFingerprint, parts_folder
 from respeval.errors import RespevalError
-from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
+from respeval.evaluate.inputs import Chunk, Dataset, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, is_multi_step, judged_fields, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
-from respeval.io.files import atomic_output, guarded_outputs, refuse_link
+from respeval.io.files import atomic_output, guarded_outputs
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED
 
@@ -453,67 +452,23 @@ def _score_chunk(
 # --------------------------------------------------------------------------- parts on disk
 
 
-class _Parts:
-    """Finished chunks under ``OUT.parts/``: results (Parquet), statistics, bad records, each
-    renamed into place when complete (the results file last)."""
+class _Parts(Parts):
+    """Finished chunks under ``OUT.parts/``, as ``score`` keeps them (:class:`respeval.bulk.parts.Parts`:
+    the manifest, the part names, atomic writes, the meta file that says a part is whole), each
+    chunk's results as Parquet whatever the output's format: the output is written from them
+    once every chunk is done."""
 
     def __init__(self, out: str, fingerprint: RunFingerprint, resume: bool) -> None:
-        self.dir = Path(parts_folder(out))
-        refuse_link(self.dir, "run's parts")  # a folder planted as a link: the parts would go into its target
-        # the one resume check (respeval.bulk.parts): a refusal names what changed
-        resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
-        if self.dir.exists() and not resuming:
-            shutil.rmtree(self.dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if not resuming:
-            write_manifest(self.dir, fingerprint, out)
-
-    def _name(self, k: int, what: str) -> Path:
-        return self.dir / f"part-{k:06d}.{what}"
-
-    def done(self) -> int:
-        """How many chunks, from the first, are complete (every one of their files there)."""
-        k = 0
-        while all(self._name(k, what).exists() for what in ("parquet", "npz", "bad.jsonl")):
-            k += 1
-        return k
-
-    def write(self, k: int, table: Any, stats: dict[str, np.ndarray], bad: list[BadRecord]) -> None:
-        import pyarrow.parquet as pq
-
-        for what, writer in (
-            ("npz", lambda fh: np.savez(fh, **stats)),  # type: ignore[arg-type]  # (numpy's stub)
-            ("bad.jsonl", lambda fh: fh.write("".join(json.dumps(b.to_json()) + "\n" for b in bad).encode())),
-        ):
-            with atomic_output(self._name(k, what), "wb", durable=False) as fh:
-                writer(fh)
-        with atomic_output(self._name(k, "parquet"), "wb", durable=False) as fh:
-            pq.write_table(table, fh)
+        super().__init__(out, fingerprint, resume, results_format="parquet")
 
     def tables(self, n: int) -> list[Any]:
-        import pyarrow.parquet as pq
-
-        return [pq.read_table(self._name(k, "parquet")) for k in range(n)]
+        return [self.load_results(k) for k in range(n)]
 
     def stats(self, n: int) -> list[dict[str, np.ndarray]]:
-        out = []
-        for k in range(n):
-            with np.load(self._name(k, "npz"), allow_pickle=False) as z:
-                out.append({name: z[name] for name in z.files})
-        return out
+        return [self.load_arrays(k) for k in range(n)]
 
     def bad(self, n: int) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        for k in range(n):
-            text = self._name(k, "bad.jsonl").read_text(encoding="utf-8")
-            rows.extend(json.loads(line) for line in text.splitlines() if line)
-        return rows
-
-    def remove(self) -> None:
-        # renamed away first: a kill during the deletion leaves no half set of parts to resume from
-        trash = self.dir.with_name(f"{self.dir.name}.trash-{os.getpid()}")
-        os.replace(self.dir, trash)
-        shutil.rmtree(trash, ignore_errors=True)
+        return [error for k in range(n) for error in self.errors(k)]
 
 
 def _to_arrow(columns: dict[str, Any]) -> Any:
@@ -704,7 +659,7 @@ def evaluate(
                 },
             )
             parts = _Parts(out_path, fingerprint, resume)
-        done = parts.done() if parts is not None else 0
+        done = len(parts.done()) if parts is not None else 0
         written = done
         spend = Spend()
         judge_ctx, owned = _open_judge(
@@ -725,7 +680,9 @@ def evaluate(
                 columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
                 table = _to_arrow(columns_out)
                 if parts is not None:
-                    parts.write(chunk.index, table, chunk_stats, chunk.bad)
+                    start = chunk.index * chunk_size
+                    errors = [b.to_json() for b in chunk.bad]
+                    parts.write(chunk.index, start, start + len(chunk) + len(errors), table, errors, chunk_stats, [])
                     written = chunk.index + 1
                 else:
                     tables.append(table)
@@ -739,7 +696,7 @@ def evaluate(
             for closer in owned:
                 closer()
         if parts is not None:
-            n = parts.done()
+            n = len(parts.done())
             if n < written:  # a part went missing between its write and the join: never fewer rows
                 raise OSError(
                     f"part {n} of {out_path} is missing ({parts.dir}); rerun the same command with --resume "
