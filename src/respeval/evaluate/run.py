@@ -50,7 +50,7 @@ from respeval._spend import Spend
 from respeval._version import __version__
 from respeval.bulk.parts import Parts, RunFingerprint, parts_folder
 from respeval.errors import RespevalError
-from respeval.evaluate.inputs import Chunk, Dataset, open_dataset
+from respeval.evaluate.inputs import Chunk, Dataset, bad_records, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, is_multi_step, judged_fields, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
 from respeval.io.files import atomic_output, guarded_outputs
@@ -248,7 +248,7 @@ def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
     import pyarrow as pa
 
     batch = chunk.arrow() if metric.batch else None
-    scores = metric.score_rows(chunk.records if not metric.batch else [], batch)
+    scores = metric.score_rows(chunk.dicts() if not metric.batch else [], batch)
     n = len(chunk)
     names = metric.metric_names
     keys = list(metric.outputs) if metric.outputs is not None else ["score"]
@@ -377,7 +377,7 @@ async def _judge_metric(
 ) -> tuple[list[tuple[int, str]] | None, list[Any], Any]:
     from respeval.judge.methods.sampling import arun_sampled
 
-    records = chunk.records
+    records = chunk.dicts()
     fields = ctx.columns.judge_fields()
     options = ctx.engine_options
     if ctx.budget_left is not None:
@@ -389,7 +389,7 @@ async def _judge_metric(
         return None, report.rows, report
     jobs: list[tuple[int, str]] | None = None
     if metric.kind == "pairwise":
-        jobs = [(i, o) for i, row in enumerate(chunk.rows) for o in metric.orientations(row)]
+        jobs = [(i, o) for i, row in enumerate(chunk.records) for o in metric.orientations(row)]
         engine_records = [{**records[i], "orientation": o} for i, o in jobs]
     else:
         engine_records = records
@@ -421,7 +421,7 @@ class _JudgeContext:
 def _score_chunk(
     chunk: Chunk, plan: Plan, columns: Columns, judge: _JudgeContext | None, keep: Sequence[str], spend: Spend
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    out: dict[str, Any] = {"row": np.asarray(chunk.rows, dtype=np.int64)}
+    out: dict[str, Any] = {"row": np.asarray(chunk.records, dtype=np.int64)}
     for name in keep:
         out[name] = _text_column(chunk.column(name))
     stats: dict[str, np.ndarray] = {}
@@ -679,17 +679,17 @@ def evaluate(
             for chunk in data.chunks(chunk_size, start_chunk=done):
                 columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
                 table = _to_arrow(columns_out)
+                errors = [b.to_json() for b in bad_records(chunk)]
                 if parts is not None:
-                    start = chunk.index * chunk_size
-                    errors = [b.to_json() for b in chunk.bad]
-                    parts.write(chunk.index, start, start + len(chunk) + len(errors), table, errors, chunk_stats, [])
-                    written = chunk.index + 1
+                    k = chunk.start_row // chunk_size
+                    parts.write(k, chunk.start_row, chunk.end_row, table, errors, chunk_stats, [])
+                    written = k + 1
                 else:
                     tables.append(table)
                     stats.append(chunk_stats)
-                    bad.extend(b.to_json() for b in chunk.bad)
+                    bad.extend(errors)
                 if progress is not None:
-                    progress(len(chunk) + len(chunk.bad))
+                    progress(chunk.end_row - chunk.start_row)
         finally:
             for metric in plan.custom:
                 metric.close()
