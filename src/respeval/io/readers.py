@@ -628,34 +628,20 @@ class JsonDocument:
         return [{KEYED_ID: k, KEYED_VALUE: v} for k, v in self.keyed.items()]
 
 
+def read_json(path: PathLike) -> Any:
+    """A JSON file's value, whatever its shape, read as :func:`read_json_document` reads one
+    (a byte order mark dropped; invalid UTF-8, malformed JSON or an empty file an
+    :class:`InputError` naming the file and line)."""
+    return _json_value(os.fspath(path), None)[0]
+
+
 def read_json_document(path: PathLike, fh: IO[bytes] | None = None) -> JsonDocument:
     """A ``.json`` input, whole (a JSON document has no rows before it is parsed): an array
     of objects, or an object whose values are all strings or null (``{id: answer}``).
     Anything else raises :class:`InputError` saying what the file holds."""
     path = os.fspath(path)
-    own = fh is None
-    handle = _open_binary(path) if fh is None else fh
-    try:
-        raw = handle.read()
-    except OSError as exc:
-        raise InputError(describe_os_error(exc, path)) from exc
-    finally:
-        if own:
-            handle.close()
+    doc, raw = _json_value(path, fh)
     digest = hashlib.sha256(raw).hexdigest()
-    text, reason = _decode_line(raw)
-    if text is None:
-        raise InputError(f"{path}: {reason}")
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise InputError(f"{path}: empty file, expected a JSON document (an array of objects, or {{id: answer}})")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        hint = "; it holds more than one JSON value: JSON lines? name it .jsonl" if exc.msg == "Extra data" else ""
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno}){hint}") from None
-    except RecursionError:
-        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     problem = lone_surrogate(doc, raw)
     if isinstance(doc, list):
         if problem is not None:
@@ -671,6 +657,33 @@ def read_json_document(path: PathLike, fh: IO[bytes] | None = None) -> JsonDocum
         f"{path}: holds {what}; a .json input is an array of objects (one per row) or an {{id: answer}} object "
         "(SQuAD's predictions); name JSON lines .jsonl"
     )
+
+
+def _json_value(path: str, fh: IO[bytes] | None) -> tuple[Any, bytes]:
+    """A JSON file's value and its bytes (read from ``fh`` when given)."""
+    own = fh is None
+    handle = _open_binary(path) if fh is None else fh
+    try:
+        raw = handle.read()
+    except OSError as exc:
+        raise InputError(describe_os_error(exc, path)) from exc
+    finally:
+        if own:
+            handle.close()
+    text, reason = _decode_line(raw)
+    if text is None:
+        raise InputError(f"{path}: {reason}")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise InputError(f"{path}: empty file, expected a JSON document (an array of objects, or {{id: answer}})")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = "; it holds more than one JSON value: JSON lines? name it .jsonl" if exc.msg == "Extra data" else ""
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno}){hint}") from None
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    return doc, raw
 
 
 def _item_record(item: Any, path: str, number: int, fields: _Fields) -> Any:
