@@ -328,13 +328,11 @@ def _adk_cases(path: Path, prices: Mapping[str, Any] | None) -> Iterator[CaseEff
 def _row_cases(
     path: str, fields: Mapping[str, str] | None, prices: Mapping[str, Any] | None
 ) -> Iterator[CaseEfficiency]:
-    from respeval.evaluate.inputs import BadRecord, open_dataset
+    from respeval.evaluate.inputs import open_dataset
 
-    dataset = open_dataset(path)
+    dataset = open_dataset(path)  # on_error="fail": a bad record raises, naming its file and line
     for chunk in dataset.chunks(10_000):
-        for row_number, record in zip(chunk.rows, chunk.records):
-            if isinstance(record, BadRecord):  # pragma: no cover - open_dataset raises with on_error="fail"
-                raise ValueError(f"{path}: row {record.row}: {record.reason}")
+        for row_number, record in zip(chunk.records, chunk.dicts()):
             try:
                 yield case_from_row(record, fields=fields, prices=prices, default_id=str(row_number))
             except ValueError as exc:

@@ -736,3 +736,32 @@ def test_csv_an_unclosed_quote_is_named_as_the_cause(tmp_path: Path, monkeypatch
     ]
     with pytest.raises(InputError, match=r"p\.csv:3: expected 3 columns, got 2 in a record that runs over lines 3-5"):
         read_all(path, ["response", "reference"])
+
+
+def test_skip_blank_lines_are_no_records_and_lines_keep_their_numbers(tmp_path):
+    """evaluate's rule, through the one reader: a blank line is neither a record nor an error."""
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": 2}\nnot json\n\n{"a": 3}\n', encoding="utf-8")
+    with read_columns(path, None, whole_records=True, skip_blank=True, on_error="record", chunk_size=2) as reader:
+        chunks = list(reader)
+    assert [(c.start_row, c.end_row, c.records, c.row_numbers) for c in chunks] == [
+        (0, 2, [0, 1], [1, 3]),
+        (2, 4, [3], [6]),
+    ]
+    assert [c.dicts() for c in chunks] == [[{"a": 1}, {"a": 2}], [{"a": 3}]]
+    assert [str(e) for e in chunks[1].errors] == [f"{path}:4: malformed JSON: Expecting value (column 1)"]
+    csv_path = tmp_path / "rows.csv"
+    csv_path.write_text("a,b\n1,2\n\n3,4\n", encoding="utf-8")
+    with read_columns(csv_path, None, whole_records=True, skip_blank=True, start_row=1) as reader:
+        assert [(c.records, c.row_numbers, c.dicts()) for c in reader] == [([1], [4], [{"a": "3", "b": "4"}])]
+
+
+def test_arrow_table_chunks_hold_the_table_of_any_column_type(tmp_path):
+    table = pa.table({"n": list(range(7)), "s": [{"x": i} for i in range(7)]})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=3)
+    with read_columns(tmp_path / "t.parquet", None, arrow_table=True, chunk_size=4, start_row=1) as reader:
+        chunks = list(reader)
+    assert [(c.start_row, c.end_row, c.records) for c in chunks] == [(1, 5, [1, 2, 3, 4]), (5, 7, [5, 6])]
+    assert pa.concat_tables([c.table for c in chunks]).equals(table.slice(1))
+    assert chunks[0].column("n") == [1, 2, 3, 4] and chunks[0].column("missing") == [None] * 4
+    assert chunks[1].dicts() == [{"n": 5, "s": {"x": 5}}, {"n": 6, "s": {"x": 6}}]

@@ -34,7 +34,7 @@ from respeval.bulk.chunks import ChunkStats, Inputs
 from respeval.errors import RespevalError
 from respeval.io import ResultWriter, join_parquet, parquet_writer
 from respeval.io.files import OutputError, atomic_output, commit, create_temporary, refuse_link
-from respeval.io.formats import WRITE_FORMATS, format_of
+from respeval.io.formats import WRITE_FORMATS, extensions_for, format_of
 from respeval.io.writers import close_writer, write_parquet
 from respeval.metrics.base import MetricFamily
 
@@ -199,14 +199,22 @@ class Parts:
         *,
         empty_table: dict[str, Any] | None = None,
         rows_per_record: int = 1,
+        results_format: str | None = None,
     ) -> None:
+        """``results_format``: each part's results in that format (``"parquet"``) whatever
+        ``out``'s, for a caller that reads them back (:meth:`load_results`) and writes the
+        output itself rather than :meth:`finish` joining them; None: in ``out``'s format."""
         self.out = out
         self.rows_per_record = rows_per_record  # result or error rows per input record
         self.dir = Path(parts_folder(out))
-        self.ext = Path(out).suffix.lower()
-        fmt = format_of(out)
-        if fmt not in WRITE_FORMATS:
-            raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+        if results_format is None:
+            fmt = format_of(out)
+            if fmt not in WRITE_FORMATS:
+                raise ValueError(f"cannot write results to {out}: use a .parquet, .jsonl or .csv file")
+            self.ext = Path(out).suffix.lower()
+        else:
+            fmt = results_format
+            self.ext = extensions_for(fmt)[0]
         self.fmt = fmt
         self.empty_table = empty_table
         self.fingerprint = fingerprint
@@ -227,7 +235,7 @@ class Parts:
         self._joined: str | None = None  # the output being built: a temporary file in the parts folder
         self._joined_fh: Any = None
         self._live: Any = None
-        self._live_next = 0 if self.fmt == "parquet" else -1
+        self._live_next = 0 if self.fmt == "parquet" and results_format is None else -1
 
     # ------------------------------------------------------------------ reading back
 
@@ -270,9 +278,19 @@ class Parts:
             out.append(meta)
         return out
 
-    def load_stats(self, k: int) -> ChunkStats:
+    def load_arrays(self, k: int) -> dict[str, np.ndarray]:
+        """The arrays chunk ``k``'s statistics were written as."""
         with np.load(self._name(k, "stats.npz"), allow_pickle=False) as z:
-            return ChunkStats.from_arrays({name: z[name] for name in z.files})
+            return {name: z[name] for name in z.files}
+
+    def load_stats(self, k: int) -> ChunkStats:
+        return ChunkStats.from_arrays(self.load_arrays(k))
+
+    def load_results(self, k: int) -> Any:
+        """Chunk ``k``'s results as an Arrow table (Parquet parts)."""
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self._files(k)["results"])
 
     def errors(self, k: int) -> list[dict[str, Any]]:
         path = self._name(k, "errors.jsonl")
@@ -287,10 +305,11 @@ class Parts:
         end_row: int,
         table: dict[str, Any] | None,
         errors: list[dict[str, Any]],
-        stats: ChunkStats,
+        stats: ChunkStats | Mapping[str, np.ndarray],
         digests: list[str],
     ) -> PartMeta:
-        """Write chunk ``k``'s files, the meta file last.  Called in chunk order."""
+        """Write chunk ``k``'s files, the meta file last.  Called in chunk order.  ``table``:
+        columns or an Arrow table; ``stats``: a chunk's statistics, or the arrays to keep."""
         try:
             return self._write(k, start_row, end_row, table, errors, stats, digests)
         except OSError as exc:  # (each temporary file is removed by atomic_output)
@@ -303,7 +322,7 @@ class Parts:
         end_row: int,
         table: dict[str, Any] | None,
         errors: list[dict[str, Any]],
-        stats: ChunkStats,
+        stats: ChunkStats | Mapping[str, np.ndarray],
         digests: list[str],
     ) -> PartMeta:
         files = self._files(k)
@@ -314,7 +333,7 @@ class Parts:
             if self.fmt == "parquet":
                 import pyarrow as pa
 
-                arrow = pa.table(table)
+                arrow = table if isinstance(table, pa.Table) else pa.table(table)
                 with atomic_output(results, "wb", durable=False) as fh:
                     write_parquet(arrow, fh, scratch=True)
                 self._write_live(k, arrow)
@@ -336,7 +355,8 @@ class Parts:
         sizes["errors"] = err.stat().st_size
         st = files["stats"]
         with atomic_output(st, "wb", durable=False) as fh:
-            np.savez(fh, **stats.to_arrays())  # type: ignore[arg-type]
+            arrays = stats.to_arrays() if isinstance(stats, ChunkStats) else stats
+            np.savez(fh, **arrays)  # type: ignore[arg-type]
         sizes["stats"] = st.stat().st_size
         meta = PartMeta(k, start_row, end_row, rows, len(errors), list(digests), sizes)
         with atomic_output(self._name(k, "meta.json"), durable=False) as fh:
@@ -478,6 +498,10 @@ class Parts:
             )
 
     # ------------------------------------------------------------------ removing
+
+    def remove(self) -> None:
+        """The output is written by the caller (``results_format``): remove the parts."""
+        self._discard(self.dir)
 
     def _trash_dirs(self) -> list[Path]:
         return list(self.dir.parent.glob(self.dir.name + ".trash-*"))

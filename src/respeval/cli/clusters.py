@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _records(path: str) -> list[dict]:
     from respeval.evaluate.inputs import open_dataset
 
-    return [r for chunk in open_dataset(path).chunks(20_000) for r in chunk.records]
+    return [r for chunk in open_dataset(path).chunks(20_000) for r in chunk.dicts()]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,107 +1,66 @@
 """The dataset of an evaluation, chunk by chunk: an Arrow table, a pandas DataFrame, a list of
-dicts, or a file (JSONL, CSV, Parquet).  Each chunk holds whole records; a record that cannot
-be read (bad JSON, not an object) is reported with its file, line and reason."""
+dicts, or a file (JSONL, CSV, Parquet, JSON), read through respeval.io's readers (its rules
+for a bad record, its :class:`~respeval.io.readers.Chunk`).  Each chunk holds whole records;
+a record that cannot be read (bad JSON, not an object) is reported with its file, line and
+reason.  Blank lines of JSONL and CSV files are no records."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from respeval.io.errors import InputError, RowError
 from respeval.io.files import check_readable, is_regular
 from respeval.io.formats import extensions_for, format_of
-from respeval.io.readers import csv_reader, lift_csv_field_limit, lone_surrogate, parse_json_object, read_json_document
+from respeval.io.readers import (
+    Chunk,
+    ChunkReader,
+    column_names,
+    count_rows,
+    lone_surrogate,
+    read_columns,
+    read_json_document,
+    rows_reader,
+)
 
-__all__ = ["BadRecord", "Chunk", "Dataset", "open_dataset"]
+__all__ = ["BadRecord", "Chunk", "Dataset", "bad_records", "open_dataset"]
 
 # the one extension map (respeval.io.formats); .json: an array of objects or {id: answer}
 FORMATS = ("jsonl", "csv", "parquet", "json")
+IN_MEMORY = "dataset"  # what names rows given in memory in messages ("dataset row 3")
 
 
 @dataclass(frozen=True)
 class BadRecord:
+    """A bad record as the errors file holds it: its 0-based record number, where it is
+    (``FILE:LINE``, or ``FILE row N`` for rows read whole) and why."""
+
     row: int
     where: str
     reason: str
+
+    @classmethod
+    def of(cls, row: int, error: RowError) -> BadRecord:
+        where = f"{error.path}:{error.line}" if error.unit == "line" else f"{error.path} row {error.line}"
+        return cls(row, where, (f"field {error.field!r}: " if error.field is not None else "") + error.reason)
 
     def to_json(self) -> dict[str, Any]:
         return {"row": self.row, "where": self.where, "reason": self.reason}
 
 
-@dataclass
-class Chunk:
-    """Rows ``rows`` (0-based input record numbers) of the dataset, as records or as an Arrow
-    table (whichever it was read as; the other is made on demand)."""
-
-    index: int
-    rows: list[int]
-    bad: list[BadRecord] = field(default_factory=list)
-    _records: list[dict[str, Any]] | None = None
-    _table: Any = None
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @property
-    def records(self) -> list[dict[str, Any]]:
-        if self._records is None:
-            self._records = self._table.to_pylist() if self._table is not None else []
-        return self._records
-
-    def column(self, name: str) -> list[Any]:
-        if self._table is not None and self._records is None:
-            if name not in self._table.column_names:
-                return [None] * len(self.rows)
-            return self._table.column(name).to_pylist()
-        return [r.get(name) for r in self.records]
-
-    def json_column(self, name: str) -> list[Any]:
-        """A column's values as the JSON they stand for: from Arrow, as ``json_values`` reads
-        them (the null fields an Arrow struct adds to objects that lacked those keys dropped,
-        maps as objects), so a trajectory reads the same from a table as from its records."""
-        if self._table is not None and self._records is None and name in self._table.column_names:
-            from respeval.io.nested import json_values
-
-            return json_values(self._table.column(name))
-        return self.column(name)
-
-    def arrow(self) -> Any:
-        """The chunk as a ``pyarrow.RecordBatch`` (for batch custom functions)."""
-        import pyarrow as pa
-
-        if self._table is None:
-            try:
-                self._table = pa.Table.from_pylist(self.records)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
-                raise ValueError(
-                    f"rows {self.rows[0]}-{self.rows[-1]}: {_mixed_column(self.records) or 'a column'} mixes types "
-                    f"({exc}), so a batch metric cannot have them as an Arrow batch; give the column one type, or "
-                    "make the metric a per-row one (batch=False)"
-                ) from None
-        table = self._table.combine_chunks()
-        batches = table.to_batches()
-        if len(batches) == 1:
-            return batches[0]
-        return pa.RecordBatch.from_pylist([], schema=table.schema) if not batches else table.to_batches()[0]
-
-
-def _mixed_column(records: list[dict[str, Any]]) -> str | None:
-    """The first column of ``records`` that has no one Arrow type, quoted."""
-    import pyarrow as pa
-
-    for name in dict.fromkeys(k for r in records for k in r):
-        try:
-            pa.array([r.get(name) for r in records])
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
-            return f"column {name!r}"
-    return None
+def bad_records(chunk: Chunk) -> list[BadRecord]:
+    """The chunk's bad records (its records that are not good, in order, with their errors)."""
+    if not chunk.errors:
+        return []
+    good = set(chunk.records)
+    rows = [row for row in range(chunk.start_row, chunk.end_row) if row not in good]
+    return [BadRecord.of(row, error) for row, error in zip(rows, chunk.errors)]
 
 
 class Dataset:
@@ -112,8 +71,7 @@ class Dataset:
         self.on_error = on_error
         self.path: str | None = None
         self._table: Any = None
-        self._records: list[dict[str, Any]] | None = None
-        self._checked: list[tuple[int, dict[str, Any] | BadRecord]] | None = None  # records with bad rows
+        self._records: list[Any] | None = None  # records in memory (and a JSON document's rows)
         if isinstance(source, (str, os.PathLike)):
             self.path = os.fspath(source)
             fmt = format_of(self.path)
@@ -160,33 +118,10 @@ class Dataset:
             )
         self.format = "arrow"
 
-    def _keep_records(self, records: list[dict[str, Any]]) -> None:
-        """In-memory records kept as they are; one holding a lone surrogate is a bad row, by
-        the rule every reader follows (respeval.io.readers.lone_surrogate)."""
-        checked: list[tuple[int, dict[str, Any] | BadRecord]] = []
-        for row, record in enumerate(records):
-            if not isinstance(record, dict):
-                bad = BadRecord(
-                    row, f"{self.path or 'dataset'} row {row}", f"expected a JSON object, got {type(record).__name__}"
-                )
-                if self.on_error == "fail":
-                    raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
-                checked.append((row, bad))
-                continue
-            problem = lone_surrogate(record)
-            if problem is None:
-                checked.append((row, record))
-                continue
-            field, reason = problem
-            bad = BadRecord(
-                row, f"{self.path or 'dataset'} row {row}", (f"field {field!r}: " if field else "") + reason
-            )
-            if self.on_error == "fail":
-                raise ValueError(f"{bad.where}: {bad.reason} (use on_error='skip' or 'record' to go on)")
-            checked.append((row, bad))
-        self._records = [r for _, r in checked if not isinstance(r, BadRecord)]
-        if len(checked) != len(self._records):
-            self._checked = checked
+    def _keep_records(self, records: list[Any]) -> None:
+        """Records kept as they are, read through respeval.io's rows in memory: one that is
+        no object, or holds a lone surrogate (respeval.io.readers.lone_surrogate), is a bad row."""
+        self._records = records
         self.format = "records"
 
     def fingerprint(self) -> str:
@@ -215,28 +150,19 @@ class Dataset:
         """Column names when known without reading the data (tables, Parquet, CSV)."""
         if self._table is not None:
             return list(self._table.column_names)
-        if self._records is not None:
-            return list(dict.fromkeys(k for r in self._records for k in r))
-        if self.format == "parquet":
-            import pyarrow.parquet as pq
-
-            return list(pq.ParquetFile(self.path).schema_arrow.names)
-        if self.format == "csv":
-            with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
-                return next(csv_reader(fh), [])
-        return None
+        if self._records is not None:  # the good records' (a bad one is no row of the table)
+            good = (r for r in self._records if isinstance(r, dict) and lone_surrogate(r) is None)
+            return list(dict.fromkeys(k for r in good for k in r))
+        assert self.path is not None
+        return column_names(self.path, self.format)
 
     def count(self) -> int | None:
         if self._table is not None:
             return int(self._table.num_rows)
-        if self._checked is not None:
-            return len(self._checked)
         if self._records is not None:
             return len(self._records)
         if self.format == "parquet":
-            import pyarrow.parquet as pq
-
-            return int(pq.ParquetFile(self.path).metadata.num_rows)
+            return count_rows(self.path, "parquet")  # type: ignore[arg-type]
         if not is_regular(self.path):  # type: ignore[arg-type]
             return None  # counting would consume a pipe
         try:
@@ -247,110 +173,54 @@ class Dataset:
             return None
 
     def chunks(self, chunk_size: int, start_chunk: int = 0) -> Iterator[Chunk]:
-        """Chunks of ``chunk_size`` records, from chunk ``start_chunk`` on."""
+        """Chunks of ``chunk_size`` records, from chunk ``start_chunk`` on; with
+        ``on_error="fail"``, a ValueError at the first bad record."""
+        start = start_chunk * chunk_size
         if self._table is not None:
-            n = self._table.num_rows
-            for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
-                part = self._table.slice(start, chunk_size)
-                yield Chunk(k, list(range(start, start + part.num_rows)), _table=part)
-            return
-        if self._checked is not None:
-            yield from self._record_chunks(iter(self._checked), chunk_size, start_chunk)
+            for row in range(start, self._table.num_rows, chunk_size):
+                part = self._table.slice(row, chunk_size)
+                numbers = list(range(row, row + part.num_rows))
+                yield Chunk(row, numbers, {}, [], row + part.num_rows, list(numbers), table=part)
             return
         if self._records is not None:
-            n = len(self._records)
-            for k, start in enumerate(range(start_chunk * chunk_size, n, chunk_size), start_chunk):
-                part = self._records[start : start + chunk_size]
-                yield Chunk(k, list(range(start, start + len(part))), _records=part)
-            return
-        if self.format == "parquet":
-            yield from self._parquet_chunks(chunk_size, start_chunk)
-        elif self.format == "csv":
-            yield from self._record_chunks(self._csv_records(), chunk_size, start_chunk)
+            reader = rows_reader(
+                self._records,
+                self.path or IN_MEMORY,
+                None,
+                digest="",
+                chunk_size=chunk_size,
+                on_error="record",
+                start_row=start,
+                whole_records=True,
+            )
+            advice = " (use on_error='skip' or 'record' to go on)"
         else:
-            yield from self._record_chunks(self._jsonl_records(), chunk_size, start_chunk)
-
-    def _parquet_chunks(self, chunk_size: int, start_chunk: int) -> Iterator[Chunk]:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(self.path)
-        skip = start_chunk * chunk_size
-        row = 0
-        k = start_chunk
-        pending: list[Any] = []
-        have = 0
-        for batch in pf.iter_batches(batch_size=chunk_size):
-            if row + batch.num_rows <= skip:
-                row += batch.num_rows
-                continue
-            if row < skip:
-                batch = batch.slice(skip - row)
-                row = skip
-            pending.append(batch)
-            have += batch.num_rows
-            while have >= chunk_size:
-                table = pa.Table.from_batches(pending)
-                yield Chunk(k, list(range(row, row + chunk_size)), _table=table.slice(0, chunk_size))
-                rest = table.slice(chunk_size)
-                pending = rest.to_batches() if rest.num_rows else []
-                have = rest.num_rows
-                row += chunk_size
-                k += 1
-        if have:
-            table = pa.Table.from_batches(pending)
-            yield Chunk(k, list(range(row, row + have)), _table=table)
-
-    def _record_chunks(
-        self, records: Iterator[tuple[int, dict[str, Any] | BadRecord]], chunk_size: int, start_chunk: int
-    ) -> Iterator[Chunk]:
-        skip = start_chunk * chunk_size
-        k = start_chunk
-        chunk = Chunk(k, [], [], [])
-        for row, record in records:
-            if row < skip:
-                continue
-            if isinstance(record, BadRecord):
-                if self.on_error == "fail":
-                    raise ValueError(f"{record.where}: {record.reason} (use --on-error skip or record to go on)")
-                chunk.bad.append(record)
-            else:
-                chunk.rows.append(row)
-                chunk.records.append(record)
-            if (row + 1) % chunk_size == 0:
+            assert self.path is not None
+            reader = self._file_reader(chunk_size, start)
+            advice = " (use --on-error skip or record to go on)"
+        with reader:
+            for chunk in reader:
+                if chunk.errors and self.on_error == "fail":
+                    bad = bad_records(chunk)[0]
+                    raise ValueError(f"{bad.where}: {bad.reason}{advice}")
                 yield chunk
-                k += 1
-                chunk = Chunk(k, [], [], [])
-        if chunk.rows or chunk.bad:
-            yield chunk
 
-    def _jsonl_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
-        """Records through the one JSONL line parser (respeval.io): every command reads a line,
-        and names a bad one, the same way."""
+    def _file_reader(self, chunk_size: int, start_row: int) -> ChunkReader:
         assert self.path is not None
-        row = 0
-        with open(self.path, "rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                record = parse_json_object(raw, self.path, lineno)
-                if isinstance(record, RowError):
-                    what = f"field {record.field!r}: " if record.field is not None else ""
-                    yield row, BadRecord(row, f"{self.path}:{lineno}", what + record.reason)
-                else:
-                    yield row, record
-                row += 1
-
-    def _csv_records(self) -> Iterator[tuple[int, dict[str, Any] | BadRecord]]:
-        lift_csv_field_limit()
-        with open(self.path, encoding="utf-8-sig", newline="") as fh:  # type: ignore[arg-type]
-            reader = csv.DictReader(fh)
-            for row, record in enumerate(reader):
-                if None in record:
-                    where = f"{self.path}:{reader.line_num}"
-                    yield row, BadRecord(row, where, "more cells than the header has columns")
-                    continue
-                yield row, dict(record)
+        try:
+            return read_columns(
+                self.path,
+                None,
+                fmt=self.format,
+                chunk_size=chunk_size,
+                on_error="record",
+                start_row=start_row,
+                whole_records=self.format != "parquet",
+                skip_blank=True,
+                arrow_table=self.format == "parquet",
+            )
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def open_dataset(source: Any, *, on_error: str = "fail") -> Dataset:

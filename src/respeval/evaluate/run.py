@@ -37,7 +37,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,12 +48,12 @@ import numpy as np
 
 from respeval._spend import Spend
 from respeval._version import __version__
-from respeval.bulk.parts import RunFingerprint, check_manifest, parts_folder, write_manifest
+from respeval.bulk.parts import Parts, RunFingerprint, parts_folder
 from respeval.errors import RespevalError
-from respeval.evaluate.inputs import BadRecord, Chunk, Dataset, open_dataset
+from respeval.evaluate.inputs import Chunk, Dataset, bad_records, open_dataset
 from respeval.evaluate.plan import FamilyUse, Plan, is_multi_step, judged_fields, resolve_metrics
 from respeval.fingerprint import CodeFingerprint
-from respeval.io.files import atomic_output, guarded_outputs, refuse_link
+from respeval.io.files import atomic_output, guarded_outputs
 from respeval.metrics.base import ChunkScores
 from respeval.stats import DEFAULT_SEED
 
@@ -249,7 +248,7 @@ def _custom(metric: Any, chunk: Chunk, out: dict[str, Any]) -> None:
     import pyarrow as pa
 
     batch = chunk.arrow() if metric.batch else None
-    scores = metric.score_rows(chunk.records if not metric.batch else [], batch)
+    scores = metric.score_rows(chunk.dicts() if not metric.batch else [], batch)
     n = len(chunk)
     names = metric.metric_names
     keys = list(metric.outputs) if metric.outputs is not None else ["score"]
@@ -378,7 +377,7 @@ async def _judge_metric(
 ) -> tuple[list[tuple[int, str]] | None, list[Any], Any]:
     from respeval.judge.methods.sampling import arun_sampled
 
-    records = chunk.records
+    records = chunk.dicts()
     fields = ctx.columns.judge_fields()
     options = ctx.engine_options
     if ctx.budget_left is not None:
@@ -390,7 +389,7 @@ async def _judge_metric(
         return None, report.rows, report
     jobs: list[tuple[int, str]] | None = None
     if metric.kind == "pairwise":
-        jobs = [(i, o) for i, row in enumerate(chunk.rows) for o in metric.orientations(row)]
+        jobs = [(i, o) for i, row in enumerate(chunk.records) for o in metric.orientations(row)]
         engine_records = [{**records[i], "orientation": o} for i, o in jobs]
     else:
         engine_records = records
@@ -422,7 +421,7 @@ class _JudgeContext:
 def _score_chunk(
     chunk: Chunk, plan: Plan, columns: Columns, judge: _JudgeContext | None, keep: Sequence[str], spend: Spend
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    out: dict[str, Any] = {"row": np.asarray(chunk.rows, dtype=np.int64)}
+    out: dict[str, Any] = {"row": np.asarray(chunk.records, dtype=np.int64)}
     for name in keep:
         out[name] = _text_column(chunk.column(name))
     stats: dict[str, np.ndarray] = {}
@@ -453,67 +452,23 @@ def _score_chunk(
 # --------------------------------------------------------------------------- parts on disk
 
 
-class _Parts:
-    """Finished chunks under ``OUT.parts/``: results (Parquet), statistics, bad records, each
-    renamed into place when complete (the results file last)."""
+class _Parts(Parts):
+    """Finished chunks under ``OUT.parts/``, as ``score`` keeps them (:class:`respeval.bulk.parts.Parts`:
+    the manifest, the part names, atomic writes, the meta file that says a part is whole), each
+    chunk's results as Parquet whatever the output's format: the output is written from them
+    once every chunk is done."""
 
     def __init__(self, out: str, fingerprint: RunFingerprint, resume: bool) -> None:
-        self.dir = Path(parts_folder(out))
-        refuse_link(self.dir, "run's parts")  # a folder planted as a link: the parts would go into its target
-        # the one resume check (respeval.bulk.parts): a refusal names what changed
-        resuming = self.dir.exists() and resume and check_manifest(self.dir, fingerprint, out)
-        if self.dir.exists() and not resuming:
-            shutil.rmtree(self.dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if not resuming:
-            write_manifest(self.dir, fingerprint, out)
-
-    def _name(self, k: int, what: str) -> Path:
-        return self.dir / f"part-{k:06d}.{what}"
-
-    def done(self) -> int:
-        """How many chunks, from the first, are complete (every one of their files there)."""
-        k = 0
-        while all(self._name(k, what).exists() for what in ("parquet", "npz", "bad.jsonl")):
-            k += 1
-        return k
-
-    def write(self, k: int, table: Any, stats: dict[str, np.ndarray], bad: list[BadRecord]) -> None:
-        import pyarrow.parquet as pq
-
-        for what, writer in (
-            ("npz", lambda fh: np.savez(fh, **stats)),  # type: ignore[arg-type]  # (numpy's stub)
-            ("bad.jsonl", lambda fh: fh.write("".join(json.dumps(b.to_json()) + "\n" for b in bad).encode())),
-        ):
-            with atomic_output(self._name(k, what), "wb", durable=False) as fh:
-                writer(fh)
-        with atomic_output(self._name(k, "parquet"), "wb", durable=False) as fh:
-            pq.write_table(table, fh)
+        super().__init__(out, fingerprint, resume, results_format="parquet")
 
     def tables(self, n: int) -> list[Any]:
-        import pyarrow.parquet as pq
-
-        return [pq.read_table(self._name(k, "parquet")) for k in range(n)]
+        return [self.load_results(k) for k in range(n)]
 
     def stats(self, n: int) -> list[dict[str, np.ndarray]]:
-        out = []
-        for k in range(n):
-            with np.load(self._name(k, "npz"), allow_pickle=False) as z:
-                out.append({name: z[name] for name in z.files})
-        return out
+        return [self.load_arrays(k) for k in range(n)]
 
     def bad(self, n: int) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        for k in range(n):
-            text = self._name(k, "bad.jsonl").read_text(encoding="utf-8")
-            rows.extend(json.loads(line) for line in text.splitlines() if line)
-        return rows
-
-    def remove(self) -> None:
-        # renamed away first: a kill during the deletion leaves no half set of parts to resume from
-        trash = self.dir.with_name(f"{self.dir.name}.trash-{os.getpid()}")
-        os.replace(self.dir, trash)
-        shutil.rmtree(trash, ignore_errors=True)
+        return [error for k in range(n) for error in self.errors(k)]
 
 
 def _to_arrow(columns: dict[str, Any]) -> Any:
@@ -704,7 +659,7 @@ def evaluate(
                 },
             )
             parts = _Parts(out_path, fingerprint, resume)
-        done = parts.done() if parts is not None else 0
+        done = len(parts.done()) if parts is not None else 0
         written = done
         spend = Spend()
         judge_ctx, owned = _open_judge(
@@ -724,22 +679,24 @@ def evaluate(
             for chunk in data.chunks(chunk_size, start_chunk=done):
                 columns_out, chunk_stats = _score_chunk(chunk, plan, columns, judge_ctx, keep, spend)
                 table = _to_arrow(columns_out)
+                errors = [b.to_json() for b in bad_records(chunk)]
                 if parts is not None:
-                    parts.write(chunk.index, table, chunk_stats, chunk.bad)
-                    written = chunk.index + 1
+                    k = chunk.start_row // chunk_size
+                    parts.write(k, chunk.start_row, chunk.end_row, table, errors, chunk_stats, [])
+                    written = k + 1
                 else:
                     tables.append(table)
                     stats.append(chunk_stats)
-                    bad.extend(b.to_json() for b in chunk.bad)
+                    bad.extend(errors)
                 if progress is not None:
-                    progress(len(chunk) + len(chunk.bad))
+                    progress(chunk.end_row - chunk.start_row)
         finally:
             for metric in plan.custom:
                 metric.close()
             for closer in owned:
                 closer()
         if parts is not None:
-            n = parts.done()
+            n = len(parts.done())
             if n < written:  # a part went missing between its write and the join: never fewer rows
                 raise OSError(
                     f"part {n} of {out_path} is missing ({parts.dir}); rerun the same command with --resume "

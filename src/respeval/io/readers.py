@@ -78,6 +78,8 @@ class Chunk:
         text_fields: the selected fields whose values came from a text column (CSV, plain
             text, a Parquet string column): a raw field there holds text, e.g. JSON text.
         rows: with ``whole_records``, each good record as a dict of all its fields.
+        table: with ``arrow_table`` (Parquet) or from a table in memory, the good records
+            as an Arrow table; ``rows`` is then made from it on demand (:meth:`dicts`).
     """
 
     start_row: int
@@ -89,9 +91,68 @@ class Chunk:
     digest: str = ""
     text_fields: frozenset[str] = frozenset()
     rows: list[dict[str, Any]] | None = None
+    table: Any = None
 
     def __len__(self) -> int:
         return len(self.row_numbers)
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """Every good record as a dict: :attr:`rows`, made from :attr:`table` when the chunk
+        was read as one."""
+        if self.rows is None:
+            self.rows = self.table.to_pylist() if self.table is not None else []
+        return self.rows
+
+    def column(self, name: str) -> list[Any]:
+        """A field's value in every good record (None where a record lacks it), from the
+        table without making the records when the chunk was read as one."""
+        if self.table is not None and self.rows is None:
+            if name not in self.table.column_names:
+                return [None] * len(self)
+            return self.table.column(name).to_pylist()
+        return [r.get(name) for r in self.dicts()]
+
+    def json_column(self, name: str) -> list[Any]:
+        """A column's values as the JSON they stand for: from Arrow, as ``json_values`` reads
+        them (the null fields an Arrow struct adds to objects that lacked those keys dropped,
+        maps as objects), so a trajectory reads the same from a table as from its records."""
+        if self.table is not None and self.rows is None and name in self.table.column_names:
+            from respeval.io.nested import json_values
+
+            return json_values(self.table.column(name))
+        return self.column(name)
+
+    def arrow(self) -> Any:
+        """The good records as a ``pyarrow.RecordBatch`` (for batch functions)."""
+        import pyarrow as pa
+
+        if self.table is None:
+            records = self.dicts()
+            try:
+                self.table = pa.Table.from_pylist(records)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as exc:
+                raise ValueError(
+                    f"rows {self.records[0]}-{self.records[-1]}: {_mixed_column(records) or 'a column'} mixes types "
+                    f"({exc}), so a batch metric cannot have them as an Arrow batch; give the column one type, or "
+                    "make the metric a per-row one (batch=False)"
+                ) from None
+        table = self.table.combine_chunks()
+        batches = table.to_batches()
+        if len(batches) == 1:
+            return batches[0]
+        return pa.RecordBatch.from_pylist([], schema=table.schema) if not batches else table.to_batches()[0]
+
+
+def _mixed_column(records: list[dict[str, Any]]) -> str | None:
+    """The first column of ``records`` that has no one Arrow type, quoted."""
+    import pyarrow as pa
+
+    for name in dict.fromkeys(k for r in records for k in r):
+        try:
+            pa.array([r.get(name) for r in records])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+            return f"column {name!r}"
+    return None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -183,6 +244,8 @@ class _Fields:
     whole: bool = False
     raw_text: bool = False  # raw arrays and objects may be given as their JSON text
     arrow_text: bool = False  # text fields (Parquet string columns, JSONL, CSV) may be given as Arrow arrays
+    skip_blank: bool = False  # JSONL, CSV: a blank line is no record (not counted, not an error)
+    tables: bool = False  # Parquet: each chunk's records as its Arrow table, no column read into Python
 
     @functools.cached_property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -414,6 +477,15 @@ def _skip_sizes(start_row: int, chunk_size: int) -> Iterator[int]:
         start_row -= step
 
 
+def _nonblank_lines(fh: IO[bytes], hasher: Any) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)`` of every line that is not blank, each line hashed (blank
+    ones too: the digest covers the bytes read)."""
+    for number, raw in enumerate(fh, 1):
+        hasher.update(raw)
+        if raw.strip():
+            yield number, raw
+
+
 def _repeat(n: int) -> Iterator[int]:
     while True:
         yield n
@@ -501,15 +573,25 @@ class _LineSource:
     def __init__(self, fh: IO[bytes], path: str, fmt: str, fields: _Fields) -> None:
         self.fh, self.path, self.fields = fh, path, fields
         self.parse = _text_record if fmt == "text" else _jsonl_record
-        self.columns_of = _jsonl_columns(fields) if fmt == "jsonl" else None
+        self.columns_of = _jsonl_columns(fields) if fmt == "jsonl" and not fields.skip_blank else None
         self.text_fields = frozenset(fields.names) if fmt == "text" else frozenset()
         self.hasher = hashlib.sha256()
+        # records are numbered lines when blank lines are none (line and record numbers part)
+        self._numbered = _nonblank_lines(fh, self.hasher) if fields.skip_blank else None
 
     def skip(self, rows: int, chunk_size: int) -> int:
+        if self._numbered is not None:
+            return sum(1 for _ in islice(self._numbered, rows))
         return sum(len(b) for b in _line_batches(self.fh, self.hasher, _skip_sizes(rows, chunk_size)))
 
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
         row = start_row
+        if self._numbered is not None:
+            while numbered := list(islice(self._numbered, chunk_size)):
+                batch = [(n, self.parse(raw, self.path, n, self.fields)) for n, raw in numbered]
+                yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
+                row += len(batch)
+            return
         for lines in _line_batches(self.fh, self.hasher, _repeat(chunk_size)):
             if self.columns_of is not None:
                 yield _jsonl_chunk_as_text(
@@ -546,34 +628,20 @@ class JsonDocument:
         return [{KEYED_ID: k, KEYED_VALUE: v} for k, v in self.keyed.items()]
 
 
+def read_json(path: PathLike) -> Any:
+    """A JSON file's value, whatever its shape, read as :func:`read_json_document` reads one
+    (a byte order mark dropped; invalid UTF-8, malformed JSON or an empty file an
+    :class:`InputError` naming the file and line)."""
+    return _json_value(os.fspath(path), None)[0]
+
+
 def read_json_document(path: PathLike, fh: IO[bytes] | None = None) -> JsonDocument:
     """A ``.json`` input, whole (a JSON document has no rows before it is parsed): an array
     of objects, or an object whose values are all strings or null (``{id: answer}``).
     Anything else raises :class:`InputError` saying what the file holds."""
     path = os.fspath(path)
-    own = fh is None
-    handle = _open_binary(path) if fh is None else fh
-    try:
-        raw = handle.read()
-    except OSError as exc:
-        raise InputError(describe_os_error(exc, path)) from exc
-    finally:
-        if own:
-            handle.close()
+    doc, raw = _json_value(path, fh)
     digest = hashlib.sha256(raw).hexdigest()
-    text, reason = _decode_line(raw)
-    if text is None:
-        raise InputError(f"{path}: {reason}")
-    text = text.lstrip("\ufeff")
-    if not text.strip():
-        raise InputError(f"{path}: empty file, expected a JSON document (an array of objects, or {{id: answer}})")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        hint = "; it holds more than one JSON value: JSON lines? name it .jsonl" if exc.msg == "Extra data" else ""
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno}){hint}") from None
-    except RecursionError:
-        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
     problem = lone_surrogate(doc, raw)
     if isinstance(doc, list):
         if problem is not None:
@@ -589,6 +657,33 @@ def read_json_document(path: PathLike, fh: IO[bytes] | None = None) -> JsonDocum
         f"{path}: holds {what}; a .json input is an array of objects (one per row) or an {{id: answer}} object "
         "(SQuAD's predictions); name JSON lines .jsonl"
     )
+
+
+def _json_value(path: str, fh: IO[bytes] | None) -> tuple[Any, bytes]:
+    """A JSON file's value and its bytes (read from ``fh`` when given)."""
+    own = fh is None
+    handle = _open_binary(path) if fh is None else fh
+    try:
+        raw = handle.read()
+    except OSError as exc:
+        raise InputError(describe_os_error(exc, path)) from exc
+    finally:
+        if own:
+            handle.close()
+    text, reason = _decode_line(raw)
+    if text is None:
+        raise InputError(f"{path}: {reason}")
+    text = text.lstrip("\ufeff")
+    if not text.strip():
+        raise InputError(f"{path}: empty file, expected a JSON document (an array of objects, or {{id: answer}})")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = "; it holds more than one JSON value: JSON lines? name it .jsonl" if exc.msg == "Extra data" else ""
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno}){hint}") from None
+    except RecursionError:
+        raise InputError(f"{path}: {NESTED_TOO_DEEPLY}") from None
+    return doc, raw
 
 
 def _item_record(item: Any, path: str, number: int, fields: _Fields) -> Any:
@@ -731,7 +826,7 @@ class _CsvSource:
         self.fields = fields
         self.indices = [self.header.index(name) for name in fields.names]
         # lines become records natively unless every record must also come whole, as a dict
-        self.columns_of = None if fields.whole else _csv_splitter()
+        self.columns_of = None if fields.whole or fields.skip_blank else _csv_splitter()
         self.line = self.reader.line_num  # the lines read so far: the header's
         self._records = self._parse() if self.columns_of is None else None
 
@@ -742,6 +837,8 @@ class _CsvSource:
             for row in reader:
                 # A quoted field may span lines: the record starts on the line after the last one.
                 first_line, last_line = last_line + 1, reader.line_num
+                if not row and self.fields.skip_blank and not lines.bad:
+                    continue
                 yield self._record(row, first_line, lines, last_line)
         except csv.Error as exc:
             # After a parser error the reader may be out of step with record boundaries, so
@@ -888,13 +985,16 @@ def _open_parquet(fh: IO[bytes], path: str) -> Any:
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from exc
 
 
-def _parquet_fields(pf: Any, path: str, fields: Sequence[str] | None, kinds: dict[str, str]) -> list[str]:
-    """Check the selected columns exist and hold what their kind needs, before any data is read."""
+def _parquet_fields(
+    pf: Any, path: str, fields: Sequence[str] | None, kinds: dict[str, str], *, any_type: bool = False
+) -> list[str]:
+    """Check the selected columns exist and (unless ``any_type``) hold what their kind needs,
+    before any data is read."""
     import pyarrow as pa
 
     schema = pf.schema_arrow
     selected = _select_columns(path, schema.names, fields, "column")
-    for name in selected:
+    for name in [] if any_type else selected:
         typ = schema.field(name).type
         kind = kinds.get(name, TEXT)
         if kind == RAW or _is_string_type(pa, typ):
@@ -911,12 +1011,14 @@ def _parquet_fields(pf: Any, path: str, fields: Sequence[str] | None, kinds: dic
 class _ParquetSource:
     """Parquet: row groups read in batches, re-sliced into chunks of exactly ``chunk_size``."""
 
-    def __init__(self, fh: IO[bytes], path: str, fields: Sequence[str] | None, kinds: dict[str, str]) -> None:
+    def __init__(
+        self, fh: IO[bytes], path: str, fields: Sequence[str] | None, kinds: dict[str, str], *, tables: bool = False
+    ) -> None:
         import pyarrow as pa
 
         self.fh, self.path = fh, path
         self.pf = _open_parquet(fh, path)
-        self.names = _parquet_fields(self.pf, path, fields, kinds)
+        self.names = _parquet_fields(self.pf, path, fields, kinds, any_type=tables)
         schema = self.pf.schema_arrow
         self.text = frozenset(n for n in self.names if _is_string_type(pa, schema.field(n).type))
         self.hasher = hashlib.sha256()
@@ -1010,7 +1112,14 @@ class _ParquetSource:
         row = start_row
         for table in self._tables(start_row, chunk_size):
             self._hash_groups_through(row + table.num_rows)
-            yield self._chunk(table, row, on_error)
+            if self.fields.tables:  # every value as it is in the table: nothing to check
+                numbers = list(range(row, row + table.num_rows))
+                text = self.text & set(self.fields.names)
+                yield Chunk(
+                    row, numbers, {}, [], row + len(numbers), list(numbers), self.hasher.hexdigest(), text, None, table
+                )
+            else:
+                yield self._chunk(table, row, on_error)
             row += table.num_rows
 
     def _texts(self, pa: Any, column: Any, kind: str) -> Any:
@@ -1186,13 +1295,16 @@ def read_columns(
     empty_list_fields: Iterable[str] = (),
     check_content: bool = True,
     arrow_text: bool = False,
+    skip_blank: bool = False,
+    arrow_table: bool = False,
 ) -> ChunkReader:
     """Stream the selected fields of a corpus file in chunks.
 
     Args:
         path: the file to read (a pipe or FIFO too, except for Parquet).
         fields: field names to select; None means all columns (CSV, Parquet) or ``text``
-            (plain text).  JSONL needs explicit fields.
+            (plain text).  JSONL and JSON need explicit fields, or ``whole_records`` (every
+            record whole, no field selected or checked).
         fmt: ``"text"``, ``"jsonl"``, ``"csv"``, ``"parquet"`` or ``"json"``; inferred from the
             extension when None.
         chunk_size: source records per chunk (bad records count too).
@@ -1222,6 +1334,10 @@ def read_columns(
             CSV chunk whose every line the native reader takes, may be given as the chunk's Arrow
             string array instead of a list of str (for callers that read Arrow strings in
             place: the ROUGE kernels); :func:`as_list` makes it a list.
+        skip_blank: JSONL and CSV: a blank line is no record (neither counted nor an error),
+            as evaluate has always read them; record numbers then count the other lines.
+        arrow_table: Parquet: each chunk's records as its Arrow table (:attr:`Chunk.table`),
+            of any column types, without reading a value into Python or checking one.
 
     Every other selected value must be a string: JSON null, numbers, objects, Parquet nulls
     and non-string columns are errors, never coerced.
@@ -1244,25 +1360,31 @@ def read_columns(
             if check_content:
                 check_text_content(path, fh)
         elif fmt == "json":
-            if fields is None:
+            if fields is None and not whole_records:
                 raise ValueError("a JSON document's rows have no header: pass fields=[...] naming the fields to read")
             document = read_json_document(path, fh)
-            selected = list(fields)
+            selected = list(fields or ())
         elif fmt == "jsonl":
-            if fields is None:
+            if fields is None and not whole_records:
                 raise ValueError("JSONL has no header: pass fields=[...] naming the fields to read")
-            selected = list(fields)
+            selected = list(fields or ())
         elif fmt == "csv":
             source: Any = _CsvSource(fh, path, fields)
             selected = source.names
         else:
-            source = _ParquetSource(fh, path, fields, kinds)
+            source = _ParquetSource(fh, path, fields, kinds, tables=arrow_table)
             selected = source.names
         unknown = sorted(set(kinds) - set(selected))
         if unknown:
             raise ValueError(f"field kinds name fields that are not selected: {unknown}")
         chosen = _Fields(
-            tuple(selected), tuple(kinds.get(n, TEXT) for n in selected), whole_records, raw_as_json_text, arrow_text
+            tuple(selected),
+            tuple(kinds.get(n, TEXT) for n in selected),
+            whole_records,
+            raw_as_json_text,
+            arrow_text,
+            skip_blank,
+            arrow_table,
         )
         if fmt in ("text", "jsonl"):
             source = _LineSource(fh, path, fmt, chosen)
@@ -1324,7 +1446,7 @@ def sniff_file(path: PathLike) -> None:
 def rows_reader(
     items: Sequence[Any],
     path: PathLike,
-    fields: Sequence[str],
+    fields: Sequence[str] | None,
     *,
     digest: str,
     chunk_size: int = 20_000,
@@ -1341,11 +1463,15 @@ def rows_reader(
     """:func:`read_columns` over rows in memory (records, or :class:`RowError` for rows known
     bad), numbered 0, 1, ... as a JSON document's; ``path`` names them in messages and
     ``digest`` stands for their content (a resume compares it); ``arrow_text`` is accepted
-    for :func:`read_columns`' sake and changes nothing (rows in memory are Python values)."""
+    for :func:`read_columns`' sake and changes nothing (rows in memory are Python values).
+    ``fields`` None, with ``whole_records``: every row whole, no field selected or checked."""
     path = os.fspath(path)
     _check_arguments(fields, chunk_size, on_error, start_row)
     kinds = _field_kinds(allow_list_fields, key_fields, raw_fields, empty_list_fields)
-    chosen = _Fields(tuple(fields), tuple(kinds.get(n, TEXT) for n in fields), whole_records, raw_as_json_text)
+    if fields is None and not whole_records:
+        raise ValueError("rows in memory have no header: pass fields=[...] naming the fields to read")
+    names = tuple(fields or ())
+    chosen = _Fields(names, tuple(kinds.get(n, TEXT) for n in names), whole_records, raw_as_json_text)
     source = RowsSource(items, path, chosen, digest)
     return ChunkReader(io.BytesIO(), source, path, "json", chosen, start_row, chunk_size, on_error)
 
@@ -1372,6 +1498,22 @@ def count_rows(path: PathLike, fmt: str | None = None) -> int:
             except csv.Error as exc:
                 raise InputError(f"{path}: CSV parse error: {exc}") from exc
         return _count_lines(fh)
+
+
+def column_names(path: PathLike, fmt: str | None = None) -> list[str] | None:
+    """The columns of a CSV (its header; none in an empty file) or Parquet file (its
+    schema), read without the records; None for a format whose records name their own."""
+    path = os.fspath(path)
+    fmt = resolve_format(path, fmt, READ_FORMATS)
+    if fmt not in ("csv", "parquet"):
+        return None
+    with _open_binary(path) as fh:
+        if fmt == "parquet":
+            return list(_open_parquet(fh, path).schema_arrow.names)
+        try:
+            return next(csv_reader(_CsvLines(fh)), [])
+        except csv.Error as exc:
+            raise InputError(f"{path}:1: CSV parse error: {exc}") from exc
 
 
 def _count_lines(fh: IO[bytes]) -> int:

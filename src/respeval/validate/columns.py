@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from respeval.io import format_of, read_jsonl
-from respeval.io.readers import lift_csv_field_limit
+from respeval.io import format_of, read_columns, read_jsonl
+from respeval.io.readers import column_names, read_json
 from respeval.validate.resampling import plain_value
 
 
@@ -71,9 +69,10 @@ def find_metrics(columns: Iterable[str]) -> list[MetricColumns]:
 
 
 def load_table(path: str | Path) -> dict[str, list[Any]]:
-    """A whole table as columns: ``.jsonl``/``.ndjson`` (one object per line), ``.json`` (a list
-    of objects, or an object of equal-length lists), ``.csv`` (numbers parsed, empty cells
-    missing) or ``.parquet``.  Rows lacking a column hold ``None`` there."""
+    """A whole table as columns, read through respeval.io's readers: ``.jsonl``/``.ndjson``
+    (one object per line), ``.json`` (a list of objects, or an object of equal-length lists),
+    ``.csv`` (numbers parsed, empty cells missing) or ``.parquet``.  Rows lacking a column
+    hold ``None`` there; blank lines are no rows."""
     p = Path(path)
     fmt = format_of(p)
     if fmt == "jsonl":
@@ -81,16 +80,28 @@ def load_table(path: str | Path) -> dict[str, list[Any]]:
     if fmt == "json":
         return _json_table(p)
     if fmt == "csv":
-        return _csv_table(p)
+        columns = _read_columns(p, "csv")
+        return {name: _parse_csv_column(values) for name, values in columns.items()}
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        return pq.read_table(p).to_pydict()
+        return _read_columns(p, "parquet")
     raise ValueError(f"{p}: unknown table format {p.suffix.lower()!r} (expected .jsonl, .json, .csv or .parquet)")
 
 
+def _read_columns(p: Path, fmt: str) -> dict[str, list[Any]]:
+    """Every column of a CSV (text) or Parquet (as stored) file, whole."""
+    import pyarrow as pa
+
+    parquet = fmt == "parquet"
+    names = column_names(p, fmt) or []
+    with read_columns(p, None, fmt=fmt, skip_blank=True, arrow_table=parquet) as reader:
+        chunks = list(reader)
+    if parquet:
+        return pa.concat_tables([c.table for c in chunks]).to_pydict() if chunks else {n: [] for n in names}
+    return {name: [v for c in chunks for v in c.columns[name]] for name in names}
+
+
 def _json_table(p: Path) -> dict[str, list[Any]]:
-    data = json.loads(p.read_text(encoding="utf-8-sig"))
+    data = read_json(p)
     if isinstance(data, list):
         return _rows_to_columns(data, p)
     if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
@@ -108,15 +119,6 @@ def _rows_to_columns(rows: Sequence[Any], p: Path) -> dict[str, list[Any]]:
             raise ValueError(f"{p}: row {i} is {type(row).__name__}, expected an object")
         names.update(dict.fromkeys(row))
     return {name: [row.get(name) for row in rows] for name in names}
-
-
-def _csv_table(p: Path) -> dict[str, list[Any]]:
-    lift_csv_field_limit()  # a cell holds whatever the same value holds in JSONL
-    with p.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
-        rows = list(reader)
-        names = reader.fieldnames or []
-    return {name: _parse_csv_column([row.get(name) for row in rows]) for name in names}
 
 
 def _parse_csv_column(cells: list[str | None]) -> list[Any]:
