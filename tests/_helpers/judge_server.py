@@ -291,6 +291,7 @@ class _Core:
         delivered = [r for r in records if r.fault in DELIVERING and r.status == 200]
         out: dict[str, Any] = {
             "requests": len(records),
+            "distinct_requests": len({r.key for r in records}),  # a retried request counted once
             "faults": dict(faults),
             "connections": self.connections,
             "delivered": len(delivered),
