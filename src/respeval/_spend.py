@@ -10,9 +10,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Spend"]
+__all__ = ["Spend", "batch_spend"]
 
 _SUMMED = ("calls", "retries", "reasks", "cache_hits", "tokens_in", "tokens_out", "cost", "seconds")
+
+
+def batch_spend(report: Any) -> tuple[int, int, float]:
+    """Tokens in, tokens out and cost of a batch-mode run (a
+    :class:`~respeval.judge.batch.BatchReport`): the batches at batch prices, plus interactive
+    retries.  Its rows were answered from the cache the batches filled, so this is what it spent."""
+    return (
+        report.tokens_in + report.live_tokens_in,
+        report.tokens_out + report.live_tokens_out,
+        report.total_cost,
+    )
 
 
 @dataclass
@@ -30,7 +41,7 @@ class Spend:
     errors: Counter[str] = field(default_factory=Counter)
 
     def add(self, spent: Any) -> None:
-        """Add what a run (a judge ``RunSummary``, or anything with these fields) or another
+        """Add what a run (a judge ``JudgeRunSummary``, or anything with these fields) or another
         Spend spent."""
         for name in _SUMMED:
             setattr(self, name, getattr(self, name) + getattr(spent, name))
@@ -46,12 +57,8 @@ class Spend:
         return spend
 
     def settle_batch(self, report: Any) -> None:
-        """Tokens and cost become everything a batch-mode run spent (a
-        :class:`~respeval.judge.batch.BatchReport`: the batches at batch prices, plus
-        interactive retries), since its rows were answered from the cache the batches filled."""
-        self.tokens_in = report.tokens_in + report.live_tokens_in
-        self.tokens_out = report.tokens_out + report.live_tokens_out
-        self.cost = report.total_cost
+        """Tokens and cost become everything a batch-mode run spent (:func:`batch_spend`)."""
+        self.tokens_in, self.tokens_out, self.cost = batch_spend(report)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -80,11 +80,12 @@ class CodeFingerprint:
 
     @property
     def token(self) -> str:
-        """A short stable text for signatures and keys: ``version:V``, ``code:<12 hex>`` or
-        ``code:unproven``."""
+        """A short stable text for signatures and keys: ``@V`` (the user's version, as
+        ``module:function@V`` writes it), ``<12 hex>`` of the digest, or ``unproven``.  A
+        signature writes it as its ``code`` field (``version:`` is the package's)."""
         if self.version is not None:
-            return f"version:{self.version}"
-        return f"code:{self.digest[:12]}" if self.digest is not None else "code:unproven"
+            return f"@{self.version}"
+        return self.digest[:12] if self.digest is not None else "unproven"
 
 
 def split_version(target: str) -> tuple[str, str | None]:

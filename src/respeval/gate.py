@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._run_summary import UNSCORED
 from respeval._sync import run_sync
 from respeval.judge.batch import BatchOptions
 from respeval.judge.cache import JudgeCache
@@ -34,7 +35,7 @@ from respeval.judge.engine import EngineOptions
 from respeval.judge.methods import JudgeMethod
 from respeval.judge.methods.pointwise import Pointwise
 from respeval.judge.models import JudgeModel
-from respeval.judge.results import RunSummary
+from respeval.judge.results import JudgeRunSummary
 from respeval.judge.run import arun
 from respeval.metrics.match import exact_match, squad
 from respeval.metrics.rouge import rouge
@@ -58,7 +59,7 @@ __all__ = [
     "stage_scores",
 ]
 
-ACCEPT, REJECT, UNSCORED, UNDECIDED = "accept", "reject", "unscored", "undecided"
+ACCEPT, REJECT, UNDECIDED = "accept", "reject", "undecided"  # and UNSCORED: the judge gave no verdict
 OVER_LIMIT = "over the judge limit"
 LEXICAL_METRICS = ("rouge1", "rouge2", "rougeL", "squad_f1")
 NORMALIZATIONS = ("squad", "unicode", "none")
@@ -301,7 +302,7 @@ class GateReport:
     rows: list[GateRow]
     stages: list[StageReport]
     config: GateConfig
-    judge_summary: RunSummary | None = None
+    judge_summary: JudgeRunSummary | None = None
     confidence: float = 0.95
     judge_skipped: bool = False
     over_limit: int = 0  # rows the cheap stages left that judge_limit kept from the judge
@@ -509,7 +510,7 @@ async def _judge(
     options: EngineOptions | None,
     report: StageReport,
     batch: bool | BatchOptions = False,
-) -> RunSummary:
+) -> JudgeRunSummary:
     judge_records = [_judge_record(records[i], i) for i in pending]
     result = await arun(judge_records, model, method=method, cache=cache, options=options, batch=batch)
     finished = set()

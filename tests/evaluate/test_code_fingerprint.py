@@ -119,7 +119,7 @@ def test_what_cannot_be_read_is_refused_with_the_reason():
     namespace: dict = {}
     exec("def f(row):\n    return 1\n", namespace)  # source in no file (python -c, a notebook)
     fp = code_fingerprint(namespace["f"])
-    assert not fp.proven and "not in a file" in fp.reason and fp.token == "code:unproven"
+    assert not fp.proven and "not in a file" in fp.reason and fp.token == "unproven"
     lock = __import__("threading").Lock()
 
     def holds_a_lock(row):
@@ -131,7 +131,7 @@ def test_what_cannot_be_read_is_refused_with_the_reason():
 
 def test_a_version_stands_for_the_code():
     fp = code_fingerprint(len, version="2")
-    assert fp.proven and fp.version == "2" and fp.token == "version:2"
+    assert fp.proven and fp.version == "2" and fp.token == "@2"
     assert code_fingerprint(math.sqrt, version="2").digest == fp.digest
     assert code_fingerprint(len, version="3").digest != fp.digest
     with pytest.raises(ValueError, match="non-empty string"):

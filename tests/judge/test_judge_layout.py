@@ -31,6 +31,7 @@ EXPECTED = {
     "JudgeMethod",
     "JudgeModel",
     "JudgeRequest",
+    "JudgeRunSummary",  # RunSummary is its old name
     "LoopbackTransport",
     "Message",
     "ModelPrice",

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from respeval._adapters import require
+from respeval._run_summary import SCORED
 
 EVENT_NAME = "gen_ai.evaluation.result"
 NAME = "gen_ai.evaluation.name"
@@ -203,7 +204,7 @@ class JudgeEvents:
 
     def __call__(self, row: Any) -> None:
         verdict = row.verdict or {}
-        scored = row.verdict is not None and row.status == "scored"
+        scored = row.verdict is not None and row.status == SCORED
         explanation = _explanation(verdict) if scored else row.unscored_reason
         emit_evaluation(
             self.name,

@@ -5,7 +5,7 @@
 * :mod:`~respeval.bulk.parts` -- completed chunks on disk, the final join, resuming;
 * :mod:`~respeval.bulk.prefetch` -- reading ahead on a helper thread;
 * :mod:`~respeval.bulk.collector` -- running corpus sums and bootstrap replicates;
-* :mod:`~respeval.bulk.summary` -- corpus tables, comparisons and the :class:`RunSummary`.
+* :mod:`~respeval.bulk.summary` -- corpus tables, comparisons and the :class:`ScoringRunSummary`.
 """
 
 from respeval.bulk.chunks import ChunkStats
@@ -20,7 +20,15 @@ from respeval.bulk.run import (
     score_table,
     total_rows,
 )
-from respeval.bulk.summary import Comparison, CorpusRow, RunSummary, format_comparisons, format_table, summarize
+from respeval.bulk.summary import (
+    Comparison,
+    CorpusRow,
+    RunSummary,
+    ScoringRunSummary,
+    format_comparisons,
+    format_table,
+    summarize,
+)
 
 __all__ = [
     "DEFAULT_PRED_FIELD",
@@ -29,7 +37,8 @@ __all__ = [
     "ChunkStats",
     "Comparison",
     "CorpusRow",
-    "RunSummary",
+    "RunSummary",  # the old name of ScoringRunSummary
+    "ScoringRunSummary",
     "StatsCollector",
     "build_families",
     "format_comparisons",

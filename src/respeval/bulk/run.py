@@ -34,7 +34,7 @@ from respeval.bulk.chunks import (
 from respeval.bulk.collector import StatsCollector
 from respeval.bulk.parts import PartMeta, Parts, fingerprint, parts_folder
 from respeval.bulk.prefetch import prefetch
-from respeval.bulk.summary import RunSummary, summarize, summary_without_failures
+from respeval.bulk.summary import ScoringRunSummary, summarize, summary_without_failures
 from respeval.io import count_rows, input_format, read_columns
 from respeval.io.errors import RowError, check_on_error
 from respeval.io.files import atomic_output, check_outputs, check_readable, is_regular, lock_outputs
@@ -162,7 +162,7 @@ def score_files(
     progress: Callable[[int], None] | None = None,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     input_format: str | None = None,
-) -> RunSummary:
+) -> ScoringRunSummary:
     """Score prediction file(s) against references, chunk by chunk.
 
     Parameters
@@ -305,7 +305,7 @@ def _run(
     progress: Callable[[int], None] | None,
     started: float,
     options: Mapping[str, Any] | None = None,
-) -> RunSummary:
+) -> ScoringRunSummary:
     parts = None
     if out is not None:
         parts = Parts(
@@ -379,7 +379,7 @@ def _score(
     comparison_trials: int,
     progress: Callable[[int], None] | None,
     started: float,
-) -> RunSummary:
+) -> ScoringRunSummary:
     rows_failed = 0
     error_examples: list[str] = []
     memory_errors: list[dict[str, Any]] = []
@@ -454,7 +454,7 @@ def _score(
             if rows_failed
             else "nothing was scored: the input has no rows"
         )
-    return RunSummary(
+    return ScoringRunSummary(
         rows_total=rows_scored + rows_failed,
         rows_scored=rows_scored,
         rows_failed=rows_failed,
@@ -535,7 +535,7 @@ def score_table(
     confidence: float = 0.95,
     seed: int | None = DEFAULT_SEED,
     compare_to: str | None = None,
-) -> tuple[Any, RunSummary]:
+) -> tuple[Any, ScoringRunSummary]:
     """Score an Arrow table or pandas DataFrame in memory: (results table, summary).
 
     The same rows, metrics and summary as ``score_files`` on the same data.

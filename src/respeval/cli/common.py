@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from respeval._run_summary import STOP_BUDGET, STOP_CACHE, STOP_INTERRUPTED
 from respeval.stats import DEFAULT_SEED
 
 _N = TypeVar("_N", int, float)
@@ -34,9 +35,9 @@ def stop_exit(kind: str | None) -> Exit:
     0 done, 4 the budget, 130 interrupted, 1 a cache file to fix (damaged, locked), else 3."""
     return {
         None: Exit.OK,
-        "budget": Exit.BUDGET,
-        "interrupted": Exit.INTERRUPTED,
-        "cache": Exit.INPUT,
+        STOP_BUDGET: Exit.BUDGET,
+        STOP_INTERRUPTED: Exit.INTERRUPTED,
+        STOP_CACHE: Exit.INPUT,
     }.get(kind, Exit.JUDGE_FATAL)
 
 

@@ -146,49 +146,6 @@ def add_arguments(score: argparse.ArgumentParser) -> None:
     )
 
 
-def _prf_table(summary) -> list[str]:
-    """The single-system table: P, R, F and the F interval per ROUGE type."""
-    row = summary.table[0]
-    pct = int(round(summary.confidence * 100))
-    lines = [f"{'metric':<10} {'P':>8} {'R':>8} {'F':>8}   F {pct}% CI (bootstrap)"]
-    for f in summary.fields:
-        name = f[:-2]
-        ci = row.intervals.get(f)
-        ci_text = f"[{ci[0]:.4f}, {ci[1]:.4f}]" if ci else "-"
-        p, r, fv = (row.values[name + "_p"], row.values[name + "_r"], row.values[f])
-        cells = " ".join("       -" if v is None else f"{v:8.4f}" for v in (p, r, fv))
-        lines.append(f"{name:<10} {cells}   {ci_text}")
-    return lines
-
-
-def _table(summary) -> str:
-    from respeval.bulk.summary import format_comparisons, format_table
-
-    lines = [
-        f"{summary.rows_scored} rows scored in {summary.seconds:.2f}s"
-        + (f", {summary.rows_failed} rows failed" if summary.rows_failed else "")
-        + (f" (resumed after {summary.resumed_chunks} chunks)" if summary.resumed_chunks else ""),
-        "",
-    ]
-    if len(summary.table) == 1 and all(f.endswith("_f") for f in summary.fields):
-        lines += _prf_table(summary)
-    elif summary.table:
-        lines.append(format_table(summary.table, summary.fields, summary.confidence))
-    if summary.comparisons:
-        lines += ["", format_comparisons(summary.comparisons, summary.fields)]
-    lines.append("")
-    lines += [f"signature: {sig}" for sig in summary.signatures.values()]
-    if summary.output:
-        lines.append(f"per-row results: {summary.output}")
-    if summary.errors_output:
-        lines.append(f"bad rows and reasons: {summary.errors_output}")
-    if summary.error_examples:
-        lines.append("first bad rows:")
-        lines += [f"  {e}" for e in summary.error_examples]
-    lines += [f"note: {n}" for n in summary.notes]
-    return "\n".join(lines)
-
-
 def run(args: argparse.Namespace) -> int:
     from respeval.bulk import EXAMPLE, score_files, total_rows
 
@@ -264,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary.to_json(), indent=2))
         else:
-            print(_table(summary))
+            print(summary.format())
         _write_run_outputs(summary, args)
     return Exit.OK
 
@@ -438,6 +395,6 @@ def _score_dask(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    print(json.dumps(summary.to_json(), indent=2) if args.json else _table(summary))
+    print(json.dumps(summary.to_json(), indent=2) if args.json else summary.format())
     _write_run_outputs(summary, args)
     return Exit.OK

@@ -31,7 +31,7 @@ from respeval.bulk import (
     DEFAULT_PRED_FIELD,
     DEFAULT_REF_FIELD,
     ChunkStats,
-    RunSummary,
+    ScoringRunSummary,
     StatsCollector,
     build_families,
     score_arrow,
@@ -154,7 +154,7 @@ def score_parquet(
     seed: int | None = DEFAULT_SEED,
     compare_to: str | None = None,
     progress: Callable[[int], None] | None = None,
-) -> RunSummary:
+) -> ScoringRunSummary:
     """Score Parquet files on Dask; write ``output`` (a Parquet file) and return the summary.
 
     ``client``: a ``distributed.Client``; else ``scheduler`` (an address such as

@@ -39,6 +39,7 @@ from respeval.evaluate.isolation import (
 )
 from respeval.fingerprint import CodeFingerprint, code_fingerprint
 from respeval.metrics.base import check_flag, describe_value
+from respeval.metrics.signature import Signature, limit_field
 from respeval.redact import redact
 
 __all__ = ["ISOLATION", "CustomMetric", "CustomScores", "load_function"]
@@ -197,12 +198,17 @@ class CustomMetric:
 
     def signature(self) -> str:
         code = self.code_fingerprint()
-        limits = ""
+        limits: dict[str, Any] = {}
         if self.isolation == "process":
-            network = "allowed" if self.limits.network else "blocked"
-            limits = f"|timeout:{self.limits.timeout}|memory_mb:{self.limits.memory_mb}|network:{network}"
-            limits += f"|sandbox:{self._sandbox}" + (f"|env:{','.join(self.limits.env)}" if self.limits.env else "")
-        return f"custom:{code.target}|{code.token}|batch:{self.batch}|isolation:{self.isolation}{limits}"
+            limits = {
+                "timeout": limit_field(self.limits.timeout),
+                "memory_mb": limit_field(self.limits.memory_mb),
+                "network": "allowed" if self.limits.network else "blocked",
+                "sandbox": self._sandbox,
+                "env": ",".join(self.limits.env) or None,
+            }
+        signature = Signature(custom=code.target, code=code.token, batch=self.batch, isolation=self.isolation, **limits)
+        return str(signature)
 
     # ------------------------------------------------------------------ running
 

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval._run_summary import SCORED, STOP_DEFERRED, UNSCORED
 from respeval._spend import Spend
 from respeval._version import __version__
 from respeval.bulk.parts import Parts, RunFingerprint, parts_folder
@@ -60,7 +61,6 @@ from respeval.stats import DEFAULT_SEED
 __all__ = ["EvalResult", "JudgeStopped", "evaluate"]
 
 ON_ERROR = ("fail", "skip", "record")
-SCORED, UNSCORED = "scored", "unscored"
 
 
 class JudgeStopped(RespevalError, RuntimeError):
@@ -756,7 +756,6 @@ async def _resolve_batches(
     it, the chunks are scored from the cache.  Raises JudgeStopped when not everything could
     be had (the budget, batches still running)."""
     from respeval.judge.batch import BatchOptions, arun_batched
-    from respeval.judge.engine import STOP_DEFERRED
 
     @dataclass
     class _Pass:

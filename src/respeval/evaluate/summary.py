@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from respeval._run_summary import SCORED
 from respeval.evaluate.plan import Plan, judged_fields
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.stats import bootstrap_means, percentile_interval
@@ -118,7 +119,7 @@ def build_summaries(
         values = _floats(table, f"{name}/score", n_good)
         status = _column(table, f"{name}/status")
         # coverage counts scored rows (an inconsistent pair is scored, with no numeric score)
-        n_status = int(pc.sum(pc.equal(status, "scored")).as_py() or 0) if status is not None else None
+        n_status = int(pc.sum(pc.equal(status, SCORED)).as_py() or 0) if status is not None else None
         good = values[~np.isnan(values)]
         n = int(good.size)
         entry: dict[str, Any] = {"metric": name, "kind": kind, "n": n, "rows": n_rows, "confidence": confidence}

@@ -51,7 +51,7 @@ from respeval.judge.models import (
 )
 from respeval.judge.parsing import Parsed, ParseFailure
 from respeval.judge.prices import ModelPrice
-from respeval.judge.results import RowResult, RunSummary, wilson_interval
+from respeval.judge.results import JudgeRunSummary, RowResult, RunSummary, wilson_interval
 from respeval.judge.run import arun, run
 from respeval.judge.specs import load_model
 
@@ -75,6 +75,7 @@ __all__ = [
     "JudgeMethod",
     "JudgeModel",
     "JudgeRequest",
+    "JudgeRunSummary",
     "LoopbackTransport",
     "Message",
     "ModelPrice",
@@ -88,7 +89,7 @@ __all__ = [
     "ReplayModel",
     "RowResult",
     "RunResult",
-    "RunSummary",
+    "RunSummary",  # the old name of JudgeRunSummary
     "ShardedTransport",
     "TransientError",
     "arun",

@@ -57,8 +57,8 @@ from respeval.judge.results import (
     STOP_ERROR,
     STOP_INTERRUPTED,
     UNSCORED,
+    JudgeRunSummary,
     RowResult,
-    RunSummary,
     Spend,
 )
 from respeval.redact import redact
@@ -130,7 +130,7 @@ class RunResult:
     and the input rows left not run when the run stopped early."""
 
     rows: list[RowResult]
-    summary: RunSummary
+    summary: JudgeRunSummary
     not_run: list[int] = field(default_factory=list)
     stop_kind: str | None = None
 
@@ -240,7 +240,7 @@ class JudgeEngine:
         o = self.options
         self._rpm = RateLimiter(o.requests_per_minute) if o.requests_per_minute else None
         self._tpm = RateLimiter(o.tokens_per_minute) if o.tokens_per_minute else None
-        self.summary = RunSummary(
+        self.summary = JudgeRunSummary(
             method=method.name,
             signature=f"{method.signature()}|model:{model.model_id}",
             model=model.model_id,

@@ -9,24 +9,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from respeval._spend import Spend
+# the one set of row states and stop kinds (respeval._run_summary), which the judge's modules
+# import from here
+from respeval._run_summary import SCORED as SCORED
+from respeval._run_summary import STOP_BUDGET as STOP_BUDGET
+from respeval._run_summary import STOP_CACHE as STOP_CACHE
+from respeval._run_summary import STOP_DEFERRED as STOP_DEFERRED
+from respeval._run_summary import STOP_ERROR as STOP_ERROR
+from respeval._run_summary import STOP_INTERRUPTED as STOP_INTERRUPTED
+from respeval._run_summary import STOP_WAITING as STOP_WAITING
+from respeval._run_summary import UNSCORED as UNSCORED
+from respeval._run_summary import RunSummaryBase
+from respeval._spend import Spend, batch_spend
 from respeval.redact import redact, redact_data
 from respeval.stats.exact import float_numerator, to_float
 from respeval.stats.intervals import wilson_interval
 
-__all__ = ["JudgeReport", "RowResult", "RunSummary", "Spend", "wilson_interval"]
-
-SCORED = "scored"
-UNSCORED = "unscored"
-
-# Why a run stopped before its last row (``RunSummary.stop_kind``): one set for the live engine
-# and batch mode.
-STOP_BUDGET = "budget"
-STOP_ERROR = "error"
-STOP_INTERRUPTED = "interrupted"
-STOP_DEFERRED = "deferred"  # some answers wait for a provider batch (see respeval.judge.batch)
-STOP_CACHE = "cache"  # the cache file cannot be read or written (a damaged page): fix it, then rerun
-STOP_WAITING = "waiting"  # batch mode: submitted batches not finished yet
+__all__ = ["JudgeReport", "JudgeRunSummary", "RowResult", "RunSummary", "Spend", "wilson_interval"]
 
 
 @dataclass
@@ -97,8 +96,8 @@ class RowResult:
 
 
 @dataclass
-class RunSummary:
-    """What a run did.  ``total`` counts every input row, including rows not run because the
+class JudgeRunSummary(RunSummaryBase):
+    """What a judge run did.  ``total`` counts every input row, including rows not run because the
     run stopped (budget, fatal error, interrupt); ``coverage`` is scored / total.  Calls,
     tokens and cost are everything this run spent, including what rows left not run had
     already spent (a first answer whose re-ask the budget refused)."""
@@ -134,9 +133,7 @@ class RunSummary:
         batches at batch prices, plus interactive retries), since its rows were answered
         from the cache the batches filled."""
         self.batch = report
-        self.tokens_in = report.tokens_in + report.live_tokens_in
-        self.tokens_out = report.tokens_out + report.live_tokens_out
-        self.cost = report.total_cost
+        self.tokens_in, self.tokens_out, self.cost = batch_spend(report)
         if report.stop_reason:
             self.stop_reason = report.stop_reason
 
@@ -176,7 +173,7 @@ class RunSummary:
         self.tokens_out += tokens_out
         self.cost += cost
 
-    def merge(self, other: RunSummary) -> None:
+    def merge(self, other: JudgeRunSummary) -> None:
         """Fold in the counts of a run over other rows (a later pass of a batch-mode run)."""
         for name in ("scored", "unscored", "passed", "score_numerator", "calls", "retries", "reasks", "cache_hits"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -268,6 +265,10 @@ class RunSummary:
             )
         lines.append(f"signature   {self.signature}")
         return "\n".join(lines)
+
+
+# the name it had before the bulk summary and it shared a base (and needed names of their own)
+RunSummary = JudgeRunSummary
 
 
 class JudgeReport(Protocol):

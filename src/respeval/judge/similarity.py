@@ -24,6 +24,7 @@ from respeval.judge.cache import JudgeCache
 from respeval.judge.embeddings import Embedder, EmbeddingOptions, EmbedStats, aembed, cosine, load_embedder
 from respeval.judge.errors import JudgeError
 from respeval.judge.results import SCORED, UNSCORED, BatchSettled, MultiStepRow, Spend
+from respeval.metrics.signature import Signature
 from respeval.stats import DEFAULT_SEED, Interval, bootstrap_means, exact_sum, percentile_interval
 
 __all__ = ["SemanticSimilarity", "SimilarityResult", "SimilarityRow", "asemantic_similarity", "semantic_similarity"]
@@ -121,8 +122,21 @@ async def asemantic_similarity(
             continue
         k = int(np.nanargmax(sims))
         scores[i], best[i] = float(sims[k]), k
-    signature = f"semantic_similarity|embeddings:{model.model_id}|cosine|multiref:max"
+    signature = similarity_signature(model.model_id)
     return SimilarityResult(scores, best, reasons, _interval(scores, n_bootstrap, confidence, seed), signature, stats)
+
+
+def similarity_signature(model_id: str, threshold: float | None = None) -> str:
+    """The library function's and the metric's one signature (the metric's names its threshold)."""
+    return str(
+        Signature(
+            "semantic_similarity",
+            embeddings=model_id,
+            similarity="cosine",
+            multiref="max",
+            threshold=None if threshold is None else f"{threshold:g}",
+        )
+    )
 
 
 def semantic_similarity(
@@ -214,8 +228,7 @@ class SemanticSimilarity:
         self.options = EmbeddingOptions(batch_size=batch_size)
 
     def signature(self) -> str:
-        threshold = "" if self.threshold is None else f"|threshold:{self.threshold:g}"
-        return f"semantic_similarity|embeddings:{self.embedder.model_id}|cosine|multiref:max{threshold}"
+        return similarity_signature(self.embedder.model_id, self.threshold)
 
     async def arun(
         self,

@@ -96,7 +96,8 @@ class MetricFamily(Protocol):
         """
 
     def signature(self) -> str:
-        """Everything needed to reproduce the numbers."""
+        """Everything needed to reproduce the numbers, built by the one
+        :class:`respeval.metrics.signature.Signature` (which writes the package version)."""
 
 
 class MetricResult:

@@ -19,11 +19,11 @@ from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
 from respeval._renamed import renamed_arguments
-from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.metrics.sacrebleu_scores import BLEUScoreParts
+from respeval.metrics.signature import Signature
 from respeval.stats import sacrebleu as bootstrap_mt
 from respeval.tokenizers.sacrebleu_tokenizers import get_tokenizer
 
@@ -155,25 +155,15 @@ def signature(
     smooth: str,
     smooth_value: float | None,
     effective_order: bool,
-    bootstrap: int | None = None,
-    seed: int | None = None,
-) -> str:
-    """sacreBLEU's signature format (same fields, same order), versioned as respeval."""
+) -> Signature:
+    """sacreBLEU's signature fields (same names, same order), versioned as respeval."""
     smooth_text = smooth
     if smooth in ("floor", "add-k"):
         value = sacrebleu_scores.SMOOTH_DEFAULTS[smooth] if smooth_value is None else smooth_value
         smooth_text = f"{smooth}[{value:.2f}]"
-    parts = [f"nrefs:{nrefs}"]
-    if bootstrap and bootstrap > 1:
-        parts += [f"bs:{bootstrap}", f"seed:{seed}"]
-    parts += [
-        f"case:{'lc' if lowercase else 'mixed'}",
-        f"eff:{'yes' if effective_order else 'no'}",
-        f"tok:{tokenize}",
-        f"smooth:{smooth_text}",
-        f"version:respeval-{__version__}",
-    ]
-    return "|".join(parts)
+    return Signature(
+        nrefs=nrefs, case="lc" if lowercase else "mixed", eff=effective_order, tok=tokenize, smooth=smooth_text
+    )
 
 
 def _nrefs(refs_per_row: list[list[str]]) -> int | str:
@@ -217,7 +207,7 @@ class BleuResult(MetricResult):
             columns[f"bleu_correct_{i + 1}"] = stats[:, 2 + i]
             columns[f"bleu_total_{i + 1}"] = stats[:, 2 + n + i]
         super().__init__(family, ChunkScores(columns, stats), implementation=implementation)
-        self.signature = family.signature_for(nrefs=nrefs)
+        self.signature = str(family.signature_for(nrefs=nrefs))
         self.family: BleuFamily = family
         self.max_order = n
         self.sentence = sentence
@@ -377,7 +367,7 @@ class BleuFamily:
             values, self.smooth, self.smooth_value, self.effective_order, self.max_order
         )
 
-    def signature_for(self, *, nrefs: int | str) -> str:
+    def signature_for(self, *, nrefs: int | str) -> Signature:
         return signature(
             nrefs=nrefs,
             lowercase=self.lowercase,
@@ -389,11 +379,11 @@ class BleuFamily:
 
     def signature(self) -> str:
         """Before a run (the references not yet seen): ``nrefs:var``."""
-        return "BLEU|" + self.signature_for(nrefs="var")
+        return self.signature_for_run("var")
 
     def signature_for_run(self, nrefs: int | str) -> str:
         """After a run, with the references per row it saw (one count, or ``var``)."""
-        return "BLEU|" + self.signature_for(nrefs=nrefs)
+        return str(self.signature_for(nrefs=nrefs).named("BLEU"))
 
 
 def _build(names: Sequence[str], options: MetricOptions) -> BleuFamily:

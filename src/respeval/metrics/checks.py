@@ -26,6 +26,7 @@ import numpy as np
 
 from respeval.metrics.base import ChunkScores, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature, limit_field
 
 __all__ = [
     "METRICS",
@@ -86,11 +87,12 @@ class _Check:
         n = np.maximum(np.asarray(rows, dtype=np.float64), 1)
         return {self.name: np.asarray(sums, dtype=np.float64)[..., 0] / n}
 
-    def options_text(self) -> str:
-        return ""
+    def options(self) -> dict[str, Any]:
+        """The check's options as signature fields, in order."""
+        return {}
 
     def signature(self) -> str:
-        return f"{self.kind}|{self.options_text()}|name:{self.name}"
+        return str(Signature(self.kind, **self.options(), name=self.name))
 
 
 class JsonValid(_Check):
@@ -121,13 +123,13 @@ class JsonValid(_Check):
         self.formats = check_flag(formats, "formats", name)
         self._validator = _validator(self.schema, self.formats) if self.schema is not None else None
 
-    def options_text(self) -> str:
+    def options(self) -> dict[str, Any]:
         digest = "none"
         if self.schema is not None:
             import hashlib
 
             digest = hashlib.sha256(json.dumps(self.schema, sort_keys=True).encode()).hexdigest()[:12]
-        return f"schema:{digest}|fences:{self.strip_fences}|formats:{self.formats}"
+        return {"schema": digest, "fences": self.strip_fences, "formats": self.formats}
 
     def check(self, text: str) -> str | None:
         """None when ``text`` passes, else the reason it does not."""
@@ -234,8 +236,13 @@ class RegexMatch(_Check):
         self.negate = check_flag(negate, "negate", name)
         self._find = {"search": self.regex.search, "full": self.regex.fullmatch, "match": self.regex.match}[mode]
 
-    def options_text(self) -> str:
-        return f"pattern:{self.regex.pattern!r}|flags:{self.regex.flags}|mode:{self.mode}|negate:{self.negate}"
+    def options(self) -> dict[str, Any]:
+        return {
+            "pattern": repr(self.regex.pattern),
+            "flags": self.regex.flags,
+            "mode": self.mode,
+            "negate": self.negate,
+        }
 
     def score(self, prepared: Any, predictions: list[str]) -> ChunkScores:
         find = self._find
@@ -276,8 +283,13 @@ class Includes(_Check):
         else:
             self._patterns = [re.compile(re.escape(v), flags) for v in self.values]
 
-    def options_text(self) -> str:
-        return f"values:{json.dumps(self.values)}|mode:{self.mode}|case:{self.case_sensitive}|word:{self.whole_word}"
+    def options(self) -> dict[str, Any]:
+        return {
+            "values": json.dumps(self.values),
+            "mode": self.mode,
+            "case": self.case_sensitive,
+            "word": self.whole_word,
+        }
 
     def score(self, prepared: Any, predictions: list[str]) -> ChunkScores:
         found = np.array([sum(p.search(text) is not None for p in self._patterns) for text in predictions], np.int64)
@@ -315,8 +327,8 @@ class BoundedCount(_Check):
             raise ValueError(f"{self.name}: min {lo} is above max {hi}")
         self.low, self.high = lo, hi
 
-    def options_text(self) -> str:
-        return f"min:{self.low}|max:{self.high}"
+    def options(self) -> dict[str, Any]:
+        return {"min": limit_field(self.low), "max": limit_field(self.high)}
 
     def score(self, prepared: Any, predictions: list[str]) -> ChunkScores:
         counts = np.fromiter((self.count(p) for p in predictions), np.int64, len(predictions))
@@ -353,8 +365,8 @@ class LengthRatio(_Check):
         self.low, self.high = min, max
         self._length = count_words if unit == "words" else len
 
-    def options_text(self) -> str:
-        return f"unit:{self.unit}|min:{self.low}|max:{self.high}"
+    def options(self) -> dict[str, Any]:
+        return {"unit": self.unit, "min": limit_field(self.low), "max": limit_field(self.high)}
 
     def score(self, prepared: list[Any], predictions: list[str]) -> ChunkScores:
         ratios = np.full(len(predictions), np.nan)

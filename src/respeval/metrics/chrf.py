@@ -20,11 +20,11 @@ from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import same_length, text_list
 from respeval._renamed import renamed_arguments
-from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.stats import sacrebleu as bootstrap_mt
 
 EPS = sacrebleu_scores.EPS
@@ -197,12 +197,15 @@ class Chrf:
     def name(self) -> str:
         return f"chrF{self.beta:g}" + "+" * self.word_order
 
-    def signature(self, nrefs: int | str = 1, bootstrap: int | None = None, seed: int | None = None) -> str:
-        boot = f"|bs:{bootstrap}|seed:{seed}" if bootstrap and bootstrap > 1 else ""
-        return (
-            f"nrefs:{nrefs}{boot}|case:{'lc' if self.lowercase else 'mixed'}"
-            f"|eff:{'no' if self.eps_smoothing else 'yes'}|nc:{self.char_order}|nw:{self.word_order}"
-            f"|space:{'yes' if self.whitespace else 'no'}|version:respeval-{__version__}"
+    def signature(self, nrefs: int | str = 1) -> Signature:
+        """sacreBLEU's chrF signature fields (same names, same order), versioned as respeval."""
+        return Signature(
+            nrefs=nrefs,
+            case="lc" if self.lowercase else "mixed",
+            eff=not self.eps_smoothing,
+            nc=self.char_order,
+            nw=self.word_order,
+            space=self.whitespace,
         )
 
 
@@ -216,7 +219,7 @@ class ChrfResult(MetricResult):
         self.sentence = sentence
         self.score = family.metric.corpus_score(stats.sum(axis=0).tolist())
         self.name = family.metric.name()
-        self.signature = family.metric.signature(nrefs)
+        self.signature = str(family.metric.signature(nrefs))
         self.metric = family.metric
 
     def sacrebleu_interval(self, n: int = 1000, seed: int | None = bootstrap_mt.DEFAULT_SEED) -> tuple[float, float]:
@@ -311,11 +314,11 @@ class ChrfFamily:
 
     def signature(self) -> str:
         """Before a run (the references not yet seen): ``nrefs:var``."""
-        return f"{self.metric.name()}|" + self.metric.signature("var")
+        return self.signature_for_run("var")
 
     def signature_for_run(self, nrefs: int | str) -> str:
         """After a run, with the references per row it saw (one count, or ``var``)."""
-        return f"{self.metric.name()}|" + self.metric.signature(nrefs)
+        return str(self.metric.signature(nrefs).named(self.metric.name()))
 
 
 def _build_chrf(names: Sequence[str], options: MetricOptions) -> ChrfFamily:

@@ -22,6 +22,7 @@ from respeval._inputs import reference_lists, same_length, text_list
 from respeval._renamed import renamed_arguments
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.tokenizers.squad import normalize_answer, normalize_unicode
 
 VERSIONS = ("v1", "v2")
@@ -246,7 +247,8 @@ class SquadFamily:
         return {"squad_em": 100.0 * sums[..., 0] / n, "squad_f1": 100.0 * sums[..., 1] / n}
 
     def signature(self) -> str:
-        return f"squad|version:{self.version}|norm:official"
+        # ``squad:``, not ``version:``: the field is SQuAD's evaluation script, the version is the package's
+        return str(Signature("squad", squad=self.version, norm="official"))
 
 
 class ExactMatchFamily:
@@ -281,7 +283,7 @@ class ExactMatchFamily:
         return {self.name: np.asarray(sums, dtype=np.float64)[..., 0] / n}
 
     def signature(self) -> str:
-        return f"{self.name}|norm:{self.normalize}|multiref:any"
+        return str(Signature(self.name, norm=self.normalize, multiref="any"))
 
 
 def _build_em(names: Sequence[str], options: MetricOptions) -> ExactMatchFamily:

@@ -18,9 +18,9 @@ import numpy as np
 from respeval import _backend
 from respeval._backend import Kernels
 from respeval._inputs import reference_lists, same_length, text_list
-from respeval._version import __version__
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.stats import DEFAULT_SEED
 from respeval.stats.exact import exact_mean
 from respeval.tokenizers.rouge import TokenBatch, tokenize
@@ -160,9 +160,9 @@ class RougeResult(MetricResult):
         return {t: AggregateScore(*(Score(*(q[f"{t}_{x}"][j] for x in "prf")) for j in range(3))) for t in self.types}
 
 
-def signature(types: Sequence[str], tokenizer: Any, stemmer: bool) -> str:
+def signature(types: Sequence[str], tokenizer: Any, stemmer: bool) -> Signature:
     tok = tokenizer if isinstance(tokenizer, str) else "custom"
-    return f"{'+'.join(types)}|tok:{tok}|stem:{'porter' if stemmer else 'no'}|multiref:max-f|version:{__version__}"
+    return Signature("+".join(types), tok=tok, stem="porter" if stemmer else "no", multiref="max-f")
 
 
 def _row_pairs(refs_per_row: list[list[str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -574,7 +574,7 @@ class RougeFamily:
         return {name: means[..., i] for i, name in enumerate(self.stat_names)}
 
     def signature(self) -> str:
-        return signature(self.types, self.tokenizer, self.stemmer)
+        return str(signature(self.types, self.tokenizer, self.stemmer))
 
 
 ROUGE_TYPES = tuple(f"rouge{n}" for n in range(1, 10)) + ("rougeL", "rougeLsum")

@@ -15,29 +15,23 @@ import numpy as np
 from respeval import _backend
 from respeval._inputs import same_length, text_list
 from respeval._renamed import renamed_arguments
-from respeval._version import __version__
 from respeval.metrics import sacrebleu_scores
 from respeval.metrics.base import ChunkScores, MetricResult
 from respeval.metrics.bleu import references_per_row
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.stats import sacrebleu as bootstrap_mt
 
 
-def signature(
-    *,
-    nrefs: Any,
-    case_sensitive: bool,
-    normalized: bool,
-    no_punct: bool,
-    asian_support: bool,
-    bootstrap: int | None = None,
-    seed: int | None = None,
-) -> str:
-    boot = f"|bs:{bootstrap}|seed:{seed}" if bootstrap and bootstrap > 1 else ""
-    return (
-        f"nrefs:{nrefs}{boot}|case:{'mixed' if case_sensitive else 'lc'}|tok:tercom"
-        f"|norm:{'yes' if normalized else 'no'}|punct:{'no' if no_punct else 'yes'}"
-        f"|asian:{'yes' if asian_support else 'no'}|version:respeval-{__version__}"
+def signature(*, nrefs: Any, case_sensitive: bool, normalized: bool, no_punct: bool, asian_support: bool) -> Signature:
+    """sacreBLEU's TER signature fields (same names, same order), versioned as respeval."""
+    return Signature(
+        nrefs=nrefs,
+        case="mixed" if case_sensitive else "lc",
+        tok="tercom",
+        norm=normalized,
+        punct=not no_punct,
+        asian=asian_support,
     )
 
 
@@ -49,7 +43,7 @@ class TerResult(MetricResult):
         super().__init__(family, ChunkScores({"ter": sentence}, stats), implementation=implementation)
         self.sentence = sentence
         self.corpus = sacrebleu_scores.compute_ter([int(stats[:, 0].sum()), float(sum(stats[:, 1].tolist()))])
-        self.signature = signature(nrefs=nrefs, **family.flags())
+        self.signature = str(signature(nrefs=nrefs, **family.flags()))
 
     @property
     def score(self) -> float:
@@ -178,11 +172,11 @@ class TerFamily:
 
     def signature(self) -> str:
         """Before a run (the references not yet seen): ``nrefs:var``."""
-        return "TER|" + signature(nrefs="var", **self.flags())
+        return self.signature_for_run("var")
 
     def signature_for_run(self, nrefs: int | str) -> str:
         """After a run, with the references per row it saw (one count, or ``var``)."""
-        return "TER|" + signature(nrefs=nrefs, **self.flags())
+        return str(signature(nrefs=nrefs, **self.flags()).named("TER"))
 
 
 def _build(names: Sequence[str], options: MetricOptions) -> TerFamily:

@@ -44,6 +44,7 @@ from respeval._renamed import renamed_arguments, renamed_value
 from respeval._tool_calls import canonical_args, read_trajectory
 from respeval.metrics.base import ChunkScores, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.metrics.trajectory import python_rows
 
 __all__ = ["ToolCorrectnessFamily", "ToolCorrectnessResult", "argument_credit", "deepeval_tool_correctness"]
@@ -215,7 +216,7 @@ class ToolCorrectnessFamily:
 
     def signature(self) -> str:
         args = "input_parameters" if self.input_parameters else "names"
-        return f"{METRIC}|deepeval:4.3.1|rule:{self._rule()}|compare:{args}"
+        return str(Signature(METRIC, deepeval="4.3.1", rule=self._rule(), compare=args))
 
 
 class ToolCorrectnessResult(MetricResult):

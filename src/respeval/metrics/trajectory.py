@@ -49,6 +49,7 @@ from respeval import _backend
 from respeval._renamed import renamed_arguments, renamed_value
 from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
+from respeval.metrics.signature import Signature
 from respeval.stats.intervals import wilson, wilson_interval
 
 __all__ = [
@@ -386,21 +387,20 @@ class TrajectoryFamily:
         return out
 
     def signature(self) -> str:
-        parts = [
-            "trajectory",
-            f"args:{self.args_equality}",
-            f"empty:{self.empty}",
-            f"names:{self.normalizer.describe() if self.normalizer else 'exact'}",
-        ]
-        if ADK_METRIC in self.metrics:
-            parts.append(f"adk:{self.match_type}{',ignore_args' if self.ignore_args else ''}")
-        if self.tools:
-            parts.append("tool:" + "+".join(self.tools))
-        if self.vertex_float32:
-            parts.append("float32:vertex")
-        if not self.multiplicity:
-            parts.append("multiplicity:set")
-        return "|".join(parts)
+        return str(
+            Signature(
+                "trajectory",
+                args=self.args_equality,
+                empty=self.empty,
+                names=self.normalizer.describe() if self.normalizer else "exact",
+                adk=f"{self.match_type}{',ignore_args' if self.ignore_args else ''}"
+                if ADK_METRIC in self.metrics
+                else None,
+                tool="+".join(self.tools) if self.tools else None,
+                float32="vertex" if self.vertex_float32 else None,
+                multiplicity=None if self.multiplicity else "set",
+            )
+        )
 
     # -- the computation ----------------------------------------------------------------
 
@@ -827,7 +827,7 @@ class ResponseMatchFamily:
 
     def signature(self) -> str:
         tok = "adk-unicode" if self.variant == "adk" else "rouge"
-        return f"response_match_score|rouge1_f|tok:{tok}|stem:porter>3"
+        return str(Signature("response_match_score", score="rouge1_f", tok=tok, stem="porter>3"))
 
 
 class ResponseMatchResult(MetricResult):

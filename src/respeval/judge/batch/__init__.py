@@ -57,7 +57,7 @@ from respeval.judge.methods.base import JudgeMethod
 from respeval.judge.models.base import JudgeModel
 from respeval.judge.models.batching import SupportsBatch
 from respeval.judge.prices import ModelPrice, model_price
-from respeval.judge.results import RowResult, RunSummary
+from respeval.judge.results import JudgeRunSummary, RowResult
 
 __all__ = [
     "RETRY_MODES",
@@ -231,12 +231,12 @@ async def arun_rows_batched(
     judges them interactively.  Each pass after the first runs only the rows the previous
     one left waiting, so a row is reported (``on_row``) once, when it is complete, and the
     summary covers every row once.  Returns the run's result (its summary carries the
-    batch report, see :meth:`RunSummary.attach_batch`) and the report."""
+    batch report, see :meth:`JudgeRunSummary.attach_batch`) and the report."""
     started = time.perf_counter()
     id_column = dict(fields or {}).get("id", "id")
     pending = list(range(len(records)))
     kept: list[RowResult] = []
-    summary: RunSummary | None = None
+    summary: JudgeRunSummary | None = None
     last: RunResult | None = None
 
     async def one_pass(m: JudgeModel, c: JudgeCache, o: EngineOptions) -> RunResult:
@@ -258,7 +258,7 @@ async def arun_rows_batched(
         result = await engine.run(subset, on_row=emit, keep_rows=False)
         first = result.summary
         if summary is None:
-            summary = RunSummary(
+            summary = JudgeRunSummary(
                 method=first.method, signature=first.signature, model=first.model, confidence=first.confidence
             )
         summary.merge(result.summary)  # each pass adds the rows it completed

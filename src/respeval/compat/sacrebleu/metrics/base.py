@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from respeval.metrics import signature as metric_signature
 from respeval.metrics.bleu import references_per_row, streams_to_rows
 from respeval.stats import paired
 
@@ -87,38 +88,25 @@ _ABBREVIATIONS = {
 _GLOBAL_KEYS = ("version", "nrefs", "bs", "ar", "seed", "test", "lang", "origlang", "subset")
 
 
-class Signature:
-    """A reproducibility signature: ``nrefs:1|case:mixed|...|version:respeval-<version>``.
+class Signature(metric_signature.Signature):
+    """sacreBLEU's ``Signature`` over respeval's one signature: ``nrefs:1|case:mixed|...|version:respeval-<version>``.
 
-    Built from the signature string of a ``respeval.metrics`` module, with sacreBLEU's
-    field order (version last), ``update()`` and ``format(short=...)``.
+    sacreBLEU's global fields come first (``bs``, ``seed``, ... unset until given), then the
+    metric's; ``info``, ``update()`` and ``format(short=True)`` with sacreBLEU's abbreviations.
     """
 
-    def __init__(self, text: str, abbreviations: dict[str, str]) -> None:
-        fields = dict(part.split(":", 1) for part in text.split("|"))
-        self._abbr = {**_ABBREVIATIONS, **abbreviations}
-        self.info: dict[str, Any] = {key: fields.pop(key, None) for key in _GLOBAL_KEYS}
-        self.info.update(fields)
+    def __init__(self, signature: metric_signature.Signature, abbreviations: dict[str, str]) -> None:
+        super().__init__(signature.name)
+        own = dict(signature.fields)
+        self.fields = {key: own.pop(key, None) for key in _GLOBAL_KEYS} | own
+        self.abbreviations = {**_ABBREVIATIONS, **abbreviations}
 
-    def format(self, short: bool = False) -> str:
-        keys = [k for k in self.info if k != "version"] + ["version"]
-        parts = []
-        for key in keys:
-            value = self.info[key]
-            if value is None:
-                continue
-            if isinstance(value, bool):
-                value = "yes" if value else "no"
-            parts.append(f"{self._abbr.get(key, key) if short else key}:{value}")
-        return "|".join(parts)
+    @property
+    def info(self) -> dict[str, Any]:
+        return self.fields
 
     def update(self, key: str, value: Any) -> None:
-        self.info[key] = value
-
-    def __str__(self) -> str:
-        return self.format()
-
-    __repr__ = __str__
+        self.fields[key] = value
 
 
 class Metric(ABC):
@@ -152,8 +140,8 @@ class Metric(ABC):
         """The score object of one row of column sums."""
 
     @abstractmethod
-    def _signature_text(self) -> str:
-        """This metric's signature (as ``respeval.metrics`` writes it) for ``self.num_refs``."""
+    def _metric_signature(self) -> metric_signature.Signature:
+        """This metric's signature (as ``respeval.metrics`` builds it) for ``self.num_refs``."""
 
     # --- shared --------------------------------------------------------------------------------
 
@@ -233,7 +221,7 @@ class Metric(ABC):
     def get_signature(self) -> Signature:
         if self.num_refs is None:
             raise ValueError("Number of references unknown, please evaluate the metric first.")
-        signature = Signature(self._signature_text(), self._ABBREVIATIONS)
+        signature = Signature(self._metric_signature(), self._ABBREVIATIONS)
         if self.n_bootstrap is not None:
             signature.update("bs", self.n_bootstrap)
             signature.update("seed", self.seed)

@@ -15,6 +15,7 @@ import numpy as np
 
 from respeval.compat.sacrebleu.metrics.base import Metric, Score
 from respeval.metrics import bleu as bleu_metric
+from respeval.metrics import signature as metric_signature
 
 __all__ = ["BLEU", "BLEUScore", "MAX_NGRAM_ORDER", "bleu_from_sums"]
 
@@ -223,7 +224,7 @@ class BLEU(Metric):
             np.asarray(sums).tolist(), self.smooth_method, self.smooth_value, self.effective_order, self.max_ngram_order
         )
 
-    def _signature_text(self) -> str:
+    def _metric_signature(self) -> metric_signature.Signature:
         assert self.num_refs is not None
         return bleu_metric.signature(
             nrefs=self.num_refs,

@@ -14,6 +14,7 @@ import numpy as np
 
 from respeval.compat.sacrebleu.metrics.base import Metric, Score
 from respeval.metrics import chrf as chrf_metric
+from respeval.metrics import signature as metric_signature
 
 __all__ = ["CHRF", "CHRFScore"]
 
@@ -74,6 +75,6 @@ class CHRF(Metric):
             self.metric.corpus_score(np.asarray(sums).tolist()), self.char_order, self.word_order, self.beta
         )
 
-    def _signature_text(self) -> str:
+    def _metric_signature(self) -> metric_signature.Signature:
         assert self.num_refs is not None
         return self.metric.signature(self.num_refs)

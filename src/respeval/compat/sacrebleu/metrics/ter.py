@@ -13,6 +13,7 @@ import numpy as np
 
 from respeval.compat.sacrebleu.metrics.base import Metric, Score
 from respeval.compat.sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
+from respeval.metrics import signature as metric_signature
 from respeval.metrics import ter as ter_metric
 
 __all__ = ["TER", "TERScore"]
@@ -79,6 +80,6 @@ class TER(Metric):
         edits = int(edits) if float(edits).is_integer() else edits
         return TERScore(_rate(edits, ref_length), edits, ref_length)
 
-    def _signature_text(self) -> str:
+    def _metric_signature(self) -> metric_signature.Signature:
         assert self.num_refs is not None
         return ter_metric.signature(nrefs=self.num_refs, **self.options)
