@@ -1,6 +1,6 @@
 """Old spellings of the public API's arguments and values, accepted with a warning.
 
-The front door names one concept one way (``predictions``/``references`` first, ``tokenize``,
+The front door names one concept one way (``predictions``/``references`` first, ``tokenizer``,
 ``on_error="fail"|"skip"|"record"``); a name or value a release has replaced keeps working,
 with one :class:`DeprecationWarning` per spelling per process.  A leaf: imports nothing from
 respeval.
@@ -37,15 +37,18 @@ def renamed_arguments(**renames: str) -> Callable[[F], F]:
     (``inspect.signature``, ``help``) shows the new names only."""
 
     def decorate(fn: F) -> F:
+        # a class's __init__ is called as the class: name it so
+        called = fn.__qualname__.removesuffix(".__init__") if fn.__name__ == "__init__" else fn.__name__
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             for old, new in renames.items():
                 if old in kwargs:
                     if new in kwargs:
-                        raise TypeError(f"{fn.__name__}() got both {old}= and its new name {new}=")
+                        raise TypeError(f"{called}() got both {old}= and its new name {new}=")
                     warn_once(
                         f"{fn.__module__}.{fn.__qualname__}:{old}",
-                        f"{fn.__name__}({old}=...) is now {fn.__name__}({new}=...)",
+                        f"{called}({old}=...) is now {called}({new}=...)",
                         stacklevel=2,
                     )
                     kwargs[new] = kwargs.pop(old)

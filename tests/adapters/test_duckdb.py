@@ -122,9 +122,9 @@ def test_options_at_registration_and_errors_that_name_the_function():
     respeval.duckdb.register(con, stemmer=True)
     stemmed = con.sql("SELECT rouge_l('cats running', 'cat runs')").fetchall()[0][0]
     assert (plain, stemmed) == (0.0, 1.0)
-    respeval.duckdb.register(con, bleu_tokenize="char")
+    respeval.duckdb.register(con, bleu_tokenizer="char")
     char = con.sql("SELECT corpus_bleu(bleu_stats('abcd', 'abce'))").fetchall()[0][0]
-    assert char == respeval.bleu(["abcd"], ["abce"], tokenize="char").score
+    assert char == respeval.bleu(["abcd"], ["abce"], tokenizer="char").score
     with pytest.raises(duckdb.Error, match="rouge_n: n must be 1..9, got 0"):
         con.sql("SELECT rouge_n('a', 'b', 0)").fetchall()
 

@@ -38,7 +38,7 @@ def test_corpus_bleu_all_systems_all_tokenizers(wmt, corpus_fixture, impl):
     for name in names:
         want = corpus_fixture[_key(name)]["bleu"]
         for tok, lc in (("13a", False), ("intl", False), ("char", False), ("13a", True)):
-            got = bleu(systems[name], reference, tokenize=tok, lowercase=lc, implementation=impl).corpus
+            got = bleu(systems[name], reference, tokenizer=tok, lowercase=lc, implementation=impl).corpus
             w = want[f"{tok}-lc" if lc else tok]
             assert abs(got.score - w["score"]) <= TOL, (name, tok, lc)
             assert list(got.counts) == w["counts"] and list(got.totals) == w["totals"]

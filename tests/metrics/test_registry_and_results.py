@@ -46,8 +46,8 @@ def test_build_rejects_unknown_and_repeated_names():
 
 
 def test_family_options_reach_the_family():
-    (fam,) = REGISTRY.build_families(["bleu"], MetricOptions(params={"bleu": {"tokenize": "intl"}}))
-    assert fam.tokenize == "intl"
+    (fam,) = REGISTRY.build_families(["bleu"], MetricOptions(params={"bleu": {"tokenizer": "intl"}}))
+    assert fam.tokenizer == "intl"
     with pytest.raises(TypeError):
         REGISTRY.build_families(["bleu"], MetricOptions(params={"bleu": {"no_such_option": 1}}))
 

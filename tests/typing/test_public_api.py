@@ -153,6 +153,33 @@ def test_an_old_argument_name_works_and_warns_once(name):
         fn(**kwargs, **{old: kwargs[new]})
 
 
+def test_a_tokenizer_is_named_tokenizer_at_the_door_and_tokenize_still_works():
+    """issue 29, point 8: ``tokenizer=`` everywhere (ROUGE's spelling); BLEU's ``tokenize=``
+    (sacreBLEU's) is still taken by the function, the family, ``--metric-option`` and the
+    adapters, with one warning; the sacreBLEU drop-in keeps sacreBLEU's own name."""
+    import inspect
+
+    import respeval
+    from respeval import _renamed
+    from respeval.metrics import REGISTRY, MetricOptions
+    from respeval.metrics.bleu import BleuFamily
+
+    takes = {name: inspect.signature(getattr(respeval, name)).parameters for name in METRICS_AT_THE_DOOR}
+    assert [name for name, params in takes.items() if "tokenize" in params] == []
+    assert "tokenizer" in takes["bleu"] and "tokenizer" in takes["rouge"]
+
+    _renamed._warned.clear()
+    want = respeval.bleu(["abcd"], ["abce"], tokenizer="char").score
+    with pytest.warns(DeprecationWarning, match=re.escape("bleu(tokenize=...) is now bleu(tokenizer=...)")):
+        assert respeval.bleu(["abcd"], ["abce"], tokenize="char").score == want
+    with pytest.warns(DeprecationWarning, match=re.escape("BleuFamily(tokenize=...) is now BleuFamily(tokenizer=...)")):
+        (family,) = REGISTRY.build_families(["bleu"], MetricOptions(params={"bleu": {"tokenize": "intl"}}))
+    assert isinstance(family, BleuFamily) and family.tokenizer == "intl"
+    import respeval.compat.sacrebleu as sacrebleu
+
+    assert "tokenize" in inspect.signature(sacrebleu.corpus_bleu).parameters  # the drop-in: sacreBLEU's name
+
+
 def test_an_old_on_error_value_works_and_warns():
     import respeval
     from respeval import _renamed

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from respeval._adapters import require
+from respeval._renamed import renamed_arguments
 from respeval.metrics.bleu import BleuFamily, bleu
 from respeval.metrics.chrf import ChrfFamily, chrf
 from respeval.metrics.match import exact_match, squad
@@ -95,11 +96,11 @@ def _sums_macro(name: str, scorer: str, fields: list[str]) -> str:
 class _Functions:
     """The scalar functions, with the options fixed at registration."""
 
-    def __init__(self, *, stemmer: bool, bleu_tokenize: str, threads: int | None) -> None:
+    def __init__(self, *, stemmer: bool, bleu_tokenizer: str, threads: int | None) -> None:
         self.stemmer = stemmer
         self.threads = threads
-        self.bleu_tokenize = bleu_tokenize
-        self.bleu_family = BleuFamily(tokenize=bleu_tokenize)
+        self.bleu_tokenizer = bleu_tokenizer
+        self.bleu_family = BleuFamily(tokenizer=bleu_tokenizer)
         self.chrf_family = ChrfFamily()
 
     def rouge_n(self, pred: Any, ref: Any, n: Any) -> Any:
@@ -125,7 +126,7 @@ class _Functions:
         )
 
     def sentence_bleu(self, pred: Any, ref: Any) -> Any:
-        return _doubles(bleu(_texts(pred), _texts(ref), tokenize=self.bleu_tokenize, threads=self.threads).sentence)
+        return _doubles(bleu(_texts(pred), _texts(ref), tokenizer=self.bleu_tokenizer, threads=self.threads).sentence)
 
     def chrf(self, pred: Any, ref: Any) -> Any:
         return _doubles(chrf(_texts(pred), _texts(ref), threads=self.threads).sentence)
@@ -141,7 +142,8 @@ class _Functions:
 
     def bleu_stats(self, pred: Any, ref: Any) -> Any:
         return _struct(
-            bleu(_texts(pred), _texts(ref), tokenize=self.bleu_tokenize, threads=self.threads).stats, bleu_stat_names()
+            bleu(_texts(pred), _texts(ref), tokenizer=self.bleu_tokenizer, threads=self.threads).stats,
+            bleu_stat_names(),
         )
 
     def chrf_stats(self, pred: Any, ref: Any) -> Any:
@@ -162,18 +164,19 @@ def _per_group(sums: Any, score: Callable[[list[int]], float]) -> Any:
     return pa.array(values, type=pa.float64())
 
 
-def register(con: Any, *, stemmer: bool = False, bleu_tokenize: str = "13a", threads: int | None = 1) -> Any:
+@renamed_arguments(bleu_tokenize="bleu_tokenizer")
+def register(con: Any, *, stemmer: bool = False, bleu_tokenizer: str = "13a", threads: int | None = 1) -> Any:
     """Register respeval's SQL functions and macros on the DuckDB connection ``con``.
 
     ``stemmer`` applies rouge-score's Porter stemmer in ``rouge_n``/``rouge_l``;
-    ``bleu_tokenize`` is sacreBLEU's tokenizer for ``sentence_bleu``, ``bleu_stats`` and
+    ``bleu_tokenizer`` is sacreBLEU's tokenizer for ``sentence_bleu``, ``bleu_stats`` and
     ``corpus_bleu`` (``13a``, ``intl``, ``zh``, ``char``, ``none``).  ``threads`` is the
     native core's threads per call: 1 by default, because DuckDB already runs vectors on
     all its threads (more would oversubscribe the cores; None = all cores).  Registering
     again replaces the functions (e.g. with other options).  Returns ``con``.
     """
     duckdb = _duckdb()
-    f = _Functions(stemmer=stemmer, bleu_tokenize=bleu_tokenize, threads=threads)
+    f = _Functions(stemmer=stemmer, bleu_tokenizer=bleu_tokenizer, threads=threads)
     text = "VARCHAR"
     texts = duckdb.list_type(text)
     double = "DOUBLE"

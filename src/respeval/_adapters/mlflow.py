@@ -13,7 +13,7 @@
   ``expectations["expected_response"]``, one value per row.
 
 Any name of ``respeval.REGISTRY`` works (``respeval metrics`` lists them) for text metrics;
-``options`` are that family's options (e.g. ``metric("bleu", tokenize="intl")``).
+``options`` are that family's options (e.g. ``metric("bleu", tokenizer="intl")``).
 Needs ``pip install 'respeval[mlflow]'`` (``mlflow-skinny`` is enough; ``mlflow.evaluate``'s
 default evaluator also imports matplotlib).
 """

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from respeval._adapters import require
+from respeval._renamed import renamed_arguments
 from respeval.metrics.bleu import bleu
 from respeval.metrics.chrf import chrf
 from respeval.metrics.match import exact_match, squad
@@ -108,11 +109,12 @@ class RespevalExprNamespace:
 
         return self._map(reference, run, dtype)
 
-    def sentence_bleu(self, reference: Any, *, tokenize: str = "13a", lowercase: bool = False) -> Any:
+    @renamed_arguments(tokenize="tokenizer")
+    def sentence_bleu(self, reference: Any, *, tokenizer: str = "13a", lowercase: bool = False) -> Any:
         """Sentence BLEU per row (sacreBLEU's ``sentence_bleu``: effective order, exp smoothing)."""
 
         def score(preds: list, refs: list) -> np.ndarray:
-            return bleu(preds, refs, tokenize=tokenize, lowercase=lowercase).sentence
+            return bleu(preds, refs, tokenizer=tokenizer, lowercase=lowercase).sentence
 
         return self._map(reference, _rowwise(score, "sentence_bleu"), pl.Float64)
 
@@ -148,7 +150,8 @@ class RespevalExprNamespace:
 
         return self._map(golds, _rowwise(score, "squad_f1"), pl.Float64)
 
-    def bleu_stats(self, reference: Any, *, tokenize: str = "13a", lowercase: bool = False) -> Any:
+    @renamed_arguments(tokenize="tokenizer")
+    def bleu_stats(self, reference: Any, *, tokenizer: str = "13a", lowercase: bool = False) -> Any:
         """BLEU's per-row statistics as a struct (``hyp_len``, ``ref_len``, ``correct_n``, ``total_n``)."""
         names = ["hyp_len", "ref_len", *(f"correct_{n}" for n in range(1, 5)), *(f"total_{n}" for n in range(1, 5))]
         dtype = pl.Struct({n: pl.Int64 for n in names})
@@ -157,7 +160,7 @@ class RespevalExprNamespace:
             valid, (preds, refs) = _valid_pairs(series)
             stats = np.zeros((len(valid), len(names)), np.int64)
             if valid.any():
-                stats[valid] = bleu(preds, refs, tokenize=tokenize, lowercase=lowercase).stats
+                stats[valid] = bleu(preds, refs, tokenizer=tokenizer, lowercase=lowercase).stats
             frame = pl.DataFrame({n: stats[:, j] for j, n in enumerate(names)})
             return frame.to_struct("bleu_stats").set(pl.Series(~valid), None)
 
@@ -165,8 +168,9 @@ class RespevalExprNamespace:
 
     # ----------------------------------------------------------------- aggregations
 
+    @renamed_arguments(tokenize="tokenizer")
     def corpus_bleu(
-        self, reference: Any, *, tokenize: str = "13a", lowercase: bool = False, smooth: str = "exp"
+        self, reference: Any, *, tokenizer: str = "13a", lowercase: bool = False, smooth: str = "exp"
     ) -> Any:
         """Corpus BLEU of the column (or group) from summed statistics: ``respeval.bleu(...).score``."""
 
@@ -174,7 +178,7 @@ class RespevalExprNamespace:
             _, (preds, refs) = _valid_pairs(series)
             if not preds:
                 return None
-            return bleu(preds, refs, tokenize=tokenize, lowercase=lowercase, smooth=smooth).score
+            return bleu(preds, refs, tokenizer=tokenizer, lowercase=lowercase, smooth=smooth).score
 
         return self._map(reference, run, pl.Float64, scalar=True)
 

@@ -127,7 +127,7 @@ def assert_metric(
 
     ``of="corpus"`` (default) checks the corpus value (the mean for ROUGE, corpus BLEU/chrF
     from summed statistics); ``"mean"`` the mean of per-row scores; ``"each"`` every row.
-    ``options`` are the metric's (``stemmer=True``, ``tokenize="intl"``, ...).  A single str
+    ``options`` are the metric's (``stemmer=True``, ``tokenizer="intl"``, ...).  A single str
     is one prediction.  Returns the checked value (the lowest row's with ``"each"``).
     """
     __tracebackhide__ = True

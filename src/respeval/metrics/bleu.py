@@ -228,12 +228,12 @@ class BleuResult(MetricResult):
         )
 
 
-@renamed_arguments(hypotheses="predictions")
+@renamed_arguments(hypotheses="predictions", tokenize="tokenizer")
 def bleu(
     predictions: Any,
     references: Any,
     *,
-    tokenize: str = "13a",
+    tokenizer: str = "13a",
     lowercase: bool = False,
     max_order: int = 4,
     smooth: str = "exp",
@@ -249,20 +249,21 @@ def bleu(
     predictions : sequence of str
     references : per row a str or a list of str (``None`` items skipped: a variable
         number of references per row)
-    tokenize : ``13a`` (default; native), ``intl``, ``zh``, ``char``, ``none`` (sacreBLEU's)
+    tokenizer : ``13a`` (default; native), ``intl``, ``zh``, ``char``, ``none`` (sacreBLEU's
+        ``tokenize``; ``tokenize=`` is still taken, with a warning)
     smooth : ``exp``, ``floor``, ``add-k`` or ``none``; ``smooth_value`` for floor/add-k
     effective_order : for the corpus score (sacreBLEU's ``BLEU`` default: False);
         per-row ``sentence`` scores always use effective order, as ``sentence_bleu``.
     """
-    if tokenize not in TOKENIZERS:
-        raise ValueError(f"unknown BLEU tokenizer {tokenize!r}; choose one of {', '.join(TOKENIZERS)}")
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown BLEU tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
     if smooth not in SMOOTHING:
         raise ValueError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
     hyps = text_list(predictions, "predictions")
     refs = references_per_row(references)
     same_length(hyps, refs, "predictions", "references")
     family = BleuFamily(
-        tokenize=tokenize,
+        tokenizer=tokenizer,
         lowercase=lowercase,
         max_order=max_order,
         smooth=smooth,
@@ -271,7 +272,7 @@ def bleu(
         threads=threads,
         implementation=implementation,
     )
-    prepared = prepare_references(refs, tokenize=tokenize, lowercase=lowercase, implementation=implementation)
+    prepared = prepare_references(refs, tokenize=tokenizer, lowercase=lowercase, implementation=implementation)
     stats = family.statistics(prepared, hyps)
     sentence = sentence_scores(
         stats, smooth=smooth, smooth_value=smooth_value, max_order=max_order, kernels=prepared.kernels
@@ -290,10 +291,11 @@ class BleuFamily:
 
     inputs = "text"
 
+    @renamed_arguments(tokenize="tokenizer")
     def __init__(
         self,
         *,
-        tokenize: str = "13a",
+        tokenizer: str = "13a",
         lowercase: bool = False,
         max_order: int = 4,
         smooth: str = "exp",
@@ -302,12 +304,12 @@ class BleuFamily:
         threads: int | None = None,
         implementation: str | None = None,
     ) -> None:
-        if tokenize not in TOKENIZERS:
-            raise ValueError(f"unknown BLEU tokenizer {tokenize!r}; choose one of {', '.join(TOKENIZERS)}")
+        if tokenizer not in TOKENIZERS:
+            raise ValueError(f"unknown BLEU tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
         if smooth not in SMOOTHING:
             raise ValueError(f"unknown smoothing {smooth!r}; choose one of {', '.join(SMOOTHING)}")
         self.name = "bleu"
-        self.tokenize, self.lowercase, self.max_order = tokenize, lowercase, max_order
+        self.tokenizer, self.lowercase, self.max_order = tokenizer, lowercase, max_order
         self.smooth, self.smooth_value, self.threads = smooth, smooth_value, threads
         self.effective_order = effective_order
         self.implementation = implementation
@@ -323,7 +325,7 @@ class BleuFamily:
     def prepare(self, references: list) -> PreparedBleuReferences:
         return prepare_references(
             references_per_row(references),
-            tokenize=self.tokenize,
+            tokenize=self.tokenizer,
             lowercase=self.lowercase,
             implementation=self.implementation,
         )
@@ -333,7 +335,7 @@ class BleuFamily:
         return row_statistics(
             prepared,
             predictions,
-            tokenize=self.tokenize,
+            tokenize=self.tokenizer,
             lowercase=self.lowercase,
             max_order=self.max_order,
             threads=self.threads,
@@ -371,7 +373,7 @@ class BleuFamily:
         return signature(
             nrefs=nrefs,
             lowercase=self.lowercase,
-            tokenize=self.tokenize,
+            tokenize=self.tokenizer,
             smooth=self.smooth,
             smooth_value=self.smooth_value,
             effective_order=self.effective_order,
@@ -391,7 +393,7 @@ def _build(names: Sequence[str], options: MetricOptions) -> BleuFamily:
 
 
 OPTIONS = {
-    "tokenize": "13a (default) | intl | zh | char | none",
+    "tokenizer": "13a (default) | intl | zh | char | none (sacreBLEU's tokenize, still taken)",
     "lowercase": "true: lowercase before tokenizing",
     "max_order": "the longest n-gram (default 4)",
     "smooth": "exp (default) | floor | add-k | none",
@@ -405,5 +407,6 @@ METRICS = (
         "corpus BLEU from summed n-gram statistics, sacreBLEU 2.6's numbers (13a)",
         _build,
         options=OPTIONS,
+        renamed_options={"tokenize": "tokenizer"},
     ),
 )

@@ -38,7 +38,7 @@ class MetricOptions:
     """Options shared by every family; a family takes what applies to it.
 
     ``params`` holds family-specific options by metric name or family name, e.g.
-    ``{"trajectory_single_tool_use": {"tool_name": "search"}}`` or ``{"bleu": {"tokenize": "intl"}}``.
+    ``{"trajectory_single_tool_use": {"tool_name": "search"}}`` or ``{"bleu": {"tokenizer": "intl"}}``.
     """
 
     tokenizer: str = "rouge"
@@ -76,6 +76,8 @@ class MetricSpec:
     # the options the metric takes (``--metric-option NAME.KEY=VALUE``, a spec's entry
     # options): option -> what it does; anything else is refused, naming these
     options: Mapping[str, str] = field(default_factory=dict)
+    # an option's old spelling -> its name now (still taken, the family warns once)
+    renamed_options: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.inputs not in INPUT_KINDS:
@@ -142,7 +144,8 @@ class Registry:
         if not own:
             raise UnknownMetricError(f"unknown metric {key!r}; available: {', '.join(specs)}")
         allowed = list(dict.fromkeys(o for s in own for o in s.options))
-        unknown = [k for k in given if k not in allowed]
+        renamed = {old for s in own for old in s.renamed_options}
+        unknown = [k for k in given if k not in allowed and k not in renamed]
         if unknown:
             bad = ", ".join(f"{key}.{k}" for k in unknown)
             takes = f"{key} takes: {', '.join(allowed)}" if allowed else f"{key} takes no options"

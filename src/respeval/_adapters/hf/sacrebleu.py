@@ -54,7 +54,7 @@ def compute(
     result = bleu(
         preds,
         refs,
-        tokenize=tokenizer,
+        tokenizer=tokenizer,
         lowercase=lowercase,
         smooth=smooth_method,
         smooth_value=smooth_value,
