@@ -107,13 +107,14 @@ class _Decoder(json.JSONDecoder):
         super().__init__(object_pairs_hook=_object, parse_int=_int, parse_float=_float, parse_constant=_constant)
 
         def parse_array(s_and_end: tuple[str, int], scan_once: Callable[..., Any]) -> tuple[_Array, int]:
-            values, end = json.decoder.JSONArray(s_and_end, scan_once)
+            # the stdlib's own array parser and pure-Python scanner (not in typeshed's stubs)
+            values, end = json.decoder.JSONArray(s_and_end, scan_once)  # type: ignore[attr-defined]
             out = _Array(values)
             out.start, out.end = s_and_end[1] - 1, end
             return out, end
 
         self.parse_array = parse_array
-        self.scan_once = json.scanner.py_make_scanner(self)
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
 
 
 def _depth(value: Any) -> int:
