@@ -20,11 +20,16 @@ case.  Contenders, each timed from the two paths to the scores:
 * respeval ``evaluate_agent(expected, [actual], [Criterion(tool_trajectory_avg_score, 1.0)],
   diagnostics=False)``: what ``respeval agent eval`` runs (loaders, every case, statuses);
 * respeval, the batch path: ``load_eval_set`` on both, one ``tool_trajectory_scores`` call
-  over every invocation of every case (the per-case means left to numpy).
+  over every invocation of every case (the per-case means left to numpy);
+* respeval ``tool_trajectory_scores_from_files(expected, actual)``: both files read by the
+  core's eval-set reader (no Python object per invocation), the tool-use lists scored from
+  the files' bytes by one trajectory-kernel call, outcomes per case as ``evaluate_agent``'s.
 
 Every contender's per-invocation scores and per-case scores are checked equal to ADK's
-(``==``) before timing.  Rounds interleave the contenders (A B C A B C ...), one thread,
-a garbage collection before each; CPU time of the process (wall time is printed too).
+(``==``) before timing.  Rounds interleave the contenders (A B C A B C ...), one thread
+(``OMP_NUM_THREADS=1`` unless set: the trajectory kernels would otherwise start a team,
+whose waiting counts as CPU time), a garbage collection before each; CPU time of the
+process (wall time is printed too).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread, as ADK runs (before respeval loads OpenMP)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -138,10 +145,18 @@ def respeval_batch(expected: Path, actual: Path) -> tuple[list[list[float]], lis
     return per_inv, per_case
 
 
+def respeval_files(expected: Path, actual: Path) -> tuple[list[list[float]], list[float]]:
+    from respeval.agents.evaluation import tool_trajectory_scores_from_files
+
+    outcomes = tool_trajectory_scores_from_files(expected, actual)
+    return [o.metrics[0].per_invocation for o in outcomes], [o.metrics[0].score for o in outcomes]
+
+
 def breakdown(invocations: int, per_case: int) -> None:
-    """CPU seconds of the steps of the batch path, with the cyclic GC on and paused."""
-    from respeval.agents.adk import tool_trajectory_scores
-    from respeval.agents.loaders import load_eval_set
+    """CPU seconds of the steps of the batch path and of the files path, with the cyclic GC
+    on and paused."""
+    from respeval.agents.adk import tool_trajectory_scores, trajectory_values
+    from respeval.agents.loaders import load_eval_set, read_tool_uses
 
     with tempfile.TemporaryDirectory() as tmp:
         expected, actual = write_eval_sets(Path(tmp), invocations, per_case)
@@ -149,11 +164,19 @@ def breakdown(invocations: int, per_case: int) -> None:
         exp, act = load_eval_set(expected), load_eval_set(actual)
         a_all = [i for c in act.cases for i in c.invocations]
         e_all = [i for c in exp.cases for i in c.invocations]
+        e_uses, a_uses = read_tool_uses(expected), read_tool_uses(actual)
         steps = {
             "json.loads of the two files": lambda: [json.loads(t) for t in texts],
             "load_eval_set on both": lambda: [load_eval_set(expected), load_eval_set(actual)],
             "tool_trajectory_scores over every invocation": lambda: tool_trajectory_scores(a_all, e_all),
             "the whole batch path": lambda: respeval_batch(expected, actual),
+            "read_tool_uses on both (the core's eval-set reader)": lambda: [
+                read_tool_uses(p) for p in (expected, actual)
+            ],
+            "trajectory_values over every invocation, from the files' bytes": lambda: trajectory_values(
+                a_uses.tool_uses, e_uses.tool_uses
+            ),
+            "the whole files path (tool_trajectory_scores_from_files)": lambda: respeval_files(expected, actual),
             "ADK, the whole job": lambda: adk_run(expected, actual),
         }
         print(f"{invocations:,} invocations; CPU s, least of 2 runs")
@@ -198,6 +221,7 @@ def main() -> None:
             "ADK load_eval_set_from_file + TrajectoryEvaluator": adk_run,
             "respeval evaluate_agent": respeval_agent,
             "respeval load_eval_set + tool_trajectory_scores": respeval_batch,
+            "respeval tool_trajectory_scores_from_files": respeval_files,
         }
         want = adk_run(expected, actual)
         for name, fn in contenders.items():

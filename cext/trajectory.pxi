@@ -122,7 +122,7 @@ from respeval._arrow_json import (arrow_rows as _traj_arrow_rows, check_arrow as
                                   records_with_objects as _traj_records_with_objects,
                                   written_from_buffers as _traj_written_from_buffers)
 from respeval._tool_calls import (ARGS_MODES, MAX_ARGS_DEPTH as _TRAJ_MAX_ARGS_DEPTH, TRAJECTORY_STATS,
-                                  describe_bad_trajectory as _traj_describe_bad)
+                                  JsonSpans as _TrajJsonSpans, describe_bad_trajectory as _traj_describe_bad)
 
 cdef int _TRAJ_MAX_DEPTH = _TRAJ_MAX_ARGS_DEPTH
 _TRAJ_MAX_ROW = 2**31 - 1  # positions are packed in 32 bits by the kernels
@@ -1199,8 +1199,9 @@ cdef class CallTable:
         """Call ids, name ids and row offsets (int32, int32, int64 buffers), and the rows
         that could not be read as ``(row, reason)`` (see the twin's ``CallTable.intern``).
 
-        JSON text rows (a str per row, or an Arrow string column) and Arrow list<struct>
-        columns are canonicalised from their bytes; lists of dicts through the dicts."""
+        JSON text rows (a str per row, spans of one buffer, or an Arrow string column) and
+        Arrow list<struct> columns are canonicalised from their bytes; lists of dicts through
+        the dicts."""
         cdef _TrajState st
         if args_mode not in ARGS_MODES:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
@@ -1221,6 +1222,8 @@ cdef class CallTable:
                 for chunk in chunks:
                     self._arrow_chunk(&st, chunk, trajectories, name_key, args_key, args_required, args_mode,
                                       name_fn, errors)
+            elif isinstance(trajectories, _TrajJsonSpans):
+                self._spans(&st, trajectories, name_key, args_key, args_required, args_mode, name_fn, errors)
             else:
                 seq = trajectories if isinstance(trajectories, list) else list(trajectories)
                 self._rows(&st, seq, 0, name_key, args_key, args_required, args_mode, name_fn, errors)
@@ -1283,6 +1286,47 @@ cdef class CallTable:
                     traj, name_key, args_key, args_required, args_mode, name_fn)))
             if rv_push_i64(&st.offsets, st.calls.n) != 0:
                 raise MemoryError()
+        return 0
+
+    cdef int _spans(self, _TrajState* st, object spans, str name_key, str args_key, bint args_required,
+                    str args_mode, object name_fn, list errors) except -1:
+        """Rows of JSON text standing in one buffer (``JsonSpans``, checked when made): each
+        span parsed in place, its UTF-8 checked as it is read; a row that does not read
+        there is decoded (``JsonSpans.value``) for the Python path, as a str row is."""
+        cdef const uint8_t[::1] data = spans.data
+        cdef const int64_t[::1] starts = spans.starts
+        cdef const int64_t[::1] ends = spans.ends
+        cdef Py_ssize_t row, n = starts.shape[0], mark
+        cdef const char* base = <const char*>&data[0] if data.shape[0] else _TRAJ_EMPTY
+        cdef bint done
+        cdef bint fast = args_mode == "json" and name_key != args_key
+        cdef bytes nk = name_key.encode("utf-8", "surrogatepass"), ak = args_key.encode("utf-8", "surrogatepass")
+        st.tj.check_utf8 = 1
+        try:
+            for row in range(n):
+                mark = st.calls.n
+                if starts[row] >= 0:
+                    try:
+                        done = fast and self._json_span(st, base + starts[row], ends[row] - starts[row], nk, ak,
+                                                        args_required, name_fn)
+                        if not done:
+                            st.calls.n = mark
+                            st.names.n = mark
+                            self._py_row(st, spans.value(row), name_key, args_key, args_required,
+                                         args_mode == "string", name_fn)
+                    except (_TrajBadRow, TypeError, ValueError, RecursionError):
+                        st.calls.n = mark
+                        st.names.n = mark
+                        try:
+                            reason = _traj_describe_bad(spans.value(row), name_key, args_key, args_required,
+                                                        args_mode, name_fn)
+                        except ValueError as exc:  # not UTF-8
+                            reason = str(exc)
+                        errors.append((row, reason))
+                if rv_push_i64(&st.offsets, st.calls.n) != 0:
+                    raise MemoryError()
+        finally:
+            st.tj.check_utf8 = 0
         return 0
 
     cdef int _arrow_chunk(self, _TrajState* st, object arr, object column, str name_key, str args_key,

@@ -198,6 +198,11 @@ class Kernels(Protocol):
         self, pred_names: BufferLike, pred_off: BufferLike, ref_names: BufferLike, ref_off: BufferLike
     ) -> tuple[bytes, bytes, bytes]: ...
 
+    # ADK EvalSet files: cases, invocations and their tool-use lists as JSON text (buffers)
+    def adk_eval_set_tool_uses(
+        self, data: BufferLike
+    ) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes] | None: ...
+
     # MinHash signatures of word shingles (near-duplicate removal, respeval.traces)
     def minhash_signatures(
         self, texts: list, shingle: int, num_perm: int, seed: int, threads: int | None = None

@@ -169,3 +169,8 @@ def name_substitutions(
 def minhash_signatures(
     texts: list[str], shingle: int, num_perm: int, seed: int, threads: int | None = None
 ) -> bytes: ...
+
+# ADK EvalSet files read for their tool uses (cext/adk.pxi; twin: respeval._core_py.adk):
+# case id offsets and ids, case kinds, case invocation offsets, invocation id offsets and
+# ids, tool-use starts and ends; None when the Python loader must read the file
+def adk_eval_set_tool_uses(data: _Buf) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes] | None: ...

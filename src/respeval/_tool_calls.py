@@ -23,8 +23,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "ARGS_MODES",
+    "JsonSpans",
     "MAX_ARGS_DEPTH",
     "TRAJECTORY_STATS",
     "canonical_args",
@@ -56,6 +59,43 @@ TRAJECTORY_STATS = (
     "first_match",  # 1-based position of the first predicted call that matches; 0 if none
     "discordant",  # matched pairs ordered one way in the prediction, the other in the reference
 )
+
+
+class JsonSpans:
+    """Rows of JSON text standing in one UTF-8 buffer, nothing copied: row ``i`` is
+    ``data[starts[i]:ends[i]]``, and a negative start is a row without calls (an eval set's
+    null or absent tool uses).  The eval-set reader hands its tool-use lists to the
+    trajectory kernels this way; a row reads as that text decoded would (a span that is not
+    UTF-8 is an unreadable row)."""
+
+    __slots__ = ("data", "ends", "starts")
+
+    def __init__(self, data: Any, starts: Any, ends: Any) -> None:
+        self.data = data
+        self.starts = np.ascontiguousarray(starts, dtype=np.int64)
+        self.ends = np.ascontiguousarray(ends, dtype=np.int64)
+        if self.starts.ndim != 1 or self.starts.shape != self.ends.shape:
+            raise ValueError("JsonSpans needs as many ends as starts, one of each per row")
+        given = self.starts >= 0
+        if np.any(given & ((self.ends < self.starts) | (self.ends > memoryview(data).nbytes))):
+            raise ValueError("a JsonSpans row ends before it starts or past the end of its buffer")
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, rows: Any) -> JsonSpans:
+        """These rows (positions), in this order, over the same buffer."""
+        return JsonSpans(self.data, self.starts[rows], self.ends[rows])
+
+    def value(self, row: int) -> Any:
+        """Row ``row`` as a row of Python values: its text, or ``[]`` without calls."""
+        start, end = int(self.starts[row]), int(self.ends[row])
+        if start < 0:
+            return []
+        try:
+            return bytes(memoryview(self.data)[start:end]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def _quote(s: str) -> str:

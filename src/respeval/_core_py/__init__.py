@@ -7,6 +7,7 @@ family, mirroring the core's ``cext/*.pxi``: a new kernel family adds a module h
 and one import line below.
 """
 
+from respeval._core_py.adk import adk_eval_set_tool_uses
 from respeval._core_py.bleu import (
     bleu_clipped_counts,
     bleu_sentence_scores,
@@ -45,6 +46,7 @@ __all__ = [
     "TRAJECTORY_STATS",
     "CallTable",
     "Vocab",
+    "adk_eval_set_tool_uses",
     "arrow_first_rows",
     "arrow_json_texts",
     "bleu_clipped_counts",

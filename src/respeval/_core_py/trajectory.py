@@ -13,8 +13,9 @@ anything (each occurrence gets its own spelling, as two decoded NaNs compare une
 ``args_mode="string"`` compares ``json.dumps(args)`` as the Vertex SDK sends it (insertion
 order, default separators).
 
-``CallTable.intern`` takes lists of call dicts, JSON text (a str per row) and Arrow columns
-(a string column of JSON text, or list<struct> values, read as ``arrow_rows`` does).  The
+``CallTable.intern`` takes lists of call dicts, JSON text (a str per row, or spans of one
+buffer: ``JsonSpans``) and Arrow columns (a string column of JSON text, or list<struct>
+values, read as ``arrow_rows`` does).  The
 native core reads JSON text and Arrow buffers without building Python objects; this twin
 decodes them and states the result both must give.
 """
@@ -27,7 +28,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from respeval._arrow_json import arrow_rows, check_arrow, is_arrow, json_values, written_from_buffers
-from respeval._tool_calls import ARGS_MODES, TRAJECTORY_STATS, canonical_args, checked_tool_name, read_trajectory
+from respeval._tool_calls import (
+    ARGS_MODES,
+    TRAJECTORY_STATS,
+    JsonSpans,
+    canonical_args,
+    checked_tool_name,
+    read_trajectory,
+)
 
 __all__ = [
     "ARGS_MODES",
@@ -98,7 +106,8 @@ class CallTable:
 
         Each trajectory is a list of mappings with a str ``name_key`` and, under ``args_key``,
         a JSON object (or null) of arguments; a str row is JSON text and is decoded first;
-        an Arrow column is read as ``arrow_rows`` reads it.
+        an Arrow column is read as ``arrow_rows`` reads it; ``JsonSpans`` rows are JSON text
+        standing in one buffer (``JsonSpans.value``).
         ``name_fn`` maps each name to its normalised form, or to None to drop the call.  A row
         that cannot be read becomes an empty trajectory and is listed in the returned errors
         as ``(row, reason)``.
@@ -107,13 +116,16 @@ class CallTable:
             raise ValueError(f"args_mode must be one of {ARGS_MODES}, not {args_mode!r}")
         if is_arrow(trajectories):
             trajectories = arrow_rows(trajectories)
+        spans = trajectories if isinstance(trajectories, JsonSpans) else None
         calls = array("i")
         names = array("i")
         offsets = array("q", [0])
         errors: list[tuple[int, str]] = []
-        for row, traj in enumerate(trajectories):
+        for row, traj in enumerate(range(len(spans)) if spans is not None else trajectories):
             mark = len(calls)
             try:
+                if spans is not None:
+                    traj = spans.value(row)
                 self._intern_row(traj, name_key, args_key, args_required, args_mode, name_fn, calls, names)
             except RecursionError:
                 del calls[mark:]

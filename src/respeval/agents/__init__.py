@@ -18,17 +18,19 @@ from respeval.agents.adk import (
 )
 from respeval.agents.analysis import Comparison, PassAtKSummary, compare, pass_at_k, pass_hat_k, summarize_runs
 from respeval.agents.arguments import Alignment, ArgumentMatcher, ArgumentScore, Rules, align
-from respeval.agents.evaluation import AgentReport, evaluate_agent, read_actual
+from respeval.agents.evaluation import AgentReport, evaluate_agent, read_actual, tool_trajectory_scores_from_files
 from respeval.agents.loaders import (
     AgentDataError,
     EvalCase,
     EvalSet,
+    EvalSetToolUses,
     Invocation,
     Session,
     invocations_from_events,
     load_eval_set,
     load_session,
     parse_invocations,
+    read_tool_uses,
 )
 from respeval.agents.report import agent_section, trajectory_section
 
@@ -44,6 +46,7 @@ __all__ = [
     "Criterion",
     "EvalCase",
     "EvalSet",
+    "EvalSetToolUses",
     "Invocation",
     "MetricOutcome",
     "Rules",
@@ -59,12 +62,14 @@ __all__ = [
     "load_eval_set",
     "load_session",
     "parse_invocations",
+    "read_tool_uses",
     "pass_at_k",
     "pass_hat_k",
     "read_actual",
     "response_match_scores",
     "summarize_runs",
     "tool_trajectory_scores",
+    "tool_trajectory_scores_from_files",
     "trajectory_section",
 ]
 

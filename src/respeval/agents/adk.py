@@ -39,14 +39,19 @@ __all__ = [
     "case_status",
     "evaluate_case",
     "load_eval_config",
+    "metric_outcome",
     "response_match_scores",
     "tool_trajectory_scores",
+    "trajectory_values",
 ]
 
 PASSED, FAILED, NOT_EVALUATED = "PASSED", "FAILED", "NOT_EVALUATED"
 TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE = "response_match_score"
 SUPPORTED = (TRAJECTORY, RESPONSE)
+# why a case's metrics are NOT_EVALUATED
+NO_EXPECTED_INVOCATIONS = "a conversation_scenario case has no expected invocations"
+NO_ACTUAL_INVOCATIONS = "no actual invocations for this case"
 
 
 @dataclass(frozen=True)
@@ -186,8 +191,32 @@ def tool_trajectory_scores(
 ) -> list[float]:
     """ADK's per-invocation ``tool_trajectory_avg_score`` values (1.0 or 0.0)."""
     _check_lengths(actual, expected, eval_id)
+    values, errors = trajectory_values(
+        [inv.calls for inv in actual],
+        [inv.calls for inv in expected],
+        match_type=match_type,
+        ignore_args=ignore_args,
+        implementation=implementation,
+    )
+    if errors:
+        row = min(errors)
+        raise AgentDataError(f"eval case {eval_id!r}, invocation {row}: {errors[row]}")
+    return values
+
+
+def trajectory_values(
+    actual: Any,
+    expected: Any,
+    *,
+    match_type: str = "EXACT",
+    ignore_args: bool = False,
+    implementation: str | None = None,
+) -> tuple[list[float], dict[int, str]]:
+    """ADK's ``tool_trajectory_avg_score`` of each row (1.0 or 0.0) and the rows whose calls
+    cannot be read, with why: rows of ``{"name", "args"}`` calls (lists of them, JSON text,
+    or ``JsonSpans``), actual against expected, row by row."""
     family = TrajectoryFamily(
-        ["tool_trajectory_avg_score"],
+        [TRAJECTORY],
         match_type=match_type,
         ignore_args=ignore_args,
         name_key="name",
@@ -195,14 +224,15 @@ def tool_trajectory_scores(
         args_required=False,
         implementation=implementation,
     )
-    ref = [inv.calls for inv in expected]
-    pred = [inv.calls for inv in actual]
-    prepared = family.prepare(ref)
-    scores = family.score(prepared, pred)
-    if scores.errors:
-        row = min(scores.errors)
-        raise AgentDataError(f"eval case {eval_id!r}, invocation {row}: {scores.errors[row]}")
-    return [float(v) for v in np.asarray(scores.columns["tool_trajectory_avg_score"]).tolist()]
+    scores = family.score(family.prepare(expected), actual)
+    return np.asarray(scores.columns[TRAJECTORY], dtype=np.float64).tolist(), scores.errors
+
+
+def metric_outcome(criterion: Criterion, per_invocation: list[float]) -> MetricOutcome:
+    """A metric scored over a case's invocations: the case value (their values added in
+    order and divided once, as ADK does; None without invocations) and its status."""
+    score = _mean_in_order(per_invocation) if per_invocation else None
+    return MetricOutcome(criterion, score, _status(score, criterion.threshold), per_invocation)
 
 
 def response_match_scores(
@@ -245,14 +275,10 @@ def evaluate_case(
     outcomes = []
     for crit in criteria:
         if expected.invocations is None:
-            outcomes.append(
-                MetricOutcome(
-                    crit, None, NOT_EVALUATED, reason="a conversation_scenario case has no expected invocations"
-                )
-            )
+            outcomes.append(MetricOutcome(crit, None, NOT_EVALUATED, reason=NO_EXPECTED_INVOCATIONS))
             continue
         if actual is None:
-            outcomes.append(MetricOutcome(crit, None, NOT_EVALUATED, reason="no actual invocations for this case"))
+            outcomes.append(MetricOutcome(crit, None, NOT_EVALUATED, reason=NO_ACTUAL_INVOCATIONS))
             continue
         try:
             if crit.metric == TRAJECTORY:
@@ -273,6 +299,5 @@ def evaluate_case(
                 raise
             outcomes.append(MetricOutcome(crit, None, NOT_EVALUATED, reason=str(exc)))
             continue
-        score = _mean_in_order(per) if per else None
-        outcomes.append(MetricOutcome(crit, score, _status(score, crit.threshold), per))
+        outcomes.append(metric_outcome(crit, per))
     return CaseOutcome(expected.eval_id, case_status(outcomes), outcomes, run)

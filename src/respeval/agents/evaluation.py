@@ -16,21 +16,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from respeval._collector import fewer_collections
 from respeval._renamed import renamed_value
 from respeval.agents.adk import (
     DEFAULT_CRITERIA,
+    NO_ACTUAL_INVOCATIONS,
+    NO_EXPECTED_INVOCATIONS,
     NOT_EVALUATED,
     PASSED,
+    TRAJECTORY,
     CaseOutcome,
     Criterion,
     MetricOutcome,
     case_status,
     evaluate_case,
+    metric_outcome,
+    trajectory_values,
 )
 from respeval.agents.analysis import PassAtKSummary, summarize_runs
-from respeval.agents.loaders import AgentDataError, EvalSet, Invocation, load_eval_set, load_session
+from respeval.agents.loaders import (
+    AgentDataError,
+    EvalSet,
+    EvalSetToolUses,
+    Invocation,
+    load_eval_set,
+    load_session,
+    read_tool_uses,
+)
 
-__all__ = ["AgentReport", "evaluate_agent", "read_actual"]
+__all__ = ["AgentReport", "evaluate_agent", "read_actual", "tool_trajectory_scores_from_files"]
 
 DIAGNOSTIC_METRICS = (
     "trajectory_exact_match",
@@ -90,10 +106,15 @@ def _read_one(
         if len(out) != 1:
             raise AgentDataError(f"{path}: CASE=PATH needs a file with one conversation, this one has {len(out)}")
         return {case_hint: next(iter(out.values()))}
-    if len(out) == 1 and len(expected.cases) == 1 and next(iter(out)) != expected.cases[0].eval_id:
-        # one conversation for a one-case eval set: pair them whatever their ids
-        return {expected.cases[0].eval_id: next(iter(out.values()))}
-    return out
+    return _one_for_one(out, [c.eval_id for c in expected.cases])
+
+
+def _one_for_one(actual: dict[str, Any], expected_ids: Sequence[str]) -> dict[str, Any]:
+    """The actual conversations by case id, a single one given the id of a one-case eval set
+    (one conversation for one case: they are paired whatever their ids)."""
+    if len(actual) == 1 and len(expected_ids) == 1 and next(iter(actual)) != expected_ids[0]:
+        return {expected_ids[0]: next(iter(actual.values()))}
+    return actual
 
 
 @dataclass
@@ -435,3 +456,93 @@ def evaluate_agent(
         report.diagnostics = result
         report.diagnostic_rows = where
     return report
+
+
+def tool_trajectory_scores_from_files(
+    expected: str | os.PathLike[str],
+    actual: str | os.PathLike[str],
+    criterion: Criterion = DEFAULT_CRITERIA[0],  # ADK's default: tool_trajectory_avg_score >= 1.0, EXACT
+    *,
+    implementation: str | None = None,
+) -> list[CaseOutcome]:
+    """``evaluate_agent(expected, [actual], [criterion], diagnostics=False).runs[0]``, for
+    two eval-set files and one ``tool_trajectory_avg_score`` criterion: each expected case's
+    outcome, its per-invocation values and case value, paired and scored the same way.
+
+    Both files are read for their tool uses only (``read_tool_uses``: no Python object per
+    invocation) and every pair of invocations scored by one call of the trajectory kernels
+    on the files' bytes.  A file that reader leaves to ``load_eval_set``, an actual run that
+    is not an eval-set file (a session dump, a directory), cases whose invocation counts
+    differ, or calls the kernels cannot read: all go through ``evaluate_agent``, which gives
+    the same outcomes or raises its error.
+    """
+    if criterion.metric != TRAJECTORY:
+        raise ValueError(f"tool_trajectory_scores_from_files scores {TRAJECTORY}, not {criterion.metric!r}")
+    outcomes = None
+    path = Path(actual)
+    if path.is_file() and not _is_session(path):
+        exp = read_tool_uses(expected, implementation=implementation)
+        act = read_tool_uses(actual, implementation=implementation) if exp is not None else None
+        if act is not None:
+            outcomes = _trajectory_outcomes(exp, act, criterion, implementation)  # type: ignore[arg-type]
+    if outcomes is None:
+        report = evaluate_agent(expected, [actual], [criterion], diagnostics=False, implementation=implementation)
+        outcomes = report.runs[0]
+    return outcomes
+
+
+def _trajectory_outcomes(
+    expected: EvalSetToolUses, actual: EvalSetToolUses, criterion: Criterion, implementation: str | None
+) -> list[CaseOutcome] | None:
+    """``tool_trajectory_scores_from_files`` on files read; None where ``evaluate_agent``
+    must speak (counts that differ, calls that cannot be read)."""
+    by_id: dict[str, int] = {}  # a conversation's case index; a later case of an id replaces it, as in _read_one
+    for k, conversation in enumerate(actual.conversation):
+        if conversation:
+            by_id[actual.case_ids[k]] = k
+    by_id = _one_for_one(by_id, expected.case_ids)
+    plan: list[tuple[str, str | int]] = []  # per expected case: why it is not scored, or its rows' count
+    e_first, a_first, counts = [], [], []
+    for k, eval_id in enumerate(expected.case_ids):
+        a = by_id.get(eval_id)
+        if not expected.conversation[k]:
+            plan.append((eval_id, NO_EXPECTED_INVOCATIONS))
+        elif a is None:
+            plan.append((eval_id, NO_ACTUAL_INVOCATIONS))
+        else:
+            n = expected.case_rows[k + 1] - expected.case_rows[k]
+            if actual.case_rows[a + 1] - actual.case_rows[a] != n:
+                return None
+            plan.append((eval_id, n))
+            e_first.append(expected.case_rows[k])
+            a_first.append(actual.case_rows[a])
+            counts.append(n)
+    e_rows, a_rows = _ranges(e_first, counts), _ranges(a_first, counts)
+    ref = expected.tool_uses if np.array_equal(e_rows, np.arange(len(expected.tool_uses))) else None
+    values, errors = trajectory_values(
+        actual.tool_uses.take(a_rows),
+        ref if ref is not None else expected.tool_uses.take(e_rows),
+        match_type=criterion.match_type,
+        ignore_args=criterion.ignore_args,
+        implementation=implementation,
+    )
+    if errors:
+        return None
+    outcomes, at = [], 0
+    with fewer_collections():  # two objects and a list per case, none in a cycle
+        for eval_id, what in plan:
+            if isinstance(what, str):
+                metrics = [MetricOutcome(criterion, None, NOT_EVALUATED, reason=what)]
+            else:
+                metrics = [metric_outcome(criterion, values[at : at + what])]
+                at += what
+            outcomes.append(CaseOutcome(eval_id, case_status(metrics), metrics, 0))
+    return outcomes
+
+
+def _ranges(firsts: Sequence[int], counts: Sequence[int]) -> np.ndarray:
+    """The rows first .. first + count - 1 of each (first, count), one after the other."""
+    lengths = np.asarray(counts, dtype=np.int64)
+    total = int(lengths.sum())
+    ends = np.cumsum(lengths)
+    return np.repeat(np.asarray(firsts, dtype=np.int64) - (ends - lengths), lengths) + np.arange(total)

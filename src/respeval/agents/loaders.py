@@ -21,16 +21,22 @@ Every error names the file, the eval case and the invocation (and the call) it i
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import uuid
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from respeval import _backend
 from respeval._collector import fewer_collections
 from respeval._renamed import renamed_value
+from respeval._tool_calls import JsonSpans
 from respeval.errors import RespevalError
 from respeval.io.readers import lone_surrogate
 
@@ -44,11 +50,13 @@ __all__ = [
     "Session",
     "EvalCase",
     "EvalSet",
+    "EvalSetToolUses",
     "Invocation",
     "invocations_from_events",
     "load_eval_set",
     "load_session",
     "parse_invocations",
+    "read_tool_uses",
 ]
 
 FORMAT_EVAL_SET = "EvalSet schema"
@@ -567,6 +575,58 @@ def load_eval_set(
     else:
         raise where.error(f"the top level is a {type(data).__name__}: not an ADK eval file")
     return evalset
+
+
+@dataclass(frozen=True)
+class EvalSetToolUses:
+    """An EvalSet file read for its tool uses only (``read_tool_uses``): its cases in file
+    order, each one's invocations (a range of rows), and each invocation's tool-use list as
+    JSON text standing in the file's bytes."""
+
+    path: str
+    case_ids: list[str]
+    conversation: list[bool]  # False: a conversation_scenario case (no invocations)
+    case_rows: list[int]  # case k's invocations are rows case_rows[k] .. case_rows[k + 1]
+    tool_uses: JsonSpans  # a row per invocation
+    invocation_id_offsets: bytes = field(repr=False)
+    invocation_id_bytes: bytes = field(repr=False)
+
+    def invocation_ids(self) -> list[str]:
+        off = array("q", self.invocation_id_offsets).tolist()
+        return [self.invocation_id_bytes[a:b].decode("utf-8") for a, b in zip(off, off[1:])]
+
+
+def _file_bytes(path: str | os.PathLike[str]) -> Any:
+    """The file's bytes, mapped (the page cache's pages, no copy), or None if it cannot be."""
+    try:
+        with open(path, "rb") as fh:
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # not there, a directory, empty (mmap refuses those), ...
+        return None
+
+
+def read_tool_uses(path: str | os.PathLike[str], *, implementation: str | None = None) -> EvalSetToolUses | None:
+    """An EvalSet file's cases and tool-use lists, read by the kernels' eval-set reader
+    (``adk_eval_set_tool_uses``: no Python object per invocation); None when the file is
+    ``load_eval_set``'s to read (a legacy shape, the events form, anything unusual or
+    malformed: it gives the file's result or its error, naming file, case and field)."""
+    data = _file_bytes(path)
+    if data is None:
+        return None
+    got = _backend.get(implementation).adk_eval_set_tool_uses(data)
+    if got is None:
+        return None
+    case_off, case_bytes, kinds, first, inv_off, inv_bytes, starts, ends = got
+    off = array("q", case_off).tolist()
+    return EvalSetToolUses(
+        path=str(path),
+        case_ids=[case_bytes[a:b].decode("utf-8") for a, b in zip(off, off[1:])],
+        conversation=[k == ord("c") for k in kinds],
+        case_rows=array("q", first).tolist(),
+        tool_uses=JsonSpans(data, np.frombuffer(starts, np.int64), np.frombuffer(ends, np.int64)),
+        invocation_id_offsets=inv_off,
+        invocation_id_bytes=inv_bytes,
+    )
 
 
 # ---------------------------------------------------------------------------------------

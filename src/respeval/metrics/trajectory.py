@@ -47,6 +47,7 @@ import numpy as np
 
 from respeval import _backend
 from respeval._renamed import renamed_arguments, renamed_value
+from respeval._tool_calls import JsonSpans
 from respeval.metrics.base import ChunkScores, Interval, MetricResult, RowValueError, check_flag, check_options
 from respeval.metrics.registry import MetricOptions, MetricSpec
 from respeval.metrics.signature import Signature
@@ -249,12 +250,13 @@ def _intern(table: Any, rows: Any, family: TrajectoryFamily, what: str) -> _Inte
 
 def _column(values: Any, what: str) -> Any:
     """A column of trajectories as the kernels take it: a list (of lists of dicts, JSON
-    text, ...) or an Arrow array, which the native core reads from its buffers."""
+    text, ...), JSON text standing in one buffer (``JsonSpans``) or an Arrow array, which
+    the native core reads from its buffers."""
     if isinstance(values, (str, bytes)):
         raise TypeError(
             f"{what} must be a sequence of trajectories (one per row), not a single {type(values).__name__}"
         )
-    if isinstance(values, list):
+    if isinstance(values, (list, JsonSpans)):
         return values
     if type(values).__module__.startswith("pyarrow") and hasattr(values, "type"):
         return values
@@ -274,6 +276,8 @@ def python_rows(values: Any, what: str) -> list:
     from respeval._arrow_json import arrow_rows
 
     column = _column(values, what)
+    if isinstance(column, JsonSpans):
+        return [column.value(i) for i in range(len(column))]
     return column if isinstance(column, list) else arrow_rows(column)
 
 
