@@ -13,6 +13,7 @@ metric runs the same Python code whichever implementation is underneath.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -240,8 +241,10 @@ def get(implementation: str | None = None) -> Kernels:
 
 
 def name_of(kernels: Kernels) -> str:
-    """``"native"`` or ``"python"``: which implementation ``kernels`` is."""
-    return "python" if kernels is _load_python() else "native"
+    """``"native"`` or ``"python"``: which implementation ``kernels`` is (the twin is not
+    imported to find out: ``kernels`` cannot be it when it was never loaded)."""
+    twin = sys.modules.get("respeval._core_py")
+    return "python" if twin is not None and kernels is twin else "native"
 
 
 def name(implementation: str | None = None) -> str:
