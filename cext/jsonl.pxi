@@ -107,7 +107,84 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     Returns ``(fallback, columns)``: the indices of the other lines, for the caller to read
     with ``json.loads``, and one column per key of the values of the rest, in line order.
     The lines are checked, and escaped strings decoded, without the GIL."""
-    cdef Py_ssize_t i, n = len(lines), k, nkeys = len(keys)
+    cdef Py_ssize_t i, n = len(lines)
+    cdef const char** line_p = <const char**>malloc(max(n, 1) * sizeof(char*))
+    cdef int64_t* line_n = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    try:
+        if not (line_p and line_n):
+            raise MemoryError()
+        for i in range(n):
+            line = lines[i]
+            if not PyBytes_CheckExact(line):
+                raise TypeError(f"line {i} is a {type(line).__name__}, expected bytes")
+            line_p[i] = PyBytes_AS_STRING(line)
+            line_n[i] = PyBytes_GET_SIZE(line)
+        # `lines` holds every bytes object, and no Python code runs until the GIL is back
+        return _jl_columns(line_p, line_n, n, keys, kinds)
+    finally:
+        free(line_p)
+        free(line_n)
+
+
+def line_block(const unsigned char[::1] data, Py_ssize_t start, Py_ssize_t max_lines, bint final):
+    """``(lines, end)``: how many of the lines of ``data[start:]`` (each ending with ``\\n``;
+    with ``final``, the last may end with the data instead) are taken, at most
+    ``max_lines``, and the offset just past them."""
+    cdef Py_ssize_t n = data.shape[0], lines = 0, at = start
+    cdef const unsigned char* base = &data[0] if n else NULL
+    cdef const unsigned char* nl
+    if start < 0 or start > n or max_lines < 0:
+        raise ValueError(f"start {start} and max_lines {max_lines} do not fit data of {n} bytes")
+    with nogil:
+        while lines < max_lines and at < n:
+            nl = <const unsigned char*>memchr(base + at, 10, n - at)
+            if nl == NULL:
+                if final:
+                    lines += 1
+                    at = n
+                break
+            lines += 1
+            at = nl - base + 1
+    return lines, at
+
+
+def jsonl_block_columns(const unsigned char[::1] block, list keys, bytes kinds):
+    """``jsonl_columns`` of the lines of ``block`` (each ending with ``\\n``, the last
+    perhaps not: a block ``line_block`` measured), read in place, without a bytes object
+    per line.  Returns ``(fallback, columns)``, each line left to ``json.loads`` as
+    ``(index, start, end)``: its place in the block."""
+    cdef Py_ssize_t size = block.shape[0], n = 0, i, at = 0
+    cdef const char* base = <const char*>&block[0] if size else NULL
+    cdef const char* nl
+    cdef const char** line_p = NULL
+    cdef int64_t* line_n = NULL
+    with nogil:
+        while at < size:
+            nl = <const char*>memchr(base + at, 10, size - at)
+            n += 1
+            at = size if nl == NULL else nl - base + 1
+    line_p = <const char**>malloc(max(n, 1) * sizeof(char*))
+    line_n = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+    try:
+        if not (line_p and line_n):
+            raise MemoryError()
+        at = 0
+        with nogil:
+            for i in range(n):
+                nl = <const char*>memchr(base + at, 10, size - at)
+                line_p[i] = base + at
+                at = size if nl == NULL else nl - base + 1
+                line_n[i] = base + at - line_p[i]
+        fallback, columns = _jl_columns(line_p, line_n, n, keys, kinds)
+        return [(i, line_p[i] - base, line_p[i] - base + line_n[i]) for i in fallback], columns
+    finally:
+        free(line_p)
+        free(line_n)
+
+
+cdef tuple _jl_columns(const char** line_p, const int64_t* line_n, Py_ssize_t n, list keys, bytes kinds):
+    """``jsonl_columns`` of the ``n`` lines at ``line_p`` (``line_n`` bytes each)."""
+    cdef Py_ssize_t i, k, nkeys = len(keys)
     cdef int64_t start, end
     cdef int code
     cdef const char* p
@@ -117,8 +194,6 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     cdef const char* kind_p = kinds
     cdef const char** key_p = <const char**>malloc(max(nkeys, 1) * sizeof(char*))
     cdef int64_t* key_len = <int64_t*>malloc(max(nkeys, 1) * sizeof(int64_t))
-    cdef const char** line_p = <const char**>malloc(max(n, 1) * sizeof(char*))
-    cdef int64_t* line_n = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
     cdef unsigned char* ok = <unsigned char*>malloc(max(n, 1))
     cdef int64_t* spans = <int64_t*>malloc(max(n * nkeys * 2, 2) * sizeof(int64_t))
     cdef unsigned char* codes = <unsigned char*>malloc(max(n * nkeys, 1))
@@ -129,18 +204,11 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     fallback = []
     columns = [[] for _ in range(nkeys)]
     try:
-        if not (key_p and key_len and line_p and line_n and ok and spans and codes):
+        if not (key_p and key_len and ok and spans and codes):
             raise MemoryError()
         for k in range(nkeys):
             key_p[k] = encoded[k]
             key_len[k] = len(encoded[k])
-        for i in range(n):
-            line = lines[i]
-            if not PyBytes_CheckExact(line):
-                raise TypeError(f"line {i} is a {type(line).__name__}, expected bytes")
-            line_p[i] = PyBytes_AS_STRING(line)
-            line_n[i] = PyBytes_GET_SIZE(line)
-        # `lines` holds every bytes object, and no Python code runs until the GIL is back
         with nogil:
             for i in range(n):
                 ok[i] = rv_jl_fields(line_p[i], line_n[i], key_p, key_len, nkeys, spans + i * nkeys * 2)
@@ -192,8 +260,6 @@ def jsonl_columns(list lines, list keys, bytes kinds):
     finally:
         free(key_p)
         free(key_len)
-        free(line_p)
-        free(line_n)
         free(ok)
         free(spans)
         free(codes)

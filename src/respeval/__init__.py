@@ -39,8 +39,8 @@ before and after, the chosen judge frozen)::
 
     respeval.align("labelled.jsonl", "judge.json", "openai:gpt-4o-mini", out="judge.aligned.json")
 
-The judge layer (``respeval.judge``), ``respeval.run``, ``respeval.compare`` and ``respeval.align`` are loaded on
-first use.
+Each metric family (``respeval.rouge``, ``respeval.bleu``, ...), the judge layer (``respeval.judge``),
+``respeval.run``, ``respeval.compare`` and ``respeval.align`` are loaded on first use.
 """
 
 from __future__ import annotations
@@ -49,21 +49,31 @@ from typing import TYPE_CHECKING, Any
 
 from respeval._version import __version__
 from respeval.metrics import REGISTRY, Interval, MetricFamily, MetricOptions, MetricResult, MetricSpec
-from respeval.metrics.bleu import BleuResult, bleu
-from respeval.metrics.chrf import ChrfResult, chrf
-from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad
-from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge
-from respeval.metrics.ter import TerResult, ter
-from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
 
 if TYPE_CHECKING:
     from respeval import agents, align, compare, evaluate, judge, systems
     from respeval.bulk import RunSummary, score_files, score_table
+    from respeval.metrics.bleu import BleuResult, bleu
+    from respeval.metrics.chrf import ChrfResult, chrf
+    from respeval.metrics.match import ExactMatchResult, SquadResult, exact_match, squad
+    from respeval.metrics.rouge import AggregateScore, RougeResult, Score, rouge
+    from respeval.metrics.ter import TerResult, ter
+    from respeval.metrics.trajectory import TrajectoryResult, response_match_score, trajectory
     from respeval.systems import run
 
-# Loaded on first use: the bulk pipeline (io, threads, Parquet) and the judge (httpx, asyncio)
-# cost import time that a metric call does not need.
+# Loaded on first use: each metric family (a command such as `respeval score` imports the
+# package and needs one or two of them), the bulk pipeline (io, threads, Parquet) and the
+# judge (httpx, asyncio) cost import time that most calls do not need.
 _LAZY = {
+    **{name: ("respeval.metrics.bleu", name) for name in ("bleu", "BleuResult")},
+    **{name: ("respeval.metrics.chrf", name) for name in ("chrf", "ChrfResult")},
+    **{name: ("respeval.metrics.match", name) for name in ("exact_match", "squad", "ExactMatchResult", "SquadResult")},
+    **{name: ("respeval.metrics.rouge", name) for name in ("rouge", "RougeResult", "AggregateScore", "Score")},
+    **{name: ("respeval.metrics.ter", name) for name in ("ter", "TerResult")},
+    **{
+        name: ("respeval.metrics.trajectory", name)
+        for name in ("trajectory", "TrajectoryResult", "response_match_score")
+    },
     "score_files": ("respeval.bulk", "score_files"),
     "score_table": ("respeval.bulk", "score_table"),
     "RunSummary": ("respeval.bulk", "RunSummary"),

@@ -13,6 +13,7 @@ metric runs the same Python code whichever implementation is underneath.
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ class Kernels(Protocol):
         self, lines: list, ncols: int, indices: list, kinds: bytes = b""
     ) -> tuple[list[int], list[Any]]: ...
     def jsonl_columns(self, lines: list, keys: list, kinds: bytes) -> tuple[list[int], list[Any]]: ...
+    def line_block(self, data: BufferLike, start: int, max_lines: int, final: bool) -> tuple[int, int]: ...
+    def jsonl_block_columns(
+        self, block: BufferLike, keys: list, kinds: bytes
+    ) -> tuple[list[tuple[int, int, int]], list[Any]]: ...
     def arrow_json_texts(self, column: Any) -> list[str | None] | None: ...
     def pair_single_references(self, predictions: list, references: list) -> tuple[list[str], bytes] | None: ...
     def arrow_first_rows(self, texts: Any) -> bytes: ...
@@ -245,8 +250,10 @@ def get(implementation: str | None = None) -> Kernels:
 
 
 def name_of(kernels: Kernels) -> str:
-    """``"native"`` or ``"python"``: which implementation ``kernels`` is."""
-    return "python" if kernels is _load_python() else "native"
+    """``"native"`` or ``"python"``: which implementation ``kernels`` is (the twin is not
+    imported to find out: ``kernels`` cannot be it when it was never loaded)."""
+    twin = sys.modules.get("respeval._core_py")
+    return "python" if twin is not None and kernels is twin else "native"
 
 
 def name(implementation: str | None = None) -> str:

@@ -26,7 +26,7 @@ WORDS = "the cat sat on a mat while dogs ran home quickly under bright blue sky 
 # phase -> (target, how many calls a whole run makes: filled by _events)
 PHASES = {
     # a block of lines read (JSONL lines the native reader takes never reach json.loads)
-    "reading": "respeval.io.readers.hash_lines",
+    "reading": "respeval.io.readers._LineBlocks.take",
     "scoring": "respeval.bulk.run.score_chunk",
     "writing": "os.replace",
     "join": "respeval.bulk.parts.Parts._finish",

@@ -249,3 +249,41 @@ def test_an_arrow_text_column_holds_the_text_columns_utf8(lines):
     ends = struct.unpack(f"={len(offsets) // 8}q", offsets)
     assert ends[0] == 0 and len(ends) == len(want[-1]) + 1
     assert [data[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])] == want[-1]
+
+
+def _split(block: bytes) -> list[bytes]:
+    """A binary file's lines: split at b"\\n" only, each with its end (the last perhaps not)."""
+    lines = [line + b"\n" for line in block.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_lines(_full_objects) | _lines(), max_size=6), st.booleans(), st.integers(0, 7))
+def test_a_block_reads_as_its_lines(lines, ends_with_newline, n):
+    """``jsonl_block_columns`` reads a block's lines in place as ``jsonl_columns`` reads them
+    as bytes objects (the same columns and fallback), naming where each line left for
+    ``json.loads`` is; ``line_block`` finds where the first ``n`` lines end."""
+    block = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
+    if not ends_with_newline:
+        block = block[:-1]
+    split = _split(block)
+    fallback, columns = core.jsonl_columns(split, KEYS, b"rkat")
+    for mod in (core, _core_py):
+        got = mod.jsonl_block_columns(memoryview(block), KEYS, b"rkat")
+        assert got[1] == columns
+        assert got[0] == [(i, len(b"".join(split[:i])), len(b"".join(split[: i + 1]))) for i in fallback]
+        whole = sum(1 for line in split if line.endswith(b"\n"))
+        for final in (False, True):
+            taken = min(n, len(split) if final else whole)
+            assert mod.line_block(block, 0, n, final) == (taken, len(b"".join(split[:taken])))
+        if split:
+            at = len(split[0])
+            assert mod.line_block(block, at, n, True) == (min(n, len(split) - 1), len(b"".join(split[: 1 + n])))
+
+
+def test_line_block_refuses_a_start_outside_the_data():
+    for mod in (core, _core_py):
+        with pytest.raises(ValueError, match="do not fit"):
+            mod.line_block(b"ab\n", 4, 1, True)
+        assert mod.line_block(b"", 0, 5, True) == (0, 0)

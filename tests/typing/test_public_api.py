@@ -235,3 +235,20 @@ def test_help_starts_with_a_map_of_the_entry_points():
     for name in ("rouge", "judge", "evaluate", "run", "compare", "agents", "trajectory", "score_files"):
         assert name in respeval.__all__ and f"respeval.{name}" in head, name
     assert len(head.splitlines()) <= 15
+
+
+def test_a_score_run_imports_only_what_it_uses(tmp_path):
+    """issue 34: ``respeval score`` of ROUGE imports the ROUGE family alone, and neither pandas
+    (pyarrow's pandas shim, asked by ``pa.array`` of a list), the report, asyncio nor the
+    pure-Python twin of the core: ~0.4 s of a run before."""
+    code = (
+        "import sys\n"
+        "from respeval import _backend\n"
+        "from respeval.cli import main\n"
+        f"code = main(['score', '--example', '--out', {str(tmp_path / 'rows.parquet')!r}, '--quiet'])\n"
+        "loaded = ['pandas', 'asyncio', 'respeval.report', 'respeval.metrics.bleu', 'respeval.metrics.trajectory']\n"
+        "loaded += ['respeval._core_py'] if _backend.native_available() else []\n"
+        "print(code, ','.join(m for m in loaded if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0"

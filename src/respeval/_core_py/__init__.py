@@ -19,7 +19,7 @@ from respeval._core_py.bootstrap import exact_sum_bins, poisson_bootstrap_add, p
 from respeval._core_py.chrf import chrf_chars, chrf_words_ids
 from respeval._core_py.common import Vocab, first_non_str, openmp_threads, porter_stem, simd_path, simd_paths
 from respeval._core_py.csvline import csv_columns, csv_plain_rows
-from respeval._core_py.jsonl import jsonl_columns, jsonl_field_spans
+from respeval._core_py.jsonl import jsonl_block_columns, jsonl_columns, jsonl_field_spans, line_block
 from respeval._core_py.minhash import minhash_signatures
 from respeval._core_py.rouge import (
     arrow_first_rows,
@@ -57,8 +57,10 @@ __all__ = [
     "csv_plain_rows",
     "exact_sum_bins",
     "first_non_str",
+    "jsonl_block_columns",
     "jsonl_columns",
     "jsonl_field_spans",
+    "line_block",
     "lsum_pair_stats",
     "minhash_signatures",
     "mt_reference_rows",

@@ -265,3 +265,43 @@ def jsonl_columns(lines: list, keys: list, kinds: bytes) -> tuple[list[int], lis
                 offsets.append(offsets[-1] + len(value))
             out[k] = (struct.pack(f"={len(offsets)}q", *offsets), b"".join(data))
     return fallback, out
+
+
+def line_block(data: Any, start: int, max_lines: int, final: bool) -> tuple[int, int]:
+    """``(lines, end)``: how many of the lines of ``data[start:]`` (each ending with ``\\n``;
+    with ``final``, the last may end with the data instead) are taken, at most
+    ``max_lines``, and the offset just past them."""
+    data = bytes(data)
+    if start < 0 or start > len(data) or max_lines < 0:
+        raise ValueError(f"start {start} and max_lines {max_lines} do not fit data of {len(data)} bytes")
+    lines, at = 0, start
+    while lines < max_lines and at < len(data):
+        nl = data.find(b"\n", at)
+        if nl < 0:
+            if final:
+                lines, at = lines + 1, len(data)
+            break
+        lines, at = lines + 1, nl + 1
+    return lines, at
+
+
+def jsonl_block_columns(block: Any, keys: list, kinds: bytes) -> tuple[list[tuple[int, int, int]], list[Any]]:
+    """``jsonl_columns`` of the lines of ``block`` (each ending with ``\\n``, the last
+    perhaps not: a block ``line_block`` measured), read in place, without a bytes object
+    per line.  Returns ``(fallback, columns)``, each line left to ``json.loads`` as
+    ``(index, start, end)``: its place in the block."""
+    data = bytes(block)
+    lines = _split_lines(data)
+    fallback, columns = jsonl_columns(lines, keys, kinds)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return [(i, starts[i], starts[i + 1]) for i in fallback], columns
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    """The lines of ``data``, each with its ``\\n`` (the last perhaps without), as a binary
+    file's iteration gives them."""
+    lines = [line + b"\n" for line in data.split(b"\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]

@@ -30,6 +30,7 @@ from respeval.io.readers import (
     convert_value,
     is_arrow,
 )
+from respeval.io.writers import arrow_array
 from respeval.metrics.base import ChunkScores, MetricFamily, RowValueError
 
 
@@ -592,15 +593,15 @@ def empty_results(inputs: Inputs, families: Sequence[MetricFamily]) -> dict[str,
 
     columns: dict[str, Any] = {}
     if len(inputs.preds) > 1 or inputs.system_field:
-        columns["system"] = pa.array([], pa.string())
-    columns["row"] = pa.array([], pa.int64())
+        columns["system"] = arrow_array([], pa.string())
+    columns["row"] = arrow_array(np.zeros(0, dtype=np.int64))
     for name in (inputs.id_field, inputs.group_field):
         if name:
-            columns[name] = pa.array([], pa.string())
+            columns[name] = arrow_array([], pa.string())
     for fam in families:
         view: list[Any] = []
         scored = fam.score(fam.prepare(view), view)
-        columns.update({name: pa.array(values) for name, values in scored.columns.items()})
+        columns.update({name: arrow_array(values) for name, values in scored.columns.items()})
     return columns
 
 

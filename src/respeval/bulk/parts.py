@@ -35,7 +35,7 @@ from respeval.errors import RespevalError
 from respeval.io import ResultWriter, join_parquet, parquet_writer
 from respeval.io.files import OutputError, atomic_output, commit, create_temporary, refuse_link
 from respeval.io.formats import WRITE_FORMATS, extensions_for, format_of
-from respeval.io.writers import close_writer, write_parquet
+from respeval.io.writers import arrow_table, close_writer, write_parquet
 from respeval.metrics.base import MetricFamily
 
 
@@ -331,9 +331,8 @@ class Parts:
         if table is not None:
             results = files["results"]
             if self.fmt == "parquet":
-                import pyarrow as pa
-
-                arrow = table if isinstance(table, pa.Table) else pa.table(table)
+                # evaluate hands over an Arrow table; score, its columns
+                arrow: Any = arrow_table(table) if isinstance(table, Mapping) else table
                 with atomic_output(results, "wb", durable=False) as fh:
                     write_parquet(arrow, fh, scratch=True)
                 self._write_live(k, arrow)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import enum
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from respeval._run_summary import STOP_BUDGET, STOP_CACHE, STOP_INTERRUPTED
 from respeval.stats import DEFAULT_SEED
+
+if TYPE_CHECKING:  # asyncio costs a command that runs no event loop ~40 ms of imports
+    import asyncio
 
 _N = TypeVar("_N", int, float)
 

@@ -280,10 +280,10 @@ def run_outputs(args: argparse.Namespace) -> list[tuple[str, str | None]]:
 def _write_run_outputs(summary, args: argparse.Namespace) -> None:
     """The run summary and report: the corpus table, the comparisons, and where ``--out``
     holds per-row scores, their distributions and the worst rows with their texts."""
-    from respeval.report import add_score_rows, score_inputs, score_run_summary, write_run_outputs
-
     if not (args.summary_out or args.report):
         return
+    from respeval.report import add_score_rows, score_inputs, score_run_summary, write_run_outputs
+
     inputs = None
     if args.pred and args.engine != "dask":
         from respeval.bulk.chunks import Inputs

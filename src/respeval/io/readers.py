@@ -460,16 +460,6 @@ def hash_lines(hasher: Any, lines: list[bytes]) -> None:
         hasher.update(b"".join(lines[start : start + _HASH_LINES]))
 
 
-def _line_batches(fh: IO[bytes], hasher: Any, sizes: Iterator[int]) -> Iterator[list[bytes]]:
-    """Lists of raw lines (one per requested size), each hashed as one block."""
-    for size in sizes:
-        lines = list(islice(fh, size))
-        if not lines:
-            return
-        hash_lines(hasher, lines)
-        yield lines
-
-
 def _skip_sizes(start_row: int, chunk_size: int) -> Iterator[int]:
     while start_row > 0:
         step = min(start_row, chunk_size)
@@ -484,11 +474,6 @@ def _nonblank_lines(fh: IO[bytes], hasher: Any) -> Iterator[tuple[int, bytes]]:
         hasher.update(raw)
         if raw.strip():
             yield number, raw
-
-
-def _repeat(n: int) -> Iterator[int]:
-    while True:
-        yield n
 
 
 def _text_record(raw: bytes, path: str, number: int, fields: _Fields) -> Any:
@@ -522,40 +507,43 @@ def _arrow_strings(buffers: tuple[bytes, bytes]) -> Any:
 
 
 def _jsonl_chunk_as_text(
-    lines: list[bytes],
+    block: memoryview,
+    lines: int,
     path: str,
     row: int,
     fields: _Fields,
-    columns_of: Callable[[list, list, bytes], tuple[list[int], list[Any]]],
+    columns_of: Callable[[memoryview, list, bytes], tuple[list[tuple[int, int, int]], list[Any]]],
     on_error: str,
     digest: str,
 ) -> Chunk:
-    """A block of JSONL lines as a chunk (each raw field whose value is an array or an
-    object given as its JSON text, a str, not decoded).  ``columns_of`` (the native core's
-    ``jsonl_columns``) checks the lines and takes the values of the lines it is certain
-    of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line is
-    without this path, so their values and errors are the same."""
+    """A block of ``lines`` JSONL lines as a chunk (each raw field whose value is an array or
+    an object given as its JSON text, a str, not decoded).  ``columns_of`` (the native core's
+    ``jsonl_block_columns``) checks the lines in place and takes the values of the lines it
+    is certain of; the others (``fallback``) are read by :func:`_jsonl_record`, as every line
+    is without this path, so their values and errors are the same."""
     # with arrow_text, text fields come as Arrow buffers ("a"): no Python str per value
     # (a list of references is no string: its line is json.loads', as with "t")
     kinds = "".join(_KIND_CODES[kind] if kind in (RAW, KEY) or not fields.arrow_text else "a" for kind in fields.kinds)
-    fallback, columns = columns_of(lines, list(fields.names), kinds.encode("ascii"))
+    fallback, columns = columns_of(block, list(fields.names), kinds.encode("ascii"))
     columns = [_arrow_strings(c) if code == "a" else c for c, code in zip(columns, kinds)]
-    if fallback:  # the lines taken go in among the others, one by one
-        columns = [as_list(c) for c in columns]
     if not fallback:
-        n = len(lines)
-        numbers = list(range(row + 1, row + n + 1))
-        return Chunk(row, numbers, dict(zip(fields.names, columns)), [], row + n, list(range(row, row + n)), digest)
+        numbers = list(range(row + 1, row + lines + 1))
+        return Chunk(
+            row, numbers, dict(zip(fields.names, columns)), [], row + lines, list(range(row, row + lines)), digest
+        )
+    columns = [as_list(c) for c in columns]  # the lines taken go in among the others, one by one
     taken = zip(*columns)
-    redo = set(fallback)
+    redo = {i: bytes(block[start:end]) for i, start, end in fallback}
     batch: list[_Record] = [
-        (row + i + 1, _jsonl_record(raw, path, row + i + 1, fields) if i in redo else (list(next(taken)), None))
-        for i, raw in enumerate(lines)
+        (row + i + 1, _jsonl_record(redo[i], path, row + i + 1, fields) if i in redo else (list(next(taken)), None))
+        for i in range(lines)
     ]
     return _make_chunk(batch, fields, row, on_error, digest, frozenset())
 
 
-def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[int], list[Any]]] | None:
+def _jsonl_columns(
+    fields: _Fields,
+) -> Callable[[memoryview, list, bytes], tuple[list[tuple[int, int, int]], list[Any]]] | None:
     """The native line reader, when the native core runs (the twin's checker is slower than
     ``json.loads``), no record is wanted whole, and raw fields (if any) may come as JSON
     text: text and key fields are taken from the lines without a Python ``json.loads``."""
@@ -564,25 +552,63 @@ def _jsonl_columns(fields: _Fields) -> Callable[[list, list, bytes], tuple[list[
     from respeval import _backend
 
     kernels = _backend.get()
-    return kernels.jsonl_columns if _backend.name_of(kernels) == "native" else None
+    return kernels.jsonl_block_columns if _backend.name_of(kernels) == "native" else None
+
+
+class _LineBlocks:
+    """A binary file's lines in blocks of whole lines, read once, front to back (a pipe
+    works): the core's ``line_block`` finds where the lines end in each read, so no bytes
+    object is made per line, and each block is hashed as one piece."""
+
+    def __init__(self, fh: IO[bytes], hasher: Any) -> None:
+        from respeval import _backend
+
+        self.fh, self.hasher = fh, hasher
+        self._line_block = _backend.get().line_block
+        self._rest = b""  # read, past the lines taken so far
+        self._eof = False
+
+    def take(self, n: int) -> tuple[memoryview, int]:
+        """The next ``n`` lines (fewer at the end of the file) as one hashed block, and how many."""
+        pieces = [self._rest]
+        lines, end = self._line_block(self._rest, 0, n, self._eof)
+        cut = (0, end)  # where the last line found ends: (piece, offset)
+        while lines < n and not self._eof:
+            more = self.fh.read(_BUFFER_SIZE)  # reads of a fixed size: memory stays one block's
+            if more:
+                pieces.append(more)
+                found, end = self._line_block(more, 0, n - lines, False)
+                if found:
+                    lines, cut = lines + found, (len(pieces) - 1, end)
+            else:
+                self._eof = True
+                if pieces[cut[0]][cut[1] :] or len(pieces) > cut[0] + 1:
+                    lines, cut = lines + 1, (len(pieces) - 1, len(pieces[-1]))  # the last line, without b"\n"
+        piece, end = cut
+        block = b"".join([*pieces[:piece], pieces[piece][:end]])
+        self._rest = b"".join([pieces[piece][end:], *pieces[piece + 1 :]])
+        self.hasher.update(block)
+        return memoryview(block), lines
 
 
 class _LineSource:
     """Text or JSONL: one record per line, read in hashed blocks of lines."""
 
     def __init__(self, fh: IO[bytes], path: str, fmt: str, fields: _Fields) -> None:
-        self.fh, self.path, self.fields = fh, path, fields
+        self.path, self.fields = path, fields
         self.parse = _text_record if fmt == "text" else _jsonl_record
         self.columns_of = _jsonl_columns(fields) if fmt == "jsonl" and not fields.skip_blank else None
         self.text_fields = frozenset(fields.names) if fmt == "text" else frozenset()
         self.hasher = hashlib.sha256()
         # records are numbered lines when blank lines are none (line and record numbers part)
         self._numbered = _nonblank_lines(fh, self.hasher) if fields.skip_blank else None
+        self.blocks = _LineBlocks(fh, self.hasher) if self._numbered is None else None
 
     def skip(self, rows: int, chunk_size: int) -> int:
         if self._numbered is not None:
             return sum(1 for _ in islice(self._numbered, rows))
-        return sum(len(b) for b in _line_batches(self.fh, self.hasher, _skip_sizes(rows, chunk_size)))
+        assert self.blocks is not None
+        return sum(self.blocks.take(size)[1] for size in _skip_sizes(rows, chunk_size))
 
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
         row = start_row
@@ -592,17 +618,25 @@ class _LineSource:
                 yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
                 row += len(batch)
             return
-        for lines in _line_batches(self.fh, self.hasher, _repeat(chunk_size)):
+        assert self.blocks is not None
+        while True:
+            block, n = self.blocks.take(chunk_size)
+            if not n:
+                return
             if self.columns_of is not None:
-                yield _jsonl_chunk_as_text(
-                    lines, self.path, row, self.fields, self.columns_of, on_error, self.hasher.hexdigest()
+                chunk = _jsonl_chunk_as_text(
+                    block, n, self.path, row, self.fields, self.columns_of, on_error, self.hasher.hexdigest()
                 )
             else:
+                # a binary file's lines: split at b"\n" only, each with its end
+                lines = io.BytesIO(block).readlines()
                 batch = [
                     (row + i + 1, self.parse(raw, self.path, row + i + 1, self.fields)) for i, raw in enumerate(lines)
                 ]
-                yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
-            row += len(lines)
+                chunk = _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
+            block.release()  # the bytes read are the chunk's values now: not kept while it waits
+            yield chunk
+            row += n
 
 
 # --------------------------------------------------------------------------- JSON documents

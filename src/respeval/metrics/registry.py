@@ -9,7 +9,7 @@ metric is one module and one line there.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,18 +98,21 @@ class Registry:
 
     def __init__(self, modules: Sequence[str]) -> None:
         self._modules = tuple(modules)
-        self._specs: dict[str, MetricSpec] | None = None
-        self._extra: dict[str, MetricSpec] = {}
+        self._specs: dict[str, MetricSpec] = {}
+        self._loaded = 0  # the modules imported so far, in order
 
-    def _load(self) -> dict[str, MetricSpec]:
-        if self._specs is None:
-            specs: dict[str, MetricSpec] = {}
-            for module in self._modules:
-                for spec in importlib.import_module(module).METRICS:
-                    if spec.name in specs:
-                        raise RuntimeError(f"metric {spec.name!r} is registered twice ({module})")
-                    specs[spec.name] = spec
-            self._specs = specs
+    def _load(self, wanted: Iterable[object] | None = None) -> dict[str, MetricSpec]:
+        """The specs, the family modules imported in order until every name of ``wanted`` is
+        known (all of them for None, or for a name no module has): a command that scores
+        ROUGE imports the ROUGE family alone."""
+        missing = None if wanted is None else set(wanted)
+        while self._loaded < len(self._modules) and (missing is None or not missing <= self._specs.keys()):
+            module = self._modules[self._loaded]
+            for spec in importlib.import_module(module).METRICS:
+                if spec.name in self._specs:
+                    raise RuntimeError(f"metric {spec.name!r} is registered twice ({module})")
+                self._specs[spec.name] = spec
+            self._loaded += 1
         return self._specs
 
     def register(self, spec: MetricSpec, *, replace: bool = False) -> None:
@@ -123,10 +126,10 @@ class Registry:
         return list(self._load())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._load()
+        return name in self._load([name])
 
     def __getitem__(self, name: str) -> MetricSpec:
-        specs = self._load()
+        specs = self._load([name])
         try:
             return specs[name]
         except KeyError:
@@ -139,7 +142,7 @@ class Registry:
         """Refuse an option the metric (or every metric of the family) ``key`` does not take,
         naming those it does: the one check, for the CLI's ``--metric-option`` and a spec's
         entry options alike."""
-        specs = self._load()
+        specs = self._load([key])
         own = [specs[key]] if key in specs else [s for s in specs.values() if s.family == key]
         if not own:
             raise UnknownMetricError(f"unknown metric {key!r}; available: {', '.join(specs)}")
@@ -157,7 +160,7 @@ class Registry:
         names = list(names)
         if not names:
             raise ValueError("no metric given")
-        specs = self._load()
+        specs = self._load(names)
         unknown = [n for n in names if n not in specs]
         if unknown:
             raise UnknownMetricError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(specs)}")
