@@ -693,7 +693,8 @@ class SpawnedServer:
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         line = self.proc.stdout.readline()  # type: ignore[union-attr]
         if not line.startswith("PORT "):
-            self.proc.kill()
+            with self.proc:  # closes the pipes and reaps the process
+                self.proc.kill()
             raise RuntimeError(f"judge server did not start: {line!r}")
         self.port = int(line.split()[1])
 
@@ -707,13 +708,12 @@ class SpawnedServer:
             return json.loads(response.read())
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()  # type: ignore[union-attr]
+        with self.proc:  # closes the pipes and reaps the process
+            self.proc.stdin.close()  # type: ignore[union-attr]  # the server serves until its stdin closes
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(10)
 
     def __enter__(self) -> SpawnedServer:
         return self

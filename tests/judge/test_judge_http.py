@@ -167,7 +167,7 @@ def test_transport_choice():
     assert isinstance(default_transport("http://127.0.0.1:8000/v1"), LoopbackTransport)
     assert isinstance(default_transport("http://localhost:11434/v1"), LoopbackTransport)
     remote = default_transport("https://api.openai.com/v1", max_connections=20)
-    assert isinstance(remote, ShardedTransport) and len(remote.pools) == 3
+    assert isinstance(remote, ShardedTransport) and remote.pool_count == 3
     assert isinstance(default_transport("http://10.1.2.3:8000/v1"), ShardedTransport)
 
 
@@ -311,9 +311,15 @@ def test_a_persistent_server_error_exhausts_retries(transport):
 
 @pytest.mark.parametrize("fault", ["drop", "malformed-body", "slow"])
 def test_a_plain_httpx_transport_works_too(fault):
+    async def run_on_a_plain_transport(url: str):
+        # a transport of the user's own keeps connections on the loop of the run: the user
+        # closes it on that loop (respeval's transports close theirs as a loop shuts down)
+        async with httpx.AsyncHTTPTransport(retries=0) as plain:
+            model = OpenAIChatModel("m", base_url=url, transport=plain)
+            return await judge.arun(items(3), model, concurrency=3, timeout=0.2 if fault == "slow" else 10.0, **FAST)
+
     with JudgeServer(FaultPlan(slow_seconds=0.6), script=first_time(fault)) as server:
-        plain = OpenAIChatModel("m", base_url=server.url, transport=httpx.AsyncHTTPTransport(retries=0))
-        result = judge.run(items(3), plain, concurrency=3, timeout=0.2 if fault == "slow" else 10.0, **FAST)
+        result = asyncio.run(run_on_a_plain_transport(server.url))
         requests = server.stats()["requests"]
     assert all(r.status == "scored" and r.attempts == 2 for r in result.rows) and requests == 6
 
@@ -342,6 +348,19 @@ def test_one_loopback_transport_serves_runs_on_different_event_loops():
         requests = server.stats()["requests"]
     assert first.summary.errors == {} and second.summary.errors == {}  # no stale connection was used
     assert first.summary.calls + second.summary.calls == requests == 8
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_injected_transport_keeps_no_connection_after_a_sync_run(transport):
+    # the run's own event loop ends with the run: the connections opened on it are closed
+    # then, by the transport the caller still owns (nobody could close them afterwards)
+    with JudgeServer() as server:
+        model = server_model(server, transport)
+        first = judge.run(items(8), model, concurrency=4)
+        server.wait_idle(timeout=10)
+        second = judge.run(items(8), model, concurrency=4)  # and the transport still works
+        server.wait_idle(timeout=10)
+    assert first.summary.scored == second.summary.scored == 8
 
 
 def test_connection_refused_is_transient_and_a_dead_endpoint_stops_the_run():

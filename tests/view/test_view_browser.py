@@ -53,32 +53,32 @@ def _shots(tmp_path: Path) -> Path:
 def viewer(*paths: Path):
     """``respeval view PATHS --port 0`` in its own process; yields its address."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "respeval", "view", *map(str, paths), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        line = b""
-        while not line.endswith(b"\n"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"respeval view did not start: {proc.stderr.read().decode(errors='replace')}")
-            if select.select([proc.stdout], [], [], 1.0)[0]:
-                line += os.read(proc.stdout.fileno(), 4096)
-        text = line.decode()
-        assert text.startswith("respeval view: http://127.0.0.1:"), text
-        yield text.split()[2]
-    finally:
-        proc.send_signal(signal.SIGINT)  # the viewer stops on Ctrl-C, cleanly
+    ) as proc:  # leaving closes its pipes
         try:
-            code = proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError("respeval view did not stop on SIGINT") from None
-        assert code == 0, proc.stderr.read().decode(errors="replace")
+            deadline = time.monotonic() + 60
+            line = b""
+            while not line.endswith(b"\n"):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"respeval view did not start: {proc.stderr.read().decode(errors='replace')}")
+                if select.select([proc.stdout], [], [], 1.0)[0]:
+                    line += os.read(proc.stdout.fileno(), 4096)
+            text = line.decode()
+            assert text.startswith("respeval view: http://127.0.0.1:"), text
+            yield text.split()[2]
+        finally:
+            proc.send_signal(signal.SIGINT)  # the viewer stops on Ctrl-C, cleanly
+            try:
+                code = proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise AssertionError("respeval view did not stop on SIGINT") from None
+            assert code == 0, proc.stderr.read().decode(errors="replace")
 
 
 class Tour:

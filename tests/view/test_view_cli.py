@@ -22,34 +22,36 @@ pytest.importorskip("uvicorn", reason="respeval view needs uvicorn (pip install 
 
 def test_serves_until_interrupted(runs):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "respeval", "view", str(runs["eval_a"]), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
-    )
-    try:
-        line = b""
-        deadline = time.monotonic() + 60
-        while not line.endswith(b"\n") and time.monotonic() < deadline and proc.poll() is None:
-            if select.select([proc.stdout], [], [], 1.0)[0]:
-                line += os.read(proc.stdout.fileno(), 4096)
-        text = line.decode()
-        assert text.startswith("respeval view: http://127.0.0.1:") and "1 run: 1. respeval evaluate" in text, text
-        url = text.split()[2]
-        with urllib.request.urlopen(url) as reply:
-            page = reply.read().decode()
-            assert reply.status == 200 and "default-src 'none'" in reply.headers["Content-Security-Policy"]
-        assert "rows 1–30 of 30" in page  # opened on one run: its summary and first rows
-        request = urllib.request.Request(url + "runs", method="POST", data=b"x")
-        with pytest.raises(urllib.error.HTTPError) as refused:
-            urllib.request.urlopen(request)
-        assert refused.value.code == 405
-    finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=30)
+    ) as proc:  # leaving closes its pipes
+        try:
+            line = b""
+            deadline = time.monotonic() + 60
+            while not line.endswith(b"\n") and time.monotonic() < deadline and proc.poll() is None:
+                if select.select([proc.stdout], [], [], 1.0)[0]:
+                    line += os.read(proc.stdout.fileno(), 4096)
+            text = line.decode()
+            assert text.startswith("respeval view: http://127.0.0.1:") and "1 run: 1. respeval evaluate" in text, text
+            url = text.split()[2]
+            with urllib.request.urlopen(url) as reply:
+                page = reply.read().decode()
+                assert reply.status == 200 and "default-src 'none'" in reply.headers["Content-Security-Policy"]
+            assert "rows 1–30 of 30" in page  # opened on one run: its summary and first rows
+            request = urllib.request.Request(url + "runs", method="POST", data=b"x")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request)
+            refused.value.close()  # the error holds the response, and its socket
+            assert refused.value.code == 405
+        finally:
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=30)
+        stderr = proc.stderr.read().decode()
     assert code == 0
-    assert "Ctrl-C stops it" in proc.stderr.read().decode()
+    assert "Ctrl-C stops it" in stderr
 
 
 def test_names_what_it_cannot_open(tmp_path, capsys):

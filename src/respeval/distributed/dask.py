@@ -103,7 +103,7 @@ def score_file_task(
 
 def local_cluster(n_workers: int = 2, threads_per_worker: int = 1) -> Any:
     """A LocalCluster bound to loopback only: its workers, the scheduler and the scheduler's HTTP
-    status server (127.0.0.1:8787, or another free port) listen on 127.0.0.1 alone."""
+    status server (no dashboard, on a free port) listen on 127.0.0.1 alone."""
     from distributed import LocalCluster
 
     return LocalCluster(
@@ -112,6 +112,9 @@ def local_cluster(n_workers: int = 2, threads_per_worker: int = 1) -> Any:
         processes=True,
         host="127.0.0.1",
         dashboard_address=None,
+        # without an address the status server asks for 8787 and warns when another cluster
+        # (the user's own) holds it; nobody looks at this private cluster's status page
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
     )
 
 

@@ -132,6 +132,8 @@ class _JudgeLoop:
     def close(self) -> None:
         try:
             self.run(self.model.__aexit__(None, None, None))
+            # as asyncio.run does: an injected transport closes this loop's connections then
+            self.run(self.loop.shutdown_asyncgens())
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)

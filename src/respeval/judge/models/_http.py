@@ -252,9 +252,10 @@ class HttpJudgeModel(BaseJudgeModel):
       :mod:`respeval.redact`, as are credential-named ``headers``.
     * The key is read from ``$api_key_env`` at each call (replay-only runs need none) and
       registered before it is sent.
-    * The transport is the injected one (the caller's: never closed here) or
-      :func:`~respeval.judge.models._transports.default_transport` (opened on first use,
-      closed with the model).
+    * The transport is the injected one (the caller's: never closed here; respeval's own
+      transports close a loop's connections as that loop shuts down, so a synchronous run
+      leaves none behind) or :func:`~respeval.judge.models._transports.default_transport`
+      (opened on first use, closed with the model).
     """
 
     def __init__(

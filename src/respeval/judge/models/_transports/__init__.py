@@ -12,7 +12,10 @@ the engine's budget at 1,000 rows/s.  The transport stays injectable (tests pass
 * :mod:`~respeval.judge.models._transports.sharded`: :class:`ShardedTransport`, httpx's own
   pools for everything else (https, remote hosts, proxies);
 * :mod:`~respeval.judge.models._transports.base`: :class:`PostTransport`, what the adapters'
-  JSON POST needs of a transport, and the wrapper that gives it to any httpx transport.
+  JSON POST needs of a transport, and the wrapper that gives it to any httpx transport;
+* :mod:`~respeval.judge.models._transports.loops`: :class:`PerLoop`, the transports'
+  connections kept per event loop and closed as their loop shuts down (a synchronous run
+  ends its own loop: an injected transport leaves no connection behind on it).
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 
 import httpx
 
+from respeval.judge.models._transports.loops import PerLoop
+
 __all__ = ["LoopbackTransport"]
 
 _MAX_HEADER_BYTES = 65536
@@ -25,7 +27,6 @@ class _Conn(asyncio.Protocol):
     """One keep-alive connection: a byte buffer plus a future woken by new data or close."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()  # a connection only works on the loop that opened it
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.waiter: asyncio.Future[None] | None = None
@@ -88,10 +89,11 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
     """
 
     def __init__(self, *, max_keepalive: int = 256, keepalive_expiry: float = 4.0) -> None:
+        # per event loop: a connection only works on the loop that opened it
+        self._idle: PerLoop[dict[tuple[str, int], list[_Conn]]] = PerLoop(dict, _abort_all)
+        self._max_keepalive = max_keepalive
         # keepalive_expiry stays under uvicorn's 5 s default so that we drop an idle
         # connection before the server does (a race that would look like a dropped request).
-        self._idle: dict[tuple[str, int], list[_Conn]] = {}
-        self._max_keepalive = max_keepalive
         self._keepalive_expiry = keepalive_expiry
         self.connections_opened = 0
 
@@ -135,7 +137,8 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         connect_timeout: float | None,
         read_timeout: float | None,
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        conn = self._checkout(key)
+        idle = (await self._idle.get()).setdefault(key, [])
+        conn = self._checkout(idle)
         if conn is None:
             conn = await self._connect(key, connect_timeout)
         done = False
@@ -151,27 +154,20 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
         finally:
             if not done:  # cancelled or failed mid-exchange: the connection state is unknown
                 conn.abort()
-        self._checkin(key, conn, keep)
+        # to the loop's pool of now, not of the checkout: aclose() may have replaced it since
+        self._checkin((await self._idle.get()).setdefault(key, []), conn, keep)
         return status, headers, content
 
-    def _checkout(self, key: tuple[str, int]) -> _Conn | None:
-        idle = self._idle.get(key)
-        if not idle:
-            return None
+    def _checkout(self, idle: list[_Conn]) -> _Conn | None:
         now = time.monotonic()
-        loop = asyncio.get_running_loop()
         while idle:
             conn = idle.pop()
-            fresh = now - conn.idle_since < self._keepalive_expiry
-            if conn.loop is loop and fresh and not conn.closed and not conn.buf:
+            if now - conn.idle_since < self._keepalive_expiry and not conn.closed and not conn.buf:
                 return conn
-            if conn.loop is loop:
-                conn.abort()
-            # else: its loop is gone (a previous asyncio.run); it was closed with it
+            conn.abort()
         return None
 
-    def _checkin(self, key: tuple[str, int], conn: _Conn, keep: bool) -> None:
-        idle = self._idle.setdefault(key, [])
+    def _checkin(self, idle: list[_Conn], conn: _Conn, keep: bool) -> None:
         if keep and not conn.closed and not conn.buf and len(idle) < self._max_keepalive:
             conn.idle_since = time.monotonic()
             idle.append(conn)
@@ -293,7 +289,13 @@ class LoopbackTransport(httpx.AsyncBaseTransport):
                 raise httpx.RemoteProtocolError("chunk not followed by CRLF")
 
     async def aclose(self) -> None:
-        for idle in self._idle.values():
-            for conn in idle:
-                conn.abort()
-        self._idle.clear()
+        """Close the idle connections of the running loop (those of other loops close when
+        their loop shuts down); the transport stays usable."""
+        await self._idle.aclose()
+
+
+async def _abort_all(idle: dict[tuple[str, int], list[_Conn]]) -> None:
+    for conns in idle.values():
+        for conn in conns:
+            conn.abort()
+    idle.clear()
