@@ -98,11 +98,17 @@ BY_NAME = {run.name: run for run in RUNS}
 # --- running the reports -----------------------------------------------------------------------
 
 
+def manifest_of(folder: Path) -> dict:
+    """``runs.json``: each run's command, whether it was quick, its exit code and minutes."""
+    path = folder / "runs.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"runs": {}}
+
+
 def run_reports(out: Path, quick: bool, names: list[str]) -> bool:
     """Run the reports ``names`` in turn; True when every one exited 0."""
     out.mkdir(parents=True, exist_ok=True)
     manifest_path = out / "runs.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {"runs": {}}
+    manifest = manifest_of(out)
     ok = True
     for k, name in enumerate(names, 1):
         run = BY_NAME[name]
@@ -129,9 +135,7 @@ def load(folder: Path) -> tuple[dict, dict]:
         path = folder / f"{run.name}.json"
         if path.exists():
             docs[run.name] = json.loads(path.read_text(encoding="utf-8"))
-    manifest_path = folder / "runs.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {"runs": {}}
-    return docs, manifest
+    return docs, manifest_of(folder)
 
 
 # --- numbers as text ---------------------------------------------------------------------------
@@ -150,7 +154,7 @@ def rate(v: float) -> str:
     """A rate in rows or pairs a second: 2,300, 111k, 1.2M."""
     if v >= 1e6:
         return f"{v / 1e6:.2f}M"
-    if v >= 1e5:
+    if v >= 1e4:
         return f"{v / 1e3:,.0f}k"
     return f"{v:,.0f}"
 
@@ -375,7 +379,10 @@ def row_trajectory(docs: dict) -> tuple[str, str]:
         "arrow-json": "an Arrow string column",
         "dicts": "lists of dicts",
     }
-    parts = [f"{times(forms[f]['native_over_twin'])} the pure-Python twin from {labels.get(f, f)}" for f in forms]
+    parts = [
+        "the pure-Python twin: "
+        + ", ".join(f"{times(forms[f]['native_over_twin'])} from {labels.get(f, f)}" for f in forms)
+    ]
     if res["adk"]:
         adk = res["adk"]
         parts.append(f"{times(adk['native_over_adk'])} ADK {adk['version']}'s evaluator (objects prebuilt)")
@@ -416,8 +423,7 @@ def row_adk(docs: dict) -> tuple[str, str]:
         parts.append(f"{times(c['adk_over_this_cpu'])} {label} ({verdict(c['target'], c['met'])})")
     return (
         f"two ADK eval-set files ({res['invocations']:,} invocations) to the trajectory scores, one thread, CPU time",
-        f"ADK {res['adk_version']}'s `load_eval_set_from_file` + `TrajectoryEvaluator` over respeval: "
-        + "; ".join(parts),
+        f"ADK {res['adk_version']}'s `load_eval_set_from_file` + `TrajectoryEvaluator`: " + ", ".join(parts),
     )
 
 
