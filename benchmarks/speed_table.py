@@ -159,21 +159,18 @@ def rate(v: float) -> str:
     return f"{v:,.0f}"
 
 
-def fraction(r: dict) -> str:
-    """A per-round ratio: its median and, when it moved, [min-max]."""
-    lo, hi = num(r["min"]), num(r["max"])
-    return num(r["median"]) + ("" if lo == hi else f" [{lo}-{hi}]")
+def median_range(r: dict, fmt=num, unit: str = "") -> str:
+    """Per-round values: their median and, when they moved, [min-max]: 7.4x [7.0-7.6]."""
+    lo, hi = fmt(r["min"]), fmt(r["max"])
+    return fmt(r["median"]) + unit + ("" if lo == hi else f" [{lo}-{hi}]")
 
 
 def times(r: dict) -> str:
-    """A per-round ratio as "N times": 7.4x [7.0-7.6]."""
-    median, _, spread = fraction(r).partition(" ")
-    return f"{median}x" + (f" {spread}" if spread else "")
+    return median_range(r, unit="x")
 
 
 def rates(r: dict) -> str:
-    lo, hi = rate(r["min"]), rate(r["max"])
-    return rate(r["median"]) + ("" if lo == hi else f" [{lo}-{hi}]")
+    return median_range(r, rate)
 
 
 def verdict(target: float, met: bool, unit: str = "x") -> str:
@@ -282,7 +279,7 @@ def row_prototype(docs: dict) -> tuple[str, str]:
 
     def part(tag: str) -> str:
         w = work[tag]
-        return f"{fraction(w['respeval_over_prototype'])} ({verdict(w['target'], w['met'], '')})"
+        return f"{median_range(w['respeval_over_prototype'])} ({verdict(w['target'], w['met'], '')})"
 
     return (
         "rouge1+2+L against the C limit prototype (one thread, CPU time)",
