@@ -1,7 +1,7 @@
 """The speed table of docs/speed.md, regenerated from the benchmark reports' ``--json`` files.
 
-    python benchmarks/speed_table.py                  # every report in turn, then the table (see --help for the cost)
-    python benchmarks/speed_table.py --quick          # smaller workloads; the table says "quick, indicative only"
+    python benchmarks/speed_table.py                  # every report in turn, then the table: ~48 minutes on 2 cores
+    python benchmarks/speed_table.py --quick          # smaller workloads, ~10 minutes; "quick, indicative only"
     python benchmarks/speed_table.py --from DIR       # the table from JSON files already collected, no rerun
     python benchmarks/speed_table.py --from DIR --check   # exit 1 if docs/speed.md's table differs
 
