@@ -48,6 +48,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread, as ADK runs (before
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import report_json  # noqa: E402
 import trajectory_workload  # noqa: E402
 from mt_report import host_cpu  # noqa: E402
 
@@ -206,6 +207,7 @@ def main() -> None:
     ap.add_argument("--per-case", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--breakdown", action="store_true", help="where respeval's time goes, GC on and paused")
+    report_json.add_option(ap)
     args = ap.parse_args()
     import google.adk
 
@@ -252,6 +254,14 @@ def main() -> None:
         "| contender | CPU s, best | wall s, best | invocations/s (CPU) | ADK / this, CPU per round: median [min, max] | target |"
     )
     print("|---|---:|---:|---:|---:|---|")
+    results: dict = {
+        "adk_version": google.adk.__version__,
+        "invocations": args.invocations,
+        "cases": n_cases,
+        "files_mb": mb,
+        "rounds": args.rounds,
+        "contenders": {},
+    }
     for name in contenders:
         per = sorted(a / b for a, b in zip(cpu[adk], cpu[name]))
         med = statistics.median(per)
@@ -263,6 +273,16 @@ def main() -> None:
             f"| {name} | {min(cpu[name]):.3f} | {min(wall[name]):.3f} | {args.invocations / min(cpu[name]):,.0f} | "
             f"{med:.1f}x [{per[0]:.1f}, {per[-1]:.1f}] | {verdict} |"
         )
+        results["contenders"][name] = {
+            "cpu_best_s": min(cpu[name]),
+            "wall_best_s": min(wall[name]),
+            "invocations_per_cpu_s": args.invocations / min(cpu[name]),
+            "target": None if name == adk else TARGET,
+            "met": None if name == adk else med >= TARGET,
+            "adk_over_this_cpu": report_json.ratio(cpu[adk], cpu[name]),
+            "adk_over_this_wall": report_json.ratio(wall[adk], wall[name]),
+        }
+    report_json.write(args.json, "adk_report.py", results, load0)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,11 @@ def _bench(benchmark, name: str, n: int, run, setup=None, rounds: int = 3) -> No
     if benchmark.stats is not None:  # None with --benchmark-disable
         rate = n / benchmark.stats.stats.min
         cpu_per_row = min(cpu) / n
-        benchmark.extra_info.update(rows_per_s=rate, cpu_us_per_row=cpu_per_row * 1e6)
+        benchmark.extra_info.update(
+            rows_per_s=rate,
+            cpu_us_per_row=cpu_per_row * 1e6,
+            cpu_us_per_row_rounds=[c / n * 1e6 for c in cpu[-rounds:]],
+        )
         _RESULTS.append((name, n, rate, cpu_per_row))
 
 

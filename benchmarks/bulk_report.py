@@ -32,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import report_json  # noqa: E402
 
 
 def build_format(workdir: Path, rows: int, fmt: str) -> Path:
@@ -193,12 +194,7 @@ def dask_run(paths: list[Path], out: Path) -> dict:
 
 
 def _host() -> str:
-    model = "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            model = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    model = report_json.cpu_model() or "unknown CPU"
     try:
         from respeval import _core
 
@@ -223,6 +219,7 @@ def interleaved(args: argparse.Namespace) -> None:
     rows, same thread count), so each ratio's two runs are neighbours in time."""
     rows = max(args.sizes)
     paths = {fmt: build_format(args.workdir, rows, fmt) for fmt in args.formats}
+    load0 = os.getloadavg()
     print(f"machine: {_host()}; load average (1/5/15 min) before: {_load()}")
     print(f"rows: {rows:,}; rounds: {args.repeats}; library: respeval.rouge + .bootstrap(1000) on lists in memory")
     times: dict[tuple[str, int], list[float]] = {}
@@ -259,7 +256,21 @@ def interleaved(args: argparse.Namespace) -> None:
         "| CLI / library, wall: median [min, max] | the same, CPU time | CLI peak RSS MB |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    results: dict = {"rows": rows, "rounds": args.repeats, "runs": [], "threads_1_over_2": {}, "peak_rss_by_size": []}
     for (fmt, threads), values in times.items():
+        results["runs"].append(
+            {
+                "format": fmt,
+                "threads": threads,
+                "cli_s": statistics.median(values),
+                "cli_cpu_s": statistics.median(cpus[fmt, threads]),
+                "library_s": statistics.median(lib[threads]),
+                "library_cpu_s": statistics.median(lib_cpu[threads]),
+                "cli_over_library_wall": report_json.spread(ratios[fmt, threads]),
+                "cli_over_library_cpu": report_json.spread(cpu_ratios[fmt, threads]),
+                "cli_peak_rss_mb": max(rss[fmt, threads]),
+            }
+        )
         print(
             f"| {fmt} | {threads} | {statistics.median(values):.2f} | {statistics.median(cpus[fmt, threads]):.2f} | "
             f"{statistics.median(lib[threads]):.2f} | {statistics.median(lib_cpu[threads]):.2f} | "
@@ -272,6 +283,7 @@ def interleaved(args: argparse.Namespace) -> None:
         print("|---|---:|")
         for fmt in args.formats:
             print(f"| {fmt} | {_spread([a / b for a, b in zip(times[fmt, 1], times[fmt, 2])])} |")
+            results["threads_1_over_2"][fmt] = report_json.ratio(times[fmt, 1], times[fmt, 2])
     smaller = sorted(set(args.sizes) - {rows})
     if smaller:
         print()
@@ -286,11 +298,15 @@ def interleaved(args: argparse.Namespace) -> None:
                     path = build_format(args.workdir, n, fmt)
                     peaks.append(cli(path, threads, args.workdir / f"out_{fmt}_{n}.parquet")["peak_rss_mb"])
                 big = max(rss[fmt, threads])
+                results["peak_rss_by_size"].append(
+                    {"format": fmt, "threads": threads, "sizes": smaller, "peak_rss_mb": peaks, "at_rows_mb": big}
+                )
                 print(
                     f"| {fmt} | {threads} | {' / '.join(map(str, peaks))} | {big} | "
                     f"{' / '.join(f'{big / p:.2f}x' for p in peaks)} |"
                 )
     print(f"load average (1/5/15 min) after: {_load()}")
+    report_json.write(args.json, "bulk_report.py", {"mode": "interleaved", **results}, load0)
 
 
 def main() -> None:
@@ -307,6 +323,7 @@ def main() -> None:
     ap.add_argument("--formats", nargs="+", default=["parquet"], choices=["jsonl", "csv", "parquet"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=3)
+    report_json.add_option(ap)
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.interleaved:
@@ -314,6 +331,21 @@ def main() -> None:
             args.sizes = [1_000_000]
         interleaved(args)
         return
+    load0 = os.getloadavg()
+    measured: list[dict] = []
+
+    def record(rows: int, run: str, threads: int, seconds: float, peak_rss_mb: float) -> None:
+        measured.append(
+            {
+                "rows": rows,
+                "run": run,
+                "threads": threads,
+                "seconds": seconds,
+                "rows_per_s": rows / seconds,
+                "peak_rss_mb": peak_rss_mb,
+            }
+        )
+
     print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
     print("| rows | run | threads | seconds | rows/s | peak RSS (MB) |")
     print("|---:|---|---:|---:|---:|---:|")
@@ -321,6 +353,7 @@ def main() -> None:
         (path,) = build(args.workdir, rows)
         for threads in (1, 2):
             r = cli(path, threads, args.workdir / f"out_{rows}.parquet")
+            record(rows, "cli", threads, r["seconds"], r["peak_rss_mb"])
             print(
                 f"| {rows:,} | CLI `respeval score` (Parquet in, Parquet out, bootstrap) | {threads} | "
                 f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | {r['peak_rss_mb']} |",
@@ -329,6 +362,8 @@ def main() -> None:
             if args.cli_only:
                 continue
             lib = library(path, threads)
+            record(rows, "library", threads, lib["seconds"], lib["peak_rss_mb"])
+            record(rows, "library, reading included", threads, lib["with_reading"], lib["peak_rss_mb"])
             print(
                 f"| {rows:,} | library `respeval.rouge` in memory (+ bootstrap) | {threads} | "
                 f"{lib['seconds']:.2f} | {rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']} |",
@@ -340,6 +375,7 @@ def main() -> None:
                 flush=True,
             )
             tab = table_call(path, threads)
+            record(rows, "score_table", threads, tab["seconds"], tab["peak_rss_mb"])
             print(
                 f"| {rows:,} | library `score_table` on the Arrow table in memory | {threads} | "
                 f"{tab['seconds']:.2f} | {rows / tab['seconds']:,.0f} | {tab['peak_rss_mb']} |",
@@ -349,11 +385,13 @@ def main() -> None:
         rows = max(args.sizes)
         paths = build(args.workdir, rows, files=20)
         r = dask_run(paths, args.workdir / "out_dask.parquet")
+        record(rows, "dask, 2 workers", 2, r["seconds"], r["peak_rss_mb"])
         print(
             f"| {rows:,} | Dask, 2 workers x 1 thread, 20 files (cluster start {r['startup']:.1f}s not included) | 2 | "
             f"{r['seconds']:.2f} | {rows / r['seconds']:,.0f} | driver {r['peak_rss_mb']} |",
             flush=True,
         )
+    report_json.write(args.json, "bulk_report.py", {"mode": "sizes", "runs": measured}, load0)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import report_json  # noqa: E402
 
 KINDS = [
     ("the answer gives the wrong date for {e}", "the date stated for {e} is wrong", "wrong date: {e}"),
@@ -65,13 +67,8 @@ def corpus(n: int, seed: int) -> list[str]:
 
 
 def host_cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} CPUs)"
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    model = report_json.cpu_model()
+    return f"{model} ({os.cpu_count()} CPUs)" if model else platform.processor() or platform.machine()
 
 
 def main() -> None:

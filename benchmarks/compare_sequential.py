@@ -24,19 +24,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report_json  # noqa: E402
 import respeval  # noqa: E402
 from _helpers.compare_sim import noisy_judge, responses  # noqa: E402
 from respeval.judge import EngineOptions, FakeModel  # noqa: E402
 
 
 def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return report_json.cpu_model() or platform.processor() or platform.machine()
 
 
 def main() -> None:

@@ -6,6 +6,8 @@ whatever the caller sets (``RAYON_NUM_THREADS=0`` means all cores).
 ``python benchmarks/report.py`` measures both, in separate processes.
 
 With ``--benchmark-disable`` (the smoke test) every workload is cut to a few hundred pairs.
+With ``--benchmark-json PATH`` the file's ``machine_info`` carries ``host``, the host as the
+reports' ``--json`` names it (benchmarks/report_json.py), for benchmarks/speed_table.py.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
+import report_json  # noqa: E402
+
+_LOAD_AT_START = os.getloadavg()
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,11 @@ def long_docs(sizes) -> corpus.Pairs:
     if not corpus.data_available():
         pytest.skip(corpus.missing_message())
     return corpus.long_pairs(sizes.long)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_machine_info(config, machine_info) -> None:
+    machine_info["host"] = report_json.host(_LOAD_AT_START)
 
 
 # --- the pairs/s summary ---------------------------------------------------------------

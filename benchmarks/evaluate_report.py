@@ -38,7 +38,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import report_json  # noqa: E402
 import respeval  # noqa: E402
 from respeval.evaluate import CustomMetric  # noqa: E402
 
@@ -77,7 +79,7 @@ def _spread(values: list[float]) -> str:
     return f"median {statistics.median(values):,.0f} (min {min(values):,.0f}, max {max(values):,.0f})"
 
 
-def custom_function_rounds(rows: int, rounds: int, chunk_size: int) -> None:
+def custom_function_rounds(rows: int, rounds: int, chunk_size: int) -> dict:
     import pandas as pd
 
     t = time.perf_counter()
@@ -122,6 +124,11 @@ def custom_function_rounds(rows: int, rounds: int, chunk_size: int) -> None:
     print(
         f"  batch / pandas per round: median {statistics.median(ratios):.0f}x ({min(ratios):.0f}x-{max(ratios):.0f}x)"
     )
+    return {
+        "rows": rows,
+        "rows_per_s": {name: report_json.spread(values) for name, values in rates.items()},
+        "batch_over_pandas": report_json.spread(ratios),
+    }
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -130,7 +137,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def judge_rounds(rows: int, rounds: int) -> None:
+def judge_rounds(rows: int, rounds: int) -> dict:
     from _helpers.judge_server import spawn_server
     from respeval.judge import OpenAIChatModel
 
@@ -168,6 +175,13 @@ def judge_rounds(rows: int, rounds: int) -> None:
         f"  CPU per row, evaluate (us)      {_spread(client)}  -> {1e6 / statistics.median(client):,.0f} rows/s on one core"
     )
     print(f"  CPU per row, the server (us)    {_spread(server_us)}")
+    return {
+        "rows": rows,
+        "rows_per_s": report_json.spread(wall_rates),
+        "cpu_us_per_row": report_json.spread(client),
+        "rows_per_cpu_s": 1e6 / statistics.median(client),
+        "server_cpu_us_per_row": report_json.spread(server_us),
+    }
 
 
 def main() -> None:
@@ -179,12 +193,16 @@ def main() -> None:
     ap.add_argument("--judge-rounds", type=int, default=3)
     ap.add_argument("--skip-custom", action="store_true")
     ap.add_argument("--skip-judge", action="store_true")
+    report_json.add_option(ap)
     args = ap.parse_args()
-    print(f"{os.cpu_count()} cores; load average {os.getloadavg()}", flush=True)
+    load0 = os.getloadavg()
+    print(f"{os.cpu_count()} cores; load average {load0}", flush=True)
+    results = {}
     if not args.skip_custom:
-        custom_function_rounds(args.rows, args.rounds, args.chunk_size)
+        results["custom"] = custom_function_rounds(args.rows, args.rounds, args.chunk_size)
     if not args.skip_judge:
-        judge_rounds(args.judge_rows, args.judge_rounds)
+        results["judge"] = judge_rounds(args.judge_rows, args.judge_rounds)
+    report_json.write(args.json, "evaluate_report.py", results, load0)
 
 
 if __name__ == "__main__":

@@ -43,20 +43,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import report_json  # noqa: E402
 from _helpers import monitor_traffic  # noqa: E402
 
 HOUR_NS = 3600 * 10**9
 
 
 def host_cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} CPUs)"
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    model = report_json.cpu_model()
+    return f"{model} ({os.cpu_count()} CPUs)" if model else platform.processor() or platform.machine()
 
 
 def proto_json(files: list[Path]) -> dict[int, list[tuple[str, str, str]]]:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import report_json  # noqa: E402
 from _helpers.corpora import load_wmt17, read_jsonl  # noqa: E402
 from _helpers.paths import SHARED_DATA as DATA  # noqa: E402
 
@@ -40,14 +42,7 @@ def host_cpu() -> str:
     """The CPU's model name and count, and the instruction-set path the core runs."""
     from respeval import _core
 
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    name = report_json.cpu_model() or platform.processor() or platform.machine()
     return f"{name}, {os.cpu_count()} CPUs, respeval SIMD path {_core.simd_path()}"
 
 
@@ -108,6 +103,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="these workloads only")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5, TER 3; --quick 1)")
+    report_json.add_option(ap)
     args = ap.parse_args()
     rounds = args.rounds or (1 if args.quick else 5)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -125,6 +121,7 @@ def main() -> None:
     bleu(hyps[0][:50], reference[:50])  # warm up (import-time build check)
     load0 = os.getloadavg()
     rows = []
+    results: dict = {}
 
     def row(key, name, theirs, ours, target, n_rounds=rounds):
         if key not in args.only:
@@ -135,6 +132,14 @@ def main() -> None:
         a, b = interleaved(theirs, ours, n_rounds)
         per_round = sorted(x / y for x, y in zip(a, b))
         rows.append((name, min(a), min(b), per_round, target))
+        results[key] = {
+            "name": name,
+            "peer_best_s": min(a),
+            "respeval_best_s": min(b),
+            "target": target,
+            "met": None if target is None else min(a) / min(b) >= target,
+            **report_json.ratio(a, b),
+        }
         print(
             f"{name}: peer {min(a):.3f}s, respeval {min(b):.4f}s, {min(a) / min(b):.1f}x", file=sys.stderr, flush=True
         )
@@ -204,6 +209,7 @@ def main() -> None:
             f"| {name} | {theirs:.3f} | {ours:.4f} | {theirs / ours:.1f}x | {median:.1f}x "
             f"[{per_round[0]:.1f}, {per_round[-1]:.1f}] | {verdict} |"
         )
+    report_json.write(args.json, "mt_report.py", {"quick": args.quick, "rounds": rounds, "workloads": results}, load0)
 
 
 if __name__ == "__main__":

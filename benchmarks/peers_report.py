@@ -38,10 +38,13 @@ os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import report_json  # noqa: E402
 from mt_report import host_cpu  # noqa: E402
 
 GROUPS = ("rouge", "bleu")
 SHORT = ("rouge1", "rouge2", "rougeL")
+# what --json writes: every table by its key, and every peer's difference from respeval's numbers
+RESULTS: dict = {"tables": {}, "differences": {}, "versions": {}}
 
 
 def _installed(module: str) -> str | None:
@@ -67,7 +70,10 @@ def interleave(contenders: dict, rounds: int) -> dict[str, list[float]]:
     return times
 
 
-def table(title: str, times: dict[str, list[float]], ours: str, peers: list[str], target: float | None) -> None:
+def table(
+    key: str, title: str, times: dict[str, list[float]], ours: str, peers: list[str], target: float | None
+) -> None:
+    found = RESULTS["tables"][key] = {"title": title, "target": target, "peers": {}}
     print(f"\n**{title}**\n")
     print("| peer | peer best (s) | respeval best (s) | best / best | per round: median [min, max] | target |")
     print("|---|---:|---:|---:|---:|---|")
@@ -85,6 +91,12 @@ def table(title: str, times: dict[str, list[float]], ours: str, peers: list[str]
             f"| {peer} | {min(times[peer]):.4f} | {min(times[ours]):.4f} | {best:.2f}x | "
             f"{med:.2f}x [{per[0]:.2f}, {per[-1]:.2f}] | {verdict} |"
         )
+        found["peers"][peer] = {
+            "peer_best_s": min(times[peer]),
+            "respeval_best_s": min(times[ours]),
+            "met": None if target is None else med >= target,
+            **report_json.ratio(times[peer], times[ours]),
+        }
     sys.stdout.flush()
 
 
@@ -103,6 +115,9 @@ def rouge_group(rounds: int) -> None:
     threads = os.cpu_count() or 1
     fast_rouge_version = _installed("fast_rouge")
     tm_version = _installed("torchmetrics")
+    RESULTS["versions"].update(
+        {"rouge-score-rs": rouge_score_rs.__version__, "rouge-rust": fast_rouge_version, "torchmetrics": tm_version}
+    )
     short = tuple(list(x) for x in corpus.short_pairs())
     long_docs = tuple(list(x) for x in corpus.long_pairs())
     print(
@@ -138,6 +153,7 @@ def rouge_group(rounds: int) -> None:
             tag = "Porter stemming" if stem else "no stemming"
             what = "rouge1+2+L, 100,000 short pairs" if workload == "short" else "rougeLsum, 864 long documents"
             table(
+                f"rouge/{workload}/{'stem' if stem else 'no_stem'}",
                 f"{what}, {tag}, {threads} threads each",
                 times,
                 "respeval",
@@ -160,10 +176,12 @@ def rouge_group(rounds: int) -> None:
         print(
             f"\ntorchmetrics rouge_score vs respeval on 2,000 pairs, largest |F difference|: {diff:.2e} (torchmetrics computes in float32)"
         )
+        RESULTS["differences"]["torchmetrics rouge_score, largest |F difference|"] = diff
         times = interleave(
             {"respeval": lambda: respeval.rouge(p, r, SHORT, threads=threads), "torchmetrics rouge_score": tm_rouge}, 3
         )
         table(
+            "rouge/torchmetrics",
             "rouge1+2+L, 2,000 short pairs (every 50th), no stemming",
             times,
             "respeval",
@@ -186,6 +204,7 @@ def bleu_group(rounds: int) -> None:
     ours = [bleu(h, reference, threads=1).score for h in hyps]
     bs_version = _installed("bleuscore")
     tm_version = _installed("torchmetrics")
+    RESULTS["versions"].update({"bleuscore": bs_version, "torchmetrics": tm_version})
     print(
         f"\nbleuscore {bs_version or 'absent'}, torchmetrics {tm_version or 'absent'}; respeval one thread; "
         f"{rounds} interleaved rounds, wall time"
@@ -199,6 +218,7 @@ def bleu_group(rounds: int) -> None:
 
         diff = _max_diff(bs(), ours)
         print(f"bleuscore vs respeval (= sacreBLEU), 16 systems, largest |BLEU difference|: {diff:.2e}")
+        RESULTS["differences"]["bleuscore, largest |BLEU difference|"] = diff
         contenders["bleuscore compute (Rust)"] = bs
     if tm_version:
         from torchmetrics.functional.text import sacre_bleu_score
@@ -208,9 +228,11 @@ def bleu_group(rounds: int) -> None:
 
         diff = _max_diff(tm_bleu(), ours)
         print(f"torchmetrics sacre_bleu_score vs respeval, largest |BLEU difference|: {diff:.2e} (float32 inside)")
+        RESULTS["differences"]["torchmetrics sacre_bleu_score, largest |BLEU difference|"] = diff
         contenders["torchmetrics sacre_bleu_score"] = tm_bleu
     times = interleave(contenders, rounds)
     table(
+        "bleu/corpus",
         "corpus BLEU, 16 WMT17 systems (48,064 segments)",
         times,
         "respeval",
@@ -224,6 +246,7 @@ def bleu_group(rounds: int) -> None:
         ours_chrf = chrf(h0, reference, word_order=2, threads=1).score
         theirs = 100 * float(chrf_score(h0, refs_nested, n_word_order=2))
         print(f"\ntorchmetrics chrf_score (chrF++) {theirs:.6f} vs respeval {ours_chrf:.6f}")
+        RESULTS["differences"]["torchmetrics chrf_score (chrF++)"] = {"torchmetrics": theirs, "respeval": ours_chrf}
         times = interleave(
             {
                 "respeval": lambda: chrf(h0, reference, word_order=2, threads=1).score,
@@ -231,11 +254,19 @@ def bleu_group(rounds: int) -> None:
             },
             3,
         )
-        table("chrF++, one WMT17 system (3,004 segments)", times, "respeval", ["torchmetrics chrf_score"], None)
+        table(
+            "bleu/chrf++",
+            "chrF++, one WMT17 system (3,004 segments)",
+            times,
+            "respeval",
+            ["torchmetrics chrf_score"],
+            None,
+        )
         n = 500
         ours_ter = ter(h0[:n], reference[:n], threads=1).score
         theirs = 100 * float(translation_edit_rate(h0[:n], refs_nested[:n]))
         print(f"\ntorchmetrics translation_edit_rate {theirs:.6f} vs respeval TER {ours_ter:.6f} ({n} segments)")
+        RESULTS["differences"]["torchmetrics translation_edit_rate"] = {"torchmetrics": theirs, "respeval": ours_ter}
         times = interleave(
             {
                 "respeval": lambda: ter(h0[:n], reference[:n], threads=1).score,
@@ -243,13 +274,21 @@ def bleu_group(rounds: int) -> None:
             },
             3,
         )
-        table(f"TER, {n} segments of one WMT17 system", times, "respeval", ["torchmetrics translation_edit_rate"], None)
+        table(
+            "bleu/ter",
+            f"TER, {n} segments of one WMT17 system",
+            times,
+            "respeval",
+            ["torchmetrics translation_edit_rate"],
+            None,
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="+", choices=GROUPS, default=list(GROUPS))
     ap.add_argument("--rounds", type=int, default=7)
+    report_json.add_option(ap)
     args = ap.parse_args()
     if not corpus.data_available():
         sys.exit(corpus.missing_message())
@@ -261,6 +300,7 @@ def main() -> None:
         bleu_group(max(3, args.rounds // 2))
     load1 = os.getloadavg()
     print(f"\nLoad average (1/5/15 min) after: {load1[0]:.2f} / {load1[1]:.2f} / {load1[2]:.2f}")
+    report_json.write(args.json, "peers_report.py", {"groups": args.only, "rounds": args.rounds, **RESULTS}, load0)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")  # before rouge_score_rs is impo
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import report_json  # noqa: E402
 
 PROTOTYPE = HERE.parent.parent / "shared" / "perf" / "rougelimit.c"
 TYPES = ("rouge1", "rouge2", "rougeL")
@@ -50,6 +51,7 @@ def build(workdir: Path) -> object:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
+    report_json.add_option(ap)
     args = ap.parse_args()
     if not PROTOTYPE.is_file() or not corpus.data_available():
         sys.exit(f"needs {PROTOTYPE} and the shared data ({corpus.missing_message()})")
@@ -57,6 +59,7 @@ def main() -> None:
 
     import respeval
 
+    load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         proto = build(Path(tmp))
         preds, refs = (list(x) for x in corpus.short_pairs())
@@ -91,9 +94,10 @@ def main() -> None:
                 cpu[key].append(time.process_time() - t)
         best = {k: min(v) for k, v in cpu.items()}
     load = os.getloadavg()
-    host = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo"], capture_output=True, text=True)
+    model = report_json.cpu_model()
+    host = f"model name\t: {model}" if model else ""  # the line of /proc/cpuinfo, as this report always printed it
     print(
-        f"{host.stdout.strip()}; {args.rounds} interleaved rounds, least CPU time and per-round ratios; "
+        f"{host}; {args.rounds} interleaved rounds, least CPU time and per-round ratios; "
         f"100,000 short pairs (rouge1+2+L), 864 long documents (rougeLsum); load average after "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}\n"
     )
@@ -102,21 +106,34 @@ def main() -> None:
         "| respeval / prototype, best | per round: median [min, max] | target |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    results: dict = {"rounds": args.rounds, "workloads": {}}
     for tag in ("no stemming", "stemming", "long, no stemming", "long, stemming"):
         r, p = best[("respeval", tag)], best[("prototype", tag)]
         per = sorted(b / a for a, b in zip(cpu[("respeval", tag)], cpu[("prototype", tag)]))
         med = statistics.median(per)
         target = 1.0 if tag.startswith("long") else 0.95
         verdict = f">= {target}: " + ("met" if med >= target else f"**not met** ({med / target:.3f} of it)")
+        found = results["workloads"][tag] = {
+            "respeval_ms": r * 1e3,
+            "prototype_ms": p * 1e3,
+            "target": target,
+            "met": med >= target,
+            # respeval's speed over the prototype's: the prototype's CPU time over respeval's
+            "respeval_over_prototype": report_json.ratio(cpu[("prototype", tag)], cpu[("respeval", tag)]),
+        }
         if ("rouge-score-rs", tag) in best:
             s = best[("rouge-score-rs", tag)]
             rs_cols = f"{s * 1e3:.1f} | {s / r:.2f}x | {s / p:.2f}x"
+            found["rouge_score_rs_ms"] = s * 1e3
+            found["respeval_vs_rs"] = report_json.ratio(cpu[("rouge-score-rs", tag)], cpu[("respeval", tag)])
+            found["prototype_vs_rs"] = report_json.ratio(cpu[("rouge-score-rs", tag)], cpu[("prototype", tag)])
         else:
             rs_cols = "- | - | -"
         print(
             f"| {tag} | {r * 1e3:.1f} | {p * 1e3:.1f} | {rs_cols} | {p / r:.3f} | "
             f"{med:.3f} [{per[0]:.3f}, {per[-1]:.3f}] | {verdict} |"
         )
+    report_json.write(args.json, "prototype_report.py", results, load0)
 
 
 if __name__ == "__main__":

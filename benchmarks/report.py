@@ -48,6 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpus  # noqa: E402
+import report_json  # noqa: E402
 
 SHORT_TYPES = ("rouge1", "rouge2", "rougeL")
 LONG_TYPES = ("rougeLsum",)
@@ -244,14 +245,7 @@ def run_job(job: dict, data_path: str, rayon: str | None = None) -> object:
 
 
 def machine() -> str:
-    cpu = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = report_json.cpu_model() or "?"
     from importlib.metadata import version
 
     try:
@@ -292,7 +286,8 @@ def fmt_rate(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def report(sizes: dict, quick: bool) -> str:
+def report(sizes: dict, quick: bool) -> tuple[str, dict]:
+    """The markdown report, and its key results for ``--json``."""
     if not corpus.data_available():
         raise SystemExit(corpus.missing_message())
     short = corpus.short_pairs(sizes["short"])
@@ -366,6 +361,32 @@ def report(sizes: dict, quick: bool) -> str:
             ):
                 return r
         return None
+
+    def versus(ours, peer) -> dict:
+        """respeval's speed over the peer's: best / best, and per round (same process only)."""
+        found = {"best": ours["rate"] / peer["rate"], "pairs": ours["pairs"], "peer_pairs": peer["pairs"]}
+        if ours["process"] == peer["process"]:
+            found.update(report_json.ratio(peer["walls"], ours["walls"]))
+        return found
+
+    results: dict = {
+        "load_average_1min": [load0[0], load1[0]],
+        "rates": [
+            {k: r[k] for k in ("library", "workload", "stem", "threads", "pairs", "rate", "cpu_rate", "process")}
+            for r in speed
+        ],
+        "memory": memory,
+        "versus": {},
+        "targets": [],
+    }
+    for workload in ("short", "distinct", "long"):
+        for stem in (False, True):
+            key = f"{workload}/{'stem' if stem else 'no_stem'}"
+            for peer, threads in (("rouge-score-rs", 1), ("rouge-score-rs", NCPU), ("rouge-score", 1)):
+                ours = get("respeval", workload, stem, threads)
+                theirs = get(peer, workload, stem, threads)
+                if ours is not None and theirs is not None:
+                    results["versus"].setdefault(key, {})[f"{peer}/{threads}"] = versus(ours, theirs)
 
     out = []
     w = out.append
@@ -480,6 +501,7 @@ def report(sizes: dict, quick: bool) -> str:
             a, b = get("respeval", workload, stem, 1), get("rouge-score-rs", workload, stem, 1)
         if a is None or b is None:
             w(f"| {label} | {target:g}x | - | - | - | not measured |")
+            results["targets"].append({"label": label, "workload": workload, "stem": stem, "target": target})
             continue
         ratio = a["rate"] / b["rate"]
         rounds = sorted(y / x for x, y in zip(a["walls"], b["walls"]))
@@ -490,11 +512,23 @@ def report(sizes: dict, quick: bool) -> str:
         )
         cpu = "-" if kind == "threads" else f"{a['cpu_rate'] / b['cpu_rate']:.2f}x"
         verdict = "met" if ratio >= target else f"**not met** ({target / ratio:.2f}x short)"
+        results["targets"].append(
+            {
+                "label": label,
+                "workload": workload,
+                "stem": stem,
+                "kind": kind or "vs rouge-score-rs",
+                "target": target,
+                "met": ratio >= target,
+                "cpu": None if kind == "threads" else a["cpu_rate"] / b["cpu_rate"],
+                **report_json.ratio(b["walls"], a["walls"]),
+            }
+        )
         w(
             f"| {label} | {target:g}x | {ratio:.2f}x | {median:.2f}x [{rounds[0]:.2f}, {rounds[-1]:.2f}] "
             f"| {cpu} | {verdict} |"
         )
-    return "\n".join(out)
+    return "\n".join(out), results
 
 
 def main() -> None:
@@ -502,13 +536,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller workloads (~1 minute)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
+    report_json.add_option(ap)
     args = ap.parse_args()
     if args.worker:
         worker_main(args.worker, args.data)
         return
     t0 = time.perf_counter()
-    text = report(QUICK if args.quick else FULL, args.quick)
+    load0 = os.getloadavg()
+    text, results = report(QUICK if args.quick else FULL, args.quick)
     print(text)
+    report_json.write(args.json, "report.py", {"quick": args.quick, **results}, load0)
     print(f"\n(report took {time.perf_counter() - t0:.0f}s)", file=sys.stderr)
 
 

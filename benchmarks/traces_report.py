@@ -45,18 +45,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import report_json  # noqa: E402
 from _helpers import trace_corpus  # noqa: E402
 
 
 def host_cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} CPUs)"
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    model = report_json.cpu_model()
+    return f"{model} ({os.cpu_count()} CPUs)" if model else platform.processor() or platform.machine()
 
 
 def corpus(directory: Path, n_spans: int) -> tuple[Path, dict[str, int]]:

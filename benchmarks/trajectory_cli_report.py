@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report_json  # noqa: E402
 import trajectory_workload  # noqa: E402
 from bench_trajectory import METRICS  # noqa: E402
 from bulk_report import run_child  # noqa: E402
@@ -112,13 +114,24 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1 << 20)
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/respeval-trajectory-cli"))
+    report_json.add_option(parser)
     args = parser.parse_args()
+    load0 = os.getloadavg()
     args.workdir.mkdir(parents=True, exist_ok=True)
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     print(f"rows: {args.rows:,} tau-bench-shaped; one thread; wall time of a fresh interpreter each")
     print("| input | seconds | rows/s | peak RSS (MB) | vs library |")
     print("|---|---:|---:|---:|---:|")
     lib = library(args.rows)
+    results: dict = {
+        "rows": args.rows,
+        "library": {
+            "seconds": lib["seconds"],
+            "rows_per_s": args.rows / lib["seconds"],
+            "peak_rss_mb": lib["peak_rss_mb"],
+        },
+        "formats": {},
+    }
     print(
         f"| library: `TrajectoryFamily` on JSON text in memory | {lib['seconds']:.2f} | "
         f"{args.rows / lib['seconds']:,.0f} | {lib['peak_rss_mb']:,.0f} | 1.00x |",
@@ -134,8 +147,16 @@ def main() -> None:
             f"{args.rows / r['seconds']:,.0f} | {r['peak_rss_mb']:,.0f} | {r['seconds'] / lib['seconds']:.2f}x |",
             flush=True,
         )
+        results["formats"][fmt] = {
+            "file_mb": path.stat().st_size / 2**20,
+            "seconds": r["seconds"],
+            "rows_per_s": args.rows / r["seconds"],
+            "peak_rss_mb": r["peak_rss_mb"],
+            "over_library": r["seconds"] / lib["seconds"],
+        }
         if built > 1:
             print(f"  (built {path.name} in {built:.0f} s)", file=sys.stderr)
+    report_json.write(args.json, "trajectory_cli_report.py", results, load0)
 
 
 if __name__ == "__main__":

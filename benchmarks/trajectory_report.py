@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report_json  # noqa: E402
 import trajectory_workload  # noqa: E402
 from bench_trajectory import METRICS, adk_inputs, adk_scores, family_scores  # noqa: E402
 
@@ -56,6 +57,7 @@ def main() -> None:
         action="store_true",
         help="ids unique per row, so no call text repeats across rows (the call memo's worst case)",
     )
+    report_json.add_option(parser)
     args = parser.parse_args()
     forms = [f.strip() for f in args.forms.split(",") if f.strip()]
     try:
@@ -70,6 +72,7 @@ def main() -> None:
     ratio = {f: [] for f in forms}
     native_seconds = dict.fromkeys(forms, 0.0)
     adk_rate, vs_adk, loads = [], [], [os.getloadavg()[0]]
+    load0 = os.getloadavg()
     rss_first = None
     total_rows = total_calls = 0
     for start in range(0, args.rows, args.chunk):
@@ -137,6 +140,33 @@ def main() -> None:
             f"native ({forms[0]}) / ADK {spread(vs_adk, '.1f')}x"
         )
     print(f"peak RSS: {rss_first:,.0f} MB after the first {args.chunk:,} rows, {rss_mb():,.0f} MB after {total_rows:,}")
+    results = {
+        "rows": total_rows,
+        "chunk": args.chunk,
+        "sample": args.sample,
+        "unique_ids": args.unique_ids,
+        "calls_per_row": total_calls / total_rows,
+        "load_average_1min": [min(loads), max(loads)],
+        "forms": {
+            f: {
+                "native_rows_per_s": report_json.spread(native[f]),
+                "native_rows_per_s_overall": total_rows / native_seconds[f],
+                "twin_rows_per_s": report_json.spread(twin[f]),
+                "native_over_twin": report_json.spread(ratio[f]),
+            }
+            for f in forms
+        },
+        "adk": None
+        if not adk_version
+        else {
+            "version": adk_version,
+            "rows_per_s": report_json.spread(adk_rate),
+            "form": forms[0],
+            "native_over_adk": report_json.spread(vs_adk),
+        },
+        "peak_rss_mb": [rss_first, rss_mb()],
+    }
+    report_json.write(args.json, "trajectory_report.py", results, load0)
 
 
 if __name__ == "__main__":
