@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from respeval._collector import fewer_collections
 from respeval.io.errors import InputError, RowError
 from respeval.io.files import check_readable, is_regular
 from respeval.io.formats import extensions_for, format_of
@@ -199,7 +200,11 @@ class Dataset:
             reader = self._file_reader(chunk_size, start)
             advice = " (use --on-error skip or record to go on)"
         with reader:
-            for chunk in reader:
+            while True:
+                with fewer_collections():  # a chunk's records: many small containers, no cycles
+                    chunk = next(reader, None)
+                if chunk is None:
+                    return
                 if chunk.errors and self.on_error == "fail":
                     bad = bad_records(chunk)[0]
                     raise ValueError(f"{bad.where}: {bad.reason}{advice}")

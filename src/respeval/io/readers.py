@@ -110,6 +110,8 @@ class Chunk:
             if name not in self.table.column_names:
                 return [None] * len(self)
             return self.table.column(name).to_pylist()
+        if name in self.text_fields and name in self.columns:  # a text column's values: the records' own
+            return list(self.columns[name])
         return [r.get(name) for r in self.dicts()]
 
     def json_column(self, name: str) -> list[Any]:
@@ -265,6 +267,19 @@ def _make_chunk(
     good: list[int] = []
     errors: list[RowError] = []
     rows: list[dict[str, Any]] | None = [] if fields.whole else None
+    if rows is not None and not fields.names:  # whole records only (evaluate): no per-value lists
+        for i, (number, parsed) in enumerate(batch):
+            if isinstance(parsed, RowError):
+                if on_error == "fail":
+                    raise InputError(str(parsed), parsed)
+                errors.append(parsed)
+                continue
+            record = parsed[1]
+            assert record is not None  # whole and no field selected: every source gives the record
+            numbers.append(number)
+            good.append(row + i)
+            rows.append(record)
+        return Chunk(row, numbers, {}, errors, row + len(batch), good, digest, text_fields, rows)
     for i, (number, parsed) in enumerate(batch):
         if isinstance(parsed, RowError):
             if on_error == "fail":
@@ -280,6 +295,27 @@ def _make_chunk(
     # one transpose in C rather than an append per value
     cols = [list(c) for c in zip(*good_values)] if good_values else [[] for _ in fields.names]
     return Chunk(row, numbers, dict(zip(fields.names, cols)), errors, row + len(batch), good, digest, text_fields, rows)
+
+
+def _records_chunk(numbered: list[tuple[int, bytes]], path: str, row: int, on_error: str, digest: str) -> Chunk:
+    """Whole JSONL records, no field selected (evaluate's read): the records themselves, with
+    none of :func:`_make_chunk`'s per-value lists (a third of the read, and the collections
+    those containers set off)."""
+    numbers: list[int] = []
+    good: list[int] = []
+    records: list[dict[str, Any]] = []
+    errors: list[RowError] = []
+    for i, (number, raw) in enumerate(numbered):
+        obj = parse_json_object(raw, path, number)
+        if isinstance(obj, RowError):
+            if on_error == "fail":
+                raise InputError(str(obj), obj)
+            errors.append(obj)
+            continue
+        numbers.append(number)
+        good.append(row + i)
+        records.append(obj)
+    return Chunk(row, numbers, {}, errors, row + len(numbered), good, digest, frozenset(), records)
 
 
 def _missing(obj: dict[str, Any]) -> str:
@@ -613,10 +649,14 @@ class _LineSource:
     def chunks(self, start_row: int, chunk_size: int, on_error: str) -> Iterator[Chunk]:
         row = start_row
         if self._numbered is not None:
+            records_only = self.parse is _jsonl_record and self.fields.whole and not self.fields.names
             while numbered := list(islice(self._numbered, chunk_size)):
-                batch = [(n, self.parse(raw, self.path, n, self.fields)) for n, raw in numbered]
-                yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
-                row += len(batch)
+                if records_only:
+                    yield _records_chunk(numbered, self.path, row, on_error, self.hasher.hexdigest())
+                else:
+                    batch = [(n, self.parse(raw, self.path, n, self.fields)) for n, raw in numbered]
+                    yield _make_chunk(batch, self.fields, row, on_error, self.hasher.hexdigest(), self.text_fields)
+                row += len(numbered)
             return
         assert self.blocks is not None
         while True:
