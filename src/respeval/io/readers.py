@@ -267,34 +267,30 @@ def _make_chunk(
     good: list[int] = []
     errors: list[RowError] = []
     rows: list[dict[str, Any]] | None = [] if fields.whole else None
-    if rows is not None and not fields.names:  # whole records only (evaluate): no per-value lists
-        for i, (number, parsed) in enumerate(batch):
-            if isinstance(parsed, RowError):
-                if on_error == "fail":
-                    raise InputError(str(parsed), parsed)
-                errors.append(parsed)
-                continue
-            record = parsed[1]
-            assert record is not None  # whole and no field selected: every source gives the record
-            numbers.append(number)
-            good.append(row + i)
-            rows.append(record)
-        return Chunk(row, numbers, {}, errors, row + len(batch), good, digest, text_fields, rows)
+    whole_only = rows is not None and not fields.names  # evaluate's read: no per-value lists
     for i, (number, parsed) in enumerate(batch):
         if isinstance(parsed, RowError):
-            if on_error == "fail":
-                raise InputError(str(parsed), parsed)
-            errors.append(parsed)
+            _keep_error(parsed, on_error, errors)
             continue
         values, record = parsed
         numbers.append(number)
         good.append(row + i)
-        good_values.append(values)
         if rows is not None:
             rows.append(record if record is not None else dict(zip(fields.names, values)))
+        if not whole_only:
+            good_values.append(values)
+    if whole_only:
+        return Chunk(row, numbers, {}, errors, row + len(batch), good, digest, text_fields, rows)
     # one transpose in C rather than an append per value
     cols = [list(c) for c in zip(*good_values)] if good_values else [[] for _ in fields.names]
     return Chunk(row, numbers, dict(zip(fields.names, cols)), errors, row + len(batch), good, digest, text_fields, rows)
+
+
+def _keep_error(error: RowError, on_error: str, errors: list[RowError]) -> None:
+    """A bad record, kept in ``errors`` (raised with ``on_error="fail"``)."""
+    if on_error == "fail":
+        raise InputError(str(error), error)
+    errors.append(error)
 
 
 def _records_chunk(numbered: list[tuple[int, bytes]], path: str, row: int, on_error: str, digest: str) -> Chunk:
@@ -308,9 +304,7 @@ def _records_chunk(numbered: list[tuple[int, bytes]], path: str, row: int, on_er
     for i, (number, raw) in enumerate(numbered):
         obj = parse_json_object(raw, path, number)
         if isinstance(obj, RowError):
-            if on_error == "fail":
-                raise InputError(str(obj), obj)
-            errors.append(obj)
+            _keep_error(obj, on_error, errors)
             continue
         numbers.append(number)
         good.append(row + i)
