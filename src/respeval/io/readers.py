@@ -899,13 +899,19 @@ class _CsvSource:
         self._records = self._parse() if self.columns_of is None else None
 
     def _parse(self) -> Iterator[_Record]:
-        reader, lines = self.reader, self.lines
+        reader, lines, header, indices = self.reader, self.lines, self.header, self.indices
         last_line = reader.line_num
+        width, whole = len(header), self.fields.whole
+        every_column = indices == list(range(width))  # the row itself is the values, in order
         try:
             for row in reader:
                 # A quoted field may span lines: the record starts on the line after the last one.
                 first_line, last_line = last_line + 1, reader.line_num
                 if not row and self.fields.skip_blank and not lines.bad:
+                    continue
+                if len(row) == width and not lines.bad:  # a good record (what _record would return)
+                    values = row if every_column else [row[i] for i in indices]
+                    yield first_line, (values, dict(zip(header, row)) if whole else None)
                     continue
                 yield self._record(row, first_line, lines, last_line)
         except csv.Error as exc:
