@@ -754,6 +754,9 @@ def test_skip_blank_lines_are_no_records_and_lines_keep_their_numbers(tmp_path):
     csv_path.write_text("a,b\n1,2\n\n3,4\n", encoding="utf-8")
     with read_columns(csv_path, None, whole_records=True, skip_blank=True, start_row=1) as reader:
         assert [(c.records, c.row_numbers, c.dicts()) for c in reader] == [([1], [4], [{"a": "3", "b": "4"}])]
+    # the count that goes with it (evaluate's progress total): blank lines counted out, bad ones in
+    assert (count_rows(path, skip_blank=True), count_rows(path)) == (4, 6)
+    assert (count_rows(csv_path, skip_blank=True), count_rows(csv_path)) == (2, 3)
 
 
 def test_arrow_table_chunks_hold_the_table_of_any_column_type(tmp_path):

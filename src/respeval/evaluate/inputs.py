@@ -162,16 +162,13 @@ class Dataset:
             return int(self._table.num_rows)
         if self._records is not None:
             return len(self._records)
-        if self.format == "parquet":
-            return count_rows(self.path, "parquet")  # type: ignore[arg-type]
-        if not is_regular(self.path):  # type: ignore[arg-type]
+        assert self.path is not None
+        if not is_regular(self.path):
             return None  # counting would consume a pipe
         try:
-            with open(self.path, "rb") as fh:  # type: ignore[arg-type]
-                lines = sum(1 for line in fh if line.strip())
-            return lines - 1 if self.format == "csv" else lines
-        except OSError:
-            return None
+            return count_rows(self.path, self.format, skip_blank=True)
+        except (OSError, InputError):
+            return None  # a progress bar without a total; the read names the problem
 
     def chunks(self, chunk_size: int, start_chunk: int = 0) -> Iterator[Chunk]:
         """Chunks of ``chunk_size`` records, from chunk ``start_chunk`` on; with

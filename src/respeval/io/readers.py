@@ -1550,8 +1550,9 @@ def rows_reader(
     return ChunkReader(io.BytesIO(), source, path, "json", chosen, start_row, chunk_size, on_error)
 
 
-def count_rows(path: PathLike, fmt: str | None = None) -> int:
-    """Number of source records, as ``read_columns`` would number them (bad ones included).
+def count_rows(path: PathLike, fmt: str | None = None, *, skip_blank: bool = False) -> int:
+    """Number of source records, as ``read_columns`` would number them (bad ones included;
+    with ``skip_blank``, as it numbers them with ``skip_blank``: blank lines are no records).
 
     Parquet reads the footer; text and JSONL count newlines in binary blocks; CSV has to be
     parsed, because a quoted field may contain newlines.  Counting reads the file, so it is
@@ -1568,9 +1569,11 @@ def count_rows(path: PathLike, fmt: str | None = None) -> int:
             return len(read_json_document(path, fh).rows())
         if fmt == "csv":
             try:
-                return max(sum(1 for _ in csv_reader(_CsvLines(fh))) - 1, 0)
+                return max(sum(1 for row in csv_reader(_CsvLines(fh)) if row or not skip_blank) - 1, 0)
             except csv.Error as exc:
                 raise InputError(f"{path}: CSV parse error: {exc}") from exc
+        if skip_blank:
+            return sum(1 for line in fh if line.strip())
         return _count_lines(fh)
 
 
